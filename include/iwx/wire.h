@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iWARP wire formats: MPA (RFC 5044, RFC 6581), DDP (RFC 5041) and RDMAP (RFC 5040).
+ *
+ * Shared by the BPF fast path and user space: no libc, only <linux/types.h>. Every
+ * multi-byte integer is big-endian on the wire (__be*), except the MPA CRC, which is
+ * sent least significant byte first (see IWX_MPA_CRC_LEN).
+ */
+#ifndef IWX_WIRE_H
+#define IWX_WIRE_H
+
+#include <linux/types.h>
+
+/* ---------------------------------------------------------------- MPA set-up */
+
+#define IWX_MPA_KEY_LEN		16
+#define IWX_MPA_KEY_REQ		"MPA ID Req Frame"
+#define IWX_MPA_KEY_REP		"MPA ID Rep Frame"
+
+#define IWX_MPA_FLAG_MARKERS	0x80	/* sender wants markers in the FPDUs it receives */
+#define IWX_MPA_FLAG_CRC	0x40	/* sender wants CRC32c (both directions if either asks) */
+#define IWX_MPA_FLAG_REJECT	0x20	/* reply only: connection rejected */
+#define IWX_MPA_FLAG_ENHANCED	0x10	/* RFC 6581 enhanced set-up, revision 2 only */
+#define IWX_MPA_FLAG_RESERVED	0x0f
+
+#define IWX_MPA_REV1		1
+#define IWX_MPA_REV2		2
+#define IWX_MPA_MAX_PRIVDATA	512
+
+/* MPA Request and Reply share one layout; private data follows. */
+struct iwx_mpa_rr {
+	__u8	key[IWX_MPA_KEY_LEN];
+	__u8	flags;
+	__u8	rev;
+	__be16	pd_len;
+} __attribute__((packed));
+
+/* RFC 6581 §5: the first 4 bytes of revision-2 private data when H is set. */
+struct iwx_mpa_v2_ird_ord {
+	__be16	ird;
+	__be16	ord;
+} __attribute__((packed));
+
+#define IWX_MPA_V2_IRD_P2P	0x8000	/* ird word: peer-to-peer mode */
+#define IWX_MPA_V2_IRD_RTR_SEND	0x4000	/* ird word: zero-length Send as RTR */
+#define IWX_MPA_V2_ORD_RTR_WRITE 0x8000	/* ord word: zero-length RDMA Write as RTR */
+#define IWX_MPA_V2_ORD_RTR_READ	0x4000	/* ord word: zero-length RDMA Read as RTR */
+#define IWX_MPA_V2_VALUE_MASK	0x3fff
+
+/* ------------------------------------------------------------ MPA FPDU framing */
+
+#define IWX_MPA_HDR_LEN		2	/* ULPDU_LENGTH */
+#define IWX_MPA_CRC_LEN		4	/* CRC32c, least significant byte first (as iSCSI) */
+#define IWX_MPA_MARKER_LEN	4
+#define IWX_MPA_MARKER_INTERVAL	512	/* a marker every 512 bytes of full-operation stream */
+#define IWX_MPA_MAX_ULPDU	0xffff
+
+/* A marker: FPDUPTR counts back from the marker to its FPDU's ULPDU_LENGTH field. */
+struct iwx_mpa_marker {
+	__be16	rsvd;
+	__be16	fpduptr;
+} __attribute__((packed));
+
+/* Pad so that ULPDU_LENGTH + ULPDU + pad is a multiple of 4 (markers excluded). */
+static inline __u32 iwx_mpa_pad_len(__u32 ulpdu_len)
+{
+	return (4 - ((IWX_MPA_HDR_LEN + ulpdu_len) & 3)) & 3;
+}
+
+/* --------------------------------------------------------------------- DDP */
+
+#define IWX_DDP_FLAG_TAGGED	0x80
+#define IWX_DDP_FLAG_LAST	0x40
+#define IWX_DDP_RSVD_MASK	0x3c
+#define IWX_DDP_VERSION_MASK	0x03
+#define IWX_DDP_VERSION		1
+
+/* RFC 5041 §4.2: tagged buffer model, 14 bytes. */
+struct iwx_ddp_tagged_hdr {
+	__u8	ddp_ctrl;
+	__u8	rdmap_ctrl;	/* the RsvdULP byte, RDMAP's control field */
+	__be32	stag;
+	__be64	to;
+} __attribute__((packed));
+
+/* RFC 5041 §4.3: untagged buffer model, 18 bytes. */
+struct iwx_ddp_untagged_hdr {
+	__u8	ddp_ctrl;
+	__u8	rdmap_ctrl;
+	__be32	inval_stag;	/* RsvdULP[8:39]: RDMAP's Invalidate STag, else zero */
+	__be32	qn;
+	__be32	msn;		/* starts at 1 on every queue, wraps to 0 */
+	__be32	mo;
+} __attribute__((packed));
+
+#define IWX_DDP_TAGGED_HDR_LEN		14
+#define IWX_DDP_UNTAGGED_HDR_LEN	18
+
+/* RFC 5040 §5: the untagged queues RDMAP uses. */
+enum iwx_ddp_qn {
+	IWX_QN_SEND		= 0,
+	IWX_QN_READ_REQ		= 1,
+	IWX_QN_TERMINATE	= 2,
+	IWX_QN_COUNT		= 3,
+};
+
+/* ------------------------------------------------------------------- RDMAP */
+
+#define IWX_RDMAP_VERSION_MASK	0xc0
+#define IWX_RDMAP_VERSION_SHIFT	6
+#define IWX_RDMAP_VERSION	1
+#define IWX_RDMAP_RSVD_MASK	0x30
+#define IWX_RDMAP_OPCODE_MASK	0x0f
+
+/* RFC 5040 §4.1, Figure 4. */
+enum iwx_rdmap_opcode {
+	IWX_OP_WRITE		= 0,
+	IWX_OP_READ_REQ		= 1,
+	IWX_OP_READ_RESP	= 2,
+	IWX_OP_SEND		= 3,
+	IWX_OP_SEND_INV		= 4,
+	IWX_OP_SEND_SE		= 5,
+	IWX_OP_SEND_SE_INV	= 6,
+	IWX_OP_TERMINATE	= 7,
+	IWX_OP_COUNT		= 8,
+};
+
+/* RFC 5040 §4.4: follows the untagged DDP header of a Read Request, 28 bytes. */
+struct iwx_rdmap_read_req {
+	__be32	sink_stag;
+	__be64	sink_to;
+	__be32	size;
+	__be32	src_stag;
+	__be64	src_to;
+} __attribute__((packed));
+
+#define IWX_RDMAP_READ_REQ_LEN	28
+
+/*
+ * RFC 5040 §4.8: Terminate header. Byte 0 is Layer (high nibble) and EType (low
+ * nibble), byte 1 the error code, byte 2 holds the M/D/R header-control bits.
+ * Then, when D is set, the DDP segment length (16 bits) and the terminated DDP
+ * header (14 or 18 bytes); when R is set, the terminated Read Request header.
+ */
+struct iwx_rdmap_term_ctrl {
+	__u8	layer_etype;
+	__u8	ecode;
+	__u8	hdrct;
+	__u8	rsvd;
+} __attribute__((packed));
+
+#define IWX_TERM_HDRCT_M	0x80	/* DDP segment length valid */
+#define IWX_TERM_HDRCT_D	0x40	/* terminated DDP header included */
+#define IWX_TERM_HDRCT_R	0x20	/* terminated RDMAP (Read Request) header included */
+#define IWX_TERM_CTRL_LEN	4
+#define IWX_TERM_SEGLEN_LEN	2
+#define IWX_TERM_MAX_LEN	(IWX_TERM_CTRL_LEN + IWX_TERM_SEGLEN_LEN + \
+				 IWX_DDP_UNTAGGED_HDR_LEN + IWX_RDMAP_READ_REQ_LEN)
+
+enum iwx_term_layer {
+	IWX_LAYER_RDMAP		= 0,
+	IWX_LAYER_DDP		= 1,
+	IWX_LAYER_LLP		= 2,
+};
+
+/* RDMAP layer error types and codes (RFC 5040 §4.8, Figure 9). */
+enum iwx_rdmap_etype {
+	IWX_RDMAP_ETYPE_CATASTROPHIC	= 0,
+	IWX_RDMAP_ETYPE_REMOTE_PROT	= 1,
+	IWX_RDMAP_ETYPE_REMOTE_OP	= 2,
+};
+
+enum iwx_rdmap_ecode {
+	IWX_RDMAP_EC_INVALID_STAG	= 0x00,
+	IWX_RDMAP_EC_BASE_BOUNDS	= 0x01,
+	IWX_RDMAP_EC_ACCESS		= 0x02,
+	IWX_RDMAP_EC_STAG_NOT_ASSOC	= 0x03,
+	IWX_RDMAP_EC_TO_WRAP		= 0x04,
+	IWX_RDMAP_EC_VERSION		= 0x05,
+	IWX_RDMAP_EC_OPCODE		= 0x06,
+	IWX_RDMAP_EC_CATASTROPHIC_STREAM = 0x07,
+	IWX_RDMAP_EC_CATASTROPHIC_GLOBAL = 0x08,
+	IWX_RDMAP_EC_CANNOT_INVALIDATE	= 0x09,
+	IWX_RDMAP_EC_UNSPECIFIED	= 0xff,
+};
+
+/* DDP layer error types and codes (RFC 5041 §7.2). */
+enum iwx_ddp_etype {
+	IWX_DDP_ETYPE_CATASTROPHIC	= 0,
+	IWX_DDP_ETYPE_TAGGED		= 1,
+	IWX_DDP_ETYPE_UNTAGGED		= 2,
+	IWX_DDP_ETYPE_LLP		= 3,
+};
+
+enum iwx_ddp_tagged_ecode {
+	IWX_DDP_T_INVALID_STAG		= 0x00,
+	IWX_DDP_T_BASE_BOUNDS		= 0x01,
+	IWX_DDP_T_STAG_NOT_ASSOC	= 0x02,
+	IWX_DDP_T_TO_WRAP		= 0x03,
+	IWX_DDP_T_VERSION		= 0x04,
+};
+
+enum iwx_ddp_untagged_ecode {
+	IWX_DDP_U_INVALID_QN		= 0x01,
+	IWX_DDP_U_MSN_NO_BUF		= 0x02,
+	IWX_DDP_U_MSN_RANGE		= 0x03,
+	IWX_DDP_U_INVALID_MO		= 0x04,
+	IWX_DDP_U_TOO_LONG		= 0x05,
+	IWX_DDP_U_VERSION		= 0x06,
+};
+
+/* LLP layer, MPA error type (RFC 5044 §8, RFC 6581 §9). */
+#define IWX_MPA_ETYPE		0
+enum iwx_mpa_ecode {
+	IWX_MPA_EC_STREAM_LOST		= 0x01,
+	IWX_MPA_EC_CRC			= 0x02,
+	IWX_MPA_EC_MARKER		= 0x03,	/* marker and ULPDU_LENGTH disagree */
+	IWX_MPA_EC_INVALID_RR		= 0x04,	/* invalid request or reply frame */
+	IWX_MPA_EC_LOCAL_CATASTROPHIC	= 0x05,
+	IWX_MPA_EC_INSUFFICIENT_IRD	= 0x06,
+	IWX_MPA_EC_NO_MATCHING_RTR	= 0x07,
+};
+
+#endif /* IWX_WIRE_H */

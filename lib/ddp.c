@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+/* DDP headers (RFC 5041 §4) as RDMAP uses them (RFC 5040 §4.1), and segmentation (§5.2). */
+#include <endian.h>
+#include <errno.h>
+#include <string.h>
+
+#include <iwx/ddp.h>
+#include <iwx/rdmap.h>
+
+int iwx_ddp_decode(const uint8_t *ulpdu, size_t len, struct iwx_ddp_seg *seg,
+		   struct iwx_term_cause *cause)
+{
+	uint8_t ctrl, rctrl, opcode;
+	size_t hlen;
+
+	memset(seg, 0, sizeof(*seg));
+	if (len < 1) {
+		*cause = IWX_CAUSE_MPA(IWX_MPA_EC_MARKER);
+		return -EPROTO;
+	}
+	ctrl = ulpdu[0];
+	hlen = iwx_ddp_hdr_len(ctrl);
+	if (len < hlen) {
+		/* the ULPDU_LENGTH cannot hold the header it announces */
+		*cause = IWX_CAUSE_MPA(IWX_MPA_EC_MARKER);
+		return -EPROTO;
+	}
+	rctrl = ulpdu[1];
+	opcode = rctrl & IWX_RDMAP_OPCODE_MASK;
+
+	seg->tagged = ctrl & IWX_DDP_FLAG_TAGGED;
+	seg->last = ctrl & IWX_DDP_FLAG_LAST;
+	seg->rdmap_ctrl = rctrl;
+	seg->opcode = opcode;
+	seg->hdr_len = hlen;
+	memcpy(seg->hdr, ulpdu, hlen);
+	seg->ulpdu_len = len;
+	seg->payload = ulpdu + hlen;
+	seg->len = len - hlen;
+	if (seg->tagged) {
+		struct iwx_ddp_tagged_hdr h;
+
+		memcpy(&h, ulpdu, sizeof(h));
+		seg->stag = be32toh(h.stag);
+		seg->to = be64toh(h.to);
+	} else {
+		struct iwx_ddp_untagged_hdr h;
+
+		memcpy(&h, ulpdu, sizeof(h));
+		seg->inval_stag = be32toh(h.inval_stag);
+		seg->qn = be32toh(h.qn);
+		seg->msn = be32toh(h.msn);
+		seg->mo = be32toh(h.mo);
+	}
+
+	/* RFC 5041 §7.1 then RFC 5040 §7.2: DDP fields first, then RDMAP version and opcode. */
+	if ((ctrl & IWX_DDP_VERSION_MASK) != IWX_DDP_VERSION) {
+		*cause = seg->tagged ? IWX_CAUSE_DDP_T(IWX_DDP_T_VERSION) :
+				       IWX_CAUSE_DDP_U(IWX_DDP_U_VERSION);
+		return -EPROTO;
+	}
+	if (!seg->tagged && seg->qn >= IWX_QN_COUNT) {
+		*cause = IWX_CAUSE_DDP_U(IWX_DDP_U_INVALID_QN);
+		return -EPROTO;
+	}
+	if ((rctrl & IWX_RDMAP_VERSION_MASK) >> IWX_RDMAP_VERSION_SHIFT != IWX_RDMAP_VERSION) {
+		*cause = IWX_CAUSE_RDMAP_OP(IWX_RDMAP_EC_VERSION);
+		return -EPROTO;
+	}
+	if (opcode >= IWX_OP_COUNT || iwx_rdmap_opcode_tagged(opcode) != seg->tagged) {
+		*cause = IWX_CAUSE_RDMAP_OP(IWX_RDMAP_EC_OPCODE);
+		return -EPROTO;
+	}
+	/* Figure 4: each untagged opcode has its queue. */
+	if (!seg->tagged && seg->qn != iwx_rdmap_opcode_qn(opcode)) {
+		*cause = IWX_CAUSE_DDP_U(IWX_DDP_U_INVALID_QN);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+size_t iwx_ddp_hdr_encode(uint8_t *hdr, const struct iwx_ddp_msg *msg, uint32_t off, bool last)
+{
+	uint8_t ctrl = (last ? IWX_DDP_FLAG_LAST : 0) | IWX_DDP_VERSION;
+
+	if (iwx_rdmap_opcode_tagged(msg->opcode)) {
+		struct iwx_ddp_tagged_hdr h = {
+			.ddp_ctrl = ctrl | IWX_DDP_FLAG_TAGGED,
+			.rdmap_ctrl = iwx_rdmap_ctrl(msg->opcode),
+			.stag = htobe32(msg->stag),
+			.to = htobe64(msg->to + off),
+		};
+
+		memcpy(hdr, &h, sizeof(h));
+		return sizeof(h);
+	} else {
+		struct iwx_ddp_untagged_hdr h = {
+			.ddp_ctrl = ctrl,
+			.rdmap_ctrl = iwx_rdmap_ctrl(msg->opcode),
+			/* RFC 5040 §4.1: zero unless the opcode invalidates */
+			.inval_stag = htobe32(iwx_rdmap_opcode_has_inval(msg->opcode) ?
+					      msg->inval_stag : 0),
+			.qn = htobe32(iwx_rdmap_opcode_qn(msg->opcode)),
+			.msn = htobe32(msg->msn),
+			.mo = htobe32(off),
+		};
+
+		memcpy(hdr, &h, sizeof(h));
+		return sizeof(h);
+	}
+}
+
+int iwx_ddp_segmenter_init(struct iwx_ddp_segmenter *s, const struct iwx_ddp_msg *msg,
+			   uint32_t mulpdu)
+{
+	size_t hlen;
+
+	if (msg->opcode >= IWX_OP_COUNT)
+		return -EINVAL;
+	hlen = iwx_rdmap_opcode_tagged(msg->opcode) ? IWX_DDP_TAGGED_HDR_LEN :
+						      IWX_DDP_UNTAGGED_HDR_LEN;
+	if (mulpdu > IWX_MPA_MAX_ULPDU)
+		mulpdu = IWX_MPA_MAX_ULPDU;
+	if (mulpdu <= hlen)
+		return -EINVAL;
+	s->msg = *msg;
+	s->max_payload = mulpdu - hlen;
+	s->off = 0;
+	s->done = false;
+	return 0;
+}
+
+size_t iwx_ddp_segmenter_next(struct iwx_ddp_segmenter *s, uint8_t *hdr,
+			      uint32_t *off, uint32_t *len)
+{
+	uint32_t left = s->msg.len - s->off;
+	uint32_t n = left < s->max_payload ? left : s->max_payload;
+	bool last = n == left;
+	size_t hlen;
+
+	if (s->done)
+		return 0;
+	hlen = iwx_ddp_hdr_encode(hdr, &s->msg, s->off, last);
+	*off = s->off;
+	*len = n;
+	s->off += n;
+	s->done = last;
+	return hlen;
+}

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: MIT
+/* Receive state machine over a full-operation MPA stream (RFC 5044 §4-§6, RFC 5041 §7). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <iwx/crc32c.h>
+#include <iwx/mpa_rx.h>
+
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+
+static void start_fpdu(struct iwx_mpa_rx *rx)
+{
+	rx->state = IWX_RX_HDR;
+	rx->hdr_got = 0;
+	rx->hdr_want = IWX_MPA_HDR_LEN;
+	rx->got = 0;
+	rx->dst = NULL;
+	rx->pending = false;
+	rx->crc_state = IWX_CRC32C_INIT;
+}
+
+void iwx_mpa_rx_init(struct iwx_mpa_rx *rx, const struct iwx_mpa_mode *mode,
+		     const struct iwx_mpa_rx_ops *ops, void *ctx)
+{
+	memset(rx, 0, offsetof(struct iwx_mpa_rx, drop));
+	rx->crc = mode->crc;
+	rx->markers = mode->markers_rx;
+	rx->ops = ops;
+	rx->ctx = ctx;
+	start_fpdu(rx);
+}
+
+static void fail(struct iwx_mpa_rx *rx, struct iwx_term_cause cause, bool with_seg)
+{
+	rx->state = IWX_RX_FAILED;
+	rx->cause = cause;
+	rx->cause_has_seg = with_seg;
+}
+
+static uint16_t ulpdu_len(const struct iwx_mpa_rx *rx)
+{
+	uint16_t be;
+
+	memcpy(&be, rx->hdr, sizeof(be));
+	return ntohs(be);
+}
+
+static bool at_marker(const struct iwx_mpa_rx *rx)
+{
+	return rx->markers && (rx->marker_got > 0 || rx->pos % IWX_MPA_MARKER_INTERVAL == 0);
+}
+
+/* Bytes of the current state that may be taken before the next marker. */
+static size_t clip_to_marker(const struct iwx_mpa_rx *rx, size_t n)
+{
+	if (!rx->markers)
+		return n;
+	return MIN(n, IWX_MPA_MARKER_INTERVAL - rx->pos % IWX_MPA_MARKER_INTERVAL);
+}
+
+size_t iwx_mpa_rx_want(struct iwx_mpa_rx *rx, uint8_t **dst)
+{
+	if (rx->state == IWX_RX_FAILED) {
+		*dst = NULL;
+		return 0;
+	}
+	if (at_marker(rx)) {
+		*dst = rx->marker + rx->marker_got;
+		return IWX_MPA_MARKER_LEN - rx->marker_got;
+	}
+	switch (rx->state) {
+	case IWX_RX_HDR:
+		*dst = rx->hdr + rx->hdr_got;
+		return clip_to_marker(rx, rx->hdr_want - rx->hdr_got);
+	case IWX_RX_PAYLOAD:
+		if (!rx->dst) {
+			*dst = rx->drop;
+			return clip_to_marker(rx, MIN(rx->seg.len - rx->got, sizeof(rx->drop)));
+		}
+		*dst = rx->dst + rx->got;
+		return clip_to_marker(rx, rx->seg.len - rx->got);
+	default:
+		*dst = rx->trailer + rx->trailer_got;
+		return clip_to_marker(rx, rx->trailer_len - rx->trailer_got);
+	}
+}
+
+/* RFC 5044 §4.3: a marker points back at its FPDU's ULPDU_LENGTH, or is 0 right in front of it. */
+static int take_marker(struct iwx_mpa_rx *rx)
+{
+	struct iwx_mpa_marker m;
+	uint32_t at = rx->pos - IWX_MPA_MARKER_LEN;
+	bool leading = rx->state == IWX_RX_HDR && rx->hdr_got == 0;
+	uint16_t want = leading ? 0 : (uint16_t)(at - rx->len_pos);
+
+	memcpy(&m, rx->marker, sizeof(m));
+	rx->marker_got = 0;
+	rx->stats.markers++;
+	if (ntohs(m.fpduptr) != want) {
+		fail(rx, IWX_CAUSE_MPA(IWX_MPA_EC_MARKER), false);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* The DDP header is complete: decode it and find where the payload goes. */
+static void take_header(struct iwx_mpa_rx *rx)
+{
+	struct iwx_term_cause cause;
+	uint16_t len = ulpdu_len(rx);
+	int err;
+
+	rx->state = IWX_RX_PAYLOAD;
+	/* decode reads only the header bytes; the payload is still to come */
+	err = iwx_ddp_decode(rx->hdr + IWX_MPA_HDR_LEN, len, &rx->seg, &cause);
+	rx->seg.payload = NULL;
+	if (err) {
+		rx->pending = true;
+		rx->pending_cause = cause;
+		/* drop whatever of the ULPDU is left after the bytes read as header */
+		rx->seg.len = len - (rx->hdr_got - IWX_MPA_HDR_LEN);
+		return;
+	}
+	if (rx->ops && rx->ops->place) {
+		if (rx->ops->place(rx->ctx, &rx->seg, &rx->dst, &cause)) {
+			rx->dst = NULL;
+			rx->pending = true;
+			rx->pending_cause = cause;
+			return;
+		}
+		if (rx->dst)
+			rx->stats.placed++;
+	}
+	if (!rx->dst)
+		rx->dst = rx->buf;
+}
+
+static void grow_header(struct iwx_mpa_rx *rx)
+{
+	uint16_t len;
+
+	if (rx->hdr_got < rx->hdr_want)
+		return;
+	len = ulpdu_len(rx);
+	if (rx->hdr_got == IWX_MPA_HDR_LEN) {
+		/* next: the DDP control byte, which tells the header's length */
+		rx->hdr_want = IWX_MPA_HDR_LEN + MIN(len, 1);
+		if (len > 0)
+			return;
+	} else if (rx->hdr_got == IWX_MPA_HDR_LEN + 1) {
+		rx->hdr_want = IWX_MPA_HDR_LEN + MIN(len, iwx_ddp_hdr_len(rx->hdr[IWX_MPA_HDR_LEN]));
+		if (rx->hdr_got < rx->hdr_want)
+			return;
+	}
+	take_header(rx);
+}
+
+static void start_trailer(struct iwx_mpa_rx *rx)
+{
+	rx->state = IWX_RX_TRAILER;
+	rx->trailer_got = 0;
+	rx->trailer_len = iwx_mpa_pad_len(ulpdu_len(rx)) + IWX_MPA_CRC_LEN;
+}
+
+/* Pad and CRC are in: give the verdict on the whole FPDU. */
+static int finish_fpdu(struct iwx_mpa_rx *rx)
+{
+	uint32_t pad = rx->trailer_len - IWX_MPA_CRC_LEN;
+	uint32_t sent = iwx_crc32c_get(rx->trailer + pad);
+
+	rx->stats.fpdus++;
+	if (rx->crc && iwx_crc32c_final(rx->crc_state) != sent) {
+		fail(rx, IWX_CAUSE_MPA(IWX_MPA_EC_CRC), false);
+		return -EPROTO;
+	}
+	if (rx->pending) {
+		/* a header too short to hold a DDP header is MPA's; the rest concern the segment */
+		fail(rx, rx->pending_cause, rx->pending_cause.layer != IWX_LAYER_LLP);
+		return -EPROTO;
+	}
+	rx->seg.payload = rx->dst;
+	start_fpdu(rx);
+	if (rx->ops && rx->ops->segment)
+		return rx->ops->segment(rx->ctx, &rx->seg);
+	return 0;
+}
+
+int iwx_mpa_rx_advance(struct iwx_mpa_rx *rx, size_t n)
+{
+	uint8_t *dst;
+	size_t max = iwx_mpa_rx_want(rx, &dst);
+
+	if (max == 0)
+		return -EPROTO;
+	if (n > max)
+		return -EINVAL;
+	if (n == 0)
+		return 0;
+	rx->stats.bytes += n;
+
+	if (at_marker(rx)) {
+		rx->crc_state = iwx_crc32c_update(rx->crc_state, dst, n);
+		rx->marker_got += n;
+		rx->pos += n;
+		return rx->marker_got == IWX_MPA_MARKER_LEN ? take_marker(rx) : 0;
+	}
+
+	switch (rx->state) {
+	case IWX_RX_HDR:
+		if (rx->hdr_got == 0)
+			rx->len_pos = rx->pos;
+		rx->crc_state = iwx_crc32c_update(rx->crc_state, dst, n);
+		rx->hdr_got += n;
+		rx->pos += n;
+		grow_header(rx);
+		if (rx->state == IWX_RX_PAYLOAD && rx->seg.len == 0)
+			start_trailer(rx);
+		return 0;
+	case IWX_RX_PAYLOAD:
+		rx->crc_state = iwx_crc32c_update(rx->crc_state, dst, n);
+		rx->got += n;
+		rx->pos += n;
+		if (rx->got == rx->seg.len)
+			start_trailer(rx);
+		return 0;
+	default: {
+		/* the CRC covers the pad but not itself */
+		uint32_t pad = rx->trailer_len - IWX_MPA_CRC_LEN;
+
+		if (rx->trailer_got < pad)
+			rx->crc_state = iwx_crc32c_update(rx->crc_state, dst,
+							  MIN(n, pad - rx->trailer_got));
+		rx->trailer_got += n;
+		rx->pos += n;
+		return rx->trailer_got == rx->trailer_len ? finish_fpdu(rx) : 0;
+	}
+	}
+}
+
+int iwx_mpa_rx_feed(struct iwx_mpa_rx *rx, const void *buf, size_t len, size_t *consumed)
+{
+	const uint8_t *p = buf;
+	size_t done = 0;
+	int err = 0;
+
+	while (done < len) {
+		uint8_t *dst;
+		size_t n = iwx_mpa_rx_want(rx, &dst);
+
+		if (n == 0) {
+			err = -EPROTO;
+			break;
+		}
+		n = MIN(n, len - done);
+		memcpy(dst, p + done, n);
+		done += n;
+		err = iwx_mpa_rx_advance(rx, n);
+		if (err)
+			break;
+	}
+	if (consumed)
+		*consumed = done;
+	return err;
+}
+
+bool iwx_mpa_rx_failed(const struct iwx_mpa_rx *rx, struct iwx_term_cause *cause,
+		       const struct iwx_ddp_seg **seg)
+{
+	if (rx->state != IWX_RX_FAILED)
+		return false;
+	if (cause)
+		*cause = rx->cause;
+	if (seg)
+		*seg = rx->cause_has_seg ? &rx->seg : NULL;
+	return true;
+}

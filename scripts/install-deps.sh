@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency of iwx with apt-get (Debian 12, as root).
+# Idempotent: when every package is already installed it only checks and returns.
+set -euo pipefail
+
+packages=(
+	build-essential make pkg-config
+	clang llvm lld libclang-rt-14-dev       # BPF objects, libFuzzer and sanitizers
+	libbpf-dev bpftool libxdp-dev xdp-tools libelf-dev zlib1g-dev
+	libmnl-dev libisal-dev libpcap-dev libcriterion-dev
+	tshark iproute2 iperf3 python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+		missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "install-deps: all ${#packages[@]} packages present"
+	exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing ${missing[*]}; run as root to install them" >&2
+	exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"
