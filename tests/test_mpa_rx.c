@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: MIT
+/* The streaming receive parser: same segments whatever the chunking, and the right Terminate. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <iwx/crc32c.h>
+#include <iwx/mpa_rx.h>
+#include <iwx/rdmap.h>
+
+#include "testutil.h"
+
+#define MAX_SEGS 64
+
+/* What the segment callback saw, in order. */
+struct seen {
+	int		n;
+	struct iwx_ddp_seg seg[MAX_SEGS];
+	uint8_t		data[MAX_SEGS][4096];
+	int		stop_at;	/* return -ECANCELED from this segment on (-1: never) */
+	uint8_t		*place_buf;	/* place tagged payload here, at its TO */
+	uint32_t	refuse_stag;	/* refuse tagged segments to this STag */
+};
+
+static int on_segment(void *ctx, const struct iwx_ddp_seg *seg)
+{
+	struct seen *s = ctx;
+
+	cr_assert_lt(s->n, MAX_SEGS);
+	cr_assert_leq(seg->len, sizeof(s->data[0]));
+	s->seg[s->n] = *seg;
+	memcpy(s->data[s->n], seg->payload, seg->len);
+	s->seg[s->n].payload = NULL;
+	s->n++;
+	return s->stop_at >= 0 && s->n > s->stop_at ? -ECANCELED : 0;
+}
+
+static int on_place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
+		    struct iwx_term_cause *cause)
+{
+	struct seen *s = ctx;
+
+	if (!seg->tagged)
+		return 0;
+	if (seg->stag == s->refuse_stag) {
+		*cause = IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG);
+		return -EPROTO;
+	}
+	if (s->place_buf)
+		*dst = s->place_buf + seg->to;
+	return 0;
+}
+
+static const struct iwx_mpa_rx_ops ops = { .segment = on_segment };
+static const struct iwx_mpa_rx_ops place_ops = { .place = on_place, .segment = on_segment };
+
+static struct iwx_mpa_rx *new_rx(bool crc, bool markers, const struct iwx_mpa_rx_ops *o,
+				 struct seen *s)
+{
+	struct iwx_mpa_rx *rx = malloc(sizeof(*rx));
+	struct iwx_mpa_mode mode = { .rev = 2, .crc = crc, .markers_rx = markers };
+
+	cr_assert_not_null(rx);
+	memset(s, 0, sizeof(*s));
+	s->stop_at = -1;
+	s->refuse_stag = 0xffffffff;
+	iwx_mpa_rx_init(rx, &mode, o, s);
+	return rx;
+}
+
+static void assert_same(const struct seen *a, const struct seen *b, const char *what)
+{
+	cr_assert_eq(a->n, b->n, "%s: %d segments, want %d", what, b->n, a->n);
+	for (int i = 0; i < a->n; i++) {
+		const struct iwx_ddp_seg *x = &a->seg[i], *y = &b->seg[i];
+
+		cr_assert(x->tagged == y->tagged && x->last == y->last && x->opcode == y->opcode &&
+			  x->stag == y->stag && x->to == y->to && x->qn == y->qn &&
+			  x->msn == y->msn && x->mo == y->mo && x->inval_stag == y->inval_stag &&
+			  x->len == y->len, "%s: segment %d differs", what, i);
+		cr_assert_arr_eq(a->data[i], b->data[i], x->len, "%s: payload %d", what, i);
+	}
+}
+
+Test(mpa_rx, siw_stream_golden)
+{
+	static uint8_t stream[1024];
+	size_t len = 0;
+	struct seen s;
+	struct iwx_mpa_rx *rx = new_rx(true, false, &ops, &s);
+
+	for (int i = 0; siw_client_fpdus[i]; i++)
+		len += hex_decode(siw_client_fpdus[i], stream + len, sizeof(stream) - len);
+	cr_assert_eq(iwx_mpa_rx_feed(rx, stream, len, NULL), 0);
+	cr_assert_eq(s.n, 5);
+	cr_assert(!s.seg[0].tagged && s.seg[0].opcode == IWX_OP_SEND && s.seg[0].msn == 1);
+	cr_assert_eq(s.seg[0].len, 16);
+	cr_assert(s.seg[1].tagged && s.seg[1].opcode == IWX_OP_READ_RESP);
+	cr_assert_eq(s.seg[1].stag, 0x7c108b00);
+	cr_assert_eq(s.seg[1].to, 0x000055bf4ce09130ull);
+	cr_assert_eq(memcmp(s.data[1], "rdma-ping-0: ABC", 16), 0);
+	cr_assert_eq(s.seg[2].msn, 2);
+	cr_assert_eq(s.seg[3].msn, 3);
+	cr_assert_eq(memcmp(s.data[4], "rdma-ping-1: BCD", 16), 0);
+	cr_assert_eq(rx->stats.fpdus, 5);
+	cr_assert_eq(rx->stats.bytes, len);
+	free(rx);
+}
+
+/* A stream of every message kind, built with our transmit side. */
+static size_t build_stream(uint8_t *out, size_t cap, bool crc, bool markers, uint32_t emss,
+			   int *nsegs)
+{
+	struct iwx_mpa_mode mode = { .rev = 2, .crc = crc, .markers_tx = markers };
+	struct iwx_mpa_tx tx;
+	static uint8_t pay[3000];
+	uint8_t term[IWX_TERM_MAX_LEN], rr[IWX_RDMAP_READ_REQ_LEN];
+	struct iwx_read_req req = { .sink_stag = 0x100, .sink_to = 0xd00, .size = 100,
+				    .src_stag = 0x200, .src_to = 0x10 };
+	struct iwx_term t;
+	size_t at = 0;
+
+	if (nsegs)
+		*nsegs = 0;
+	iwx_mpa_tx_init(&tx, &mode);
+	fill_pattern(pay, sizeof(pay), 11);
+	iwx_read_req_encode(rr, &req);
+	iwx_term_init(&t, IWX_CAUSE_MPA(IWX_MPA_EC_CRC), NULL, NULL);
+	size_t term_len = iwx_term_encode(term, &t);
+	const struct { struct iwx_ddp_msg m; const uint8_t *p; } msgs[] = {
+		{ { .opcode = IWX_OP_SEND, .msn = 1, .len = 16 }, pay },
+		{ { .opcode = IWX_OP_WRITE, .stag = 0x300, .to = 0x40, .len = 3000 }, pay },
+		{ { .opcode = IWX_OP_WRITE, .stag = 0x300, .to = 0, .len = 0 }, pay },
+		{ { .opcode = IWX_OP_SEND_SE, .msn = 2, .len = 1 }, pay + 5 },
+		{ { .opcode = IWX_OP_READ_REQ, .msn = 1, .len = sizeof(rr) }, rr },
+		{ { .opcode = IWX_OP_READ_RESP, .stag = 0x100, .to = 0xd00, .len = 100 }, pay + 7 },
+		{ { .opcode = IWX_OP_SEND_INV, .msn = 3, .inval_stag = 0x300, .len = 1500 }, pay + 9 },
+		{ { .opcode = IWX_OP_SEND_SE_INV, .msn = 4, .inval_stag = 0x301, .len = 0 }, pay },
+		{ { .opcode = IWX_OP_TERMINATE, .msn = 1, .len = term_len }, term },
+	};
+
+	for (size_t i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++) {
+		struct iwx_ddp_segmenter sg;
+		uint8_t hdr[18];
+		uint32_t off, len;
+		size_t hl;
+
+		cr_assert_eq(iwx_ddp_segmenter_init(&sg, &msgs[i].m, iwx_mpa_mulpdu(emss, markers)), 0);
+		while ((hl = iwx_ddp_segmenter_next(&sg, hdr, &off, &len))) {
+			ssize_t n = iwx_mpa_fpdu_build(&tx, out + at, cap - at, hdr, hl,
+						       msgs[i].p + off, len);
+
+			cr_assert_gt(n, 0);
+			cr_assert_leq((size_t)n, emss, "one FPDU per TCP segment");
+			at += n;
+			if (nsegs)
+				(*nsegs)++;
+		}
+	}
+	return at;
+}
+
+struct config { bool crc, markers; uint32_t emss; };
+static const struct config configs[] = {
+	{ true, false, 1448 }, { false, false, 1448 }, { true, true, 1448 },
+	{ false, true, 536 }, { true, true, 9000 },
+};
+
+Test(mpa_rx, every_split_point_gives_the_same_segments)
+{
+	static uint8_t stream[16384];
+
+	for (size_t c = 0; c < sizeof(configs) / sizeof(configs[0]); c++) {
+		const struct config *cf = &configs[c];
+		int nsegs;
+		size_t len = build_stream(stream, sizeof(stream), cf->crc, cf->markers, cf->emss,
+					  &nsegs);
+		struct seen whole, split;
+		struct iwx_mpa_rx *rx = new_rx(cf->crc, cf->markers, &ops, &whole);
+
+		cr_assert_eq(iwx_mpa_rx_feed(rx, stream, len, NULL), 0);
+		cr_assert_eq(whole.n, nsegs, "config %zu", c);
+		cr_assert_geq(nsegs, 9);
+		free(rx);
+		for (size_t k = 0; k <= len; k++) {
+			rx = new_rx(cf->crc, cf->markers, &ops, &split);
+			cr_assert_eq(iwx_mpa_rx_feed(rx, stream, k, NULL), 0);
+			cr_assert_eq(iwx_mpa_rx_feed(rx, stream + k, len - k, NULL), 0);
+			assert_same(&whole, &split, "split");
+			free(rx);
+		}
+		/* one byte at a time, and random chunk sizes */
+		rx = new_rx(cf->crc, cf->markers, &ops, &split);
+		for (size_t i = 0; i < len; i++)
+			cr_assert_eq(iwx_mpa_rx_feed(rx, stream + i, 1, NULL), 0);
+		assert_same(&whole, &split, "bytewise");
+		free(rx);
+		rx = new_rx(cf->crc, cf->markers, &ops, &split);
+		srand(c);
+		for (size_t i = 0, n; i < len; i += n) {
+			n = 1 + rand() % 700;
+			if (n > len - i)
+				n = len - i;
+			cr_assert_eq(iwx_mpa_rx_feed(rx, stream + i, n, NULL), 0);
+		}
+		assert_same(&whole, &split, "random");
+		free(rx);
+	}
+}
+
+/* Pull API with placement: tagged payload lands at its TO in the target buffer. */
+Test(mpa_rx, pull_places_tagged_payload_directly)
+{
+	static uint8_t stream[16384], target[4096], pay[3000];
+	size_t len = build_stream(stream, sizeof(stream), true, true, 1448, NULL);
+	struct seen whole, pulled;
+	struct iwx_mpa_rx *a = new_rx(true, true, &ops, &whole);
+	struct iwx_mpa_rx *b = new_rx(true, true, &place_ops, &pulled);
+	size_t at = 0;
+
+	pulled.place_buf = target;
+	cr_assert_eq(iwx_mpa_rx_feed(a, stream, len, NULL), 0);
+	while (at < len) {
+		uint8_t *dst;
+		size_t n = iwx_mpa_rx_want(b, &dst);
+
+		cr_assert_gt(n, 0);
+		if (n > len - at)
+			n = len - at;
+		if (n > 100)
+			n = 100;	/* a short read, as recv may return */
+		memcpy(dst, stream + at, n);
+		at += n;
+		cr_assert_eq(iwx_mpa_rx_advance(b, n), 0);
+	}
+	assert_same(&whole, &pulled, "pull");
+	fill_pattern(pay, sizeof(pay), 11);
+	cr_assert_arr_eq(target + 0x40, pay, 3000, "RDMA Write placed at TO 0x40");
+	cr_assert_eq(b->stats.placed, 3 + 1 + 1);	/* 3 Write segments, empty Write, Read Response */
+	free(a);
+	free(b);
+}
+
+static size_t one_fpdu(uint8_t *out, const struct iwx_ddp_msg *m, const void *pay, bool crc)
+{
+	struct iwx_mpa_mode mode = { .rev = 2, .crc = crc };
+	struct iwx_mpa_tx tx;
+	uint8_t hdr[18];
+	size_t hl = iwx_ddp_hdr_encode(hdr, m, 0, true);
+
+	iwx_mpa_tx_init(&tx, &mode);
+	return iwx_mpa_fpdu_build(&tx, out, 4096, hdr, hl, pay, m->len);
+}
+
+static void fix_crc(uint8_t *f, size_t n)
+{
+	iwx_crc32c_put(f + n - 4, iwx_crc32c(f, n - 4));
+}
+
+static void assert_fails(struct iwx_mpa_rx *rx, struct iwx_term_cause want, bool with_seg)
+{
+	struct iwx_term_cause c;
+	const struct iwx_ddp_seg *seg;
+
+	cr_assert(iwx_mpa_rx_failed(rx, &c, &seg));
+	cr_assert(iwx_cause_eq(c, want), "cause %u/%u/0x%02x, want %u/%u/0x%02x", c.layer,
+		  c.etype, c.ecode, want.layer, want.etype, want.ecode);
+	cr_assert_eq(seg != NULL, with_seg);
+	/* and it stays failed */
+	cr_assert_eq(iwx_mpa_rx_feed(rx, "x", 1, NULL), -EPROTO);
+}
+
+Test(mpa_rx, bad_crc_is_an_mpa_crc_error_even_in_a_damaged_header)
+{
+	static uint8_t f[2][4096];
+	struct iwx_ddp_msg m = { .opcode = IWX_OP_SEND, .msn = 1, .len = 100 };
+	size_t n;
+
+	fill_pattern(f[1], sizeof(f[1]), 5);
+	n = one_fpdu(f[0], &m, f[1] + 1000, true);
+	struct seen s;
+
+	for (size_t at = 0; at < n - 4; at++) {
+		struct iwx_mpa_rx *rx = new_rx(true, false, &ops, &s);
+
+		memcpy(f[1], f[0], n);
+		if (at < 2)
+			continue;	/* the length field: covered by the marker/length tests */
+		f[1][at] ^= 0x04;
+		cr_assert_eq(iwx_mpa_rx_feed(rx, f[1], n, NULL), -EPROTO, "flip at %zu", at);
+		assert_fails(rx, IWX_CAUSE_MPA(IWX_MPA_EC_CRC), false);
+		cr_assert_eq(s.n, 0, "no segment from a bad FPDU");
+		free(rx);
+	}
+}
+
+Test(mpa_rx, crc_off_ignores_the_crc_field)
+{
+	uint8_t f[4096], pay[10] = "0123456789";
+	struct iwx_ddp_msg m = { .opcode = IWX_OP_SEND, .msn = 1, .len = 10 };
+	size_t n = one_fpdu(f, &m, pay, false);
+	struct seen s;
+	struct iwx_mpa_rx *rx = new_rx(false, false, &ops, &s);
+
+	f[n - 1] = 0x5a;
+	cr_assert_eq(iwx_mpa_rx_feed(rx, f, n, NULL), 0);
+	cr_assert_eq(s.n, 1);
+	free(rx);
+}
+
+Test(mpa_rx, header_errors_with_good_crc_name_ddp_and_rdmap_errors)
+{
+	static const struct { uint8_t byte, val; struct iwx_term_cause want; } cases[] = {
+		{ 2, 0x42, { IWX_LAYER_DDP, IWX_DDP_ETYPE_UNTAGGED, IWX_DDP_U_VERSION } },
+		{ 3, 0x83, { IWX_LAYER_RDMAP, IWX_RDMAP_ETYPE_REMOTE_OP, IWX_RDMAP_EC_VERSION } },
+		{ 3, 0x4c, { IWX_LAYER_RDMAP, IWX_RDMAP_ETYPE_REMOTE_OP, IWX_RDMAP_EC_OPCODE } },
+		{ 11, 0x07, { IWX_LAYER_DDP, IWX_DDP_ETYPE_UNTAGGED, IWX_DDP_U_INVALID_QN } },
+	};
+	static uint8_t good[2][4096], f[4096];
+	struct iwx_ddp_msg m = { .opcode = IWX_OP_SEND, .msn = 2, .len = 30 };
+	struct iwx_ddp_msg first = { .opcode = IWX_OP_SEND, .msn = 1, .len = 3 };
+	size_t n0 = one_fpdu(good[0], &first, "abc", true);
+	size_t n = one_fpdu(good[1], &m, good[0], true);
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct seen s;
+		struct iwx_mpa_rx *rx = new_rx(true, false, &ops, &s);
+		const struct iwx_ddp_seg *seg;
+		struct iwx_term_cause c;
+
+		memcpy(f, good[1], n);
+		f[cases[i].byte] = cases[i].val;
+		fix_crc(f, n);
+		cr_assert_eq(iwx_mpa_rx_feed(rx, good[0], n0, NULL), 0);
+		cr_assert_eq(iwx_mpa_rx_feed(rx, f, n, NULL), -EPROTO);
+		assert_fails(rx, cases[i].want, true);
+		cr_assert_eq(s.n, 1, "the good FPDU before was delivered");
+		/* the Terminate can copy the offending header and length */
+		iwx_mpa_rx_failed(rx, &c, &seg);
+		cr_assert_eq(seg->ulpdu_len, 18 + 30);
+		cr_assert_arr_eq(seg->hdr, f + 2, 18);
+		free(rx);
+	}
+}
+
+Test(mpa_rx, short_ulpdu_is_an_mpa_error)
+{
+	/* ULPDU_LENGTH 0 and 6: too short for any DDP header */
+	static const char *frames[] = {
+		"0000 0000 00000000",
+		"0006 4143 00000000 00000000",
+	};
+
+	for (size_t i = 0; i < 2; i++) {
+		uint8_t f[64];
+		size_t n = hex_decode(frames[i], f, sizeof(f));
+		struct seen s;
+		struct iwx_mpa_rx *rx = new_rx(true, false, &ops, &s);
+
+		fix_crc(f, n);
+		cr_assert_eq(iwx_mpa_rx_feed(rx, f, n, NULL), -EPROTO);
+		assert_fails(rx, IWX_CAUSE_MPA(IWX_MPA_EC_MARKER), false);
+		free(rx);
+	}
+}
+
+Test(mpa_rx, a_marker_that_points_elsewhere_loses_framing)
+{
+	static uint8_t stream[16384];
+	size_t len = build_stream(stream, sizeof(stream), true, true, 1448, NULL);
+	struct seen s;
+	struct iwx_mpa_rx *rx;
+
+	/* the first marker (position 0) must be 0; the one at 512 points back into the Write */
+	stream[3] = 4;
+	rx = new_rx(true, true, &ops, &s);
+	cr_assert_eq(iwx_mpa_rx_feed(rx, stream, len, NULL), -EPROTO);
+	assert_fails(rx, IWX_CAUSE_MPA(IWX_MPA_EC_MARKER), false);
+	free(rx);
+	stream[3] = 0;
+	stream[512 + 3] ^= 1;
+	rx = new_rx(true, true, &ops, &s);
+	cr_assert_eq(iwx_mpa_rx_feed(rx, stream, len, NULL), -EPROTO);
+	assert_fails(rx, IWX_CAUSE_MPA(IWX_MPA_EC_MARKER), false);
+	free(rx);
+}
+
+Test(mpa_rx, refused_placement_is_reported_after_a_good_crc)
+{
+	static uint8_t stream[16384];
+	size_t len = build_stream(stream, sizeof(stream), true, false, 1448, NULL);
+	struct seen s;
+	struct iwx_mpa_rx *rx = new_rx(true, false, &place_ops, &s);
+	const struct iwx_ddp_seg *seg;
+	struct iwx_term_cause c;
+
+	s.refuse_stag = 0x300;
+	cr_assert_eq(iwx_mpa_rx_feed(rx, stream, len, NULL), -EPROTO);
+	assert_fails(rx, IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG), true);
+	iwx_mpa_rx_failed(rx, &c, &seg);
+	cr_assert_eq(seg->stag, 0x300);
+	cr_assert_eq(s.n, 1, "only the Send before the Write was delivered");
+	free(rx);
+}
+
+Test(mpa_rx, callback_stops_at_an_fpdu_boundary_and_resumes)
+{
+	static uint8_t stream[16384];
+	size_t len = build_stream(stream, sizeof(stream), true, true, 1448, NULL);
+	struct seen whole, s;
+	struct iwx_mpa_rx *a = new_rx(true, true, &ops, &whole);
+	struct iwx_mpa_rx *rx = new_rx(true, true, &ops, &s);
+	size_t used, at = 0;
+
+	cr_assert_eq(iwx_mpa_rx_feed(a, stream, len, NULL), 0);
+	s.stop_at = 0;
+	while (at < len) {
+		int err = iwx_mpa_rx_feed(rx, stream + at, len - at, &used);
+
+		cr_assert(err == 0 || err == -ECANCELED);
+		at += used;
+		s.stop_at = s.n;
+	}
+	assert_same(&whole, &s, "stop and go");
+	free(a);
+	free(rx);
+}
+
+Test(mpa_rx, advance_checks_its_argument)
+{
+	struct seen s;
+	struct iwx_mpa_rx *rx = new_rx(true, false, &ops, &s);
+	uint8_t *dst;
+
+	cr_assert_eq(iwx_mpa_rx_want(rx, &dst), 2);
+	cr_assert_eq(iwx_mpa_rx_advance(rx, 3), -EINVAL);
+	cr_assert_eq(iwx_mpa_rx_advance(rx, 0), 0);
+	free(rx);
+}
