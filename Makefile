@@ -23,6 +23,7 @@ VERSION		:= 0.1.0
 SOVERSION	:= 0
 BUILD		:= build
 FUZZ_SECONDS	?= 30
+TEST_FUZZ_SECONDS ?= 10
 
 ifeq ($(V),1)
 Q :=
@@ -36,7 +37,6 @@ LIB_SRCS	:= $(wildcard lib/*.c)
 LIB_OBJS	:= $(LIB_SRCS:%.c=$(BUILD)/%.o)
 LIB_A		:= $(BUILD)/libiwx.a
 LIB_SO		:= $(BUILD)/libiwx.so.$(SOVERSION)
-LIB_PC		:= $(BUILD)/libiwx.pc
 HEADERS		:= $(wildcard include/iwx/*.h)
 
 TEST_SRCS	:= $(wildcard tests/test_*.c) $(wildcard tests/support/*.c)
@@ -46,12 +46,16 @@ FUZZ_BINS	:= $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_FLAGS	:= -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude \
 		   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 BENCH_BIN	:= $(BUILD)/bench/bench_proto
-BPF_CHECK	:= $(BUILD)/bpf/wire_check.bpf.o
+BPFTOOL		?= bpftool
+BPF_TEST_OBJ	:= $(BUILD)/bpf/check_prog.bpf.o
+BPF_TEST_SKEL	:= $(BUILD)/bpf/check_prog.skel.h
+BPF_CFLAGS	:= -target bpf -O2 -g -Wall -Wextra -Werror -Iinclude \
+		   -I/usr/include/$(shell uname -m)-linux-gnu
 
-.PHONY: all lib test check-bpf fuzz bench install clean
+.PHONY: all lib test check-install fuzz bench install clean
 all: lib
 
-lib: $(LIB_A) $(LIB_SO) $(LIB_PC)
+lib: $(LIB_A) $(LIB_SO)
 
 $(BUILD)/lib/%.o: lib/%.c $(HEADERS)
 	@mkdir -p $(@D)
@@ -67,29 +71,39 @@ $(LIB_SO): $(LIB_OBJS)
 	$(Q)$(CC) -shared -Wl,-soname,libiwx.so.$(SOVERSION) -o $@ $^ $(LDLIBS_CORE)
 	$(Q)ln -sf libiwx.so.$(SOVERSION) $(BUILD)/libiwx.so
 
-$(LIB_PC): libiwx.pc.in Makefile
-	$(call msg,GEN,$@)
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
-
 # ---------------------------------------------------------------- tests
 
-$(TEST_BIN): $(TEST_SRCS) $(LIB_A) $(HEADERS) $(wildcard tests/support/*.h)
+$(TEST_BIN): $(TEST_SRCS) $(LIB_A) $(HEADERS) $(wildcard tests/support/*.h) $(BPF_TEST_SKEL)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -Itests/support -o $@ $(TEST_SRCS) $(LIB_A) \
-		-lcriterion -lpcap $(LDLIBS_CORE)
+	$(Q)$(CC) $(IWX_CFLAGS) -Itests/support -Itests/bpf -I$(BUILD)/bpf -o $@ $(TEST_SRCS) \
+		$(LIB_A) -lcriterion -lpcap -lbpf -lelf -lz $(LDLIBS_CORE)
 
-# The wire header must compile for the BPF target: the fast path shares it.
-$(BPF_CHECK): tests/bpf/wire_check.bpf.c $(HEADERS)
+# BPF objects and their skeletons: the shared headers must build for the BPF target.
+$(BUILD)/bpf/%.bpf.o: tests/bpf/%.bpf.c $(HEADERS) $(wildcard tests/bpf/*.h)
 	@mkdir -p $(@D)
 	$(call msg,CLANG,$@)
-	$(Q)$(CLANG) -target bpf -O2 -g -Wall -Wextra -Werror -Iinclude \
-		-I/usr/include/$(shell uname -m)-linux-gnu -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) -Itests/bpf -c $< -o $@
 
-check-bpf: $(BPF_CHECK)
+$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-test: $(TEST_BIN) check-bpf
+# Install into a scratch root and build a program against it with pkg-config.
+INSTALL_CHECK	:= $(BUILD)/install-check
+check-install: lib
+	$(Q)rm -rf $(INSTALL_CHECK)
+	$(Q)$(MAKE) --no-print-directory install DESTDIR=$(abspath $(INSTALL_CHECK)) PREFIX=/usr >/dev/null
+	$(call msg,CHECK,install with pkg-config)
+	$(Q)PKG_CONFIG_SYSROOT_DIR=$(abspath $(INSTALL_CHECK)) \
+		PKG_CONFIG_LIBDIR=$(abspath $(INSTALL_CHECK))/usr/lib/pkgconfig \
+		sh -c '$(CC) -std=gnu11 -Wall -Werror tests/install/use_libiwx.c -o $(INSTALL_CHECK)/use_libiwx \
+			$$(pkg-config --cflags --libs libiwx)'
+	$(Q)LD_LIBRARY_PATH=$(INSTALL_CHECK)/usr/lib $(INSTALL_CHECK)/use_libiwx
+
+# Criterion runs last so that its summary closes the output.
+test: $(TEST_BIN) check-install
+	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
 	$(call msg,TEST,$(TEST_BIN))
 	$(Q)$(TEST_BIN) --jobs 2
 
@@ -129,7 +143,9 @@ install: lib
 	$(Q)install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
 	$(Q)ln -sf libiwx.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libiwx.so
 	$(Q)install -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/iwx/
-	$(Q)install -m 644 $(LIB_PC) $(DESTDIR)$(PKGCONFIGDIR)/libiwx.pc
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+		libiwx.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/libiwx.pc
 
 clean:
 	$(call msg,CLEAN,$(BUILD))
