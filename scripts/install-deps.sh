@@ -5,10 +5,10 @@ set -euo pipefail
 
 packages=(
 	build-essential make pkg-config
-	clang llvm lld libclang-rt-14-dev       # BPF objects, libFuzzer and sanitizers
+	clang llvm libclang-rt-14-dev   # BPF objects, libFuzzer and sanitizers
 	libbpf-dev bpftool libxdp-dev xdp-tools libelf-dev zlib1g-dev
 	libmnl-dev libisal-dev libpcap-dev libcriterion-dev
-	tshark iproute2 iperf3 python3
+	tshark iproute2
 )
 
 missing=()
