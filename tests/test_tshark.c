@@ -7,7 +7,7 @@
  * call every CRC good, and raise no warning or error beyond the two that tshark 4.0
  * (which predates RFC 6581) raises on any revision-2 Request.
  *
- * Set IWX_TSHARK_KEEP=1 to keep the capture and print where it is.
+ * Set IWX_TSHARK_KEEP=DIR to keep each capture as DIR/<test name>.pcap.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -974,12 +974,18 @@ static void tmp_make(void)
 /* Runs after the test even when an assertion failed. */
 static void tmp_remove(void)
 {
+	const char *keep = getenv("IWX_TSHARK_KEEP");
+
 	if (!tmp.path[0])
 		return;
-	if (getenv("IWX_TSHARK_KEEP"))
-		cr_log_info("kept %s", tmp.pcap);
-	else
-		nftw(tmp.path, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	if (keep) {
+		char dst[512];
+
+		snprintf(dst, sizeof(dst), "%s/%s.pcap", keep, criterion_current_test->name);
+		if (rename(tmp.pcap, dst))
+			cr_log_warn("keep %s: %s", dst, strerror(errno));
+	}
+	nftw(tmp.path, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 	tmp.path[0] = '\0';
 }
 
