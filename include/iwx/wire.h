@@ -184,7 +184,7 @@ enum iwx_rdmap_ecode {
 	IWX_RDMAP_EC_UNSPECIFIED	= 0xff,
 };
 
-/* DDP layer error types and codes (RFC 5041 §7.2). */
+/* DDP layer error types and codes (RFC 5041 §7.2, numbered as draft-06, siw and tshark do). */
 enum iwx_ddp_etype {
 	IWX_DDP_ETYPE_CATASTROPHIC	= 0,
 	IWX_DDP_ETYPE_TAGGED		= 1,
