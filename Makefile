@@ -7,6 +7,7 @@
 # V=1 shows the commands.
 
 PREFIX		?= /usr/local
+BINDIR		?= $(PREFIX)/bin
 LIBDIR		?= $(PREFIX)/lib
 INCLUDEDIR	?= $(PREFIX)/include
 PKGCONFIGDIR	?= $(LIBDIR)/pkgconfig
@@ -39,7 +40,11 @@ LIB_A		:= $(BUILD)/libiwx.a
 LIB_SO		:= $(BUILD)/libiwx.so.$(SOVERSION)
 HEADERS		:= $(wildcard include/iwx/*.h)
 
-TEST_SRCS	:= $(wildcard tests/test_*.c) $(wildcard tests/support/*.c)
+CLI_SRCS	:= $(wildcard cli/*.c)
+CLI_BIN		:= $(BUILD)/iwx
+
+# the tests exercise the CLI's TCP reassembly directly
+TEST_SRCS	:= $(wildcard tests/test_*.c) $(wildcard tests/support/*.c) cli/tcp_streams.c
 TEST_BIN	:= $(BUILD)/tests/unit
 FUZZ_SRCS	:= $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS	:= $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
@@ -53,7 +58,7 @@ BPF_CFLAGS	:= -target bpf -O2 -g -Wall -Wextra -Werror -Iinclude \
 		   -I/usr/include/$(shell uname -m)-linux-gnu
 
 .PHONY: all lib test check-install fuzz bench install clean
-all: lib
+all: lib $(CLI_BIN)
 
 lib: $(LIB_A) $(LIB_SO)
 
@@ -71,12 +76,16 @@ $(LIB_SO): $(LIB_OBJS)
 	$(Q)$(CC) -shared -Wl,-soname,libiwx.so.$(SOVERSION) -o $@ $^ $(LDLIBS_CORE)
 	$(Q)ln -sf libiwx.so.$(SOVERSION) $(BUILD)/libiwx.so
 
+$(CLI_BIN): $(CLI_SRCS) $(wildcard cli/*.h) $(LIB_A) $(HEADERS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $(CLI_SRCS) $(LIB_A) -lpcap $(LDLIBS_CORE)
+
 # ---------------------------------------------------------------- tests
 
-$(TEST_BIN): $(TEST_SRCS) $(LIB_A) $(HEADERS) $(wildcard tests/support/*.h) $(BPF_TEST_SKEL)
+$(TEST_BIN): $(TEST_SRCS) $(LIB_A) $(HEADERS) $(wildcard tests/support/*.h cli/*.h) $(BPF_TEST_SKEL)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -Itests/support -Itests/bpf -I$(BUILD)/bpf -o $@ $(TEST_SRCS) \
+	$(Q)$(CC) $(IWX_CFLAGS) -Itests/support -Itests/bpf -Icli -I$(BUILD)/bpf -o $@ $(TEST_SRCS) \
 		$(LIB_A) -lcriterion -lpcap -lbpf -lelf -lz $(LDLIBS_CORE)
 
 # BPF objects and their skeletons: the shared headers must build for the BPF target.
@@ -91,7 +100,7 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 
 # Install into a scratch root and build a program against it with pkg-config.
 INSTALL_CHECK	:= $(BUILD)/install-check
-check-install: lib
+check-install: all
 	$(Q)rm -rf $(INSTALL_CHECK)
 	$(Q)$(MAKE) --no-print-directory install DESTDIR=$(abspath $(INSTALL_CHECK)) PREFIX=/usr >/dev/null
 	$(call msg,CHECK,install with pkg-config)
@@ -102,7 +111,7 @@ check-install: lib
 	$(Q)LD_LIBRARY_PATH=$(INSTALL_CHECK)/usr/lib $(INSTALL_CHECK)/use_libiwx
 
 # Criterion runs last so that its summary closes the output.
-test: $(TEST_BIN) check-install
+test: $(TEST_BIN) $(CLI_BIN) check-install
 	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
 	$(call msg,TEST,$(TEST_BIN))
 	$(Q)$(TEST_BIN) --jobs 2
@@ -136,9 +145,11 @@ bench: $(BENCH_BIN)
 
 # -------------------------------------------------------------- install
 
-install: lib
+install: all
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
-	$(Q)install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/iwx $(DESTDIR)$(PKGCONFIGDIR)
+	$(Q)install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/iwx \
+		$(DESTDIR)$(PKGCONFIGDIR)
+	$(Q)install -m 755 $(CLI_BIN) $(DESTDIR)$(BINDIR)/
 	$(Q)install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	$(Q)install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
 	$(Q)ln -sf libiwx.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libiwx.so

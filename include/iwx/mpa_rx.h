@@ -52,7 +52,7 @@ enum iwx_mpa_rx_state {
 };
 
 struct iwx_mpa_rx_stats {
-	uint64_t	fpdus;
+	uint64_t	fpdus;		/* received whole, good or not */
 	uint64_t	bytes;		/* stream bytes consumed, markers included */
 	uint64_t	markers;
 	uint64_t	placed;		/* segments whose payload went to a place target */
