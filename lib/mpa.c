@@ -63,8 +63,8 @@ ssize_t iwx_mpa_rr_decode(const uint8_t *buf, size_t len, bool want_reply,
 
 	memset(p, 0, sizeof(*p));
 	/* Check the key as soon as its bytes arrive: a peer speaking something else fails fast. */
-	if (memcmp(buf, want_reply ? IWX_MPA_KEY_REP : IWX_MPA_KEY_REQ,
-		   len < IWX_MPA_KEY_LEN ? len : IWX_MPA_KEY_LEN))
+	if (len && memcmp(buf, want_reply ? IWX_MPA_KEY_REP : IWX_MPA_KEY_REQ,
+			  len < IWX_MPA_KEY_LEN ? len : IWX_MPA_KEY_LEN))
 		return -EPROTO;
 	if (len < sizeof(hdr))
 		return 0;

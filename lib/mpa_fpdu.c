@@ -80,11 +80,13 @@ ssize_t iwx_mpa_fpdu_build(struct iwx_mpa_tx *tx, uint8_t *out, size_t cap,
 	size_t ulpdu_len = hdr_len + payload_len;
 	struct fpdu_writer w = { .out = out, .pos = tx->pos, .markers = tx->markers };
 	uint16_t be_len = htons(ulpdu_len);
+	size_t fpdu_len = iwx_mpa_fpdu_len(tx, ulpdu_len);
 	uint32_t crc = 0;
 
-	if (ulpdu_len > IWX_MPA_MAX_ULPDU)
+	/* a marker's 16-bit FPDUPTR must reach back to the header: markers cap the FPDU */
+	if (ulpdu_len > IWX_MPA_MAX_ULPDU || (tx->markers && fpdu_len > IWX_MPA_MAX_ULPDU))
 		return -EMSGSIZE;
-	if (cap < iwx_mpa_fpdu_len(tx, ulpdu_len))
+	if (cap < fpdu_len)
 		return -ENOSPC;
 
 	/* A marker where the FPDU starts points at the header that follows it: FPDUPTR 0. */

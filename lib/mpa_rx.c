@@ -93,11 +93,12 @@ static int take_marker(struct iwx_mpa_rx *rx)
 	struct iwx_mpa_marker m;
 	uint32_t at = rx->pos - IWX_MPA_MARKER_LEN;
 	bool leading = rx->state == IWX_RX_HDR && rx->hdr_got == 0;
-	uint16_t want = leading ? 0 : (uint16_t)(at - rx->len_pos);
+	uint32_t want = leading ? 0 : at - rx->len_pos;
 
 	memcpy(&m, rx->marker, sizeof(m));
 	rx->marker_got = 0;
 	rx->stats.markers++;
+	/* want can pass 0xffff only in an FPDU no sender may build (see iwx_mpa_fpdu_build) */
 	if (ntohs(m.fpduptr) != want) {
 		fail(rx, IWX_CAUSE_MPA(IWX_MPA_EC_MARKER), false);
 		return -EPROTO;

@@ -43,7 +43,7 @@ void iwx_read_req_encode(uint8_t out[IWX_RDMAP_READ_REQ_LEN], const struct iwx_r
 static int check_single_segment(const struct iwx_ddp_seg *seg, uint32_t buf_len,
 				struct iwx_term_cause *cause)
 {
-	if (seg->mo + seg->len > buf_len) {
+	if (seg->mo > buf_len || seg->len > buf_len - seg->mo) {
 		*cause = IWX_CAUSE_DDP_U(IWX_DDP_U_TOO_LONG);
 		return -EPROTO;
 	}

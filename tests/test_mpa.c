@@ -301,3 +301,16 @@ Test(mpa_fpdu, markers_every_512_bytes_of_the_stream)
 	check_markers(stream, at, &fpdus);
 	cr_assert_eq(fpdus, 200);
 }
+
+Test(mpa_fpdu, markers_cap_the_fpdu_at_64k)
+{
+	static uint8_t pay[65535], out[70000];
+	struct iwx_mpa_mode mode = { .rev = 1, .markers_tx = true };
+	struct iwx_mpa_tx tx;
+	uint8_t hdr[14] = { 0xc1, 0x40 };
+
+	iwx_mpa_tx_init(&tx, &mode);
+	/* 65535-byte ULPDU: 128 markers make it longer than a marker can point across */
+	cr_assert_eq(iwx_mpa_fpdu_build(&tx, out, sizeof(out), hdr, 14, pay, 65521), -EMSGSIZE);
+	cr_assert_gt(iwx_mpa_fpdu_build(&tx, out, sizeof(out), hdr, 14, pay, 65000), 0);
+}

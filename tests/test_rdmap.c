@@ -179,3 +179,15 @@ Test(term, names)
 	cr_assert_str_eq(iwx_term_ecode_name(IWX_LAYER_RDMAP, IWX_RDMAP_ETYPE_REMOTE_PROT, 0x42), "unknown");
 	cr_assert_str_eq(iwx_term_layer_name(9), "unknown");
 }
+
+Test(rdmap, message_offset_near_2_32_is_too_long_not_wrapped)
+{
+	uint8_t pay[32] = { 0 };
+	struct iwx_read_req rr;
+	struct iwx_term_cause c;
+	struct iwx_ddp_seg s = untagged_seg(IWX_OP_READ_REQ, pay, 32);
+
+	s.mo = 0xfffffff0;
+	cr_assert_eq(iwx_read_req_decode(&s, &rr, &c), -EPROTO);
+	cr_assert(iwx_cause_eq(c, IWX_CAUSE_DDP_U(IWX_DDP_U_TOO_LONG)));
+}

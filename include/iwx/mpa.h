@@ -79,8 +79,9 @@ size_t iwx_mpa_fpdu_len(const struct iwx_mpa_tx *tx, size_t ulpdu_len);
 /*
  * Frame one ULPDU, given as hdr (the DDP/RDMAP header) followed by payload, into
  * out: length field, markers, pad and CRC. Returns the FPDU length and advances
- * the stream position, -EMSGSIZE when the ULPDU exceeds 65535 bytes, -ENOSPC when
- * cap is too small.
+ * the stream position; -EMSGSIZE when the ULPDU exceeds 65535 bytes, or with
+ * markers when the whole FPDU does (a marker could not point back to its header);
+ * -ENOSPC when cap is too small.
  */
 ssize_t iwx_mpa_fpdu_build(struct iwx_mpa_tx *tx, uint8_t *out, size_t cap,
 			   const void *hdr, size_t hdr_len,
