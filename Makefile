@@ -123,12 +123,23 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(HEADERS)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRCS) $(LDLIBS_CORE)
 
-fuzz: $(FUZZ_BINS)
+# Seeds are valid FPDU streams and frames built with the library at build time.
+SEEDS_BIN	:= $(BUILD)/fuzz/make_seeds
+SEEDS_DIR	:= $(BUILD)/fuzz/seeds
+
+$(SEEDS_BIN): tests/fuzz/make_seeds.c $(LIB_A) $(HEADERS)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS_CORE)
+
+fuzz: $(FUZZ_BINS) $(SEEDS_BIN)
+	$(Q)rm -rf $(SEEDS_DIR) && $(SEEDS_BIN) $(SEEDS_DIR)
 	$(Q)set -e; for f in $(FUZZ_BINS); do \
 		name=$$(basename $$f); corpus=$(BUILD)/fuzz/corpus/$$name; \
 		mkdir -p $$corpus; \
 		echo "  FUZZ    $$name for $(FUZZ_SECONDS) s"; \
-		$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $$corpus \
+		$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			-artifact_prefix=$(BUILD)/fuzz/$$name- $$corpus $(SEEDS_DIR)/$$name \
 			2> $(BUILD)/fuzz/$$name.log || { tail -50 $(BUILD)/fuzz/$$name.log; exit 1; }; \
 		grep -E '^stat::number_of_executed_units|^Done' $(BUILD)/fuzz/$$name.log | tr '\n' ' '; echo; \
 	done

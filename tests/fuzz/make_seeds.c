@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Writes seed inputs for the fuzz targets, built with the library itself:
+ *   make_seeds DIR  ->  DIR/fuzz_mpa_rr/seed-NNN, DIR/fuzz_mpa_rx/seed-NNN
+ * The input layouts are described at the top of fuzz_mpa_rr.c and fuzz_mpa_rx.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <iwx/ddp.h>
+#include <iwx/mpa.h>
+#include <iwx/rdmap.h>
+
+/* keep in step with fuzz_mpa_rx.c */
+#define F_CRC		0x01
+#define F_MARKERS	0x02
+#define F_FRAMED	0x04
+#define F_PLACE_PULL	0x08
+#define F_STOP		0x10
+#define F_CORRUPT	0x20
+
+struct buf {
+	uint8_t	p[1 << 17];
+	size_t	len;
+};
+
+static const char *outdir;
+
+static void die(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+static void mkdir_p(const char *path)
+{
+	if (mkdir(path, 0755) && errno != EEXIST)
+		die(path);
+}
+
+static void write_seed(const char *target, const void *data, size_t len)
+{
+	static unsigned n;
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s/seed-%03u", outdir, target, n++);
+	f = fopen(path, "wb");
+	if (!f || fwrite(data, 1, len, f) != len || fclose(f))
+		die(path);
+}
+
+static void put(struct buf *b, const void *src, size_t n)
+{
+	if (b->len + n > sizeof(b->p)) {
+		fprintf(stderr, "make_seeds: seed too large\n");
+		exit(1);
+	}
+	memcpy(b->p + b->len, src, n);
+	b->len += n;
+}
+
+static void put8(struct buf *b, uint8_t v)
+{
+	put(b, &v, 1);
+}
+
+/* ------------------------------------------------------------- MPA set-up */
+
+static void rr_seed(const struct iwx_mpa_rr_params *p)
+{
+	uint8_t out[1024];
+	ssize_t n = iwx_mpa_rr_encode(out, sizeof(out), p);
+
+	if (n < 0) {
+		fprintf(stderr, "make_seeds: rr encode: %zd\n", n);
+		exit(1);
+	}
+	write_seed("fuzz_mpa_rr", out, n);
+}
+
+static void rr_seeds(void)
+{
+	static const uint8_t pd[] = "iwx private data";
+
+	rr_seed(&(struct iwx_mpa_rr_params){ .rev = 1 });
+	rr_seed(&(struct iwx_mpa_rr_params){ .rev = 1, .crc = true, .markers = true,
+					     .pd = pd, .pd_len = sizeof(pd) });
+	rr_seed(&(struct iwx_mpa_rr_params){ .reply = true, .rev = 1, .reject = true });
+	rr_seed(&(struct iwx_mpa_rr_params){ .rev = 2, .crc = true, .enhanced = true,
+					     .ird = 16, .ord = 16, .p2p = true,
+					     .rtr_write = true, .pd = pd, .pd_len = 8 });
+	rr_seed(&(struct iwx_mpa_rr_params){ .reply = true, .rev = 2, .enhanced = true,
+					     .ird = 0x3fff, .ord = 1, .p2p = true,
+					     .rtr_send = true, .rtr_read = true });
+}
+
+/* ----------------------------------------------------------- receive side */
+
+/* One ULPDU: the DDP header for m at offset off, then payload. */
+static size_t ulpdu(uint8_t *out, const struct iwx_ddp_msg *m, uint32_t off, bool last,
+		    const void *payload, size_t len)
+{
+	size_t hl = iwx_ddp_hdr_encode(out, m, off, last);
+
+	memcpy(out + hl, payload, len);
+	return hl + len;
+}
+
+/* A mix of every opcode, as ULPDUs; returns how many. */
+static size_t sample_ulpdus(uint8_t u[][512], size_t len[])
+{
+	uint8_t pay[400], rr[IWX_RDMAP_READ_REQ_LEN], term[IWX_TERM_MAX_LEN];
+	struct iwx_read_req req = { .sink_stag = 0x1100, .sink_to = 0x1000, .size = 300,
+				    .src_stag = 0x2200, .src_to = 0x8000 };
+	struct iwx_term t;
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(pay); i++)
+		pay[i] = i * 7;
+	iwx_read_req_encode(rr, &req);
+	iwx_term_init(&t, IWX_CAUSE_DDP_T(IWX_DDP_T_BASE_BOUNDS), NULL, NULL);
+
+	len[n] = ulpdu(u[n], &(struct iwx_ddp_msg){ .opcode = IWX_OP_WRITE, .stag = 0x1234,
+			.to = 0x10000 }, 0, false, pay, 100), n++;
+	len[n] = ulpdu(u[n], &(struct iwx_ddp_msg){ .opcode = IWX_OP_WRITE, .stag = 0x1234,
+			.to = 0x10000 }, 100, true, pay, 37), n++;
+	len[n] = ulpdu(u[n], &(struct iwx_ddp_msg){ .opcode = IWX_OP_SEND, .msn = 1 },
+		       0, true, pay, 300), n++;
+	len[n] = ulpdu(u[n], &(struct iwx_ddp_msg){ .opcode = IWX_OP_READ_REQ, .msn = 1 },
+		       0, true, rr, sizeof(rr)), n++;
+	len[n] = ulpdu(u[n], &(struct iwx_ddp_msg){ .opcode = IWX_OP_READ_RESP, .stag = 0x1100,
+			.to = 0x1000 }, 0, true, pay, 299), n++;
+	len[n] = ulpdu(u[n], &(struct iwx_ddp_msg){ .opcode = IWX_OP_SEND_SE_INV, .msn = 2,
+			.inval_stag = 0x4400 }, 0, true, pay, 1), n++;
+	len[n] = ulpdu(u[n], &(struct iwx_ddp_msg){ .opcode = IWX_OP_WRITE, .stag = 0x1 },
+		       0, true, pay, 0), n++;
+	len[n] = ulpdu(u[n], &(struct iwx_ddp_msg){ .opcode = IWX_OP_TERMINATE, .msn = 1 },
+		       0, true, term, iwx_term_encode(term, &t)), n++;
+	return n;
+}
+
+/* Framed mode: the ULPDUs as raw records. */
+static void rx_framed_seed(uint8_t flags, uint8_t feed, uint8_t pull)
+{
+	static uint8_t u[16][512];
+	static struct buf b;
+	size_t len[16], n = sample_ulpdus(u, len);
+
+	b.len = 0;
+	put8(&b, flags | F_FRAMED);
+	put8(&b, feed);
+	put8(&b, pull);
+	if (flags & F_CORRUPT) {
+		/* byte 300 of the stream, xor 0x40 */
+		put(&b, "\x00\x01\x2c\x40", 4);
+	}
+	for (size_t i = 0; i < n; i++) {
+		put8(&b, len[i] >> 8);
+		put8(&b, len[i]);
+		put(&b, u[i], len[i]);
+	}
+	write_seed("fuzz_mpa_rx", b.p, b.len);
+}
+
+/* Framed mode: one generated Write of 60000 bytes and a Send, from templates. */
+static void rx_template_seed(uint8_t flags)
+{
+	static struct buf b;
+
+	b.len = 0;
+	put8(&b, flags | F_FRAMED);
+	put8(&b, 0xc0 | 13);	/* feed: random pieces up to 8 KiB */
+	put8(&b, 0x80 | 10);	/* pull: reads of 671 bytes */
+	put(&b, "\xc0\xea\x60\x00\x00\x12\x34\x07", 8);
+	put(&b, "\xcb\x00\x05\x00\x00\x00\x01\x00hello", 13);
+	write_seed("fuzz_mpa_rx", b.p, b.len);
+}
+
+/* Raw mode: the stream exactly as a sender frames it. */
+static void rx_raw_seed(uint8_t flags, uint8_t feed, uint8_t pull)
+{
+	static uint8_t u[16][512];
+	static struct buf b;
+	struct iwx_mpa_mode mode = { .rev = 1, .crc = flags & F_CRC,
+				     .markers_tx = flags & F_MARKERS };
+	struct iwx_mpa_tx tx;
+	size_t len[16], n = sample_ulpdus(u, len);
+
+	iwx_mpa_tx_init(&tx, &mode);
+	b.len = 0;
+	put8(&b, flags);
+	put8(&b, feed);
+	put8(&b, pull);
+	for (size_t i = 0; i < n; i++) {
+		ssize_t k = iwx_mpa_fpdu_build(&tx, b.p + b.len, sizeof(b.p) - b.len,
+					       u[i], len[i], NULL, 0);
+
+		if (k < 0) {
+			fprintf(stderr, "make_seeds: fpdu build: %zd\n", k);
+			exit(1);
+		}
+		b.len += k;
+	}
+	write_seed("fuzz_mpa_rx", b.p, b.len);
+}
+
+static void rx_seeds(void)
+{
+	for (uint8_t mode = 0; mode < 4; mode++) {
+		rx_framed_seed(mode, 0x00, 0x00);
+		rx_framed_seed(mode | F_STOP | F_PLACE_PULL, 0x40, 0xc0 | 5);
+		rx_framed_seed(mode | F_CORRUPT, 0xc0 | 7, 0x40 | 2);
+		rx_template_seed(mode);
+		rx_raw_seed(mode, 0x40 | 6, 0x00);
+		rx_raw_seed(mode | F_PLACE_PULL, 0xc0 | 9, 0x40);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	char path[4096];
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s DIR\n", argv[0]);
+		return 2;
+	}
+	outdir = argv[1];
+	mkdir_p(outdir);
+	snprintf(path, sizeof(path), "%s/fuzz_mpa_rr", outdir);
+	mkdir_p(path);
+	snprintf(path, sizeof(path), "%s/fuzz_mpa_rx", outdir);
+	mkdir_p(path);
+	rr_seeds();
+	rx_seeds();
+	return 0;
+}
