@@ -94,6 +94,7 @@ $(BUILD)/bpf/%.bpf.o: tests/bpf/%.bpf.c $(HEADERS) $(wildcard tests/bpf/*.h)
 	$(call msg,CLANG,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -Itests/bpf -c $< -o $@
 
+.SECONDARY: $(BPF_TEST_OBJ)
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
