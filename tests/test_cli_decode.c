@@ -995,40 +995,33 @@ Test(cli_decode, invalid_reply_is_an_mpa_error)
 
 Test(cli_decode, usage_and_exit_statuses)
 {
-	int st;
-	char *out;
+	static const struct {
+		const char *args;
+		int status;
+		const char *says;	/* a substring of the output, or NULL */
+	} cases[] = {
+		{ " --version", 0, "iwx " },
+		{ " --help", 0, "decode" },
+		{ " decode -h", 0, "--json" },
+		{ " 2>&1", 2, NULL },
+		{ " frobnicate 2>&1", 2, "unknown command 'frobnicate'" },
+		{ " decode 2>&1", 2, NULL },
+		{ " decode --frob x.pcap 2>&1", 2, NULL },
+		{ " decode /nonexistent/x.pcap 2>&1", 1,
+		  "iwx decode: /nonexistent/x.pcap: No such file or directory\n" },
+		{ " decode Makefile 2>&1", 1, "iwx decode: Makefile: " },
+	};
 
-	out = run(IWX_BIN " --version", &st);
-	cr_assert_eq(st, 0);
-	cr_assert_eq(strncmp(out, "iwx ", 4), 0);
-	free(out);
-	out = run(IWX_BIN " --help", &st);
-	cr_assert_eq(st, 0);
-	assert_has(out, "decode");
-	free(out);
-	out = run(IWX_BIN " decode -h", &st);
-	cr_assert_eq(st, 0);
-	assert_has(out, "--json");
-	free(out);
-	out = run(IWX_BIN " 2>&1", &st);
-	cr_assert_eq(st, 2);
-	free(out);
-	out = run(IWX_BIN " frobnicate 2>&1", &st);
-	cr_assert_eq(st, 2);
-	assert_has(out, "unknown command 'frobnicate'");
-	free(out);
-	out = run(IWX_BIN " decode 2>&1", &st);
-	cr_assert_eq(st, 2);
-	free(out);
-	out = run(IWX_BIN " decode --frob x.pcap 2>&1", &st);
-	cr_assert_eq(st, 2);
-	free(out);
-	out = run(IWX_BIN " decode /nonexistent/x.pcap 2>&1", &st);
-	cr_assert_eq(st, 1);
-	cr_assert_str_eq(out, "iwx decode: /nonexistent/x.pcap: No such file or directory\n");
-	free(out);
-	out = run(IWX_BIN " decode Makefile 2>&1", &st);
-	cr_assert_eq(st, 1);
-	cr_assert_eq(strncmp(out, "iwx decode: Makefile: ", 22), 0, "%s", out);
-	free(out);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char cmd[256];
+		char *out;
+		int st;
+
+		snprintf(cmd, sizeof(cmd), "%s%s", IWX_BIN, cases[i].args);
+		out = run(cmd, &st);
+		cr_assert_eq(st, cases[i].status, "%s: exit %d, want %d", cmd, st, cases[i].status);
+		if (cases[i].says)
+			assert_has(out, cases[i].says);
+		free(out);
+	}
 }

@@ -19,18 +19,12 @@
 
 #include <iwx/mpa.h>
 
+#include "fuzz_check.h"
+
 #define RR_HDR_LEN	sizeof(struct iwx_mpa_rr)
 #define RR_MAX_LEN	(RR_HDR_LEN + IWX_MPA_MAX_PRIVDATA)
 #define V2_LEN		sizeof(struct iwx_mpa_v2_ird_ord)
 
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-				#cond);                                              \
-			abort();                                                     \
-		}                                                                    \
-	} while (0)
 
 static bool params_eq(const struct iwx_mpa_rr_params *a, const struct iwx_mpa_rr_params *b)
 {

@@ -37,6 +37,8 @@
 
 #include <iwx/ddp.h>
 #include <iwx/mpa.h>
+
+#include "fuzz_check.h"
 #include <iwx/mpa_rx.h>
 #include <iwx/rdmap.h>
 
@@ -53,14 +55,6 @@
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-				#cond);                                              \
-			abort();                                                     \
-		}                                                                    \
-	} while (0)
 
 /* ------------------------------------------------------------ segment log */
 
