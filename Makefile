@@ -43,8 +43,12 @@ HEADERS		:= $(wildcard include/iwx/*.h)
 CLI_SRCS	:= $(wildcard cli/*.c)
 CLI_BIN		:= $(BUILD)/iwx
 
-# the tests exercise the CLI's TCP reassembly directly
-TEST_SRCS	:= $(wildcard tests/test_*.c) $(wildcard tests/support/*.c) cli/tcp_streams.c
+# the daemon's engine, less its main
+ENGINE_SRCS	:= $(filter-out control/iwxd.c,$(wildcard control/*.c))
+
+# the tests exercise the engine and the CLI's TCP reassembly directly
+TEST_SRCS	:= $(wildcard tests/test_*.c) $(wildcard tests/support/*.c) cli/tcp_streams.c \
+		   $(ENGINE_SRCS)
 TEST_BIN	:= $(BUILD)/tests/unit
 FUZZ_SRCS	:= $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS	:= $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
@@ -57,7 +61,7 @@ BPF_TEST_SKEL	:= $(BUILD)/bpf/check_prog.skel.h
 BPF_CFLAGS	:= -target bpf -O2 -g -Wall -Wextra -Werror -Iinclude \
 		   -I/usr/include/$(shell uname -m)-linux-gnu
 
-.PHONY: all lib test check-install fuzz bench install clean
+.PHONY: all lib test test-asan check-install fuzz bench install clean
 all: lib $(CLI_BIN)
 
 lib: $(LIB_A) $(LIB_SO)
@@ -82,10 +86,10 @@ $(CLI_BIN): $(CLI_SRCS) $(wildcard cli/*.h) $(LIB_A) $(HEADERS)
 
 # ---------------------------------------------------------------- tests
 
-$(TEST_BIN): $(TEST_SRCS) $(LIB_A) $(HEADERS) $(wildcard tests/support/*.h cli/*.h) $(BPF_TEST_SKEL)
+$(TEST_BIN): $(TEST_SRCS) $(LIB_A) $(HEADERS) $(wildcard tests/support/*.h cli/*.h control/*.h) $(BPF_TEST_SKEL)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -Itests/support -Itests/bpf -Icli -I$(BUILD)/bpf -o $@ $(TEST_SRCS) \
+	$(Q)$(CC) $(IWX_CFLAGS) -Itests/support -Itests/bpf -Icli -Icontrol -I$(BUILD)/bpf -o $@ $(TEST_SRCS) \
 		$(LIB_A) -lcriterion -lpcap -lbpf -lelf -lz $(LDLIBS_CORE)
 
 # BPF objects and their skeletons: the shared headers must build for the BPF target.
@@ -111,9 +115,30 @@ check-install: all
 			$$(pkg-config --cflags --libs libiwx)'
 	$(Q)LD_LIBRARY_PATH=$(INSTALL_CHECK)/usr/lib $(INSTALL_CHECK)/use_libiwx
 
+# The same suite under AddressSanitizer and UBSan; any report fails it.
+ASAN_BIN	:= $(BUILD)/asan/unit
+ASAN_FLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+		   -fno-sanitize-recover=undefined
+
+$(ASAN_BIN): $(TEST_SRCS) $(LIB_SRCS) $(HEADERS) $(wildcard tests/support/*.h cli/*.h control/*.h) $(BPF_TEST_SKEL)
+	@mkdir -p $(@D)
+	$(call msg,CC-ASAN,$@)
+	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Itests/support -Itests/bpf -Icli -Icontrol \
+		-I$(BUILD)/bpf -o $@ $(TEST_SRCS) $(LIB_SRCS) -lcriterion -lpcap -lbpf -lelf -lz \
+		$(LDLIBS_CORE)
+
+test-asan: $(ASAN_BIN) $(CLI_BIN)
+	$(call msg,TEST,$(ASAN_BIN) under ASan/UBSan)
+	$(Q)$(ASAN_BIN) --jobs 2 > $(BUILD)/asan/unit.log 2>&1; st=$$?; \
+	if [ $$st -ne 0 ] || grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' $(BUILD)/asan/unit.log; then \
+		grep -E -A25 'ERROR: (Address|Leak)Sanitizer|runtime error:|FAIL' $(BUILD)/asan/unit.log | head -80; \
+		tail -1 $(BUILD)/asan/unit.log; exit 1; \
+	fi; tail -1 $(BUILD)/asan/unit.log
+
 # Criterion runs last so that its summary closes the output.
 test: $(TEST_BIN) $(CLI_BIN) check-install
 	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
+	$(Q)$(MAKE) --no-print-directory test-asan
 	$(call msg,TEST,$(TEST_BIN))
 	$(Q)$(TEST_BIN) --jobs 2
 

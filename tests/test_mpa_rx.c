@@ -281,12 +281,11 @@ Test(mpa_rx, bad_crc_is_an_mpa_crc_error_even_in_a_damaged_header)
 	n = one_fpdu(f[0], &m, f[1] + 1000, true);
 	struct seen s;
 
-	for (size_t at = 0; at < n - 4; at++) {
+	/* from 2: the length field is covered by the marker and short-ULPDU tests */
+	for (size_t at = 2; at < n - 4; at++) {
 		struct iwx_mpa_rx *rx = new_rx(true, false, &ops, &s);
 
 		memcpy(f[1], f[0], n);
-		if (at < 2)
-			continue;	/* the length field: covered by the marker/length tests */
 		f[1][at] ^= 0x04;
 		cr_assert_eq(iwx_mpa_rx_feed(rx, f[1], n, NULL), -EPROTO, "flip at %zu", at);
 		assert_fails(rx, IWX_CAUSE_MPA(IWX_MPA_EC_CRC), false);
