@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Protection domains and memory regions. Both live in open-addressing tables (linear
+ * probing, backward-shift deletion) keyed by a non-zero 32-bit id: the PD number, or
+ * the STag's 24-bit index. Entries are allocated one by one so that the pointers
+ * iwx_mem_lookup hands out stay put while the tables grow.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "mem.h"
+
+#define STAG_INDEX_BITS	24
+#define STAG_INDEX_MAX	((1u << STAG_INDEX_BITS) - 1)	/* index 0 is never used */
+#define STAG_INDEX(s)	((s) >> 8)
+#define STAG_KEY(s)	((s) & 0xffu)
+#define ACCESS_ALL	(IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE | IWX_ACCESS_REMOTE_READ)
+#define RANDOM_TRIES	64
+
+struct slot {
+	uint32_t	key;	/* 0: empty */
+	void		*val;
+};
+
+struct table {
+	struct slot	*s;
+	unsigned int	bits;	/* 1 << bits slots; 0 before the first insert */
+	uint32_t	n;
+};
+
+struct pd {
+	uint32_t	id;
+	uint32_t	owner;
+	uint32_t	nmr;	/* regions in it, valid or not */
+};
+
+struct mr {
+	struct iwx_mr	mr;	/* first: lookup hands out &mr */
+	struct pd	*pd;
+};
+
+struct iwx_mem {
+	struct table	pds, mrs;
+	uint32_t	next_pd;
+	uint32_t	rnd[64];	/* getrandom() in batches */
+	unsigned int	rnd_left;
+};
+
+static uint32_t slot_of(const struct table *t, uint32_t key)
+{
+	return (key * 0x9e3779b1u) >> (32 - t->bits);
+}
+
+static void *table_get(const struct table *t, uint32_t key)
+{
+	if (!t->n)
+		return NULL;
+	uint32_t mask = (1u << t->bits) - 1;
+
+	for (uint32_t i = slot_of(t, key);; i = (i + 1) & mask) {
+		if (t->s[i].key == key)
+			return t->s[i].val;
+		if (!t->s[i].key)
+			return NULL;
+	}
+}
+
+static void table_place(struct table *t, uint32_t key, void *val)
+{
+	uint32_t mask = (1u << t->bits) - 1;
+	uint32_t i = slot_of(t, key);
+
+	while (t->s[i].key)
+		i = (i + 1) & mask;
+	t->s[i].key = key;
+	t->s[i].val = val;
+}
+
+/* key must not be in t yet. Keeps the load at most 3/4. */
+static int table_put(struct table *t, uint32_t key, void *val)
+{
+	if (!t->bits || (uint64_t)(t->n + 1) * 4 > (3ull << t->bits)) {
+		struct table g = { .bits = t->bits ? t->bits + 1 : 4, .n = t->n };
+
+		if (g.bits > 31)
+			return -ENOMEM;
+		g.s = calloc(1ull << g.bits, sizeof(*g.s));
+		if (!g.s)
+			return -ENOMEM;
+		for (uint64_t i = 0; t->bits && i < (1ull << t->bits); i++)
+			if (t->s[i].key)
+				table_place(&g, t->s[i].key, t->s[i].val);
+		free(t->s);
+		*t = g;
+	}
+	table_place(t, key, val);
+	t->n++;
+	return 0;
+}
+
+static void table_del(struct table *t, uint32_t key)
+{
+	uint32_t mask = (1u << t->bits) - 1;
+	uint32_t i = slot_of(t, key);
+
+	while (t->s[i].key != key)
+		i = (i + 1) & mask;
+	/* Backward shift: pull later entries of the probe run into the hole. */
+	for (uint32_t j = (i + 1) & mask; t->s[j].key; j = (j + 1) & mask) {
+		uint32_t home = slot_of(t, t->s[j].key);
+
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			t->s[i] = t->s[j];
+			i = j;
+		}
+	}
+	t->s[i].key = 0;
+	t->s[i].val = NULL;
+	t->n--;
+}
+
+static int random_u32(struct iwx_mem *m, uint32_t *out)
+{
+	if (!m->rnd_left) {
+		ssize_t r;
+
+		do
+			r = getrandom(m->rnd, sizeof(m->rnd), 0);
+		while (r < 0 && errno == EINTR);
+		if (r < 0)
+			return -errno;
+		if ((size_t)r != sizeof(m->rnd))
+			return -EAGAIN;
+		m->rnd_left = sizeof(m->rnd) / sizeof(m->rnd[0]);
+	}
+	*out = m->rnd[--m->rnd_left];
+	return 0;
+}
+
+/*
+ * A free STag index, at random. Past RANDOM_TRIES collisions (a nearly full table)
+ * take the next free index after the last random one, so that this always ends.
+ */
+static int64_t new_index(struct iwx_mem *m)
+{
+	uint32_t idx = 0;
+	int err;
+
+	if (m->mrs.n >= STAG_INDEX_MAX)
+		return -ENOSPC;
+	for (int i = 0; i < RANDOM_TRIES; i++) {
+		err = random_u32(m, &idx);
+		if (err)
+			return err;
+		idx &= STAG_INDEX_MAX;
+		if (idx && !table_get(&m->mrs, idx))
+			return idx;
+	}
+	do
+		idx = (idx + 1) & STAG_INDEX_MAX;
+	while (!idx || table_get(&m->mrs, idx));
+	return idx;
+}
+
+static struct mr *mr_of(const struct iwx_mem *m, uint32_t stag)
+{
+	struct mr *e = table_get(&m->mrs, STAG_INDEX(stag));
+
+	return e && e->mr.desc.stag == stag ? e : NULL;
+}
+
+struct iwx_mem *iwx_mem_new(void)
+{
+	struct iwx_mem *m = calloc(1, sizeof(*m));
+
+	if (m)
+		m->next_pd = 1;
+	return m;
+}
+
+void iwx_mem_free(struct iwx_mem *m)
+{
+	if (!m)
+		return;
+	for (uint64_t i = 0; m->mrs.bits && i < (1ull << m->mrs.bits); i++)
+		free(m->mrs.s[i].val);
+	for (uint64_t i = 0; m->pds.bits && i < (1ull << m->pds.bits); i++)
+		free(m->pds.s[i].val);
+	free(m->mrs.s);
+	free(m->pds.s);
+	explicit_bzero(m->rnd, sizeof(m->rnd));
+	free(m);
+}
+
+int64_t iwx_mem_pd_alloc(struct iwx_mem *m, uint32_t owner)
+{
+	struct pd *pd = calloc(1, sizeof(*pd));
+
+	if (!pd)
+		goto fail;
+	/* Numbers are not reused until the counter wraps: a stale number names nothing. */
+	while (!m->next_pd || table_get(&m->pds, m->next_pd))
+		m->next_pd++;
+	pd->id = m->next_pd++;
+	pd->owner = owner;
+	if (table_put(&m->pds, pd->id, pd))
+		goto fail;
+	return pd->id;
+fail:
+	free(pd);
+	return -ENOMEM;
+}
+
+static struct pd *pd_of(const struct iwx_mem *m, uint32_t owner, uint32_t id)
+{
+	struct pd *pd = id ? table_get(&m->pds, id) : NULL;
+
+	return pd && pd->owner == owner ? pd : NULL;
+}
+
+int iwx_mem_pd_free(struct iwx_mem *m, uint32_t owner, uint32_t id)
+{
+	struct pd *pd = pd_of(m, owner, id);
+
+	if (!pd)
+		return -ENOENT;
+	if (pd->nmr)
+		return -EBUSY;
+	table_del(&m->pds, id);
+	free(pd);
+	return 0;
+}
+
+int64_t iwx_mem_reg(struct iwx_mem *m, uint32_t owner, uint32_t pd_id, void *addr, uint64_t len,
+		    uint64_t base_to, uint8_t access)
+{
+	struct pd *pd = pd_of(m, owner, pd_id);
+	struct mr *e;
+	int64_t idx;
+	uint32_t key;
+	int err;
+
+	if (!pd)
+		return -ENOENT;
+	if ((access & ~ACCESS_ALL) || len > UINT64_MAX - base_to ||
+	    (len && (!addr || len - 1 > UINTPTR_MAX - (uintptr_t)addr)))
+		return -EINVAL;
+	idx = new_index(m);
+	if (idx < 0)
+		return idx;
+	err = random_u32(m, &key);
+	if (err)
+		return err;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->mr.desc.stag = (uint32_t)idx << 8 | (key & 0xff);
+	e->mr.desc.pd = pd->id;
+	e->mr.desc.valid = 1;
+	e->mr.desc.access = access;
+	e->mr.desc.base_to = base_to;
+	e->mr.desc.len = len;
+	e->mr.addr = addr;
+	e->mr.owner = owner;
+	e->pd = pd;
+	err = table_put(&m->mrs, idx, e);
+	if (err) {
+		free(e);
+		return err;
+	}
+	pd->nmr++;
+	return e->mr.desc.stag;
+}
+
+int iwx_mem_dereg(struct iwx_mem *m, uint32_t owner, uint32_t stag)
+{
+	struct mr *e = mr_of(m, stag);
+
+	if (!e || e->mr.owner != owner)
+		return -ENOENT;
+	table_del(&m->mrs, STAG_INDEX(stag));
+	e->pd->nmr--;
+	free(e);
+	return 0;
+}
+
+const struct iwx_mr *iwx_mem_lookup(const struct iwx_mem *m, uint32_t stag)
+{
+	struct mr *e = mr_of(m, stag);
+
+	return e ? &e->mr : NULL;
+}
+
+int iwx_mem_invalidate(struct iwx_mem *m, uint32_t stag, uint32_t pd)
+{
+	struct mr *e = mr_of(m, stag);
+
+	if (!e)
+		return -EINVAL;
+	if (e->mr.desc.pd != pd)
+		return -EACCES;
+	e->mr.desc.valid = 0;	/* already invalid: still 0, as siw does */
+	return 0;
+}
+
+int64_t iwx_mem_revalidate(struct iwx_mem *m, uint32_t owner, uint32_t stag)
+{
+	struct mr *e = mr_of(m, stag);
+	uint32_t r;
+	int err;
+
+	if (!e || e->mr.owner != owner)
+		return -ENOENT;
+	if (e->mr.desc.valid)
+		return -EBUSY;
+	err = random_u32(m, &r);
+	if (err)
+		return err;
+	/* Any key but the old one, so that the old STag names nothing. */
+	e->mr.desc.stag = (stag & ~0xffu) | ((STAG_KEY(stag) + 1 + r % 255) & 0xff);
+	e->mr.desc.valid = 1;
+	return e->mr.desc.stag;
+}
+
+int iwx_mem_for_each(const struct iwx_mem *m, int (*fn)(const struct iwx_mr *mr, void *ctx),
+		     void *ctx)
+{
+	for (uint64_t i = 0; m->mrs.bits && i < (1ull << m->mrs.bits); i++) {
+		const struct mr *e = m->mrs.s[i].val;
+		int r;
+
+		if (e && (r = fn(&e->mr, ctx)))
+			return r;
+	}
+	return 0;
+}

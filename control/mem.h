@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Protection domains, memory regions and their STags (RFC 5040 §2.1, §8.1.2): the
+ * daemon's table of what remote peers may touch. An STag is a 24-bit index, drawn
+ * at random so that peers cannot guess live ones, and an 8-bit consumer key.
+ */
+#ifndef IWX_MEM_H
+#define IWX_MEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <iwx/ddp_check.h>
+
+struct iwx_mem;
+
+/* A registered region: what the checks see, and where the daemon reaches the bytes. */
+struct iwx_mr {
+	struct iwx_stag_desc	desc;	/* stag, pd, valid, access, base_to, len */
+	uint8_t			*addr;	/* the byte at desc.base_to, in this process */
+	uint32_t		owner;	/* the client that registered it */
+};
+
+struct iwx_mem *iwx_mem_new(void);
+void iwx_mem_free(struct iwx_mem *m);
+
+/* A new protection domain of owner. Returns its id (> 0) or -ENOMEM. */
+int64_t iwx_mem_pd_alloc(struct iwx_mem *m, uint32_t owner);
+
+/* Free a protection domain: -EBUSY while regions use it, -ENOENT if not owner's. */
+int iwx_mem_pd_free(struct iwx_mem *m, uint32_t owner, uint32_t pd);
+
+/*
+ * Register len bytes at addr in pd with access (IWX_ACCESS_*), tagged offsets starting
+ * at base_to. Returns the new STag (> 0 as int64) or -errno: -ENOENT pd not owner's,
+ * -EINVAL bad arguments, -ENOSPC no STag left.
+ */
+int64_t iwx_mem_reg(struct iwx_mem *m, uint32_t owner, uint32_t pd, void *addr, uint64_t len,
+		    uint64_t base_to, uint8_t access);
+
+/* Deregister: -ENOENT when stag is not owner's. */
+int iwx_mem_dereg(struct iwx_mem *m, uint32_t owner, uint32_t stag);
+
+/*
+ * The region an incoming STag names: matched on the full STag (index and key), valid
+ * or invalidated; NULL when no such STag exists. The caller runs the checks of
+ * iwx/ddp_check.h on ->desc.
+ */
+const struct iwx_mr *iwx_mem_lookup(const struct iwx_mem *m, uint32_t stag);
+
+/*
+ * Invalidate stag (RFC 5040 §5.3, Send with Invalidate; or a local invalidate):
+ * 0, or -EINVAL when no such STag exists, -EACCES when it belongs to another PD than pd.
+ * An invalidated STag stays in the table, failing the checks, until deregistered.
+ */
+int iwx_mem_invalidate(struct iwx_mem *m, uint32_t stag, uint32_t pd);
+
+/* Make an invalidated STag valid again under a new key; returns the new STag or -errno. */
+int64_t iwx_mem_revalidate(struct iwx_mem *m, uint32_t owner, uint32_t stag);
+
+/* Visit every region (for `iwx stags`); stop when fn returns non-zero. */
+int iwx_mem_for_each(const struct iwx_mem *m, int (*fn)(const struct iwx_mr *mr, void *ctx),
+		     void *ctx);
+
+#endif /* IWX_MEM_H */
