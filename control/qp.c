@@ -1,0 +1,878 @@
+// SPDX-License-Identifier: MIT
+/* The software queue pair: RDMAP message processing over one MPA stream (RFC 5040 §5-§7). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <iwx/crc32c.h>
+#include <iwx/ddp.h>
+#include <iwx/mpa.h>
+
+#include "qp.h"
+
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define STAGE_LEN	65536	/* read-ahead for headers; payload is received in place */
+#define DIRECT_MIN	1024	/* receive straight into the target from this many bytes */
+#define TX_BUDGET	64	/* FPDUs built per progress call, so receive is not starved */
+#define RX_BUDGET	256	/* socket reads per progress call */
+#define FPDU_BUF	(IWX_MPA_MAX_ULPDU + 1024)
+
+/* A fixed-size queue of elements of one type. */
+struct ring {
+	uint8_t		*v;
+	uint32_t	size, cap, head, n;
+};
+
+static int ring_init(struct ring *r, uint32_t size, uint32_t cap)
+{
+	r->v = calloc(cap, size);
+	r->size = size;
+	r->cap = cap;
+	r->head = r->n = 0;
+	return r->v ? 0 : -ENOMEM;
+}
+
+static void *ring_at(const struct ring *r, uint32_t i)
+{
+	return r->v + (size_t)((r->head + i) % r->cap) * r->size;
+}
+
+static int ring_push(struct ring *r, const void *e)
+{
+	if (r->n == r->cap)
+		return -ENOMEM;
+	memcpy(r->v + (size_t)((r->head + r->n) % r->cap) * r->size, e, r->size);
+	r->n++;
+	return 0;
+}
+
+static void ring_pop(struct ring *r)
+{
+	r->head = (r->head + 1) % r->cap;
+	r->n--;
+}
+
+static uint32_t sge_total(const struct iwx_sge *sge, uint8_t n)
+{
+	uint64_t t = 0;
+
+	for (uint8_t i = 0; i < n; i++)
+		t += sge[i].len;
+	return t > UINT32_MAX ? UINT32_MAX : t;
+}
+
+/* A piece of local memory resolved to this process's address. */
+struct span {
+	uint8_t		*p;
+	uint32_t	len;
+};
+
+/*
+ * A request handed to the LLP, waiting for its turn to complete: send-queue
+ * completions come in the order requests were posted, so a Send behind a Read
+ * completes after the Read's Response is in.
+ */
+struct inflight {
+	struct iwx_send_wr	wr;
+	bool			done;		/* a Read is done when its Response is placed */
+	uint8_t			status;
+};
+
+/* A peer's Read Request being answered (RFC 5040 §5.2.1: in the order received). */
+struct inbound_read {
+	struct iwx_read_req	rr;
+	uint8_t			*src;
+};
+
+/* The message on its way out. */
+struct tx_msg {
+	bool			active;
+	bool			from_sq;	/* the head of the send queue */
+	bool			is_term;
+	struct iwx_ddp_segmenter seg;
+	struct span		src[IWX_MAX_SGE];
+	uint8_t			nsrc;
+	uint8_t			inline_buf[IWX_TERM_MAX_LEN];
+};
+
+struct iwx_qp {
+	int			fd;
+	enum iwx_qp_state	state;
+	struct iwx_mem		*mem;
+	uint32_t		pd;
+	struct iwx_mpa_agreed	agreed;
+	uint32_t		mulpdu;
+
+	struct ring		sq;		/* struct iwx_send_wr, head = next to send */
+	struct ring		rq;		/* struct iwx_recv_wr, head = next Send's buffer */
+	struct ring		cq;		/* struct iwx_wc */
+	struct ring		inflight;	/* struct inflight, in posting order */
+	uint32_t		reads_out;	/* Reads in inflight awaiting their Response */
+	struct ring		reads_in;	/* struct inbound_read: the peer's, to answer */
+
+	uint32_t		tx_msn[IWX_QN_COUNT];
+	uint32_t		rx_msn[IWX_QN_COUNT];	/* next MSN expected on each queue */
+
+	struct iwx_mpa_tx	tx;
+	struct tx_msg		msg;
+	uint8_t			*fpdu;		/* the FPDU being sent */
+	size_t			fpdu_len, fpdu_sent;
+	uint8_t			*gather;	/* a segment's payload from several sges */
+
+	struct iwx_mpa_rx	*rx;
+	uint8_t			*stage;
+	size_t			stage_len, stage_off;
+
+	bool			term_pending;	/* a Terminate must go out next */
+	bool			term_built;	/* ... and is in qp->fpdu now */
+	struct iwx_term		term;
+	struct iwx_term_cause	cause;
+	bool			cause_local;
+	struct iwx_qp_stats	stats;
+};
+
+static const struct iwx_mpa_rx_ops rx_ops;
+
+static void complete(struct iwx_qp *qp, const struct iwx_wc *wc)
+{
+	/* the completion queue is sized to hold every posted request */
+	if (ring_push(&qp->cq, wc))
+		abort();
+}
+
+static uint8_t wc_opcode(uint8_t wr_opcode)
+{
+	return wr_opcode == IWX_WR_WRITE ? IWX_WC_RDMA_WRITE :
+	       wr_opcode == IWX_WR_READ ? IWX_WC_RDMA_READ : IWX_WC_SEND;
+}
+
+static void complete_send_wr(struct iwx_qp *qp, const struct iwx_send_wr *wr, uint8_t status,
+			     uint32_t byte_len)
+{
+	struct iwx_wc wc = {
+		.wr_id = wr->wr_id, .status = status, .opcode = wc_opcode(wr->opcode),
+		.byte_len = byte_len,
+	};
+
+	if (status != IWX_WC_SUCCESS || (wr->flags & IWX_WR_SIGNALED))
+		complete(qp, &wc);
+}
+
+/* RFC 5040 §5.4 and §7: everything outstanding completes in error, in order. */
+static void flush_all(struct iwx_qp *qp)
+{
+	while (qp->inflight.n) {
+		const struct inflight *f = ring_at(&qp->inflight, 0);
+
+		complete_send_wr(qp, &f->wr, f->done ? f->status : IWX_WC_WR_FLUSH_ERR,
+				 f->done ? sge_total(f->wr.sge, f->wr.num_sge) : 0);
+		ring_pop(&qp->inflight);
+	}
+	qp->reads_out = 0;
+	while (qp->sq.n) {
+		complete_send_wr(qp, ring_at(&qp->sq, 0), IWX_WC_WR_FLUSH_ERR, 0);
+		ring_pop(&qp->sq);
+	}
+	while (qp->rq.n) {
+		const struct iwx_recv_wr *wr = ring_at(&qp->rq, 0);
+		struct iwx_wc wc = { .wr_id = wr->wr_id, .status = IWX_WC_WR_FLUSH_ERR,
+				     .opcode = IWX_WC_RECV };
+
+		complete(qp, &wc);
+		ring_pop(&qp->rq);
+	}
+	qp->reads_in.n = 0;
+	qp->msg.active = false;
+}
+
+/* Stop for good: no Terminate (one came in, or the stream is gone). */
+static void enter_error(struct iwx_qp *qp, struct iwx_term_cause cause, bool local)
+{
+	if (qp->state == IWX_QP_ERROR)
+		return;
+	if (qp->state == IWX_QP_RTS) {
+		qp->cause = cause;
+		qp->cause_local = local;
+	}
+	qp->state = IWX_QP_ERROR;
+	qp->term_pending = false;
+	flush_all(qp);
+	shutdown(qp->fd, SHUT_RDWR);
+}
+
+/*
+ * An error found here: the Terminate goes out after the FPDU now being sent, nothing
+ * after it (RFC 5040 §5.4), and every request is flushed. Only the first error counts.
+ */
+static void fail(struct iwx_qp *qp, struct iwx_term_cause cause, const struct iwx_ddp_seg *seg,
+		 const struct iwx_read_req *rr)
+{
+	if (qp->state != IWX_QP_RTS)
+		return;
+	qp->cause = cause;
+	qp->cause_local = true;
+	qp->state = IWX_QP_CLOSING;
+	iwx_term_init(&qp->term, cause, seg, rr);
+	qp->term_pending = true;
+	flush_all(qp);
+}
+
+/* ------------------------------------------------------------ local memory */
+
+/* Resolve an sge to bytes here, checking region, PD and access (local_write for sinks). */
+static int resolve(const struct iwx_qp *qp, const struct iwx_sge *sge, bool local_write,
+		   struct span *out)
+{
+	const struct iwx_mr *mr = iwx_mem_lookup(qp->mem, sge->lkey);
+	uint8_t need = local_write ? IWX_ACCESS_LOCAL_WRITE : 0;
+
+	if (!mr || !mr->desc.valid || mr->desc.pd != qp->pd || (mr->desc.access & need) != need)
+		return -EACCES;
+	if (sge->addr < mr->desc.base_to || sge->addr - mr->desc.base_to > mr->desc.len ||
+	    sge->len > mr->desc.len - (sge->addr - mr->desc.base_to))
+		return -EACCES;
+	out->p = mr->addr + (sge->addr - mr->desc.base_to);
+	out->len = sge->len;
+	return 0;
+}
+
+/* Copy len bytes from the span list, starting off bytes in, to dst. */
+static void gather(const struct span *s, uint8_t n, uint32_t off, uint8_t *dst, uint32_t len)
+{
+	for (uint8_t i = 0; i < n && len; i++) {
+		if (off >= s[i].len) {
+			off -= s[i].len;
+			continue;
+		}
+		uint32_t k = MIN(len, s[i].len - off);
+
+		memcpy(dst, s[i].p + off, k);
+		dst += k;
+		len -= k;
+		off = 0;
+	}
+}
+
+/* ---------------------------------------------------------------- transmit */
+
+static uint8_t wr_rdmap_opcode(uint8_t op)
+{
+	static const uint8_t map[] = {
+		[IWX_WR_SEND] = IWX_OP_SEND, [IWX_WR_SEND_INV] = IWX_OP_SEND_INV,
+		[IWX_WR_SEND_SE] = IWX_OP_SEND_SE, [IWX_WR_SEND_SE_INV] = IWX_OP_SEND_SE_INV,
+		[IWX_WR_WRITE] = IWX_OP_WRITE, [IWX_WR_READ] = IWX_OP_READ_REQ,
+	};
+	return map[op];
+}
+
+static void start_msg(struct iwx_qp *qp, const struct iwx_ddp_msg *m)
+{
+	/* mulpdu was checked at creation to hold any header */
+	iwx_ddp_segmenter_init(&qp->msg.seg, m, qp->mulpdu);
+	qp->msg.active = true;
+}
+
+static void start_terminate(struct iwx_qp *qp)
+{
+	struct iwx_ddp_msg m = { .opcode = IWX_OP_TERMINATE, .msn = qp->tx_msn[IWX_QN_TERMINATE]++ };
+
+	memset(&qp->msg, 0, sizeof(qp->msg));
+	m.len = iwx_term_encode(qp->msg.inline_buf, &qp->term);
+	qp->msg.src[0] = (struct span){ qp->msg.inline_buf, m.len };
+	qp->msg.nsrc = 1;
+	qp->msg.is_term = true;
+	qp->term_pending = false;
+	start_msg(qp, &m);
+}
+
+/* RFC 5040 §5.2.2: Read Responses go out in the order the Requests came. */
+static void start_read_response(struct iwx_qp *qp)
+{
+	const struct inbound_read *in = ring_at(&qp->reads_in, 0);
+	struct iwx_ddp_msg m = {
+		.opcode = IWX_OP_READ_RESP, .stag = in->rr.sink_stag, .to = in->rr.sink_to,
+		.len = in->rr.size,
+	};
+
+	memset(&qp->msg, 0, sizeof(qp->msg));
+	qp->msg.src[0] = (struct span){ in->src, in->rr.size };
+	qp->msg.nsrc = 1;
+	start_msg(qp, &m);
+	ring_pop(&qp->reads_in);
+}
+
+/* Start the send queue's head, if its turn has come. false: nothing to start now. */
+static bool start_sq_head(struct iwx_qp *qp)
+{
+	const struct iwx_send_wr *wr = ring_at(&qp->sq, 0);
+	struct iwx_ddp_msg m = { .opcode = wr_rdmap_opcode(wr->opcode) };
+	bool is_read = wr->opcode == IWX_WR_READ;
+	struct tx_msg *msg = &qp->msg;
+
+	if ((wr->flags & IWX_WR_FENCE) && qp->reads_out)
+		return false;	/* a fence waits for every earlier Read */
+	if (is_read && qp->reads_out >= qp->agreed.ord)
+		return false;	/* ORD: no more Reads in flight than the peer takes */
+
+	memset(msg, 0, sizeof(*msg));
+	for (uint8_t i = 0; i < wr->num_sge; i++) {
+		if (wr->sge[i].len && resolve(qp, &wr->sge[i], is_read, &msg->src[i])) {
+			/* RFC 5040 §7.1 rule 1: the Terminate goes instead of the request */
+			complete_send_wr(qp, wr, IWX_WC_LOC_PROT_ERR, 0);
+			ring_pop(&qp->sq);
+			fail(qp, iwx_cause(IWX_LAYER_RDMAP, IWX_RDMAP_ETYPE_CATASTROPHIC, 0), NULL, NULL);
+			return false;
+		}
+	}
+	msg->nsrc = wr->num_sge;
+	msg->from_sq = true;
+
+	if (is_read) {
+		struct iwx_read_req rr = {
+			.sink_stag = wr->sge[0].lkey, .sink_to = wr->sge[0].addr,
+			.size = wr->sge[0].len, .src_stag = wr->rkey, .src_to = wr->remote_addr,
+		};
+
+		iwx_read_req_encode(msg->inline_buf, &rr);
+		msg->src[0] = (struct span){ msg->inline_buf, IWX_RDMAP_READ_REQ_LEN };
+		msg->nsrc = 1;
+		m.len = IWX_RDMAP_READ_REQ_LEN;
+		m.msn = qp->tx_msn[IWX_QN_READ_REQ]++;
+	} else if (wr->opcode == IWX_WR_WRITE) {
+		m.stag = wr->rkey;
+		m.to = wr->remote_addr;
+		m.len = sge_total(wr->sge, wr->num_sge);
+	} else {
+		m.inval_stag = wr->inval_stag;
+		m.len = sge_total(wr->sge, wr->num_sge);
+		m.msn = qp->tx_msn[IWX_QN_SEND]++;
+	}
+	start_msg(qp, &m);
+	return true;
+}
+
+/* Complete requests from the head of inflight while they are done. */
+static void retire(struct iwx_qp *qp)
+{
+	while (qp->inflight.n) {
+		const struct inflight *f = ring_at(&qp->inflight, 0);
+
+		if (!f->done)
+			return;
+		complete_send_wr(qp, &f->wr, f->status, sge_total(f->wr.sge, f->wr.num_sge));
+		ring_pop(&qp->inflight);
+	}
+}
+
+/* The oldest Read still waiting for its Response (Responses come in order). */
+static struct inflight *oldest_read(struct iwx_qp *qp)
+{
+	for (uint32_t i = 0; i < qp->inflight.n; i++) {
+		struct inflight *f = ring_at(&qp->inflight, i);
+
+		if (!f->done)
+			return f;
+	}
+	return NULL;
+}
+
+/* The last FPDU of the current message is in the socket. */
+static void finish_msg(struct iwx_qp *qp)
+{
+	struct tx_msg *msg = &qp->msg;
+
+	msg->active = false;
+	if (msg->is_term) {
+		qp->term_built = true;	/* once it is in the socket, nothing follows (§5.4) */
+		return;
+	}
+	if (!msg->from_sq)
+		return;
+	struct inflight f = { .wr = *(const struct iwx_send_wr *)ring_at(&qp->sq, 0) };
+
+	/* RFC 5041 §5.4: a message is complete once the LLP has it; a Read once answered */
+	f.done = f.wr.opcode != IWX_WR_READ;
+	qp->reads_out += !f.done;
+	ring_push(&qp->inflight, &f);	/* sized to hold the send queue and ORD */
+	ring_pop(&qp->sq);
+	retire(qp);
+}
+
+/* Build the next FPDU into qp->fpdu. false: nothing to send now. */
+static bool next_fpdu(struct iwx_qp *qp)
+{
+	struct tx_msg *msg = &qp->msg;
+	uint8_t hdr[IWX_DDP_UNTAGGED_HDR_LEN];
+	uint32_t off, len;
+	const uint8_t *payload;
+	size_t hl;
+	ssize_t n;
+
+	while (!msg->active) {
+		if (qp->term_pending)
+			start_terminate(qp);
+		else if (qp->state != IWX_QP_RTS)
+			return false;
+		else if (qp->reads_in.n)
+			start_read_response(qp);
+		else if ((!qp->sq.n || !start_sq_head(qp)) && !qp->term_pending)
+			return false;
+	}
+	hl = iwx_ddp_segmenter_next(&msg->seg, hdr, &off, &len);
+	if (msg->nsrc == 1) {
+		payload = msg->src[0].p + off;
+	} else {
+		gather(msg->src, msg->nsrc, off, qp->gather, len);
+		payload = qp->gather;
+	}
+	n = iwx_mpa_fpdu_build(&qp->tx, qp->fpdu, FPDU_BUF, hdr, hl, payload, len);
+	if (n < 0)
+		abort();	/* sized by mulpdu: cannot happen */
+	qp->fpdu_len = n;
+	qp->fpdu_sent = 0;
+	qp->stats.tx_fpdus++;
+	if (msg->seg.done)
+		finish_msg(qp);
+	return true;
+}
+
+static void transmit(struct iwx_qp *qp, bool *want_write)
+{
+	*want_write = false;
+	for (int budget = TX_BUDGET; budget > 0;) {
+		if (qp->fpdu_sent == qp->fpdu_len) {
+			if (qp->term_built) {
+				enter_error(qp, qp->cause, true);
+				return;
+			}
+			if (!next_fpdu(qp))
+				return;
+			budget--;
+		}
+		ssize_t n = send(qp->fd, qp->fpdu + qp->fpdu_sent, qp->fpdu_len - qp->fpdu_sent,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR) {
+				*want_write = true;
+				return;
+			}
+			enter_error(qp, IWX_CAUSE_MPA(IWX_MPA_EC_STREAM_LOST), true);
+			return;
+		}
+		/* an FPDU handed to TCP in one piece starts a segment under TCP_NODELAY */
+		if (qp->fpdu_sent == 0 && (size_t)n == qp->fpdu_len)
+			qp->stats.tx_fpdus_aligned++;
+		qp->fpdu_sent += n;
+		qp->stats.tx_bytes += n;
+	}
+	*want_write = true;
+}
+
+/* ----------------------------------------------------------------- receive */
+
+static struct iwx_term_cause cause_of_check(uint32_t r)
+{
+	return iwx_cause(IWX_CHECK_LAYER(r), IWX_CHECK_ETYPE(r), IWX_CHECK_ECODE(r));
+}
+
+/* The receive buffer a Send of MSN msn goes to, if posted. */
+static const struct iwx_recv_wr *recv_wr_for(const struct iwx_qp *qp, uint32_t msn)
+{
+	uint32_t i = msn - qp->rx_msn[IWX_QN_SEND];
+
+	return i < qp->rq.n ? ring_at(&qp->rq, i) : NULL;
+}
+
+/* Where bytes [mo, mo+len) of a receive buffer are, if within one sge. */
+static uint8_t *recv_target(const struct iwx_qp *qp, const struct iwx_recv_wr *wr, uint32_t mo,
+			    uint32_t len)
+{
+	for (uint8_t i = 0; i < wr->num_sge; i++) {
+		if (mo < wr->sge[i].len) {
+			struct span s;
+
+			if (len > wr->sge[i].len - mo || resolve(qp, &wr->sge[i], true, &s))
+				return NULL;
+			return s.p + mo;
+		}
+		mo -= wr->sge[i].len;
+	}
+	return NULL;
+}
+
+static int place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
+		 struct iwx_term_cause *cause)
+{
+	struct iwx_qp *qp = ctx;
+	struct iwx_untagged_queue q;
+	uint32_t r, buf_len;
+
+	if (seg->tagged) {
+		const struct iwx_mr *mr = iwx_mem_lookup(qp->mem, seg->stag);
+		uint8_t need = seg->opcode == IWX_OP_WRITE ? IWX_ACCESS_REMOTE_WRITE :
+							    IWX_ACCESS_LOCAL_WRITE;
+
+		r = iwx_check_tagged(mr ? &mr->desc : NULL, seg->stag, qp->pd, need, seg->to, seg->len);
+		if (r) {
+			*cause = cause_of_check(r);
+			return -EPROTO;
+		}
+		if (seg->len)
+			*dst = mr->addr + (seg->to - mr->desc.base_to);
+		return 0;
+	}
+
+	/* untagged: one buffer per message on each queue (RFC 5041 §7.1) */
+	q.next_msn = qp->rx_msn[seg->qn];
+	switch (seg->qn) {
+	case IWX_QN_SEND: {
+		const struct iwx_recv_wr *wr = recv_wr_for(qp, seg->msn);
+
+		q.posted = qp->rq.n;
+		buf_len = wr ? sge_total(wr->sge, wr->num_sge) : 0;
+		r = iwx_check_untagged(&q, seg->msn, seg->mo, seg->len, buf_len);
+		if (!r && seg->len)
+			*dst = recv_target(qp, wr, seg->mo, seg->len);
+		break;
+	}
+	case IWX_QN_READ_REQ:
+		/* the Read Request queue holds IRD requests (RFC 5040 §5.2.2) */
+		q.posted = qp->agreed.ird > qp->reads_in.n ? qp->agreed.ird - qp->reads_in.n : 0;
+		r = iwx_check_untagged(&q, seg->msn, seg->mo, seg->len, IWX_RDMAP_READ_REQ_LEN);
+		break;
+	default:
+		q.posted = 1;
+		r = iwx_check_untagged(&q, seg->msn, seg->mo, seg->len, IWX_TERM_MAX_LEN);
+		break;
+	}
+	if (r) {
+		*cause = cause_of_check(r);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static void scatter(const struct iwx_qp *qp, const struct iwx_recv_wr *wr, uint32_t mo,
+		    const uint8_t *src, uint32_t len)
+{
+	for (uint8_t i = 0; i < wr->num_sge && len; i++) {
+		struct span s;
+
+		if (mo >= wr->sge[i].len) {
+			mo -= wr->sge[i].len;
+			continue;
+		}
+		if (resolve(qp, &wr->sge[i], true, &s))
+			return;	/* checked in place() */
+		uint32_t k = MIN(len, s.len - mo);
+
+		memcpy(s.p + mo, src, k);
+		src += k;
+		len -= k;
+		mo = 0;
+	}
+}
+
+static void take_send(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
+{
+	const struct iwx_recv_wr *wr = ring_at(&qp->rq, 0);	/* in order: MSN = rx_msn */
+	struct iwx_wc wc = { .wr_id = wr->wr_id, .opcode = IWX_WC_RECV };
+
+	if (seg->len && seg->payload != recv_target(qp, wr, seg->mo, seg->len))
+		scatter(qp, wr, seg->mo, seg->payload, seg->len);
+	if (!seg->last)
+		return;
+	if (iwx_rdmap_opcode_has_inval(seg->opcode)) {
+		/* RFC 5040 §5.3: invalidate an STag of this stream, or terminate */
+		if (iwx_mem_invalidate(qp->mem, seg->inval_stag, qp->pd)) {
+			fail(qp, IWX_CAUSE_RDMAP_PROT(IWX_RDMAP_EC_CANNOT_INVALIDATE), seg, NULL);
+			return;
+		}
+		wc.with_inv = true;
+		wc.invalidated_stag = seg->inval_stag;
+	}
+	wc.solicited = iwx_rdmap_opcode_solicited(seg->opcode);
+	wc.byte_len = seg->mo + seg->len;
+	complete(qp, &wc);
+	ring_pop(&qp->rq);
+	qp->rx_msn[IWX_QN_SEND]++;
+}
+
+static void take_read_request(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
+{
+	struct iwx_term_cause cause;
+	struct inbound_read in = { 0 };
+	const struct iwx_mr *mr;
+	uint32_t r;
+
+	if (iwx_read_req_decode(seg, &in.rr, &cause)) {
+		fail(qp, cause, seg, NULL);
+		return;
+	}
+	mr = iwx_mem_lookup(qp->mem, in.rr.src_stag);
+	r = iwx_check_read_source(mr ? &mr->desc : NULL, in.rr.src_stag, qp->pd, in.rr.src_to,
+				  in.rr.size);
+	if (r) {
+		fail(qp, cause_of_check(r), seg, &in.rr);
+		return;
+	}
+	if (in.rr.size)
+		in.src = mr->addr + (in.rr.src_to - mr->desc.base_to);
+	ring_push(&qp->reads_in, &in);	/* place() kept it within IRD */
+	qp->rx_msn[IWX_QN_READ_REQ]++;
+}
+
+static void take_read_response(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
+{
+	struct inflight *f = oldest_read(qp);
+
+	if (!f) {
+		fail(qp, IWX_CAUSE_RDMAP_OP(IWX_RDMAP_EC_OPCODE), seg, NULL);
+		return;
+	}
+	if (!seg->last)
+		return;
+	f->done = true;
+	qp->reads_out--;
+	retire(qp);
+}
+
+/* What the peer's Terminate means for the Read it names, if any (RFC 5040 §4.8). */
+static uint8_t status_of_remote(struct iwx_term_cause c)
+{
+	if (c.layer == IWX_LAYER_RDMAP)
+		return c.etype == IWX_RDMAP_ETYPE_REMOTE_PROT ? IWX_WC_REM_ACCESS_ERR : IWX_WC_REM_OP_ERR;
+	return IWX_WC_REM_INV_REQ_ERR;
+}
+
+static void take_terminate(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
+{
+	struct iwx_term t;
+	struct iwx_term_cause cause;
+
+	if (iwx_term_decode(seg, &t, &cause)) {
+		enter_error(qp, cause, true);
+		return;
+	}
+	/* A Terminate about one of our Reads completes that Read with the error. */
+	struct inflight *f = t.has_rdma_hdr ? oldest_read(qp) : NULL;
+
+	if (f) {
+		f->done = true;
+		f->status = status_of_remote(t.cause);
+	}
+	enter_error(qp, t.cause, false);
+}
+
+static int on_segment(void *ctx, const struct iwx_ddp_seg *seg)
+{
+	struct iwx_qp *qp = ctx;
+
+	qp->stats.rx_fpdus++;
+	if (qp->state != IWX_QP_RTS)
+		return -ENOTCONN;	/* RFC 5041 §7.1: drop everything after an error */
+	switch (seg->opcode) {
+	case IWX_OP_WRITE:
+		break;
+	case IWX_OP_READ_RESP:
+		take_read_response(qp, seg);
+		break;
+	case IWX_OP_READ_REQ:
+		take_read_request(qp, seg);
+		break;
+	case IWX_OP_TERMINATE:
+		take_terminate(qp, seg);
+		break;
+	default:
+		take_send(qp, seg);
+		break;
+	}
+	return qp->state == IWX_QP_RTS ? 0 : -ENOTCONN;
+}
+
+static const struct iwx_mpa_rx_ops rx_ops = { .place = place, .segment = on_segment };
+
+static void rx_failed(struct iwx_qp *qp)
+{
+	struct iwx_term_cause cause;
+	const struct iwx_ddp_seg *seg;
+
+	if (iwx_mpa_rx_failed(qp->rx, &cause, &seg))
+		fail(qp, cause, seg, NULL);
+}
+
+/* Hand staged bytes to the parser. */
+static void drain_stage(struct iwx_qp *qp)
+{
+	size_t used = 0;
+	int err = iwx_mpa_rx_feed(qp->rx, qp->stage + qp->stage_off,
+				  qp->stage_len - qp->stage_off, &used);
+
+	qp->stage_off += used;
+	if (qp->stage_off == qp->stage_len)
+		qp->stage_off = qp->stage_len = 0;
+	if (err == -EPROTO)
+		rx_failed(qp);
+}
+
+static void receive(struct iwx_qp *qp)
+{
+	for (int budget = RX_BUDGET; budget > 0 && qp->state == IWX_QP_RTS; budget--) {
+		uint8_t *dst;
+		size_t want;
+		ssize_t n;
+
+		if (qp->stage_len) {
+			drain_stage(qp);
+			continue;
+		}
+		want = iwx_mpa_rx_want(qp->rx, &dst);
+		if (want >= DIRECT_MIN) {
+			/* payload: straight from the socket into its target */
+			n = recv(qp->fd, dst, want, MSG_DONTWAIT);
+			if (n > 0) {
+				qp->stats.rx_bytes += n;
+				if (iwx_mpa_rx_advance(qp->rx, n) == -EPROTO)
+					rx_failed(qp);
+				continue;
+			}
+		} else {
+			n = recv(qp->fd, qp->stage, STAGE_LEN, MSG_DONTWAIT);
+			if (n > 0) {
+				qp->stats.rx_bytes += n;
+				qp->stage_len = n;
+				continue;
+			}
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		/* the stream ended or broke without a Terminate */
+		enter_error(qp, IWX_CAUSE_MPA(IWX_MPA_EC_STREAM_LOST), n < 0);
+		return;
+	}
+}
+
+/* -------------------------------------------------------------------- API */
+
+struct iwx_qp *iwx_qp_create(int fd, const struct iwx_mpa_agreed *agreed, uint32_t emss,
+			     struct iwx_mem *mem, uint32_t pd, const struct iwx_qp_attr *attr)
+{
+	uint32_t sq = attr && attr->sq_depth ? attr->sq_depth : 256;
+	uint32_t rq = attr && attr->rq_depth ? attr->rq_depth : 256;
+	struct iwx_qp *qp = calloc(1, sizeof(*qp));
+
+	if (!qp)
+		return NULL;
+	qp->fd = fd;
+	qp->mem = mem;
+	qp->pd = pd;
+	qp->agreed = *agreed;
+	qp->mulpdu = iwx_mpa_mulpdu(emss, agreed->mode.markers_tx);
+	for (int i = 0; i < IWX_QN_COUNT; i++)
+		qp->tx_msn[i] = qp->rx_msn[i] = 1;	/* RFC 5041 §4.3: MSNs start at one */
+	iwx_mpa_tx_init(&qp->tx, &agreed->mode);
+	qp->rx = malloc(sizeof(*qp->rx));
+	qp->fpdu = malloc(FPDU_BUF);
+	qp->gather = malloc(65536);
+	qp->stage = malloc(STAGE_LEN);
+	/* every request may complete, plus one Read per ORD slot */
+	if (qp->mulpdu <= IWX_RDMAP_READ_REQ_LEN + IWX_DDP_UNTAGGED_HDR_LEN || !qp->rx ||
+	    !qp->fpdu || !qp->gather || !qp->stage ||
+	    ring_init(&qp->sq, sizeof(struct iwx_send_wr), sq) ||
+	    ring_init(&qp->rq, sizeof(struct iwx_recv_wr), rq) ||
+	    ring_init(&qp->cq, sizeof(struct iwx_wc), sq + rq + agreed->ord + 1) ||
+	    ring_init(&qp->inflight, sizeof(struct inflight), sq + agreed->ord + 1) ||
+	    ring_init(&qp->reads_in, sizeof(struct inbound_read), agreed->ird + 1)) {
+		qp->fd = -1;
+		iwx_qp_destroy(qp);
+		return NULL;
+	}
+	iwx_mpa_rx_init(qp->rx, &agreed->mode, &rx_ops, qp);
+	return qp;
+}
+
+void iwx_qp_destroy(struct iwx_qp *qp)
+{
+	if (!qp)
+		return;
+	if (qp->fd >= 0)
+		close(qp->fd);
+	free(qp->sq.v);
+	free(qp->rq.v);
+	free(qp->cq.v);
+	free(qp->inflight.v);
+	free(qp->reads_in.v);
+	free(qp->rx);
+	free(qp->fpdu);
+	free(qp->gather);
+	free(qp->stage);
+	free(qp);
+}
+
+int iwx_qp_post_send(struct iwx_qp *qp, const struct iwx_send_wr *wr)
+{
+	if (qp->state != IWX_QP_RTS)
+		return -ENOTCONN;
+	if (wr->opcode > IWX_WR_READ || wr->num_sge > IWX_MAX_SGE ||
+	    (wr->opcode == IWX_WR_READ && wr->num_sge != 1))
+		return -EINVAL;
+	return ring_push(&qp->sq, wr);
+}
+
+int iwx_qp_post_recv(struct iwx_qp *qp, const struct iwx_recv_wr *wr)
+{
+	if (qp->state != IWX_QP_RTS)
+		return -ENOTCONN;
+	if (wr->num_sge > IWX_MAX_SGE)
+		return -EINVAL;
+	return ring_push(&qp->rq, wr);
+}
+
+int iwx_qp_progress(struct iwx_qp *qp, bool *want_write)
+{
+	bool ww = false;
+
+	if (qp->state == IWX_QP_RTS)
+		receive(qp);
+	if (qp->state != IWX_QP_ERROR)
+		transmit(qp, &ww);
+	if (want_write)
+		*want_write = ww;
+	return qp->state == IWX_QP_ERROR ? -ENOTCONN : 0;
+}
+
+int iwx_qp_poll(struct iwx_qp *qp, struct iwx_wc *wc, int n)
+{
+	int i;
+
+	for (i = 0; i < n && qp->cq.n; i++) {
+		wc[i] = *(struct iwx_wc *)ring_at(&qp->cq, 0);
+		ring_pop(&qp->cq);
+	}
+	return i;
+}
+
+enum iwx_qp_state iwx_qp_state(const struct iwx_qp *qp)
+{
+	return qp->state;
+}
+
+bool iwx_qp_error(const struct iwx_qp *qp, struct iwx_term_cause *cause, bool *local)
+{
+	if (qp->state == IWX_QP_RTS)
+		return false;
+	if (cause)
+		*cause = qp->cause;
+	if (local)
+		*local = qp->cause_local;
+	return true;
+}
+
+void iwx_qp_stats(const struct iwx_qp *qp, struct iwx_qp_stats *st)
+{
+	*st = qp->stats;
+	st->placed_segments = qp->rx->stats.placed;
+}

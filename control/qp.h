@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A queue pair in software: RDMAP over DDP over one MPA stream in full operation.
+ * Posts Sends, RDMA Writes and Reads, serves the peer's Reads from registered memory,
+ * places incoming tagged data straight into it (recv into the target: one copy), takes
+ * Sends into posted receives in MSN order, and on any error sends the Terminate RFC
+ * 5040 §7 names, flushes every outstanding request and closes the stream.
+ * Non-blocking and single-threaded: the caller polls the socket and calls progress.
+ */
+#ifndef IWX_QP_H
+#define IWX_QP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <iwx/mpa_rx.h>
+#include <iwx/mpa_setup.h>
+#include <iwx/rdmap.h>
+
+#include "mem.h"
+
+/* A piece of local memory: addr is a tagged offset within the region of lkey. */
+struct iwx_sge {
+	uint64_t	addr;
+	uint32_t	len;
+	uint32_t	lkey;
+};
+
+#define IWX_MAX_SGE	8
+
+enum iwx_wr_opcode {
+	IWX_WR_SEND,
+	IWX_WR_SEND_INV,
+	IWX_WR_SEND_SE,
+	IWX_WR_SEND_SE_INV,
+	IWX_WR_WRITE,
+	IWX_WR_READ,
+};
+
+#define IWX_WR_SIGNALED	0x1	/* complete with a work completion even on success */
+#define IWX_WR_FENCE	0x2	/* wait for every earlier RDMA Read to complete */
+
+struct iwx_send_wr {
+	uint64_t	wr_id;
+	uint8_t		opcode;		/* enum iwx_wr_opcode */
+	uint8_t		flags;
+	uint8_t		num_sge;
+	struct iwx_sge	sge[IWX_MAX_SGE];	/* gather list; a Read's sink (one sge) */
+	uint64_t	remote_addr;	/* Write/Read: the peer's tagged offset */
+	uint32_t	rkey;		/* Write/Read: the peer's STag */
+	uint32_t	inval_stag;	/* Send with Invalidate */
+};
+
+struct iwx_recv_wr {
+	uint64_t	wr_id;
+	uint8_t		num_sge;
+	struct iwx_sge	sge[IWX_MAX_SGE];	/* scatter list */
+};
+
+enum iwx_wc_status {
+	IWX_WC_SUCCESS,
+	IWX_WC_LOC_LEN_ERR,	/* a Send larger than the receive buffer */
+	IWX_WC_LOC_PROT_ERR,	/* a local sge outside its region or without the access */
+	IWX_WC_REM_ACCESS_ERR,	/* the peer refused our STag use (remote protection error) */
+	IWX_WC_REM_OP_ERR,	/* the peer hit an operation error on our message */
+	IWX_WC_REM_INV_REQ_ERR,	/* the peer found our message malformed (DDP/MPA error) */
+	IWX_WC_FATAL_ERR,	/* the stream failed here */
+	IWX_WC_WR_FLUSH_ERR,	/* flushed: the queue pair went to error first */
+};
+
+enum iwx_wc_opcode {
+	IWX_WC_SEND,
+	IWX_WC_RDMA_WRITE,
+	IWX_WC_RDMA_READ,
+	IWX_WC_RECV,
+};
+
+struct iwx_wc {
+	uint64_t	wr_id;
+	uint8_t		status;		/* enum iwx_wc_status */
+	uint8_t		opcode;		/* enum iwx_wc_opcode */
+	bool		solicited;	/* a Send with SE (receive side) */
+	bool		with_inv;	/* the Send invalidated invalidated_stag (receive side) */
+	uint32_t	byte_len;	/* receive: bytes of the Send; read: bytes read */
+	uint32_t	invalidated_stag;
+};
+
+enum iwx_qp_state {
+	IWX_QP_RTS,		/* ready to send and receive */
+	IWX_QP_CLOSING,		/* a Terminate is going out; then CLOSED */
+	IWX_QP_ERROR,		/* stream terminated or lost; requests flushed */
+};
+
+struct iwx_qp_attr {
+	uint32_t	sq_depth, rq_depth, cq_depth;	/* 0: 256 each */
+};
+
+struct iwx_qp;
+
+/*
+ * A queue pair on fd, a connection in full operation with agreed (from conn.c),
+ * emss the connection's effective MSS; memory of protection domain pd in mem.
+ * The QP does not own fd until iwx_qp_destroy, which closes it.
+ */
+struct iwx_qp *iwx_qp_create(int fd, const struct iwx_mpa_agreed *agreed, uint32_t emss,
+			     struct iwx_mem *mem, uint32_t pd, const struct iwx_qp_attr *attr);
+void iwx_qp_destroy(struct iwx_qp *qp);
+
+/* Queue work. -ENOMEM queue full, -EINVAL malformed request, -ENOTCONN not in RTS. */
+int iwx_qp_post_send(struct iwx_qp *qp, const struct iwx_send_wr *wr);
+int iwx_qp_post_recv(struct iwx_qp *qp, const struct iwx_recv_wr *wr);
+
+/*
+ * Move data: receive whatever the socket holds, transmit what it takes. Returns 0,
+ * or -ENOTCONN once the queue pair is in error (iwx_qp_error says why).
+ * *want_write tells whether the caller should also wait for POLLOUT.
+ */
+int iwx_qp_progress(struct iwx_qp *qp, bool *want_write);
+
+/* Take up to n completions. */
+int iwx_qp_poll(struct iwx_qp *qp, struct iwx_wc *wc, int n);
+
+enum iwx_qp_state iwx_qp_state(const struct iwx_qp *qp);
+
+/*
+ * Why the queue pair left RTS: the Terminate cause, and whether this side sent it
+ * (local) or the peer did. false while in RTS. A stream lost without a Terminate
+ * reports IWX_MPA_EC_STREAM_LOST.
+ */
+bool iwx_qp_error(const struct iwx_qp *qp, struct iwx_term_cause *cause, bool *local);
+
+/* Counters for `iwx status`. */
+struct iwx_qp_stats {
+	uint64_t	tx_fpdus, rx_fpdus, tx_bytes, rx_bytes;
+	uint64_t	tx_fpdus_aligned;	/* FPDUs that started a send() and fit in one */
+	uint64_t	placed_segments;	/* payload received straight into its target */
+};
+void iwx_qp_stats(const struct iwx_qp *qp, struct iwx_qp_stats *st);
+
+#endif /* IWX_QP_H */

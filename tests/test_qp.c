@@ -1,0 +1,550 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The software queue pair, two of them joined by a stream socket pair: every RDMAP
+ * operation moves the right bytes, and every remote error class yields its
+ * Terminate and the right completion status on both sides (RFC 5040 §5, §7).
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <iwx/crc32c.h>
+#include <iwx/mpa_rx.h>
+
+#include "mem.h"
+#include "qp.h"
+#include "testutil.h"
+
+#define OWNER	1
+#define BUF_LEN	(4u << 20)
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+
+struct side {
+	struct iwx_mem	*mem;
+	uint32_t	pd;
+	struct iwx_qp	*qp;
+	uint8_t		*buf;		/* registered: local write, remote read and write */
+	uint32_t	stag;
+	int		fd;
+};
+
+static struct side A, B;
+
+static struct iwx_mpa_agreed agreed(uint16_t ird, uint16_t ord)
+{
+	struct iwx_mpa_agreed a = {
+		.mode = { .rev = 2, .crc = true }, .enhanced = true, .ird = ird, .ord = ord,
+	};
+	return a;
+}
+
+static uint32_t reg(struct side *s, void *addr, uint64_t len, uint8_t access)
+{
+	int64_t stag = iwx_mem_reg(s->mem, OWNER, s->pd, addr, len, (uintptr_t)addr, access);
+
+	cr_assert_gt(stag, 0, "iwx_mem_reg: %s", strerror((int)-stag));
+	return stag;
+}
+
+static void side_init(struct side *s, int fd, struct iwx_mpa_agreed ag)
+{
+	s->fd = fd;
+	s->mem = iwx_mem_new();
+	cr_assert_not_null(s->mem);
+	s->pd = iwx_mem_pd_alloc(s->mem, OWNER);
+	s->buf = calloc(1, BUF_LEN);
+	cr_assert_not_null(s->buf);
+	s->stag = reg(s, s->buf, BUF_LEN,
+		      IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_READ | IWX_ACCESS_REMOTE_WRITE);
+	s->qp = iwx_qp_create(fd, &ag, 1448, s->mem, s->pd, NULL);
+	cr_assert_not_null(s->qp);
+}
+
+static void pair(struct iwx_mpa_agreed a, struct iwx_mpa_agreed b)
+{
+	int sv[2];
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+	side_init(&A, sv[0], a);
+	side_init(&B, sv[1], b);
+}
+
+static void setup(void)
+{
+	pair(agreed(4, 4), agreed(4, 4));
+}
+
+static void teardown(void)
+{
+	struct side *sides[] = { &A, &B };
+
+	for (int i = 0; i < 2; i++) {
+		iwx_qp_destroy(sides[i]->qp);
+		iwx_mem_free(sides[i]->mem);
+		free(sides[i]->buf);
+		memset(sides[i], 0, sizeof(*sides[i]));
+	}
+}
+
+TestSuite(qp, .init = setup, .fini = teardown, .timeout = 30);
+
+/* Run both queue pairs until neither has anything left to do (bounded). */
+static void pump(void)
+{
+	for (int round = 0; round < 20000; round++) {
+		bool wa, wb;
+		struct pollfd p[2] = { { .fd = A.fd, .events = POLLIN }, { .fd = B.fd, .events = POLLIN } };
+
+		iwx_qp_progress(A.qp, &wa);
+		iwx_qp_progress(B.qp, &wb);
+		/* a queue pair in error has shut its socket down: nothing more to wait for */
+		if (iwx_qp_state(A.qp) == IWX_QP_ERROR)
+			p[0].fd = -1;
+		if (iwx_qp_state(B.qp) == IWX_QP_ERROR)
+			p[1].fd = -1;
+		if (wa)
+			p[0].events |= POLLOUT;
+		if (wb)
+			p[1].events |= POLLOUT;
+		if (poll(p, 2, 20) == 0)
+			return;
+	}
+	cr_assert_fail("queue pairs still busy after 20000 rounds");
+}
+
+static struct iwx_wc one_wc(struct side *s)
+{
+	struct iwx_wc wc;
+
+	cr_assert_eq(iwx_qp_poll(s->qp, &wc, 1), 1, "a completion");
+	return wc;
+}
+
+static void no_wc(struct side *s)
+{
+	struct iwx_wc wc;
+
+	cr_assert_eq(iwx_qp_poll(s->qp, &wc, 1), 0, "no more completions");
+}
+
+static struct iwx_sge sge(struct side *s, uint64_t off, uint32_t len)
+{
+	struct iwx_sge g = { .addr = (uintptr_t)s->buf + off, .len = len, .lkey = s->stag };
+	return g;
+}
+
+static void post_recv(struct side *s, uint64_t wr_id, uint64_t off, uint32_t len)
+{
+	struct iwx_recv_wr wr = { .wr_id = wr_id, .num_sge = 1, .sge = { sge(s, off, len) } };
+
+	cr_assert_eq(iwx_qp_post_recv(s->qp, &wr), 0);
+}
+
+static void post(struct side *s, uint64_t wr_id, uint8_t op, uint64_t off, uint32_t len,
+		 uint32_t rkey, uint64_t raddr)
+{
+	struct iwx_send_wr wr = {
+		.wr_id = wr_id, .opcode = op, .flags = IWX_WR_SIGNALED, .num_sge = 1,
+		.sge = { sge(s, off, len) }, .rkey = rkey, .remote_addr = raddr,
+	};
+
+	cr_assert_eq(iwx_qp_post_send(s->qp, &wr), 0);
+}
+
+static void assert_wc(struct iwx_wc wc, uint64_t wr_id, uint8_t op, uint8_t status)
+{
+	cr_assert_eq(wc.wr_id, wr_id, "wr_id %lu, want %lu", wc.wr_id, wr_id);
+	cr_assert_eq(wc.opcode, op, "opcode %u, want %u", wc.opcode, op);
+	cr_assert_eq(wc.status, status, "status %u, want %u (wr %lu)", wc.status, status, wr_id);
+}
+
+static void assert_error(struct side *s, struct iwx_term_cause want, bool local)
+{
+	struct iwx_term_cause c;
+	bool l;
+
+	cr_assert(iwx_qp_error(s->qp, &c, &l), "queue pair in error");
+	cr_assert(iwx_cause_eq(c, want), "cause %u/%u/0x%02x, want %u/%u/0x%02x", c.layer,
+		  c.etype, c.ecode, want.layer, want.etype, want.ecode);
+	cr_assert_eq(l, local);
+	cr_assert_eq(iwx_qp_state(s->qp), IWX_QP_ERROR);
+}
+
+Test(qp, send_with_gather_and_scatter)
+{
+	struct iwx_send_wr wr = { .wr_id = 7, .opcode = IWX_WR_SEND_SE, .flags = IWX_WR_SIGNALED,
+				  .num_sge = 3, .sge = { sge(&A, 0, 1000), sge(&A, 5000, 3000),
+							 sge(&A, 9000, 1) } };
+	struct iwx_recv_wr rwr = { .wr_id = 9, .num_sge = 2,
+				   .sge = { sge(&B, 100, 2500), sge(&B, 10000, 5000) } };
+	struct iwx_wc wc;
+
+	fill_pattern(A.buf, 10000, 1);
+	cr_assert_eq(iwx_qp_post_recv(B.qp, &rwr), 0);
+	cr_assert_eq(iwx_qp_post_send(A.qp, &wr), 0);
+	pump();
+	assert_wc(one_wc(&A), 7, IWX_WC_SEND, IWX_WC_SUCCESS);
+	wc = one_wc(&B);
+	assert_wc(wc, 9, IWX_WC_RECV, IWX_WC_SUCCESS);
+	cr_assert_eq(wc.byte_len, 4001);
+	cr_assert(wc.solicited && !wc.with_inv);
+	cr_assert_arr_eq(B.buf + 100, A.buf, 1000);
+	cr_assert_arr_eq(B.buf + 1100, A.buf + 5000, 1500);
+	cr_assert_arr_eq(B.buf + 10000, A.buf + 6500, 1500);
+	cr_assert_eq(B.buf[11500], A.buf[9000]);
+	no_wc(&A);
+	no_wc(&B);
+}
+
+Test(qp, write_then_send_sees_the_data)
+{
+	const uint32_t len = 3u << 20;
+
+	fill_pattern(A.buf, len, 2);
+	post_recv(&B, 1, BUF_LEN - 64, 64);
+	post(&A, 10, IWX_WR_WRITE, 0, len, B.stag, (uintptr_t)B.buf + 17);
+	post(&A, 11, IWX_WR_SEND, len, 8, 0, 0);
+	pump();
+	assert_wc(one_wc(&A), 10, IWX_WC_RDMA_WRITE, IWX_WC_SUCCESS);
+	assert_wc(one_wc(&A), 11, IWX_WC_SEND, IWX_WC_SUCCESS);
+	assert_wc(one_wc(&B), 1, IWX_WC_RECV, IWX_WC_SUCCESS);
+	cr_assert_arr_eq(B.buf + 17, A.buf, len);
+
+	struct iwx_qp_stats st;
+
+	iwx_qp_stats(B.qp, &st);
+	cr_assert_gt(st.placed_segments, len / 1448, "Write payload placed straight into memory");
+	iwx_qp_stats(A.qp, &st);
+	/* MULPDU for EMSS 1448 is 1442: 1428 bytes of Write payload per FPDU, then the Send */
+	cr_assert_eq(st.tx_fpdus, (len + 1427) / 1428 + 1, "FPDUs sized to the EMSS");
+	cr_assert_eq(st.tx_fpdus_aligned, st.tx_fpdus);
+}
+
+Test(qp, reads_complete_in_order_beyond_ord)
+{
+	fill_pattern(B.buf, 1 << 20, 3);
+	for (int i = 0; i < 10; i++)
+		post(&A, 100 + i, IWX_WR_READ, (uint64_t)i << 17, 100000 + i, B.stag,
+		     (uintptr_t)B.buf + ((uint64_t)i << 16));
+	pump();
+	for (int i = 0; i < 10; i++) {
+		struct iwx_wc wc = one_wc(&A);
+
+		assert_wc(wc, 100 + i, IWX_WC_RDMA_READ, IWX_WC_SUCCESS);
+		cr_assert_eq(wc.byte_len, 100000u + i);
+		cr_assert_arr_eq(A.buf + ((uint64_t)i << 17), B.buf + ((uint64_t)i << 16), 100000 + i);
+	}
+	no_wc(&B);
+}
+
+Test(qp, zero_length_operations)
+{
+	post_recv(&B, 1, 0, 0);
+	post(&A, 1, IWX_WR_WRITE, 0, 0, 0xdead00, 0);	/* RFC 5041 §5.2: not checked */
+	post(&A, 2, IWX_WR_READ, 0, 0, 0xbeef00, 0);	/* RFC 5040 §5.2.1: not validated */
+	post(&A, 3, IWX_WR_SEND, 0, 0, 0, 0);
+	pump();
+	/* send-queue completions come in posting order, the Read's included */
+	assert_wc(one_wc(&A), 1, IWX_WC_RDMA_WRITE, IWX_WC_SUCCESS);
+	assert_wc(one_wc(&A), 2, IWX_WC_RDMA_READ, IWX_WC_SUCCESS);
+	assert_wc(one_wc(&A), 3, IWX_WC_SEND, IWX_WC_SUCCESS);
+	assert_wc(one_wc(&B), 1, IWX_WC_RECV, IWX_WC_SUCCESS);
+	cr_assert_eq(iwx_qp_state(A.qp), IWX_QP_RTS);
+}
+
+Test(qp, fence_waits_for_reads)
+{
+	struct iwx_send_wr wr = { .wr_id = 2, .opcode = IWX_WR_SEND, .flags = IWX_WR_SIGNALED | IWX_WR_FENCE,
+				  .num_sge = 1, .sge = { sge(&A, 0, 16) } };
+
+	post_recv(&B, 1, 0, 16);
+	post(&A, 1, IWX_WR_READ, 0, 16, B.stag, (uintptr_t)B.buf + 4096);
+	cr_assert_eq(iwx_qp_post_send(A.qp, &wr), 0);
+	pump();
+	/* the Send left only after the Read's Response came back */
+	assert_wc(one_wc(&A), 1, IWX_WC_RDMA_READ, IWX_WC_SUCCESS);
+	assert_wc(one_wc(&A), 2, IWX_WC_SEND, IWX_WC_SUCCESS);
+}
+
+Test(qp, send_with_invalidate)
+{
+	uint32_t victim = reg(&B, B.buf, 4096, IWX_ACCESS_REMOTE_WRITE);
+	struct iwx_send_wr wr = { .wr_id = 5, .opcode = IWX_WR_SEND_INV, .flags = IWX_WR_SIGNALED,
+				  .num_sge = 1, .sge = { sge(&A, 0, 4) }, .inval_stag = victim };
+	struct iwx_wc wc;
+
+	post_recv(&B, 1, 0, 16);
+	cr_assert_eq(iwx_qp_post_send(A.qp, &wr), 0);
+	pump();
+	wc = one_wc(&B);
+	assert_wc(wc, 1, IWX_WC_RECV, IWX_WC_SUCCESS);
+	cr_assert(wc.with_inv);
+	cr_assert_eq(wc.invalidated_stag, victim);
+	cr_assert_not(iwx_mem_lookup(B.mem, victim)->desc.valid);
+
+	/* a Write through the invalidated STag is now an invalid STag */
+	post(&A, 6, IWX_WR_WRITE, 0, 4, victim, (uintptr_t)B.buf);
+	pump();
+	assert_error(&B, IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG), true);
+	assert_error(&A, IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG), false);
+}
+
+/* One bad RDMA Write: the target terminates with cause, the source learns it. */
+static void bad_write(uint32_t stag, uint64_t raddr, uint32_t len, struct iwx_term_cause want)
+{
+	post_recv(&B, 1, 0, 16);
+	post(&A, 1, IWX_WR_WRITE, 0, len, stag, raddr);
+	post(&A, 2, IWX_WR_SEND, 0, 16, 0, 0);
+	pump();
+	assert_error(&B, want, true);
+	assert_error(&A, want, false);
+	assert_wc(one_wc(&A), 1, IWX_WC_RDMA_WRITE, IWX_WC_SUCCESS);	/* the LLP took it */
+	/* the Send after it never arrives: flushed at B, maybe sent or flushed at A */
+	assert_wc(one_wc(&B), 1, IWX_WC_RECV, IWX_WC_WR_FLUSH_ERR);
+}
+
+Test(qp, write_to_unknown_stag)
+{
+	bad_write(B.stag ^ 0x100, (uintptr_t)B.buf, 100, IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG));
+}
+
+Test(qp, write_with_wrong_key)
+{
+	bad_write(B.stag ^ 0x01, (uintptr_t)B.buf, 100, IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG));
+}
+
+Test(qp, write_out_of_bounds)
+{
+	bad_write(B.stag, (uintptr_t)B.buf + BUF_LEN - 50, 100, IWX_CAUSE_DDP_T(IWX_DDP_T_BASE_BOUNDS));
+}
+
+Test(qp, write_without_remote_write_access)
+{
+	uint32_t ro = reg(&B, B.buf, 4096, IWX_ACCESS_REMOTE_READ);
+
+	bad_write(ro, (uintptr_t)B.buf, 100, IWX_CAUSE_RDMAP_PROT(IWX_RDMAP_EC_ACCESS));
+}
+
+Test(qp, write_to_stag_of_another_pd)
+{
+	int64_t pd2 = iwx_mem_pd_alloc(B.mem, OWNER);
+	int64_t other = iwx_mem_reg(B.mem, OWNER, pd2, B.buf, 4096, (uintptr_t)B.buf,
+				    IWX_ACCESS_REMOTE_WRITE);
+
+	cr_assert_gt(other, 0);
+	bad_write(other, (uintptr_t)B.buf, 100, IWX_CAUSE_DDP_T(IWX_DDP_T_STAG_NOT_ASSOC));
+}
+
+Test(qp, send_with_no_posted_receive)
+{
+	post(&A, 1, IWX_WR_SEND, 0, 10, 0, 0);
+	pump();
+	assert_error(&B, IWX_CAUSE_DDP_U(IWX_DDP_U_MSN_NO_BUF), true);
+	assert_error(&A, IWX_CAUSE_DDP_U(IWX_DDP_U_MSN_NO_BUF), false);
+}
+
+Test(qp, send_longer_than_the_receive_buffer)
+{
+	post_recv(&B, 1, 0, 3000);
+	post(&A, 1, IWX_WR_SEND, 0, 5000, 0, 0);
+	pump();
+	assert_error(&B, IWX_CAUSE_DDP_U(IWX_DDP_U_TOO_LONG), true);
+	assert_wc(one_wc(&B), 1, IWX_WC_RECV, IWX_WC_WR_FLUSH_ERR);
+	assert_error(&A, IWX_CAUSE_DDP_U(IWX_DDP_U_TOO_LONG), false);
+}
+
+Test(qp, read_with_bad_source_completes_in_error)
+{
+	post(&A, 1, IWX_WR_READ, 0, 100, B.stag, (uintptr_t)B.buf + BUF_LEN - 10);
+	post(&A, 2, IWX_WR_SEND, 0, 4, 0, 0);
+	pump();
+	assert_error(&B, IWX_CAUSE_RDMAP_PROT(IWX_RDMAP_EC_BASE_BOUNDS), true);
+	assert_error(&A, IWX_CAUSE_RDMAP_PROT(IWX_RDMAP_EC_BASE_BOUNDS), false);
+	assert_wc(one_wc(&A), 1, IWX_WC_RDMA_READ, IWX_WC_REM_ACCESS_ERR);
+}
+
+Test(qp, read_of_unreadable_region)
+{
+	uint32_t wo = reg(&B, B.buf, 4096, IWX_ACCESS_REMOTE_WRITE);
+
+	post(&A, 1, IWX_WR_READ, 0, 100, wo, (uintptr_t)B.buf);
+	pump();
+	assert_error(&B, IWX_CAUSE_RDMAP_PROT(IWX_RDMAP_EC_ACCESS), true);
+	assert_wc(one_wc(&A), 1, IWX_WC_RDMA_READ, IWX_WC_REM_ACCESS_ERR);
+}
+
+Test(qp, reads_beyond_the_peers_ird)
+{
+	teardown();
+	pair(agreed(4, 8), agreed(2, 4));	/* A may issue 8, B takes 2 */
+	for (int i = 0; i < 8; i++)
+		post(&A, i, IWX_WR_READ, 0, 10, B.stag, (uintptr_t)B.buf);
+	pump();
+	assert_error(&B, IWX_CAUSE_DDP_U(IWX_DDP_U_MSN_NO_BUF), true);
+	assert_error(&A, IWX_CAUSE_DDP_U(IWX_DDP_U_MSN_NO_BUF), false);
+}
+
+Test(qp, send_with_invalidate_of_another_pds_stag)
+{
+	int64_t pd2 = iwx_mem_pd_alloc(B.mem, OWNER);
+	int64_t other = iwx_mem_reg(B.mem, OWNER, pd2, B.buf, 4096, (uintptr_t)B.buf, 0);
+	struct iwx_send_wr wr = { .wr_id = 5, .opcode = IWX_WR_SEND_SE_INV, .num_sge = 1,
+				  .sge = { sge(&A, 0, 4) }, .inval_stag = other };
+
+	post_recv(&B, 1, 0, 16);
+	cr_assert_eq(iwx_qp_post_send(A.qp, &wr), 0);
+	pump();
+	assert_error(&B, IWX_CAUSE_RDMAP_PROT(IWX_RDMAP_EC_CANNOT_INVALIDATE), true);
+	assert_error(&A, IWX_CAUSE_RDMAP_PROT(IWX_RDMAP_EC_CANNOT_INVALIDATE), false);
+	cr_assert(iwx_mem_lookup(B.mem, other)->desc.valid, "not invalidated");
+}
+
+Test(qp, local_protection_error)
+{
+	struct iwx_send_wr wr = { .wr_id = 4, .opcode = IWX_WR_SEND, .num_sge = 1,
+				  .sge = { { .addr = 0x1000, .len = 10, .lkey = 0x42 } } };
+
+	post_recv(&B, 1, 0, 16);
+	cr_assert_eq(iwx_qp_post_send(A.qp, &wr), 0);
+	post(&A, 5, IWX_WR_SEND, 0, 4, 0, 0);
+	pump();
+	assert_wc(one_wc(&A), 4, IWX_WC_SEND, IWX_WC_LOC_PROT_ERR);
+	assert_wc(one_wc(&A), 5, IWX_WC_SEND, IWX_WC_WR_FLUSH_ERR);
+	assert_error(&A, iwx_cause(IWX_LAYER_RDMAP, IWX_RDMAP_ETYPE_CATASTROPHIC, 0), true);
+	assert_error(&B, iwx_cause(IWX_LAYER_RDMAP, IWX_RDMAP_ETYPE_CATASTROPHIC, 0), false);
+}
+
+Test(qp, peer_gone_flushes_everything)
+{
+	post_recv(&B, 1, 0, 16);
+	post(&B, 2, IWX_WR_READ, 0, 16, A.stag, (uintptr_t)A.buf);
+	iwx_qp_destroy(A.qp);	/* closes A's end */
+	A.qp = NULL;
+	for (int i = 0; i < 10 && iwx_qp_state(B.qp) != IWX_QP_ERROR; i++) {
+		iwx_qp_progress(B.qp, NULL);
+		poll(&(struct pollfd){ .fd = B.fd, .events = POLLIN }, 1, 20);
+	}
+	assert_error(&B, IWX_CAUSE_MPA(IWX_MPA_EC_STREAM_LOST), false);
+	assert_wc(one_wc(&B), 2, IWX_WC_RDMA_READ, IWX_WC_WR_FLUSH_ERR);
+	assert_wc(one_wc(&B), 1, IWX_WC_RECV, IWX_WC_WR_FLUSH_ERR);
+	cr_assert_eq(iwx_qp_post_send(B.qp, &(struct iwx_send_wr){ .opcode = IWX_WR_SEND }), -ENOTCONN);
+}
+
+/* ------------------------------------------------ Terminates on the wire */
+
+struct wire_seen {
+	int			n;
+	struct iwx_ddp_seg	seg;
+	uint8_t			payload[IWX_TERM_MAX_LEN];
+};
+
+static int wire_segment(void *ctx, const struct iwx_ddp_seg *seg)
+{
+	struct wire_seen *w = ctx;
+
+	w->seg = *seg;
+	memcpy(w->payload, seg->payload, MIN(seg->len, sizeof(w->payload)));
+	w->seg.payload = w->payload;
+	w->n++;
+	return 0;
+}
+
+/* Send raw bytes (framed by us) to B, run B, decode what B answers on the wire. */
+static void raw_exchange(const uint8_t *ulpdu, size_t len, struct iwx_term *t)
+{
+	static const struct iwx_mpa_rx_ops ops = { .segment = wire_segment };
+	struct iwx_mpa_mode mode = { .rev = 2, .crc = true };
+	struct iwx_mpa_tx tx;
+	static struct iwx_mpa_rx rx;
+	struct wire_seen w = { 0 };
+	struct iwx_term_cause c;
+	uint8_t f[4096], in[4096];
+	ssize_t n;
+
+	iwx_mpa_tx_init(&tx, &mode);
+	n = iwx_mpa_fpdu_build(&tx, f, sizeof(f), ulpdu, len, NULL, 0);
+	cr_assert_eq(write(A.fd, f, n), n);
+	for (int i = 0; i < 50 && iwx_qp_state(B.qp) != IWX_QP_ERROR; i++) {
+		iwx_qp_progress(B.qp, NULL);
+		poll(&(struct pollfd){ .fd = B.fd, .events = POLLIN }, 1, 10);
+	}
+	iwx_mpa_rx_init(&rx, &mode, &ops, &w);
+	n = read(A.fd, in, sizeof(in));
+	cr_assert_gt(n, 0, "B answered");
+	cr_assert_eq(iwx_mpa_rx_feed(&rx, in, n, NULL), 0, "B's Terminate is a valid FPDU");
+	cr_assert_eq(w.n, 1);
+	cr_assert_eq(w.seg.opcode, IWX_OP_TERMINATE);
+	cr_assert_eq(w.seg.qn, IWX_QN_TERMINATE);
+	cr_assert_eq(iwx_term_decode(&w.seg, t, &c), 0);
+	/* and nothing after it: B closed the stream */
+	cr_assert_eq(read(A.fd, in, sizeof(in)), 0);
+}
+
+Test(qp, bad_ddp_version_gets_its_terminate_on_the_wire)
+{
+	uint8_t u[18] = { 0x42, 0x43, [13] = 1 };	/* DDP version 2, Send, MSN 1 */
+	struct iwx_term t;
+
+	post_recv(&B, 1, 0, 16);
+	raw_exchange(u, sizeof(u), &t);
+	cr_assert(iwx_cause_eq(t.cause, IWX_CAUSE_DDP_U(IWX_DDP_U_VERSION)));
+	cr_assert(t.has_seg_len && t.has_ddp_hdr && !t.has_rdma_hdr);
+	cr_assert_eq(t.seg_len, 18);
+	cr_assert_arr_eq(t.ddp_hdr, u, 18);
+}
+
+Test(qp, bad_opcode_gets_its_terminate_on_the_wire)
+{
+	uint8_t u[18] = { 0x41, 0x4d, [13] = 1 };	/* reserved opcode 13 */
+	struct iwx_term t;
+
+	raw_exchange(u, sizeof(u), &t);
+	cr_assert(iwx_cause_eq(t.cause, IWX_CAUSE_RDMAP_OP(IWX_RDMAP_EC_OPCODE)));
+}
+
+Test(qp, read_request_error_returns_the_rdma_header)
+{
+	uint8_t u[18 + 28] = { 0x41, 0x41, [9] = 1, [13] = 1 };
+	struct iwx_read_req rr = { .sink_stag = 0x1234, .sink_to = 8, .size = 64,
+				   .src_stag = 0x999900, .src_to = 0 };
+	uint8_t want[28];
+	struct iwx_term t;
+
+	iwx_read_req_encode(u + 18, &rr);
+	iwx_read_req_encode(want, &rr);
+	raw_exchange(u, sizeof(u), &t);
+	cr_assert(iwx_cause_eq(t.cause, IWX_CAUSE_RDMAP_PROT(IWX_RDMAP_EC_INVALID_STAG)));
+	cr_assert(t.has_ddp_hdr && t.has_rdma_hdr);
+	cr_assert_arr_eq(t.rdma_hdr, want, 28);
+}
+
+Test(qp, bad_crc_gets_an_mpa_terminate)
+{
+	uint8_t f[64];
+	struct iwx_mpa_mode mode = { .rev = 2, .crc = true };
+	struct iwx_mpa_tx tx;
+	uint8_t u[18] = { 0x41, 0x43, [13] = 1 };
+	ssize_t n;
+
+	post_recv(&B, 1, 0, 16);
+	iwx_mpa_tx_init(&tx, &mode);
+	n = iwx_mpa_fpdu_build(&tx, f, sizeof(f), u, 18, NULL, 0);
+	f[n - 1] ^= 1;
+	cr_assert_eq(write(A.fd, f, n), n);
+	for (int i = 0; i < 50 && iwx_qp_state(B.qp) != IWX_QP_ERROR; i++) {
+		iwx_qp_progress(B.qp, NULL);
+		poll(&(struct pollfd){ .fd = B.fd, .events = POLLIN }, 1, 10);
+	}
+	assert_error(&B, IWX_CAUSE_MPA(IWX_MPA_EC_CRC), true);
+	n = read(A.fd, f, sizeof(f));
+	/* length 0x16 (22): untagged header and a 4-byte Terminate with no copied headers */
+	cr_assert_eq(n, 2 + 18 + 4 + 0 + 4);
+	cr_assert_eq(f[20], 0x20);	/* layer LLP, MPA */
+	cr_assert_eq(f[21], IWX_MPA_EC_CRC);
+	cr_assert_eq(f[22], 0);		/* no M, D, R (RFC 5040 Figure 10) */
+}
