@@ -61,7 +61,7 @@ BPF_TEST_SKEL	:= $(BUILD)/bpf/check_prog.skel.h
 BPF_CFLAGS	:= -target bpf -O2 -g -Wall -Wextra -Werror -Iinclude \
 		   -I/usr/include/$(shell uname -m)-linux-gnu
 
-.PHONY: all lib test test-asan check-install fuzz bench install clean
+.PHONY: all lib test test-asan check-install interop fuzz bench install clean
 all: lib $(CLI_BIN)
 
 lib: $(LIB_A) $(LIB_SO)
@@ -139,8 +139,22 @@ test-asan: $(ASAN_BIN) $(CLI_BIN)
 test: $(TEST_BIN) $(CLI_BIN) check-install
 	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
 	$(Q)$(MAKE) --no-print-directory test-asan
+	$(Q)$(MAKE) --no-print-directory interop
 	$(call msg,TEST,$(TEST_BIN))
 	$(Q)$(TEST_BIN) --jobs 2
+
+# ------------------------------------------------------------- interop
+
+RPING_BIN	:= $(BUILD)/interop/iwx_rping
+
+$(RPING_BIN): tests/interop/iwx_rping.c $(ENGINE_SRCS) $(wildcard control/*.h) $(LIB_A)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol -o $@ $< $(ENGINE_SRCS) $(LIB_A) $(LDLIBS_CORE)
+
+# Against Linux's siw in a qemu guest (../shared/interop): rping both ways.
+interop: $(RPING_BIN) $(CLI_BIN)
+	$(Q)tests/interop/run.sh $(abspath $(BUILD))
 
 # ----------------------------------------------------------------- fuzz
 
