@@ -150,7 +150,7 @@ RPING_BIN	:= $(BUILD)/interop/iwx_rping
 $(RPING_BIN): tests/interop/iwx_rping.c $(ENGINE_SRCS) $(wildcard control/*.h) $(LIB_A)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol -o $@ $< $(ENGINE_SRCS) $(LIB_A) $(LDLIBS_CORE)
+	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol -o $@ $< $(ENGINE_SRCS) $(LIB_A) -lbpf -lelf -lz $(LDLIBS_CORE)
 
 # Against Linux's siw in a qemu guest (../shared/interop): rping both ways.
 interop: $(RPING_BIN) $(CLI_BIN)
