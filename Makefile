@@ -42,6 +42,7 @@ HEADERS		:= $(wildcard include/iwx/*.h)
 
 CLI_SRCS	:= $(wildcard cli/*.c)
 CLI_BIN		:= $(BUILD)/iwx
+RPING_BIN	:= $(BUILD)/iwx_rping
 
 # the daemon's engine, less its main
 ENGINE_SRCS	:= $(filter-out control/iwxd.c,$(wildcard control/*.c))
@@ -62,7 +63,7 @@ BPF_CFLAGS	:= -target bpf -O2 -g -Wall -Wextra -Werror -Iinclude \
 		   -I/usr/include/$(shell uname -m)-linux-gnu
 
 .PHONY: all lib test test-asan check-install interop fuzz bench install clean
-all: lib $(CLI_BIN)
+all: lib $(CLI_BIN) $(RPING_BIN)
 
 lib: $(LIB_A) $(LIB_SO)
 
@@ -145,9 +146,7 @@ test: $(TEST_BIN) $(CLI_BIN) check-install
 
 # ------------------------------------------------------------- interop
 
-RPING_BIN	:= $(BUILD)/interop/iwx_rping
-
-$(RPING_BIN): tests/interop/iwx_rping.c $(ENGINE_SRCS) $(wildcard control/*.h) $(LIB_A)
+$(RPING_BIN): examples/iwx_rping.c $(ENGINE_SRCS) $(wildcard control/*.h) $(LIB_A)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol -o $@ $< $(ENGINE_SRCS) $(LIB_A) -lbpf -lelf -lz $(LDLIBS_CORE)
@@ -200,7 +199,7 @@ install: all
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/iwx \
 		$(DESTDIR)$(PKGCONFIGDIR)
-	$(Q)install -m 755 $(CLI_BIN) $(DESTDIR)$(BINDIR)/
+	$(Q)install -m 755 $(CLI_BIN) $(RPING_BIN) $(DESTDIR)$(BINDIR)/
 	$(Q)install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	$(Q)install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
 	$(Q)ln -sf libiwx.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libiwx.so

@@ -1,40 +1,73 @@
 #!/usr/bin/env bash
 # The iwx demonstration, from a fresh clone (as root on Debian 12): install what is
-# missing, build, then show iWARP on the wire. The library builds a realistic exchange
-# (MPA set-up with RFC 6581 IRD/ORD, Sends, a segmented RDMA Write, a Read Request and
-# its Response, a Terminate) into a pcap; our decoder and tshark's dissectors read it.
+# missing, build, then RDMA over a veth pair between two network namespaces with
+# iwx's software engine: MPA set-up with CRC, a Send, an RDMA Read and an RDMA Write
+# of several megabytes each way, every byte verified; then the same traffic as the
+# wire saw it, through our decoder and through tshark's dissectors.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/install-deps.sh
-make -s all build/tests/unit
-
+size=$((8 << 20))
+iterations=3
+ns_a=iwx-demo-a ns_b=iwx-demo-b
 out=$(mktemp -d /tmp/iwx-demo-XXXXXX)
-trap 'rm -rf "$out"' EXIT
+pids=()
+
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	ip netns del "$ns_a" 2>/dev/null || true
+	ip netns del "$ns_b" 2>/dev/null || true
+	rm -rf "$out"
+}
+trap cleanup EXIT
+
+bash scripts/install-deps.sh
+make -s all
 
 echo
-echo "== Building the exchange and checking it against tshark (tests/test_tshark.c)"
-IWX_TSHARK_KEEP="$out" build/tests/unit --filter 'tshark/rev2_enhanced_crc' --verbose=0 2>&1 |
-	tail -n 1
-pcap="$out/rev2_enhanced_crc.pcap"
+echo "== Two namespaces on a veth pair: $ns_a 192.0.2.1 <-> $ns_b 192.0.2.2"
+ip netns del "$ns_a" 2>/dev/null || true
+ip netns del "$ns_b" 2>/dev/null || true
+ip netns add "$ns_a"
+ip netns add "$ns_b"
+ip link add iwxdemo-a netns "$ns_a" type veth peer name iwxdemo-b netns "$ns_b"
+ip -n "$ns_a" addr add 192.0.2.1/24 dev iwxdemo-a
+ip -n "$ns_b" addr add 192.0.2.2/24 dev iwxdemo-b
+for ns in "$ns_a" "$ns_b"; do
+	ip -n "$ns" link set lo up
+	ip -n "$ns" link set "iwxdemo-${ns##*-}" up
+done
+
+# capture the whole exchange on the client's side of the veth
+ip netns exec "$ns_a" dumpcap -q -i iwxdemo-a -f "tcp port 7174" -w "$out/demo.pcap" 2>/dev/null &
+pids+=($!)
+for _ in $(seq 50); do [ -s "$out/demo.pcap" ] && break; sleep 0.1; done
+
+echo "== iwx_rping server in $ns_b, client in $ns_a: $iterations x $((size >> 20)) MiB"
+ip netns exec "$ns_b" timeout 60 build/iwx_rping -s -a 192.0.2.2 -S "$size" -C "$iterations" \
+	>"$out/server.log" 2>&1 &
+server=$!
+pids+=($server)
+sleep 0.3
+ip netns exec "$ns_a" timeout 60 build/iwx_rping -c -a 192.0.2.2 -S "$size" -C "$iterations" \
+	--settle-ms 0 | sed 's/^/client: /'
+wait "$server" && sed 's/^/server: /' "$out/server.log" ||
+	{ sed 's/^/server: /' "$out/server.log"; exit 1; }
+sleep 0.5
+kill "${pids[0]}" && wait "${pids[0]}" 2>/dev/null || true
 
 echo
-echo "== iwx decode: our receive parser on that capture"
-build/iwx decode "$pcap"
+echo "== The wire, through iwx decode (our receive parser)"
+build/iwx decode "$out/demo.pcap" | sed -n '1,3p;4,12p'
+echo "   ..."
+build/iwx decode -q "$out/demo.pcap" | tail -2
 
 echo
-echo "== tshark: the same frames through its iwarp_mpa and iwarp_ddp_rdmap dissectors"
-tshark -r "$pcap" -o tcp.desegment_tcp_streams:TRUE \
-	--disable-heuristic rpcrdma_iwarp --disable-heuristic smb_direct_iwarp \
-	-Y 'iwarp_mpa' -T fields -E header=y -E separator=/t \
-	-e frame.number -e iwarp_mpa.rev -e iwarp_mpa.ulpdulength -e iwarp_mpa.crc_check \
-	-e iwarp_rdma.opcode -e iwarp_ddp.last_flag -e iwarp_ddp.stag -e iwarp_ddp.tagged_offset \
-	-e iwarp_ddp.qn -e iwarp_ddp.msn -e iwarp_ddp.mo 2>/dev/null |
-	sed 's/iwarp_[a-z]*\.//g' |
-	awk -F'\t' -v OFS='\t' '{ for (i = 1; i <= NF; i++) if ($i == "") $i = "-"; print }' |
-	column -t
-echo
-tshark -r "$pcap" -o tcp.desegment_tcp_streams:TRUE \
-	--disable-heuristic rpcrdma_iwarp --disable-heuristic smb_direct_iwarp \
-	-V 2>/dev/null | grep -o 'Good CRC32\|Bad CRC32' | sort | uniq -c |
-	sed 's/^/tshark CRC verdicts: /'
+echo "== The wire, through tshark's iwarp_mpa and iwarp_ddp_rdmap dissectors"
+tshark -r "$out/demo.pcap" -Y iwarp_rdma.opcode -T fields -e iwarp_rdma.opcode 2>/dev/null | tr , "\n" |
+	sort | uniq -c | awk '{
+		split("RDMA-Write Read-Request Read-Response Send", name, " ")
+		op = $2; sub(/^0x0*/, "", op)		# opcodes 0-3: plain digits
+		printf "   %7d %s\n", $1, name[op + 1] }'
+tshark -r "$out/demo.pcap" -V 2>/dev/null | grep -o 'Good CRC32\|Bad CRC32' | sort | uniq -c |
+	sed 's/^/   CRC verdicts: /'

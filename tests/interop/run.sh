@@ -9,7 +9,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$top/build}
 harness=$top/../shared/interop
-rping=$build/interop/iwx_rping
+rping=$build/iwx_rping
 iwx=$build/iwx
 count=3
 passed=0 failed=0

@@ -163,7 +163,11 @@ static int client_iteration(struct rping *r, int i, bool last)
 		fprintf(stderr, "iwx_rping: iteration %d: data differs\n", i);
 		return -EIO;
 	}
-	printf("ping data: %s\n", r->rdma_buf);
+	if (r->size <= 256)
+		printf("ping data: %s\n", r->rdma_buf);
+	else
+		printf("iteration %d: Send {buf, rkey, size}; the server RDMA-Read %u bytes, "
+		       "RDMA-Wrote them back; all %u bytes verified\n", i, r->size, r->size);
 	return 0;
 }
 
@@ -171,10 +175,20 @@ static int server_iteration(struct rping *r)
 {
 	int err;
 
-	if ((err = wait_op(r, IWX_WC_RECV)) || (err = post_recv(r)) ||
-	    (err = post_rdma(r, IWX_WR_READ)) || (err = wait_op(r, IWX_WC_RDMA_READ)))
+	if ((err = wait_op(r, IWX_WC_RECV)) || (err = post_recv(r)))
 		return err;
-	printf("server ping data: %s\n", r->rdma_buf);
+	if (be32toh(r->recv_msg.size) > r->size) {
+		fprintf(stderr, "iwx_rping: the client offers %u bytes, more than -S %u\n",
+			be32toh(r->recv_msg.size), r->size);
+		return -EMSGSIZE;
+	}
+	if ((err = post_rdma(r, IWX_WR_READ)) || (err = wait_op(r, IWX_WC_RDMA_READ)))
+		return err;
+	if (r->size <= 256)
+		printf("server ping data: %s\n", r->rdma_buf);
+	else
+		printf("RDMA Read %u bytes from the client's STag 0x%08x, then RDMA Write them back\n",
+		       r->size, be32toh(r->recv_msg.rkey));
 	if ((err = post_send_info(r, NULL, 0)) || (err = wait_op(r, IWX_WC_SEND)) ||
 	    (err = wait_op(r, IWX_WC_RECV)) || (err = post_recv(r)) ||
 	    (err = post_rdma(r, IWX_WR_WRITE)) || (err = post_send_info(r, NULL, 0)) ||
