@@ -18,6 +18,7 @@
 #define TX_BUDGET	64	/* FPDUs built per progress call, so receive is not starved */
 #define RX_BUDGET	256	/* socket reads per progress call */
 #define FPDU_BUF	(IWX_MPA_MAX_ULPDU + 1024)
+#define WR_INTERNAL	0x80	/* the RTR message: never completes to the application */
 
 /* A fixed-size queue of elements of one type. */
 struct ring {
@@ -125,6 +126,7 @@ struct iwx_qp {
 	uint8_t			*stage;
 	size_t			stage_len, stage_off;
 
+	bool			hold_tx;	/* nothing goes out before the peer's first FPDU */
 	bool			term_pending;	/* a Terminate must go out next */
 	bool			term_built;	/* ... and is in qp->fpdu now */
 	struct iwx_term		term;
@@ -156,6 +158,8 @@ static void complete_send_wr(struct iwx_qp *qp, const struct iwx_send_wr *wr, ui
 		.byte_len = byte_len,
 	};
 
+	if (wr->flags & WR_INTERNAL)
+		return;
 	if (status != IWX_WC_SUCCESS || (wr->flags & IWX_WR_SIGNALED))
 		complete(qp, &wc);
 }
@@ -441,6 +445,8 @@ static bool next_fpdu(struct iwx_qp *qp)
 static void transmit(struct iwx_qp *qp, bool *want_write)
 {
 	*want_write = false;
+	if (qp->hold_tx)
+		return;
 	for (int budget = TX_BUDGET; budget > 0;) {
 		if (qp->fpdu_sent == qp->fpdu_len) {
 			if (qp->term_built) {
@@ -672,6 +678,7 @@ static int on_segment(void *ctx, const struct iwx_ddp_seg *seg)
 	struct iwx_qp *qp = ctx;
 
 	qp->stats.rx_fpdus++;
+	qp->hold_tx = false;
 	if (qp->state != IWX_QP_RTS)
 		return -ENOTCONN;	/* RFC 5041 §7.1: drop everything after an error */
 	switch (seg->opcode) {
@@ -757,6 +764,27 @@ static void receive(struct iwx_qp *qp)
 
 /* -------------------------------------------------------------------- API */
 
+/*
+ * Who may speak first. RFC 5044 §7.1.2: a revision-1 Responder sends nothing before
+ * the Initiator's first FPDU. RFC 6581 §6: in peer-to-peer mode that first FPDU is
+ * the agreed ready-to-receive message, a zero-length Write or Read (a zero-length
+ * Send would take one of the Responder's receive buffers; iwx does not offer it).
+ */
+static void start_stream(struct iwx_qp *qp)
+{
+	const struct iwx_mpa_agreed *a = &qp->agreed;
+	struct iwx_send_wr rtr = { .flags = WR_INTERNAL, .num_sge = 1 };
+
+	if (!a->initiator) {
+		qp->hold_tx = a->mode.rev == IWX_MPA_REV1 || a->rtr;
+		return;
+	}
+	if (a->rtr & (IWX_RTR_WRITE | IWX_RTR_READ)) {
+		rtr.opcode = a->rtr & IWX_RTR_WRITE ? IWX_WR_WRITE : IWX_WR_READ;
+		ring_push(&qp->sq, &rtr);
+	}
+}
+
 struct iwx_qp *iwx_qp_create(int fd, const struct iwx_mpa_agreed *agreed, uint32_t emss,
 			     struct iwx_mem *mem, uint32_t pd, const struct iwx_qp_attr *attr)
 {
@@ -791,6 +819,7 @@ struct iwx_qp *iwx_qp_create(int fd, const struct iwx_mpa_agreed *agreed, uint32
 		return NULL;
 	}
 	iwx_mpa_rx_init(qp->rx, &agreed->mode, &rx_ops, qp);
+	start_stream(qp);
 	return qp;
 }
 
@@ -816,7 +845,7 @@ int iwx_qp_post_send(struct iwx_qp *qp, const struct iwx_send_wr *wr)
 {
 	if (qp->state != IWX_QP_RTS)
 		return -ENOTCONN;
-	if (wr->opcode > IWX_WR_READ || wr->num_sge > IWX_MAX_SGE ||
+	if (wr->opcode > IWX_WR_READ || wr->num_sge > IWX_MAX_SGE || (wr->flags & WR_INTERNAL) ||
 	    (wr->opcode == IWX_WR_READ && wr->num_sge != 1))
 		return -EINVAL;
 	return ring_push(&qp->sq, wr);

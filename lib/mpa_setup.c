@@ -98,6 +98,7 @@ int iwx_mpa_setup_accept(const struct iwx_mpa_local *l, const struct iwx_mpa_rr_
 		return -EPROTO;
 	}
 	out->mode = iwx_mpa_mode_of(req, rep);
+	out->initiator = true;
 	out->enhanced = rep->enhanced;
 	out->ird = l->ird;
 	out->ord = rep->enhanced ? MIN(l->ord, rep->ird) : l->ord;

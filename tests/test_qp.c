@@ -548,3 +548,61 @@ Test(qp, bad_crc_gets_an_mpa_terminate)
 	cr_assert_eq(f[21], IWX_MPA_EC_CRC);
 	cr_assert_eq(f[22], 0);		/* no M, D, R (RFC 5040 Figure 10) */
 }
+
+/* ------------------------------------------------------ who speaks first */
+
+static struct iwx_mpa_agreed with(uint8_t rev, uint8_t rtr, bool initiator)
+{
+	struct iwx_mpa_agreed a = agreed(4, 4);
+
+	a.mode.rev = rev;
+	a.enhanced = rev == 2;
+	a.rtr = rtr;
+	a.initiator = initiator;
+	return a;
+}
+
+static void responder_speaks_after_initiator(uint8_t rev, uint8_t rtr, uint64_t initiator_fpdus)
+{
+	struct iwx_qp_stats st;
+
+	teardown();
+	pair(with(rev, rtr, true), with(rev, rtr, false));
+	post_recv(&A, 1, 0, 16);
+	post(&B, 2, IWX_WR_SEND, 0, 16, 0, 0);
+	pump();
+	iwx_qp_stats(A.qp, &st);
+	cr_assert_eq(st.tx_fpdus, initiator_fpdus, "the Initiator's RTR, or nothing");
+	if (!rtr) {
+		/* revision 1: the Responder waits for the Initiator's first FPDU */
+		iwx_qp_stats(B.qp, &st);
+		cr_assert_eq(st.tx_fpdus, 0);
+		no_wc(&A);
+		post_recv(&B, 3, 0, 16);
+		post(&A, 4, IWX_WR_SEND, 0, 16, 0, 0);
+		pump();
+		assert_wc(one_wc(&A), 4, IWX_WC_SEND, IWX_WC_SUCCESS);
+		assert_wc(one_wc(&B), 3, IWX_WC_RECV, IWX_WC_SUCCESS);
+	}
+	assert_wc(one_wc(&B), 2, IWX_WC_SEND, IWX_WC_SUCCESS);
+	assert_wc(one_wc(&A), 1, IWX_WC_RECV, IWX_WC_SUCCESS);
+	no_wc(&A);	/* the RTR completes to nobody */
+	no_wc(&B);
+	cr_assert_eq(iwx_qp_state(A.qp), IWX_QP_RTS);
+	cr_assert_eq(iwx_qp_state(B.qp), IWX_QP_RTS);
+}
+
+Test(qp, revision_1_responder_waits_for_the_initiators_first_fpdu)
+{
+	responder_speaks_after_initiator(1, 0, 0);
+}
+
+Test(qp, peer_to_peer_rtr_zero_length_write)
+{
+	responder_speaks_after_initiator(2, IWX_RTR_WRITE, 1);
+}
+
+Test(qp, peer_to_peer_rtr_zero_length_read)
+{
+	responder_speaks_after_initiator(2, IWX_RTR_READ, 1);
+}

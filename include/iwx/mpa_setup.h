@@ -31,6 +31,7 @@ struct iwx_mpa_local {
 /* What both sides agreed, seen from this side. */
 struct iwx_mpa_agreed {
 	struct iwx_mpa_mode mode;
+	bool		initiator;	/* this side sent the Request */
 	bool		enhanced;	/* RFC 6581 IRD/ORD were exchanged */
 	uint16_t	ird, ord;	/* this side's, after negotiation */
 	uint8_t		rtr;		/* the one RTR type in use (peer-to-peer), or 0 */
