@@ -193,6 +193,12 @@ $(BENCH_BIN): tests/bench/bench_proto.c $(LIB_A) $(HEADERS)
 bench: $(BENCH_BIN)
 	$(Q)$(BENCH_BIN)
 
+# The engine against plain TCP between two namespaces: scripts/bench-engine.sh runs it.
+$(BUILD)/bench/bench_engine: tests/bench/bench_engine.c $(ENGINE_SRCS) $(wildcard control/*.h) $(LIB_A)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol -o $@ $< $(ENGINE_SRCS) $(LIB_A) -lbpf -lelf -lz $(LDLIBS_CORE)
+
 # -------------------------------------------------------------- install
 
 install: all

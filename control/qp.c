@@ -468,7 +468,7 @@ static void transmit(struct iwx_qp *qp, bool *want_write)
 			enter_error(qp, IWX_CAUSE_MPA(IWX_MPA_EC_STREAM_LOST), true);
 			return;
 		}
-		/* an FPDU handed to TCP in one piece starts a segment under TCP_NODELAY */
+		/* handed to TCP whole: it starts a segment unless TCP had to queue (an upper bound) */
 		if (qp->fpdu_sent == 0 && (size_t)n == qp->fpdu_len)
 			qp->stats.tx_fpdus_aligned++;
 		qp->fpdu_sent += n;

@@ -132,7 +132,7 @@ bool iwx_qp_error(const struct iwx_qp *qp, struct iwx_term_cause *cause, bool *l
 /* Counters for `iwx status`. */
 struct iwx_qp_stats {
 	uint64_t	tx_fpdus, rx_fpdus, tx_bytes, rx_bytes;
-	uint64_t	tx_fpdus_aligned;	/* FPDUs that started a send() and fit in one */
+	uint64_t	tx_fpdus_aligned;	/* handed to TCP whole in one send(): an upper bound on segment starts */
 	uint64_t	placed_segments;	/* payload received straight into its target */
 };
 void iwx_qp_stats(const struct iwx_qp *qp, struct iwx_qp_stats *st);
