@@ -782,6 +782,18 @@ static void write_exchange(struct cap *c, struct flow *f, const struct exchange 
 	flow_fin(c, f);
 }
 
+/* x as one IPv4 connection 192.0.2.1:port > 192.0.2.2:7174 in a new capture of link type dlt. */
+static void capture_v4(struct cap *c, int dlt, uint16_t port, const struct exchange *x,
+		       size_t seg_len, enum damage dmg)
+{
+	struct flow f;
+
+	cap_open(c, dlt, false);
+	flow_init(&f, AF_INET, "192.0.2.1", port, "192.0.2.2", 7174);
+	write_exchange(c, &f, x, seg_len, dmg);
+	cap_close(c);
+}
+
 static void assert_exchange_decoded(const char *out, const char *i2r, const char *r2i)
 {
 	char line[256];
@@ -851,16 +863,12 @@ Test(cli_decode, markers_one_way_rev2)
 {
 	struct exchange *x = malloc(sizeof(*x));
 	struct cap c;
-	struct flow f;
 	int st;
 	char *out;
 
 	cr_assert_not_null(x);
 	build_exchange(x, IWX_MPA_REV2, false, false, true);
-	cap_open(&c, DLT_LINUX_SLL2, false);
-	flow_init(&f, AF_INET, "192.0.2.1", 40011, "192.0.2.2", 7174);
-	write_exchange(&c, &f, x, 333, NONE);
-	cap_close(&c);
+	capture_v4(&c, DLT_LINUX_SLL2, 40011, x, 333, NONE);
 
 	out = decode("", c.path, &st);
 	cr_assert_eq(st, 0, "%s", out);
@@ -876,16 +884,12 @@ Test(cli_decode, gap_in_a_stream_is_an_error)
 {
 	struct exchange *x = malloc(sizeof(*x));
 	struct cap c;
-	struct flow f;
 	int st, n;
 	char *out;
 
 	cr_assert_not_null(x);
 	build_exchange(x, IWX_MPA_REV2, true, false, false);
-	cap_open(&c, DLT_EN10MB, false);
-	flow_init(&f, AF_INET, "192.0.2.1", 40012, "192.0.2.2", 7174);
-	write_exchange(&c, &f, x, 500, GAP);
-	cap_close(&c);
+	capture_v4(&c, DLT_EN10MB, 40012, x, 500, GAP);
 
 	out = decode("", c.path, &st);
 	cr_assert_eq(st, 1, "%s", out);
@@ -932,17 +936,13 @@ Test(cli_decode, bad_crc_names_the_terminate_cause)
 {
 	struct exchange *x = malloc(sizeof(*x));
 	struct cap c;
-	struct flow f;
 	int st;
 	char *out;
 
 	cr_assert_not_null(x);
 	build_exchange(x, IWX_MPA_REV2, true, false, false);
 	x->s[1][x->fpdu_at[1][1] + 25] ^= 0x01;	/* inside the Send's payload */
-	cap_open(&c, DLT_RAW, false);
-	flow_init(&f, AF_INET, "192.0.2.1", 40013, "192.0.2.2", 7174);
-	write_exchange(&c, &f, x, 1400, NONE);
-	cap_close(&c);
+	capture_v4(&c, DLT_RAW, 40013, x, 1400, NONE);
 
 	out = decode("", c.path, &st);
 	cr_assert_eq(st, 1, "%s", out);
@@ -971,17 +971,13 @@ Test(cli_decode, invalid_reply_is_an_mpa_error)
 {
 	struct exchange *x = malloc(sizeof(*x));
 	struct cap c;
-	struct flow f;
 	int st;
 	char *out;
 
 	cr_assert_not_null(x);
 	build_exchange(x, IWX_MPA_REV2, false, false, false);
 	x->s[1][17] = 3;	/* revision 3 */
-	cap_open(&c, DLT_EN10MB, false);
-	flow_init(&f, AF_INET, "192.0.2.1", 40014, "192.0.2.2", 7174);
-	write_exchange(&c, &f, x, 1400, NONE);
-	cap_close(&c);
+	capture_v4(&c, DLT_EN10MB, 40014, x, 1400, NONE);
 
 	out = decode("", c.path, &st);
 	cr_assert_eq(st, 1, "%s", out);
