@@ -127,6 +127,7 @@ struct iwx_qp {
 	size_t			stage_len, stage_off;
 
 	bool			hold_tx;	/* nothing goes out before the peer's first FPDU */
+	bool			rx_placed;	/* the segment in flight is received in place */
 	bool			term_pending;	/* a Terminate must go out next */
 	bool			term_built;	/* ... and is in qp->fpdu now */
 	struct iwx_term		term;
@@ -542,6 +543,8 @@ static int place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 		r = iwx_check_untagged(&q, seg->msn, seg->mo, seg->len, buf_len);
 		if (!r && seg->len)
 			*dst = recv_target(qp, wr, seg->mo, seg->len);
+		/* else the payload waits in the parser's buffer, to be scattered */
+		qp->rx_placed = *dst != NULL;
 		break;
 	}
 	case IWX_QN_READ_REQ:
@@ -587,7 +590,7 @@ static void take_send(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
 	const struct iwx_recv_wr *wr = ring_at(&qp->rq, 0);	/* in order: MSN = rx_msn */
 	struct iwx_wc wc = { .wr_id = wr->wr_id, .opcode = IWX_WC_RECV };
 
-	if (seg->len && seg->payload != recv_target(qp, wr, seg->mo, seg->len))
+	if (seg->len && !qp->rx_placed)
 		scatter(qp, wr, seg->mo, seg->payload, seg->len);
 	if (!seg->last)
 		return;
