@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "arena.h"
-#include "fdpass.h"
+#include <iwx/fdpass.h>
 #include "testutil.h"
 
 #define MIB	(1024 * 1024)
@@ -26,11 +26,13 @@ static void need_root(void)
 static void map_as_client(const struct iwx_arena *a, struct iwx_arena *client)
 {
 	int sv[2], fd;
+	unsigned n = 1;
 	char msg[8];
 
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
-	cr_assert_eq(iwx_fd_send(sv[0], a->fd, "arena", 5), 5);
-	cr_assert_eq(iwx_fd_recv(sv[1], &fd, msg, sizeof(msg)), 5);
+	cr_assert_eq(iwx_fd_send(sv[0], &a->fd, 1, "arena", 5), 5);
+	cr_assert_eq(iwx_fd_recv(sv[1], &fd, &n, msg, sizeof(msg)), 5);
+	cr_assert_eq(n, 1);
 	cr_assert_geq(fd, 0);
 	cr_assert_neq(fd, a->fd);
 	close(sv[0]);
@@ -122,11 +124,12 @@ Test(arena, unprivileged_client_maps_bpf_arena)
 	if (pid == 0) {
 		struct iwx_arena c;
 		char msg[8];
+		unsigned n = 1;
 		int fd;
 
 		close(sv[0]);
 		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534) ||
-		    iwx_fd_recv(sv[1], &fd, msg, sizeof(msg)) != 5 || fd < 0 ||
+		    iwx_fd_recv(sv[1], &fd, &n, msg, sizeof(msg)) != 5 || n != 1 ||
 		    iwx_arena_map(&c, fd, 64 * 4096, true) || !c.bpf)
 			_exit(1);
 		fill_pattern((uint8_t *)c.base + 7 * IWX_ARENA_ELEM, IWX_ARENA_ELEM, 1234);
@@ -134,7 +137,7 @@ Test(arena, unprivileged_client_maps_bpf_arena)
 		_exit(0);
 	}
 	close(sv[1]);
-	cr_assert_eq(iwx_fd_send(sv[0], a.fd, "arena", 5), 5);
+	cr_assert_eq(iwx_fd_send(sv[0], &a.fd, 1, "arena", 5), 5);
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the client as nobody mapped the arena");
 	close(sv[0]);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Passing descriptors over Unix sockets (control/fdpass.c). */
+/* Passing descriptors over Unix sockets (lib/fdpass.c). */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "fdpass.h"
+#include <iwx/fdpass.h>
 
 static int open_fds(void)
 {
@@ -35,12 +35,14 @@ static int memfd_with(const char *text)
 static void pass_one(int type)
 {
 	int sv[2], fd = memfd_with("hello"), got;
+	unsigned n = 1;
 	char msg[16] = { 0 }, back[8] = { 0 };
 
 	cr_assert_eq(socketpair(AF_UNIX, type, 0, sv), 0);
-	cr_assert_eq(iwx_fd_send(sv[0], fd, "arena", 5), 5);
-	cr_assert_eq(iwx_fd_recv(sv[1], &got, msg, sizeof(msg)), 5);
+	cr_assert_eq(iwx_fd_send(sv[0], &fd, 1, "arena", 5), 5);
+	cr_assert_eq(iwx_fd_recv(sv[1], &got, &n, msg, sizeof(msg)), 5);
 	cr_assert_str_eq(msg, "arena");
+	cr_assert_eq(n, 1);
 	cr_assert_geq(got, 0);
 	cr_assert_neq(got, fd);
 	cr_assert(fcntl(got, F_GETFD) & FD_CLOEXEC);
@@ -51,13 +53,15 @@ static void pass_one(int type)
 	cr_assert_str_eq(back, "Jello");
 
 	/* A message without a descriptor, then the end. */
-	cr_assert_eq(iwx_fd_send(sv[0], -1, "x", 1), 1);
-	cr_assert_eq(iwx_fd_recv(sv[1], &got, msg, sizeof(msg)), 1);
-	cr_assert_eq(got, -1);
+	cr_assert_eq(iwx_fd_send(sv[0], NULL, 0, "x", 1), 1);
+	n = 1;
+	cr_assert_eq(iwx_fd_recv(sv[1], &got, &n, msg, sizeof(msg)), 1);
+	cr_assert_eq(n, 0);
 	close(sv[0]);
-	cr_assert_eq(iwx_fd_recv(sv[1], &got, msg, sizeof(msg)), 0);
-	cr_assert_eq(got, -1);
-	cr_assert_eq(iwx_fd_send(sv[1], fd, "y", 1), -EPIPE, "no SIGPIPE");
+	n = 1;
+	cr_assert_eq(iwx_fd_recv(sv[1], &got, &n, msg, sizeof(msg)), 0);
+	cr_assert_eq(n, 0);
+	cr_assert_eq(iwx_fd_send(sv[1], &fd, 1, "y", 1), -EPIPE, "no SIGPIPE");
 	close(sv[1]);
 	close(fd);
 }
@@ -74,29 +78,34 @@ Test(fdpass, seqpacket)
 
 Test(fdpass, errors)
 {
-	int sv[2], fd = memfd_with("z"), got = 42;
+	int sv[2], fd = memfd_with("z"), bad = 9999, got = 42;
+	unsigned n = 1;
 	char buf[4];
 
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
-	cr_assert_eq(iwx_fd_send(sv[0], fd, "", 0), -EINVAL, "no byte to carry the descriptor");
-	cr_assert_eq(iwx_fd_send(sv[0], 9999, "a", 1), -EBADF);
-	cr_assert_eq(iwx_fd_recv(-1, &got, buf, sizeof(buf)), -EBADF);
-	cr_assert_eq(got, -1);
+	cr_assert_eq(iwx_fd_send(sv[0], &fd, 1, "", 0), -EINVAL, "no byte to carry the descriptor");
+	cr_assert_eq(iwx_fd_send(sv[0], &fd, IWX_FDPASS_MAX + 1, "a", 1), -EINVAL);
+	cr_assert_eq(iwx_fd_send(sv[0], &bad, 1, "a", 1), -EBADF);
+	cr_assert_eq(iwx_fd_recv(-1, &got, &n, buf, sizeof(buf)), -EBADF);
+	cr_assert_eq(n, 0);
 
 	int before = open_fds();
 
-	cr_assert_eq(iwx_fd_send(sv[0], fd, "too long", 8), 8);
-	cr_assert_eq(iwx_fd_recv(sv[1], &got, buf, sizeof(buf)), -EMSGSIZE, "datagram cut short");
-	cr_assert_eq(got, -1);
+	cr_assert_eq(iwx_fd_send(sv[0], &fd, 1, "too long", 8), 8);
+	n = 1;
+	cr_assert_eq(iwx_fd_recv(sv[1], &got, &n, buf, sizeof(buf)), -EMSGSIZE, "datagram cut short");
+	cr_assert_eq(n, 0);
 	cr_assert_eq(open_fds(), before, "the descriptor of a refused message is closed");
 	close(sv[0]);
 	close(sv[1]);
 	close(fd);
 }
 
-Test(fdpass, extra_descriptors_closed)
+/* Several descriptors in one message, in order; those beyond the caller's room are closed. */
+Test(fdpass, several_and_extra_closed)
 {
-	int sv[2], fds[3] = { memfd_with("a"), memfd_with("b"), memfd_with("c") }, got;
+	int sv[2], fds[3] = { memfd_with("a"), memfd_with("b"), memfd_with("c") }, got[2];
+	unsigned n = 2;
 	union {
 		struct cmsghdr	h;
 		char		b[CMSG_SPACE(sizeof(fds))];
@@ -115,11 +124,27 @@ Test(fdpass, extra_descriptors_closed)
 
 	int before = open_fds();
 
-	cr_assert_eq(iwx_fd_recv(sv[1], &got, buf, sizeof(buf)), 1);
-	cr_assert_eq(open_fds(), before + 1, "only the first descriptor is kept");
-	cr_assert_eq(pread(got, &c, 1, 0), 1);
+	cr_assert_eq(iwx_fd_recv(sv[1], got, &n, buf, sizeof(buf)), 1);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(open_fds(), before + 2, "the third descriptor is closed");
+	cr_assert_eq(pread(got[0], &c, 1, 0), 1);
 	cr_assert_eq(c, 'a');
-	close(got);
+	cr_assert_eq(pread(got[1], &c, 1, 0), 1);
+	cr_assert_eq(c, 'b');
+	close(got[0]);
+	close(got[1]);
+
+	/* the same through iwx_fd_send */
+	int three[3];
+
+	n = 3;
+	cr_assert_eq(iwx_fd_send(sv[0], fds, 3, "m", 1), 1);
+	cr_assert_eq(iwx_fd_recv(sv[1], three, &n, buf, sizeof(buf)), 1);
+	cr_assert_eq(n, 3);
+	cr_assert_eq(pread(three[2], &c, 1, 0), 1);
+	cr_assert_eq(c, 'c');
+	for (int i = 0; i < 3; i++)
+		close(three[i]);
 	for (int i = 0; i < 3; i++)
 		close(fds[i]);
 	close(sv[0]);

@@ -4,36 +4,43 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "fdpass.h"
+#include <iwx/fdpass.h>
 
 #define MAX_FDS	8	/* room to take, and close, a few unexpected ones */
 
-ssize_t iwx_fd_send(int sock, int fd, const void *buf, size_t len)
+ssize_t iwx_fd_send(int sock, const int *fds, unsigned nfds, const void *buf, size_t len)
 {
 	union {
 		struct cmsghdr	h;
-		char		b[CMSG_SPACE(sizeof(int))];
+		char		b[CMSG_SPACE(IWX_FDPASS_MAX * sizeof(int))];
 	} ctl;
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 	ssize_t n;
 
-	if (!len)
-		return -EINVAL;	/* a descriptor needs at least one byte to travel with */
-	if (fd >= 0) {
+	if (!len || nfds > IWX_FDPASS_MAX)
+		return -EINVAL;	/* descriptors need at least one byte to travel with */
+	if (nfds) {
 		memset(&ctl, 0, sizeof(ctl));
 		msg.msg_control = ctl.b;
-		msg.msg_controllen = sizeof(ctl.b);
+		msg.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
 		ctl.h.cmsg_level = SOL_SOCKET;
 		ctl.h.cmsg_type = SCM_RIGHTS;
-		ctl.h.cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(&ctl.h), &fd, sizeof(int));
+		ctl.h.cmsg_len = CMSG_LEN(nfds * sizeof(int));
+		memcpy(CMSG_DATA(&ctl.h), fds, nfds * sizeof(int));
 	}
 	n = sendmsg(sock, &msg, MSG_NOSIGNAL);
 	return n < 0 ? -errno : n;
 }
 
-ssize_t iwx_fd_recv(int sock, int *fd, void *buf, size_t cap)
+static void close_all(int *fds, unsigned *n)
+{
+	for (unsigned i = 0; i < *n; i++)
+		close(fds[i]);
+	*n = 0;
+}
+
+ssize_t iwx_fd_recv(int sock, int *fds, unsigned *nfds, void *buf, size_t cap)
 {
 	union {
 		struct cmsghdr	h;
@@ -44,8 +51,9 @@ ssize_t iwx_fd_recv(int sock, int *fd, void *buf, size_t cap)
 		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof(ctl.b),
 	};
 	ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	unsigned want = *nfds;
 
-	*fd = -1;
+	*nfds = 0;
 	if (n < 0)
 		return -errno;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
@@ -55,16 +63,14 @@ ssize_t iwx_fd_recv(int sock, int *fd, void *buf, size_t cap)
 			int got;
 
 			memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (*fd < 0)
-				*fd = got;
+			if (*nfds < want)
+				fds[(*nfds)++] = got;
 			else
 				close(got);
 		}
 	}
 	if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
-		if (*fd >= 0)
-			close(*fd);
-		*fd = -1;
+		close_all(fds, nfds);
 		return -EMSGSIZE;
 	}
 	return n;

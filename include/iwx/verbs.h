@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Work requests and work completions: what an application posts and polls through
+ * libiwx (iwx/iwx.h), what travels through the shared rings to iwxd, and what the
+ * daemon's queue pair consumes and produces. One layout end to end, no translation.
+ */
+#ifndef IWX_VERBS_H
+#define IWX_VERBS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Memory access rights of a registration (IWX_ACCESS_*) live in iwx/ddp_check.h. */
+#include <iwx/ddp_check.h>
+
+/* A piece of local memory: addr is a tagged offset within the region of lkey. */
+struct iwx_sge {
+	uint64_t	addr;
+	uint32_t	len;
+	uint32_t	lkey;
+};
+
+#define IWX_MAX_SGE	8
+
+enum iwx_wr_opcode {
+	IWX_WR_SEND,
+	IWX_WR_SEND_INV,
+	IWX_WR_SEND_SE,
+	IWX_WR_SEND_SE_INV,
+	IWX_WR_WRITE,
+	IWX_WR_READ,
+};
+
+#define IWX_WR_SIGNALED	0x1	/* complete with a work completion even on success */
+#define IWX_WR_FENCE	0x2	/* wait for every earlier RDMA Read to complete */
+
+struct iwx_send_wr {
+	uint64_t	wr_id;
+	uint8_t		opcode;		/* enum iwx_wr_opcode */
+	uint8_t		flags;		/* IWX_WR_SIGNALED, IWX_WR_FENCE */
+	uint8_t		num_sge;
+	struct iwx_sge	sge[IWX_MAX_SGE];	/* gather list; a Read's sink (one sge) */
+	uint64_t	remote_addr;	/* Write/Read: the peer's tagged offset */
+	uint32_t	rkey;		/* Write/Read: the peer's STag */
+	uint32_t	inval_stag;	/* Send with Invalidate */
+};
+
+struct iwx_recv_wr {
+	uint64_t	wr_id;
+	uint8_t		num_sge;
+	struct iwx_sge	sge[IWX_MAX_SGE];	/* scatter list */
+};
+
+enum iwx_wc_status {
+	IWX_WC_SUCCESS,
+	IWX_WC_LOC_LEN_ERR,	/* a Send larger than the receive buffer */
+	IWX_WC_LOC_PROT_ERR,	/* a local sge outside its region or without the access */
+	IWX_WC_REM_ACCESS_ERR,	/* the peer refused our STag use (remote protection error) */
+	IWX_WC_REM_OP_ERR,	/* the peer hit an operation error on our message */
+	IWX_WC_REM_INV_REQ_ERR,	/* the peer found our message malformed (DDP/MPA error) */
+	IWX_WC_FATAL_ERR,	/* the stream failed here */
+	IWX_WC_WR_FLUSH_ERR,	/* flushed: the queue pair went to error first */
+};
+
+enum iwx_wc_opcode {
+	IWX_WC_SEND,
+	IWX_WC_RDMA_WRITE,
+	IWX_WC_RDMA_READ,
+	IWX_WC_RECV,
+};
+
+struct iwx_wc {
+	uint64_t	wr_id;
+	uint8_t		status;		/* enum iwx_wc_status */
+	uint8_t		opcode;		/* enum iwx_wc_opcode */
+	bool		solicited;	/* a Send with SE (receive side) */
+	bool		with_inv;	/* the Send invalidated invalidated_stag (receive side) */
+	uint32_t	byte_len;	/* receive: bytes of the Send; read: bytes read */
+	uint32_t	invalidated_stag;
+	uint32_t	qp_num;		/* the queue pair it belongs to (set by iwxd) */
+};
+
+#endif /* IWX_VERBS_H */
