@@ -233,8 +233,9 @@ int iwx_mem_pd_free(struct iwx_mem *m, uint32_t owner, uint32_t id)
 	return 0;
 }
 
-int64_t iwx_mem_reg(struct iwx_mem *m, uint32_t owner, uint32_t pd_id, void *addr, uint64_t len,
-		    uint64_t base_to, uint8_t access)
+/* Register the bytes at start (an address here, or in process where->pid). */
+static int64_t reg(struct iwx_mem *m, uint32_t owner, uint32_t pd_id, const struct iwx_mr *where,
+		   uint64_t start, uint64_t len, uint64_t base_to, uint8_t access)
 {
 	struct pd *pd = pd_of(m, owner, pd_id);
 	struct mr *e;
@@ -245,7 +246,7 @@ int64_t iwx_mem_reg(struct iwx_mem *m, uint32_t owner, uint32_t pd_id, void *add
 	if (!pd)
 		return -ENOENT;
 	if ((access & ~ACCESS_ALL) || len > UINT64_MAX - base_to ||
-	    (len && (!addr || len - 1 > UINTPTR_MAX - (uintptr_t)addr)))
+	    (len && (!start || start > UINTPTR_MAX || len - 1 > UINTPTR_MAX - start)))
 		return -EINVAL;
 	idx = new_index(m);
 	if (idx < 0)
@@ -256,13 +257,13 @@ int64_t iwx_mem_reg(struct iwx_mem *m, uint32_t owner, uint32_t pd_id, void *add
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
+	e->mr = *where;
 	e->mr.desc.stag = (uint32_t)idx << 8 | (key & 0xff);
 	e->mr.desc.pd = pd->id;
 	e->mr.desc.valid = 1;
 	e->mr.desc.access = access;
 	e->mr.desc.base_to = base_to;
 	e->mr.desc.len = len;
-	e->mr.addr = addr;
 	e->mr.owner = owner;
 	e->pd = pd;
 	err = table_put(&m->mrs, idx, e);
@@ -272,6 +273,24 @@ int64_t iwx_mem_reg(struct iwx_mem *m, uint32_t owner, uint32_t pd_id, void *add
 	}
 	pd->nmr++;
 	return e->mr.desc.stag;
+}
+
+int64_t iwx_mem_reg(struct iwx_mem *m, uint32_t owner, uint32_t pd, void *addr, uint64_t len,
+		    uint64_t base_to, uint8_t access)
+{
+	struct iwx_mr where = { .addr = addr };
+
+	return reg(m, owner, pd, &where, (uintptr_t)addr, len, base_to, access);
+}
+
+int64_t iwx_mem_reg_remote(struct iwx_mem *m, uint32_t owner, uint32_t pd, pid_t pid,
+			   uint64_t raddr, uint64_t len, uint64_t base_to, uint8_t access)
+{
+	struct iwx_mr where = { .pid = pid, .raddr = raddr };
+
+	if (pid <= 0)
+		return pd_of(m, owner, pd) ? -EINVAL : -ENOENT;
+	return reg(m, owner, pd, &where, raddr, len, base_to, access);
 }
 
 int iwx_mem_dereg(struct iwx_mem *m, uint32_t owner, uint32_t stag)
@@ -335,4 +354,42 @@ int iwx_mem_for_each(const struct iwx_mem *m, int (*fn)(const struct iwx_mr *mr,
 			return r;
 	}
 	return 0;
+}
+
+bool iwx_mem_pd_owned(const struct iwx_mem *m, uint32_t owner, uint32_t pd)
+{
+	return pd_of(m, owner, pd) != NULL;
+}
+
+uint32_t iwx_mem_pd_count(const struct iwx_mem *m)
+{
+	return m->pds.n;
+}
+
+/* The keys of owner's entries in t (deleting while walking would move entries under us). */
+static uint32_t *owned_keys(const struct table *t, uint32_t owner, bool mrs, uint32_t *n)
+{
+	uint32_t *keys = malloc(sizeof(*keys) * (t->n ? t->n : 1));
+
+	*n = 0;
+	for (uint64_t i = 0; keys && t->bits && i < (1ull << t->bits); i++) {
+		const void *v = t->s[i].val;
+
+		if (v && (mrs ? ((const struct mr *)v)->mr.owner : ((const struct pd *)v)->owner) == owner)
+			keys[(*n)++] = mrs ? ((const struct mr *)v)->mr.desc.stag : t->s[i].key;
+	}
+	return keys;
+}
+
+void iwx_mem_release_owner(struct iwx_mem *m, uint32_t owner)
+{
+	uint32_t n, *keys = owned_keys(&m->mrs, owner, true, &n);
+
+	for (uint32_t i = 0; keys && i < n; i++)
+		iwx_mem_dereg(m, owner, keys[i]);
+	free(keys);
+	keys = owned_keys(&m->pds, owner, false, &n);
+	for (uint32_t i = 0; keys && i < n; i++)
+		iwx_mem_pd_free(m, owner, keys[i]);
+	free(keys);
 }

@@ -10,15 +10,22 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <iwx/ddp_check.h>
 
 struct iwx_mem;
 
-/* A registered region: what the checks see, and where the daemon reaches the bytes. */
+/*
+ * A registered region: what the checks see, and where the daemon reaches the bytes:
+ * in this process (memory of the shared arena), or only in the client's own process,
+ * through process_vm_readv/writev.
+ */
 struct iwx_mr {
 	struct iwx_stag_desc	desc;	/* stag, pd, valid, access, base_to, len */
-	uint8_t			*addr;	/* the byte at desc.base_to, in this process */
+	uint8_t			*addr;	/* the byte at desc.base_to, here; NULL if pid */
+	pid_t			pid;	/* 0: the bytes are at addr; else in process pid */
+	uint64_t		raddr;	/* the byte at desc.base_to, in process pid */
 	uint32_t		owner;	/* the client that registered it */
 };
 
@@ -27,6 +34,15 @@ void iwx_mem_free(struct iwx_mem *m);
 
 /* A new protection domain of owner. Returns its id (> 0) or -ENOMEM. */
 int64_t iwx_mem_pd_alloc(struct iwx_mem *m, uint32_t owner);
+
+/* Does protection domain pd exist and belong to owner? */
+bool iwx_mem_pd_owned(const struct iwx_mem *m, uint32_t owner, uint32_t pd);
+
+/* Protection domains of every owner, for `iwx status`. */
+uint32_t iwx_mem_pd_count(const struct iwx_mem *m);
+
+/* Deregister every region and free every protection domain of owner (a client gone). */
+void iwx_mem_release_owner(struct iwx_mem *m, uint32_t owner);
 
 /* Free a protection domain: -EBUSY while regions use it, -ENOENT if not owner's. */
 int iwx_mem_pd_free(struct iwx_mem *m, uint32_t owner, uint32_t pd);
@@ -38,6 +54,14 @@ int iwx_mem_pd_free(struct iwx_mem *m, uint32_t owner, uint32_t pd);
  */
 int64_t iwx_mem_reg(struct iwx_mem *m, uint32_t owner, uint32_t pd, void *addr, uint64_t len,
 		    uint64_t base_to, uint8_t access);
+
+/*
+ * The same for len bytes at raddr in process pid (> 0), memory the daemon does not
+ * map: the queue pair reaches it with process_vm_readv/writev. Same checks and
+ * results as iwx_mem_reg, raddr taking the place of addr.
+ */
+int64_t iwx_mem_reg_remote(struct iwx_mem *m, uint32_t owner, uint32_t pd, pid_t pid,
+			   uint64_t raddr, uint64_t len, uint64_t base_to, uint8_t access);
 
 /* Deregister: -ENOENT when stag is not owner's. */
 int iwx_mem_dereg(struct iwx_mem *m, uint32_t owner, uint32_t stag);

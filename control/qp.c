@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <iwx/crc32c.h>
@@ -19,6 +20,8 @@
 #define RX_BUDGET	256	/* socket reads per progress call */
 #define FPDU_BUF	(IWX_MPA_MAX_ULPDU + 1024)
 #define WR_INTERNAL	0x80	/* the RTR message: never completes to the application */
+/* RFC 5040 §4.8: an error of our own, such as client memory gone under a request */
+#define CAUSE_LOCAL_CATASTROPHIC iwx_cause(IWX_LAYER_RDMAP, IWX_RDMAP_ETYPE_CATASTROPHIC, 0)
 
 /* A fixed-size queue of elements of one type. */
 struct ring {
@@ -64,10 +67,18 @@ static uint32_t sge_total(const struct iwx_sge *sge, uint8_t n)
 	return t > UINT32_MAX ? UINT32_MAX : t;
 }
 
-/* A piece of local memory resolved to this process's address. */
+/*
+ * A piece of registered memory: at p in this process (the shared arena: placed and
+ * sent without a copy), or, when pid is set, at raddr in that client's process,
+ * which only process_vm_readv/writev reach (the slow path).
+ */
 struct span {
-	uint8_t		*p;
+	union {
+		uint8_t		*p;
+		uint64_t	raddr;
+	};
 	uint32_t	len;
+	pid_t		pid;	/* 0: at p */
 };
 
 /*
@@ -84,7 +95,7 @@ struct inflight {
 /* A peer's Read Request being answered (RFC 5040 §5.2.1: in the order received). */
 struct inbound_read {
 	struct iwx_read_req	rr;
-	uint8_t			*src;
+	struct span		src;
 };
 
 /* The message on its way out. */
@@ -128,6 +139,7 @@ struct iwx_qp {
 
 	bool			hold_tx;	/* nothing goes out before the peer's first FPDU */
 	bool			rx_placed;	/* the segment in flight is received in place */
+	struct span		rx_remote;	/* ... or, if tagged, written out here once whole */
 	bool			term_pending;	/* a Terminate must go out next */
 	bool			term_built;	/* ... and is in qp->fpdu now */
 	struct iwx_term		term;
@@ -140,7 +152,7 @@ static const struct iwx_mpa_rx_ops rx_ops;
 
 static void complete(struct iwx_qp *qp, const struct iwx_wc *wc)
 {
-	/* the completion queue is sized to hold every posted request */
+	/* sized to hold every request held at once: the caller's part is in qp.h */
 	if (ring_push(&qp->cq, wc))
 		abort();
 }
@@ -172,7 +184,8 @@ static void flush_all(struct iwx_qp *qp)
 		const struct inflight *f = ring_at(&qp->inflight, 0);
 
 		complete_send_wr(qp, &f->wr, f->done ? f->status : IWX_WC_WR_FLUSH_ERR,
-				 f->done ? sge_total(f->wr.sge, f->wr.num_sge) : 0);
+				 f->done && f->status == IWX_WC_SUCCESS ?
+				 sge_total(f->wr.sge, f->wr.num_sge) : 0);
 		ring_pop(&qp->inflight);
 	}
 	qp->reads_out = 0;
@@ -226,7 +239,58 @@ static void fail(struct iwx_qp *qp, struct iwx_term_cause cause, const struct iw
 
 /* ------------------------------------------------------------ local memory */
 
-/* Resolve an sge to bytes here, checking region, PD and access (local_write for sinks). */
+/* Bytes [to, to + len) of mr, checked by the caller (len > 0). */
+static struct span span_of(const struct iwx_mr *mr, uint64_t to, uint32_t len)
+{
+	struct span s = { .len = len, .pid = mr->pid };
+
+	if (mr->pid)
+		s.raddr = mr->raddr + (to - mr->desc.base_to);
+	else
+		s.p = mr->addr + (to - mr->desc.base_to);
+	return s;
+}
+
+/*
+ * Move len bytes between buf and another process's span at off. A short transfer
+ * means the next page is gone (man 2 process_vm_readv): the retry reports why.
+ */
+static int span_remote_rw(const struct span *s, uint32_t off, uint8_t *buf, uint32_t len,
+			  bool write)
+{
+	while (len) {
+		struct iovec l = { .iov_base = buf, .iov_len = len };
+		struct iovec r = { .iov_base = (void *)(uintptr_t)(s->raddr + off), .iov_len = len };
+		ssize_t n = write ? process_vm_writev(s->pid, &l, 1, &r, 1, 0) :
+				    process_vm_readv(s->pid, &l, 1, &r, 1, 0);
+
+		if (n <= 0)
+			return n < 0 ? -errno : -EFAULT;
+		buf += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* len bytes from the span, off bytes in, to dst: 0, or -errno when the client's memory is gone. */
+static int copy_from_span(const struct span *s, uint32_t off, uint8_t *dst, uint32_t len)
+{
+	if (s->pid)
+		return span_remote_rw(s, off, dst, len, false);
+	memcpy(dst, s->p + off, len);
+	return 0;
+}
+
+static int copy_to_span(const struct span *s, uint32_t off, const uint8_t *src, uint32_t len)
+{
+	if (s->pid)
+		return span_remote_rw(s, off, (uint8_t *)src, len, true);
+	memcpy(s->p + off, src, len);
+	return 0;
+}
+
+/* Resolve an sge to its bytes, checking region, PD and access (local_write for sinks). */
 static int resolve(const struct iwx_qp *qp, const struct iwx_sge *sge, bool local_write,
 		   struct span *out)
 {
@@ -238,13 +302,12 @@ static int resolve(const struct iwx_qp *qp, const struct iwx_sge *sge, bool loca
 	if (sge->addr < mr->desc.base_to || sge->addr - mr->desc.base_to > mr->desc.len ||
 	    sge->len > mr->desc.len - (sge->addr - mr->desc.base_to))
 		return -EACCES;
-	out->p = mr->addr + (sge->addr - mr->desc.base_to);
-	out->len = sge->len;
+	*out = span_of(mr, sge->addr, sge->len);
 	return 0;
 }
 
 /* Copy len bytes from the span list, starting off bytes in, to dst. */
-static void gather(const struct span *s, uint8_t n, uint32_t off, uint8_t *dst, uint32_t len)
+static int gather(const struct span *s, uint8_t n, uint32_t off, uint8_t *dst, uint32_t len)
 {
 	for (uint8_t i = 0; i < n && len; i++) {
 		if (off >= s[i].len) {
@@ -252,12 +315,15 @@ static void gather(const struct span *s, uint8_t n, uint32_t off, uint8_t *dst, 
 			continue;
 		}
 		uint32_t k = MIN(len, s[i].len - off);
+		int err = copy_from_span(&s[i], off, dst, k);
 
-		memcpy(dst, s[i].p + off, k);
+		if (err)
+			return err;
 		dst += k;
 		len -= k;
 		off = 0;
 	}
+	return 0;
 }
 
 /* ---------------------------------------------------------------- transmit */
@@ -285,7 +351,7 @@ static void start_terminate(struct iwx_qp *qp)
 
 	memset(&qp->msg, 0, sizeof(qp->msg));
 	m.len = iwx_term_encode(qp->msg.inline_buf, &qp->term);
-	qp->msg.src[0] = (struct span){ qp->msg.inline_buf, m.len };
+	qp->msg.src[0] = (struct span){ .p = qp->msg.inline_buf, .len = m.len };
 	qp->msg.nsrc = 1;
 	qp->msg.is_term = true;
 	qp->term_pending = false;
@@ -302,10 +368,25 @@ static void start_read_response(struct iwx_qp *qp)
 	};
 
 	memset(&qp->msg, 0, sizeof(qp->msg));
-	qp->msg.src[0] = (struct span){ in->src, in->rr.size };
+	qp->msg.src[0] = in->src;
 	qp->msg.nsrc = 1;
 	start_msg(qp, &m);
 	ring_pop(&qp->reads_in);
+}
+
+/*
+ * The send queue's head cannot be sent: its local memory is not what it claims, or
+ * is gone. RFC 5040 §7.1 rule 1: a Terminate goes instead of the request, which
+ * completes with a local protection error; after the requests before it, in order.
+ */
+static void fail_sq_head(struct iwx_qp *qp)
+{
+	struct inflight f = { .wr = *(const struct iwx_send_wr *)ring_at(&qp->sq, 0), .done = true,
+			      .status = IWX_WC_LOC_PROT_ERR };
+
+	ring_push(&qp->inflight, &f);	/* start_sq_head made sure of room */
+	ring_pop(&qp->sq);
+	fail(qp, CAUSE_LOCAL_CATASTROPHIC, NULL, NULL);
 }
 
 /* Start the send queue's head, if its turn has come. false: nothing to start now. */
@@ -316,6 +397,12 @@ static bool start_sq_head(struct iwx_qp *qp)
 	bool is_read = wr->opcode == IWX_WR_READ;
 	struct tx_msg *msg = &qp->msg;
 
+	/*
+	 * Finished messages wait in inflight behind an unanswered Read while the send
+	 * queue frees up: start none that would find it full when finished.
+	 */
+	if (qp->inflight.n == qp->inflight.cap)
+		return false;
 	if ((wr->flags & IWX_WR_FENCE) && qp->reads_out)
 		return false;	/* a fence waits for every earlier Read */
 	if (is_read && qp->reads_out >= qp->agreed.ord)
@@ -324,10 +411,7 @@ static bool start_sq_head(struct iwx_qp *qp)
 	memset(msg, 0, sizeof(*msg));
 	for (uint8_t i = 0; i < wr->num_sge; i++) {
 		if (wr->sge[i].len && resolve(qp, &wr->sge[i], is_read, &msg->src[i])) {
-			/* RFC 5040 §7.1 rule 1: the Terminate goes instead of the request */
-			complete_send_wr(qp, wr, IWX_WC_LOC_PROT_ERR, 0);
-			ring_pop(&qp->sq);
-			fail(qp, iwx_cause(IWX_LAYER_RDMAP, IWX_RDMAP_ETYPE_CATASTROPHIC, 0), NULL, NULL);
+			fail_sq_head(qp);
 			return false;
 		}
 	}
@@ -341,7 +425,7 @@ static bool start_sq_head(struct iwx_qp *qp)
 		};
 
 		iwx_read_req_encode(msg->inline_buf, &rr);
-		msg->src[0] = (struct span){ msg->inline_buf, IWX_RDMAP_READ_REQ_LEN };
+		msg->src[0] = (struct span){ .p = msg->inline_buf, .len = IWX_RDMAP_READ_REQ_LEN };
 		msg->nsrc = 1;
 		m.len = IWX_RDMAP_READ_REQ_LEN;
 		m.msn = qp->tx_msn[IWX_QN_READ_REQ]++;
@@ -400,7 +484,7 @@ static void finish_msg(struct iwx_qp *qp)
 	/* RFC 5041 §5.4: a message is complete once the LLP has it; a Read once answered */
 	f.done = f.wr.opcode != IWX_WR_READ;
 	qp->reads_out += !f.done;
-	ring_push(&qp->inflight, &f);	/* sized to hold the send queue and ORD */
+	ring_push(&qp->inflight, &f);	/* start_sq_head made sure of room */
 	ring_pop(&qp->sq);
 	retire(qp);
 }
@@ -415,6 +499,7 @@ static bool next_fpdu(struct iwx_qp *qp)
 	size_t hl;
 	ssize_t n;
 
+next:
 	while (!msg->active) {
 		if (qp->term_pending)
 			start_terminate(qp);
@@ -426,11 +511,18 @@ static bool next_fpdu(struct iwx_qp *qp)
 			return false;
 	}
 	hl = iwx_ddp_segmenter_next(&msg->seg, hdr, &off, &len);
-	if (msg->nsrc == 1) {
+	if (msg->nsrc == 1 && !msg->src[0].pid) {
 		payload = msg->src[0].p + off;
-	} else {
-		gather(msg->src, msg->nsrc, off, qp->gather, len);
+	} else if (!gather(msg->src, msg->nsrc, off, qp->gather, len)) {
 		payload = qp->gather;
+	} else {
+		/* the client died or unmapped the source: a Terminate goes next */
+		if (msg->from_sq)
+			fail_sq_head(qp);
+		else
+			fail(qp, CAUSE_LOCAL_CATASTROPHIC, NULL, NULL);
+		msg->active = false;
+		goto next;
 	}
 	n = iwx_mpa_fpdu_build(&qp->tx, qp->fpdu, FPDU_BUF, hdr, hl, payload, len);
 	if (n < 0)
@@ -493,7 +585,7 @@ static const struct iwx_recv_wr *recv_wr_for(const struct iwx_qp *qp, uint32_t m
 	return i < qp->rq.n ? ring_at(&qp->rq, i) : NULL;
 }
 
-/* Where bytes [mo, mo+len) of a receive buffer are, if within one sge. */
+/* Where bytes [mo, mo+len) of a receive buffer are, if within one sge here. */
 static uint8_t *recv_target(const struct iwx_qp *qp, const struct iwx_recv_wr *wr, uint32_t mo,
 			    uint32_t len)
 {
@@ -501,7 +593,7 @@ static uint8_t *recv_target(const struct iwx_qp *qp, const struct iwx_recv_wr *w
 		if (mo < wr->sge[i].len) {
 			struct span s;
 
-			if (len > wr->sge[i].len - mo || resolve(qp, &wr->sge[i], true, &s))
+			if (len > wr->sge[i].len - mo || resolve(qp, &wr->sge[i], true, &s) || s.pid)
 				return NULL;
 			return s.p + mo;
 		}
@@ -527,8 +619,11 @@ static int place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 			*cause = cause_of_check(r);
 			return -EPROTO;
 		}
-		if (seg->len)
+		if (seg->len && !mr->pid)
 			*dst = mr->addr + (seg->to - mr->desc.base_to);
+		else if (seg->len)
+			qp->rx_remote = span_of(mr, seg->to, seg->len);	/* see write_out */
+		qp->rx_placed = *dst != NULL;
 		return 0;
 	}
 
@@ -564,25 +659,41 @@ static int place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 	return 0;
 }
 
-static void scatter(const struct iwx_qp *qp, const struct iwx_recv_wr *wr, uint32_t mo,
-		    const uint8_t *src, uint32_t len)
+/*
+ * Write a tagged segment the parser kept, its region being in another process,
+ * where it belongs. 0, or -errno when that memory is gone.
+ */
+static int write_out(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
+{
+	if (!seg->len || qp->rx_placed)
+		return 0;
+	return copy_to_span(&qp->rx_remote, 0, seg->payload, seg->len);
+}
+
+static int scatter(const struct iwx_qp *qp, const struct iwx_recv_wr *wr, uint32_t mo,
+		   const uint8_t *src, uint32_t len)
 {
 	for (uint8_t i = 0; i < wr->num_sge && len; i++) {
 		struct span s;
+		int err;
 
 		if (mo >= wr->sge[i].len) {
 			mo -= wr->sge[i].len;
 			continue;
 		}
-		if (resolve(qp, &wr->sge[i], true, &s))
-			return;	/* checked in place() */
+		err = resolve(qp, &wr->sge[i], true, &s);
+		if (err)
+			return err;
 		uint32_t k = MIN(len, s.len - mo);
 
-		memcpy(s.p + mo, src, k);
+		err = copy_to_span(&s, mo, src, k);
+		if (err)
+			return err;
 		src += k;
 		len -= k;
 		mo = 0;
 	}
+	return 0;
 }
 
 static void take_send(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
@@ -590,8 +701,14 @@ static void take_send(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
 	const struct iwx_recv_wr *wr = ring_at(&qp->rq, 0);	/* in order: MSN = rx_msn */
 	struct iwx_wc wc = { .wr_id = wr->wr_id, .opcode = IWX_WC_RECV };
 
-	if (seg->len && !qp->rx_placed)
-		scatter(qp, wr, seg->mo, seg->payload, seg->len);
+	if (seg->len && !qp->rx_placed && scatter(qp, wr, seg->mo, seg->payload, seg->len)) {
+		/* the receive buffer is not ours to write, or gone: it fails, then the stream */
+		wc.status = IWX_WC_LOC_PROT_ERR;
+		complete(qp, &wc);
+		ring_pop(&qp->rq);
+		fail(qp, CAUSE_LOCAL_CATASTROPHIC, NULL, NULL);
+		return;
+	}
 	if (!seg->last)
 		return;
 	if (iwx_rdmap_opcode_has_inval(seg->opcode)) {
@@ -629,7 +746,7 @@ static void take_read_request(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
 		return;
 	}
 	if (in.rr.size)
-		in.src = mr->addr + (in.rr.src_to - mr->desc.base_to);
+		in.src = span_of(mr, in.rr.src_to, in.rr.size);
 	ring_push(&qp->reads_in, &in);	/* place() kept it within IRD */
 	qp->rx_msn[IWX_QN_READ_REQ]++;
 }
@@ -640,6 +757,14 @@ static void take_read_response(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
 
 	if (!f) {
 		fail(qp, IWX_CAUSE_RDMAP_OP(IWX_RDMAP_EC_OPCODE), seg, NULL);
+		return;
+	}
+	if (write_out(qp, seg)) {
+		/* the sink is gone: the Read fails, and with it the stream */
+		f->done = true;
+		f->status = IWX_WC_LOC_PROT_ERR;
+		qp->reads_out--;
+		fail(qp, CAUSE_LOCAL_CATASTROPHIC, NULL, NULL);
 		return;
 	}
 	if (!seg->last)
@@ -686,6 +811,8 @@ static int on_segment(void *ctx, const struct iwx_ddp_seg *seg)
 		return -ENOTCONN;	/* RFC 5041 §7.1: drop everything after an error */
 	switch (seg->opcode) {
 	case IWX_OP_WRITE:
+		if (write_out(qp, seg))
+			fail(qp, CAUSE_LOCAL_CATASTROPHIC, NULL, NULL);
 		break;
 	case IWX_OP_READ_RESP:
 		take_read_response(qp, seg);
@@ -793,8 +920,15 @@ struct iwx_qp *iwx_qp_create(int fd, const struct iwx_mpa_agreed *agreed, uint32
 {
 	uint32_t sq = attr && attr->sq_depth ? attr->sq_depth : 256;
 	uint32_t rq = attr && attr->rq_depth ? attr->rq_depth : 256;
-	struct iwx_qp *qp = calloc(1, sizeof(*qp));
+	/* finished requests behind unanswered Reads: up to ORD Reads and a send queue's worth */
+	uint64_t inflight = (uint64_t)sq + agreed->ord;
+	/* a completion for every request held at once (see iwx_qp_poll) */
+	uint64_t cq = sq + inflight + rq;
+	struct iwx_qp *qp;
 
+	if (cq > UINT32_MAX)
+		return NULL;
+	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
 	qp->fd = fd;
@@ -809,13 +943,12 @@ struct iwx_qp *iwx_qp_create(int fd, const struct iwx_mpa_agreed *agreed, uint32
 	qp->fpdu = malloc(FPDU_BUF);
 	qp->gather = malloc(65536);
 	qp->stage = malloc(STAGE_LEN);
-	/* every request may complete, plus one Read per ORD slot */
 	if (qp->mulpdu <= IWX_RDMAP_READ_REQ_LEN + IWX_DDP_UNTAGGED_HDR_LEN || !qp->rx ||
 	    !qp->fpdu || !qp->gather || !qp->stage ||
 	    ring_init(&qp->sq, sizeof(struct iwx_send_wr), sq) ||
 	    ring_init(&qp->rq, sizeof(struct iwx_recv_wr), rq) ||
-	    ring_init(&qp->cq, sizeof(struct iwx_wc), sq + rq + agreed->ord + 1) ||
-	    ring_init(&qp->inflight, sizeof(struct inflight), sq + agreed->ord + 1) ||
+	    ring_init(&qp->cq, sizeof(struct iwx_wc), cq) ||
+	    ring_init(&qp->inflight, sizeof(struct inflight), inflight) ||
 	    ring_init(&qp->reads_in, sizeof(struct inbound_read), agreed->ird + 1)) {
 		qp->fd = -1;
 		iwx_qp_destroy(qp);
@@ -887,7 +1020,7 @@ int iwx_qp_poll(struct iwx_qp *qp, struct iwx_wc *wc, int n)
 	return i;
 }
 
-enum iwx_qp_state iwx_qp_state(const struct iwx_qp *qp)
+enum iwx_qp_state iwx_qp_get_state(const struct iwx_qp *qp)
 {
 	return qp->state;
 }

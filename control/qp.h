@@ -5,6 +5,8 @@
  * places incoming tagged data straight into it (recv into the target: one copy), takes
  * Sends into posted receives in MSN order, and on any error sends the Terminate RFC
  * 5040 §7 names, flushes every outstanding request and closes the stream.
+ * Memory registered in another process (iwx_mem_reg_remote) takes the slow path:
+ * process_vm_readv/writev, incoming data written out once its segment is whole.
  * Non-blocking and single-threaded: the caller polls the socket and calls progress.
  */
 #ifndef IWX_QP_H
@@ -52,10 +54,14 @@ int iwx_qp_post_recv(struct iwx_qp *qp, const struct iwx_recv_wr *wr);
  */
 int iwx_qp_progress(struct iwx_qp *qp, bool *want_write);
 
-/* Take up to n completions. */
+/*
+ * Take up to n completions. The queue pair keeps room for a completion of every
+ * request it holds (send queue, those sent but not yet complete, receive queue), no
+ * more: post nothing to it while completions wait, and they never overflow.
+ */
 int iwx_qp_poll(struct iwx_qp *qp, struct iwx_wc *wc, int n);
 
-enum iwx_qp_state iwx_qp_state(const struct iwx_qp *qp);
+enum iwx_qp_state iwx_qp_get_state(const struct iwx_qp *qp);
 
 /*
  * Why the queue pair left RTS: the Terminate cause, and whether this side sent it

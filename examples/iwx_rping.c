@@ -294,7 +294,7 @@ int main(int argc, char **argv)
 		/* as rping's server, leave the disconnect to the client */
 		struct iwx_wc wc;
 
-		while (iwx_qp_state(r.qp) != IWX_QP_ERROR)
+		while (iwx_qp_get_state(r.qp) != IWX_QP_ERROR)
 			if (wait_wc(&r, &wc) == -ETIMEDOUT)
 				return fail("waiting for the client to disconnect", ETIMEDOUT);
 	}
