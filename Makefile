@@ -44,8 +44,10 @@ CLI_SRCS	:= $(wildcard cli/*.c)
 CLI_BIN		:= $(BUILD)/iwx
 RPING_BIN	:= $(BUILD)/iwx_rping
 
-# the daemon's engine, less its main
-ENGINE_SRCS	:= $(filter-out control/iwxd.c,$(wildcard control/*.c))
+# the engine (connections, queue pairs, memory) and the daemon around it
+ENGINE_SRCS	:= control/arena.c control/conn.c control/mem.c control/qp.c
+DAEMON_SRCS	:= $(filter-out $(ENGINE_SRCS),$(wildcard control/*.c))
+IWXD_BIN	:= $(BUILD)/iwxd
 
 # the tests exercise the engine and the CLI's TCP reassembly directly
 TEST_SRCS	:= $(wildcard tests/test_*.c) $(wildcard tests/support/*.c) cli/tcp_streams.c \
@@ -63,7 +65,7 @@ BPF_CFLAGS	:= -target bpf -O2 -g -Wall -Wextra -Werror -Iinclude \
 		   -I/usr/include/$(shell uname -m)-linux-gnu
 
 .PHONY: all lib test test-asan check-install interop fuzz bench install clean
-all: lib $(CLI_BIN) $(RPING_BIN)
+all: lib $(CLI_BIN) $(RPING_BIN) $(IWXD_BIN)
 
 lib: $(LIB_A) $(LIB_SO)
 
@@ -84,6 +86,11 @@ $(LIB_SO): $(LIB_OBJS)
 $(CLI_BIN): $(CLI_SRCS) $(wildcard cli/*.h) $(LIB_A) $(HEADERS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $(CLI_SRCS) $(LIB_A) -lpcap $(LDLIBS_CORE)
+
+$(IWXD_BIN): $(DAEMON_SRCS) $(ENGINE_SRCS) $(wildcard control/*.h) $(LIB_A) $(HEADERS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) $(LIB_A) \
+		-lbpf -lelf -lz $(LDLIBS_CORE)
 
 # ---------------------------------------------------------------- tests
 
@@ -128,16 +135,25 @@ $(ASAN_BIN): $(TEST_SRCS) $(LIB_SRCS) $(HEADERS) $(wildcard tests/support/*.h cl
 		-I$(BUILD)/bpf -o $@ $(TEST_SRCS) $(LIB_SRCS) -lcriterion -lpcap -lbpf -lelf -lz \
 		$(LDLIBS_CORE)
 
-test-asan: $(ASAN_BIN) $(CLI_BIN)
+# the daemon the integration tests start, sanitized as well (tests/support/iwxd_pair.c)
+ASAN_IWXD	:= $(BUILD)/asan/iwxd
+
+$(ASAN_IWXD): $(DAEMON_SRCS) $(ENGINE_SRCS) $(LIB_SRCS) $(wildcard control/*.h) $(HEADERS)
+	@mkdir -p $(@D)
+	$(call msg,CC-ASAN,$@)
+	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Icontrol -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) \
+		$(LIB_SRCS) -lbpf -lelf -lz $(LDLIBS_CORE)
+
+test-asan: $(ASAN_BIN) $(ASAN_IWXD) $(CLI_BIN)
 	$(call msg,TEST,$(ASAN_BIN) under ASan/UBSan)
-	$(Q)$(ASAN_BIN) --jobs 2 > $(BUILD)/asan/unit.log 2>&1; st=$$?; \
+	$(Q)IWX_IWXD=$(ASAN_IWXD) $(ASAN_BIN) --jobs 2 > $(BUILD)/asan/unit.log 2>&1; st=$$?; \
 	if [ $$st -ne 0 ] || grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' $(BUILD)/asan/unit.log; then \
 		grep -E -A25 'ERROR: (Address|Leak)Sanitizer|runtime error:|FAIL' $(BUILD)/asan/unit.log | head -80; \
 		tail -1 $(BUILD)/asan/unit.log; exit 1; \
 	fi; tail -1 $(BUILD)/asan/unit.log
 
 # Criterion runs last so that its summary closes the output.
-test: $(TEST_BIN) $(CLI_BIN) check-install
+test: $(TEST_BIN) $(CLI_BIN) $(IWXD_BIN) check-install
 	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
 	$(Q)$(MAKE) --no-print-directory test-asan
 	$(Q)$(MAKE) --no-print-directory interop
@@ -205,7 +221,7 @@ install: all
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/iwx \
 		$(DESTDIR)$(PKGCONFIGDIR)
-	$(Q)install -m 755 $(CLI_BIN) $(RPING_BIN) $(DESTDIR)$(BINDIR)/
+	$(Q)install -m 755 $(CLI_BIN) $(RPING_BIN) $(IWXD_BIN) $(DESTDIR)$(BINDIR)/
 	$(Q)install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	$(Q)install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
 	$(Q)ln -sf libiwx.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libiwx.so

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "conn.h"
 #include "mem.h"
 #include "netns.h"
@@ -45,11 +46,8 @@ static void fini(void)
 {
 	struct end *ends[] = { &A, &B };
 
-	if (capture_pid > 0) {
-		kill(capture_pid, SIGTERM);
-		waitpid(capture_pid, NULL, 0);
-		capture_pid = -1;
-	}
+	capture_stop(capture_pid);
+	capture_pid = -1;
 	for (int i = 0; i < 2; i++) {
 		if (ends[i]->qp)
 			iwx_qp_destroy(ends[i]->qp);	/* closes the socket */
@@ -287,28 +285,16 @@ Test(engine, many_outstanding_writes_and_sends)
 /* Capture on A's veth end while a transfer runs; tshark must find nothing wrong. */
 Test(engine, traffic_decodes_cleanly_in_tshark)
 {
-	char pcap[128], cmd[512], line[512];
+	char pcap[128], dev[32];
 	struct iwx_wc wa[4], wb[4];
-	unsigned good = 0, bad = 0, warns = 0;
-	FILE *f;
+	struct tshark_verdict v;
 
 	strcpy(tmpdir, "/tmp/iwx-engine-XXXXXX");
 	cr_assert_not_null(mkdtemp(tmpdir));
 	snprintf(pcap, sizeof(pcap), "%s/veth.pcap", tmpdir);
-	capture_pid = fork();
-	if (capture_pid == 0) {
-		char dev[32];
-
-		snprintf(dev, sizeof(dev), "iwx%da", getppid());
-		if (!freopen("/dev/null", "w", stderr))
-			_exit(127);
-		execlp("ip", "ip", "netns", "exec", ns.a, "dumpcap", "-q", "-i", dev, "-w", pcap,
-		       "-f", "tcp port 7174", NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 100 && access(pcap, F_OK); i++)
-		usleep(20000);	/* dumpcap creates the file once it captures */
-	usleep(200000);
+	snprintf(dev, sizeof(dev), "iwx%da", getpid());
+	capture_pid = capture_start(ns.a, dev, pcap, "tcp port 7174");
+	cr_assert_gt(capture_pid, 0);
 
 	connect_pair();
 	fill_pattern(A.buf, 1 << 20, 9);
@@ -326,40 +312,13 @@ Test(engine, traffic_decodes_cleanly_in_tshark)
 	for (size_t i = 0; i < 3; i++)
 		cr_assert_eq(iwx_qp_post_send(A.qp, &ops[i]), 0);
 	run_until(3, 1, wa, wb);
-	usleep(300000);
-	kill(capture_pid, SIGTERM);
-	waitpid(capture_pid, NULL, 0);
+	capture_stop(capture_pid);
 	capture_pid = -1;
 
-	snprintf(cmd, sizeof(cmd),
-		 "tshark -r %s -o tcp.desegment_tcp_streams:TRUE --disable-heuristic rpcrdma_iwarp "
-		 "--disable-heuristic smb_direct_iwarp -V 2>/dev/null | grep -o 'Good CRC32\\|Bad CRC32'",
-		 pcap);
-	f = popen(cmd, "r");
-	cr_assert_not_null(f);
-	while (fgets(line, sizeof(line), f))
-		strstr(line, "Good") ? good++ : bad++;
-	pclose(f);
-	snprintf(cmd, sizeof(cmd),
-		 "tshark -r %s --disable-heuristic rpcrdma_iwarp --disable-heuristic smb_direct_iwarp "
-		 "-q -z expert,warn 2>/dev/null", pcap);
-	f = popen(cmd, "r");
-	cr_assert_not_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		unsigned n;
-
-		/* tshark 4.0 predates RFC 6581: these two on the revision-2 Request are expected */
-		if (strstr(line, "Res field is NOT set to zero") || strstr(line, "Rev field is NOT set to one"))
-			continue;
-		if (sscanf(line, " %u %*s", &n) == 1 && strstr(line, "IWARP"))
-			warns += n;
-		if (strstr(line, "Malformed"))
-			warns++;
-	}
-	pclose(f);
-	cr_log_info("tshark: %u good CRCs, %u bad, %u warnings", good, bad, warns);
+	cr_assert_eq(tshark_check(pcap, &v), 0);
+	cr_log_info("tshark: %u good CRCs, %u bad, %u warnings", v.good_crcs, v.bad_crcs, v.warnings);
 	/* 1 MiB / 1428 + 100000 / 1428 + 3 Sends and the Read Request, at least */
-	cr_assert_gt(good, 800);
-	cr_assert_eq(bad, 0);
-	cr_assert_eq(warns, 0);
+	cr_assert_gt(v.good_crcs, 800);
+	cr_assert_eq(v.bad_crcs, 0);
+	cr_assert_eq(v.warnings, 0);
 }

@@ -69,6 +69,13 @@ enum iwx_wc_opcode {
 	IWX_WC_RECV,
 };
 
+/* The completion opcode of a send work request. */
+static inline uint8_t iwx_wc_opcode_of(uint8_t wr_opcode)
+{
+	return wr_opcode == IWX_WR_WRITE ? IWX_WC_RDMA_WRITE :
+	       wr_opcode == IWX_WR_READ ? IWX_WC_RDMA_READ : IWX_WC_SEND;
+}
+
 struct iwx_wc {
 	uint64_t	wr_id;
 	uint8_t		status;		/* enum iwx_wc_status */

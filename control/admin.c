@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+/* What `iwx status`, `iwx conns` and `iwx stags` show: the daemon's state, for root. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+/* A listing, sent in parts that each fit one message. */
+struct listing {
+	struct client		*c;
+	const struct iwx_ipc_hdr *req;
+	uint8_t			*buf;
+	uint32_t		esize, n, cap;
+	int			err;
+};
+
+static void listing_flush(struct listing *l, bool last)
+{
+	struct iwx_ipc_hdr h = { .op = l->req->op, .seq = l->req->seq, .len = l->n * l->esize,
+				 .flags = last ? 0 : IWX_IPC_F_MORE };
+
+	if (!l->err)
+		l->err = iwx_ipc_send(l->c->sock_w.fd, &h, l->buf, NULL, 0);
+	l->n = 0;
+}
+
+static void listing_add(struct listing *l, const void *e)
+{
+	if (l->n == l->cap)
+		listing_flush(l, false);
+	memcpy(l->buf + (size_t)l->n++ * l->esize, e, l->esize);
+}
+
+static void qp_counters(const struct vqp *q, struct iwx_qp_stats *s)
+{
+	*s = q->gone;
+	if (q->eng) {
+		struct iwx_qp_stats live;
+
+		iwx_qp_stats(q->eng, &live);
+		s->tx_fpdus += live.tx_fpdus;
+		s->rx_fpdus += live.rx_fpdus;
+		s->tx_bytes += live.tx_bytes;
+		s->rx_bytes += live.rx_bytes;
+		s->tx_fpdus_aligned += live.tx_fpdus_aligned;
+		s->placed_segments += live.placed_segments;
+	}
+}
+
+static int count_mr(const struct iwx_mr *mr, void *ctx)
+{
+	(void)mr;
+	(*(uint32_t *)ctx)++;
+	return 0;
+}
+
+static void status(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *req)
+{
+	struct iwx_ipc_status s = d->st;
+	struct iwx_qp_stats t = d->gone;
+
+	s.version = IWX_IPC_VERSION;
+	s.pid = getpid();
+	s.uptime_ms = iwx_conn_now_ms() - d->start_ms;
+	s.crc_default = d->o.crc;
+	s.settle_ms = d->o.settle_ms;
+	for (struct client *x = d->clients; x; x = x->next)
+		s.clients += x->hello;
+	for (struct vcq *cq = d->cqs; cq; cq = cq->next)
+		s.cqs++;
+	for (struct listener *l = d->listeners; l; l = l->next)
+		s.listeners++;
+	for (struct pconn *p = d->pconns; p; p = p->next)
+		s.conns_pending++;
+	for (struct vqp *q = d->qps; q; q = q->next) {
+		struct iwx_qp_stats qs;
+
+		s.qps++;
+		qp_counters(q, &qs);
+		t.tx_fpdus += qs.tx_fpdus;
+		t.rx_fpdus += qs.rx_fpdus;
+		t.tx_bytes += qs.tx_bytes;
+		t.rx_bytes += qs.rx_bytes;
+		t.tx_fpdus_aligned += qs.tx_fpdus_aligned;
+		t.placed_segments += qs.placed_segments;
+	}
+	s.pds = iwx_mem_pd_count(d->mem);
+	iwx_mem_for_each(d->mem, count_mr, &s.mrs);
+	s.tx_fpdus = t.tx_fpdus;
+	s.rx_fpdus = t.rx_fpdus;
+	s.tx_bytes = t.tx_bytes;
+	s.rx_bytes = t.rx_bytes;
+	s.tx_fpdus_aligned = t.tx_fpdus_aligned;
+	s.placed_segments = t.placed_segments;
+	if (session_reply(c, req, 0, &s, sizeof(s), NULL, 0))
+		c->dead = true;
+}
+
+static void list_conns(struct iwxd *d, struct listing *l)
+{
+	for (struct vqp *q = d->qps; q; q = q->next) {
+		struct iwx_ipc_conn_info e = {
+			.qp = q->num, .client = q->owner->id, .pd = q->pd, .state = q->state,
+			.mpa_rev = q->est.mpa_rev, .crc = q->est.crc, .markers_rx = q->est.markers_rx,
+			.markers_tx = q->est.markers_tx, .ird = q->est.ird, .ord = q->est.ord,
+			.emss = q->est.emss, .local_addr = q->est.local_addr,
+			.peer_addr = q->est.peer_addr,
+		};
+		struct iwx_qp_stats s;
+
+		qp_counters(q, &s);
+		e.tx_fpdus = s.tx_fpdus;
+		e.rx_fpdus = s.rx_fpdus;
+		e.tx_bytes = s.tx_bytes;
+		e.rx_bytes = s.rx_bytes;
+		e.tx_fpdus_aligned = s.tx_fpdus_aligned;
+		e.placed_segments = s.placed_segments;
+		listing_add(l, &e);
+	}
+}
+
+static int add_stag(const struct iwx_mr *mr, void *ctx)
+{
+	struct iwx_ipc_stag_info e = {
+		.stag = mr->desc.stag, .client = mr->owner, .pd = mr->desc.pd, .valid = mr->desc.valid,
+		.access = mr->desc.access, .in_arena = mr->pid == 0, .base_to = mr->desc.base_to,
+		.len = mr->desc.len,
+	};
+
+	listing_add(ctx, &e);
+	return 0;
+}
+
+void admin_request(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *req)
+{
+	struct listing l = { .c = c, .req = req };
+
+	if (req->op == IWX_IPC_STATUS) {
+		status(d, c, req);
+		return;
+	}
+	l.esize = req->op == IWX_IPC_LIST_CONNS ? sizeof(struct iwx_ipc_conn_info) :
+						  sizeof(struct iwx_ipc_stag_info);
+	l.cap = (IWX_IPC_MAX - sizeof(struct iwx_ipc_hdr)) / l.esize;
+	l.buf = malloc((size_t)l.cap * l.esize);
+	if (!l.buf) {
+		if (session_reply(c, req, -ENOMEM, NULL, 0, NULL, 0))
+			c->dead = true;
+		return;
+	}
+	if (req->op == IWX_IPC_LIST_CONNS)
+		list_conns(d, &l);
+	else
+		iwx_mem_for_each(d->mem, add_stag, &l);
+	listing_flush(&l, true);
+	if (l.err)
+		c->dead = true;
+	free(l.buf);
+}

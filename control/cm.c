@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Connection management, in the manner of rdma_cm: a client's connect, listen, accept
+ * and reject drive conn.c's TCP + MPA set-up (RFC 5044 §7.1, RFC 6581) in the daemon's
+ * loop, and the outcome reaches the client as events. A stream in full operation is
+ * handed to its queue pair (vqp.c).
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+#define ANSWER_MS	10000	/* a connection request not answered by then is rejected */
+#define ACCEPT_BATCH	16
+
+static uint32_t epoll_of(short poll_events)
+{
+	return (poll_events & POLLIN ? EPOLLIN : 0) | (poll_events & POLLOUT ? EPOLLOUT : 0);
+}
+
+static socklen_t addr_len(const struct sockaddr_storage *a)
+{
+	return a->ss_family == AF_INET ? sizeof(struct sockaddr_in) :
+	       a->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : 0;
+}
+
+/* The set-up options for an application's parameters; pd holds a copy of its private data. */
+static void opts_of(const struct iwxd *d, const struct iwx_ipc_cm_param *p,
+		    struct iwx_conn_opts *o, uint8_t *pd)
+{
+	memset(o, 0, sizeof(*o));
+	o->local.rev = p->mpa_rev ? p->mpa_rev : IWX_MPA_REV2;
+	o->local.crc = p->crc ? p->crc > 0 : d->o.crc;
+	o->local.markers = p->markers;
+	o->local.ird = p->ird ? p->ird : 16;
+	o->local.ord = p->ord ? p->ord : 16;
+	o->local.p2p = p->p2p;
+	/* an Initiator's RTR is one it can send; a Responder's, those it can take (RFC 6581 §6) */
+	o->local.rtr = IWX_RTR_WRITE | IWX_RTR_READ;
+	o->pd_len = p->pd_len > IWX_IPC_PRIVDATA ? IWX_IPC_PRIVDATA : p->pd_len;
+	memcpy(pd, p->pd, o->pd_len);
+	o->pd = pd;
+	o->timeout_ms = d->o.timeout_ms;
+}
+
+void cm_event_of_conn(struct iwx_ipc_event *ev, const struct iwx_conn *conn)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->mpa_rev = conn->agreed.mode.rev;
+	ev->crc = conn->agreed.mode.crc;
+	ev->markers_rx = conn->agreed.mode.markers_rx;
+	ev->markers_tx = conn->agreed.mode.markers_tx;
+	ev->ird = conn->agreed.ird;
+	ev->ord = conn->agreed.ord;
+	ev->emss = conn->emss;
+	ev->local_addr = conn->local;
+	ev->peer_addr = conn->peer;
+}
+
+static void pconn_unlink(struct iwxd *d, struct pconn *p)
+{
+	for (struct pconn **pp = &d->pconns; *pp; pp = &(*pp)->next) {
+		if (*pp == p) {
+			*pp = p->next;
+			return;
+		}
+	}
+}
+
+void cm_pconn_free(struct iwxd *d, struct pconn *p)
+{
+	if (p->conn.fd >= 0)
+		watch_del(d, &p->w);
+	iwx_conn_close(&p->conn);
+	if (p->qp && p->qp->setup == p)
+		p->qp->setup = NULL;
+	pconn_unlink(d, p);
+	free(p);
+}
+
+/* A queue pair whose set-up failed may try again. */
+static void qp_back_to_init(struct vqp *q)
+{
+	q->setup = NULL;
+	q->state = IWX_SHQ_INIT;
+	__atomic_store_n(&q->sh->state, IWX_SHQ_INIT, __ATOMIC_RELEASE);
+}
+
+/* The set-up ended (the socket needs no more waiting): act on how. */
+static void pconn_done(struct iwxd *d, struct pconn *p)
+{
+	struct iwx_conn *c = &p->conn;
+	struct iwx_ipc_event ev;
+
+	watch_del(d, &p->w);
+	cm_event_of_conn(&ev, c);
+	switch (c->state) {
+	case IWX_CONN_REQUEST_IN:
+		/* what the peer asked, for the application to answer */
+		ev.type = IWX_IPC_EV_CONNECT_REQUEST;
+		ev.listener = p->listener->id;
+		ev.conn_id = p->id;
+		ev.mpa_rev = c->request.rev;
+		ev.crc = c->request.crc;
+		ev.markers_tx = c->request.markers;
+		ev.ird = c->request.ird;
+		ev.ord = c->request.ord;
+		ev.pd_len = c->peer_pd_len;
+		memcpy(ev.pd, c->peer_pd, c->peer_pd_len);
+		p->announced = true;
+		p->answer_ms = iwx_conn_now_ms() + ANSWER_MS;
+		log_info("connection request %u from a peer on listener %u", p->id, p->listener->id);
+		session_event(d, p->owner, &ev);
+		return;
+	case IWX_CONN_ESTABLISHED:
+		log_info("qp %u: established: MPA rev %u, CRC %s, IRD %u ORD %u", p->qp->num,
+			 c->agreed.mode.rev, c->agreed.mode.crc ? "on" : "off", c->agreed.ird,
+			 c->agreed.ord);
+		vqp_established(d, p->qp, c);
+		break;
+	case IWX_CONN_REJECTED:
+		d->st.conns_rejected++;
+		if (p->qp && c->initiator) {
+			ev.type = IWX_IPC_EV_REJECTED;
+			ev.qp = p->qp->num;
+			ev.pd_len = c->peer_pd_len;
+			memcpy(ev.pd, c->peer_pd, c->peer_pd_len);
+			qp_back_to_init(p->qp);
+			session_event(d, p->owner, &ev);
+		} else if (p->qp) {
+			qp_back_to_init(p->qp);	/* accepted, but no RTR type matched */
+		}
+		break;
+	default:
+		d->st.conns_failed++;
+		log_info("connection set-up %u failed: %s", p->id, strerror(-c->error));
+		if (p->qp) {
+			ev.type = IWX_IPC_EV_UNREACHABLE;
+			ev.qp = p->qp->num;
+			ev.status = c->error;
+			qp_back_to_init(p->qp);
+			session_event(d, p->owner, &ev);
+		}
+		break;
+	}
+	cm_pconn_free(d, p);
+}
+
+static void pconn_step(struct iwxd *d, struct pconn *p)
+{
+	if (iwx_conn_step(&p->conn, iwx_conn_now_ms()) == -EAGAIN)
+		watch_mod(d, &p->w, epoll_of(p->conn.events));
+	else
+		pconn_done(d, p);
+}
+
+static void on_pconn(struct iwxd *d, struct watch *w, uint32_t events)
+{
+	(void)events;
+	pconn_step(d, (struct pconn *)((char *)w - offsetof(struct pconn, w)));
+}
+
+static struct pconn *pconn_new(struct iwxd *d, struct client *c)
+{
+	struct pconn *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->id = iwxd_new_id(d);
+	p->owner = c;
+	p->conn.fd = -1;
+	p->w.fn = on_pconn;
+	p->next = d->pconns;
+	d->pconns = p;
+	return p;
+}
+
+/* Start waiting on the set-up's socket. */
+static int pconn_watch(struct iwxd *d, struct pconn *p)
+{
+	p->w.fd = p->conn.fd;
+	return watch_add(d, &p->w, epoll_of(p->conn.events));
+}
+
+int cm_connect(struct iwxd *d, struct client *c, const struct iwx_ipc_connect *req)
+{
+	struct vqp *q = vqp_find(d, c, req->qp);
+	socklen_t len = addr_len(&req->addr);
+	struct pconn *p;
+	int err;
+
+	if (!q)
+		return -ENOENT;
+	if (q->state != IWX_SHQ_INIT)
+		return -EISCONN;
+	if (!len)
+		return -EAFNOSUPPORT;
+	p = pconn_new(d, c);
+	if (!p)
+		return -ENOMEM;
+	opts_of(d, &req->param, &p->opts, p->pd);
+	err = iwx_conn_connect(&p->conn, (const struct sockaddr *)&req->addr, len, &p->opts);
+	if (!err)
+		err = pconn_watch(d, p);
+	if (err) {
+		cm_pconn_free(d, p);
+		return err;
+	}
+	p->qp = q;
+	q->setup = p;
+	q->state = IWX_SHQ_CONNECTING;
+	__atomic_store_n(&q->sh->state, IWX_SHQ_CONNECTING, __ATOMIC_RELEASE);
+	pconn_step(d, p);
+	return 0;
+}
+
+static void on_listen(struct iwxd *d, struct watch *w, uint32_t events)
+{
+	struct listener *l = (struct listener *)((char *)w - offsetof(struct listener, w));
+	struct iwx_ipc_cm_param none = { 0 };
+
+	(void)events;
+	for (int i = 0; i < ACCEPT_BATCH; i++) {
+		struct pconn *p = pconn_new(d, l->owner);
+
+		if (!p)
+			return;
+		p->listener = l;
+		opts_of(d, &none, &p->opts, p->pd);
+		if (iwx_conn_accept(&p->conn, l->w.fd, &p->opts) || pconn_watch(d, p)) {
+			cm_pconn_free(d, p);
+			return;
+		}
+		pconn_step(d, p);
+	}
+}
+
+int cm_listen(struct iwxd *d, struct client *c, struct iwx_ipc_listen *req)
+{
+	socklen_t len = addr_len(&req->addr);
+	struct listener *l;
+	int fd, err;
+
+	if (!len)
+		return -EAFNOSUPPORT;
+	fd = iwx_conn_listen((const struct sockaddr *)&req->addr, len,
+			     req->backlog ? (int)req->backlog : 64);
+	if (fd < 0)
+		return fd;
+	l = calloc(1, sizeof(*l));
+	if (!l) {
+		close(fd);
+		return -ENOMEM;
+	}
+	len = sizeof(l->addr);
+	getsockname(fd, (struct sockaddr *)&l->addr, &len);
+	l->w.fd = fd;
+	l->w.fn = on_listen;
+	err = watch_add(d, &l->w, EPOLLIN);
+	if (err) {
+		close(fd);
+		free(l);
+		return err;
+	}
+	l->id = iwxd_new_id(d);
+	l->owner = c;
+	l->next = d->listeners;
+	d->listeners = l;
+	req->addr = l->addr;
+	req->listener = l->id;
+	return 0;
+}
+
+static void listener_free(struct iwxd *d, struct listener *l)
+{
+	for (struct pconn *p = d->pconns, *next; p; p = next) {
+		next = p->next;
+		if (p->listener == l && !p->qp)
+			cm_pconn_free(d, p);
+		else if (p->listener == l)
+			p->listener = NULL;
+	}
+	watch_del(d, &l->w);
+	close(l->w.fd);
+	for (struct listener **pp = &d->listeners; *pp; pp = &(*pp)->next) {
+		if (*pp == l) {
+			*pp = l->next;
+			break;
+		}
+	}
+	free(l);
+}
+
+int cm_listen_close(struct iwxd *d, struct client *c, uint32_t id)
+{
+	for (struct listener *l = d->listeners; l; l = l->next) {
+		if (l->id == id && l->owner == c) {
+			listener_free(d, l);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int cm_answer(struct iwxd *d, struct client *c, const struct iwx_ipc_answer *req, bool reject)
+{
+	struct pconn *p;
+	struct vqp *q = NULL;
+	int err;
+
+	for (p = d->pconns; p; p = p->next)
+		if (p->id == req->conn_id && p->owner == c && p->announced)
+			break;
+	if (!p)
+		return -ENOENT;
+	if (!reject) {
+		q = vqp_find(d, c, req->qp);
+		if (!q)
+			return -ENOENT;
+		if (q->state != IWX_SHQ_INIT)
+			return -EISCONN;
+	}
+	opts_of(d, &req->param, &p->opts, p->pd);
+	p->announced = false;
+	err = iwx_conn_answer(&p->conn, &p->opts, reject);
+	if (q && !err) {
+		p->qp = q;
+		q->setup = p;
+		q->state = IWX_SHQ_CONNECTING;
+		__atomic_store_n(&q->sh->state, IWX_SHQ_CONNECTING, __ATOMIC_RELEASE);
+	}
+	if (p->conn.state == IWX_CONN_SEND_REPLY && !pconn_watch(d, p))
+		pconn_step(d, p);
+	else
+		pconn_done(d, p);
+	return err;
+}
+
+void cm_timers(struct iwxd *d, uint64_t now, uint64_t *next)
+{
+	struct iwx_ipc_answer reject = { 0 };
+
+	for (struct pconn *p = d->pconns, *n; p; p = n) {
+		n = p->next;
+		if (p->announced) {
+			if (now < p->answer_ms) {
+				*next = p->answer_ms < *next ? p->answer_ms : *next;
+				continue;
+			}
+			log_info("connection request %u not answered in time: rejected", p->id);
+			reject.conn_id = p->id;
+			cm_answer(d, p->owner, &reject, true);
+		} else if (p->conn.deadline_ms && now >= p->conn.deadline_ms) {
+			pconn_step(d, p);
+		} else if (p->conn.deadline_ms && p->conn.deadline_ms < *next) {
+			*next = p->conn.deadline_ms;
+		}
+	}
+}
+
+void cm_client_gone(struct iwxd *d, struct client *c)
+{
+	for (struct listener *l = d->listeners, *n; l; l = n) {
+		n = l->next;
+		if (l->owner == c)
+			listener_free(d, l);
+	}
+	for (struct pconn *p = d->pconns, *n; p; p = n) {
+		n = p->next;
+		if (p->owner == c)
+			cm_pconn_free(d, p);
+	}
+}
+
+int cm_disconnect(struct iwxd *d, struct client *c, uint32_t num)
+{
+	struct vqp *q = vqp_find(d, c, num);
+
+	if (!q)
+		return -ENOENT;
+	return vqp_disconnect(d, q);
+}

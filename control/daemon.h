@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iwxd's objects: the clients (one per libiwx device), what they made (completion
+ * queues, queue pairs, listeners) and the connections being set up, and the one
+ * epoll loop that drives them all. Single-threaded: nothing here takes a lock.
+ *
+ *   iwxd.c     options, signals, the loop (and when it may sleep)
+ *   session.c  a client: authentication, requests, resources, teardown
+ *   vqp.c      a queue pair's rings <-> the engine (qp.c) <-> completion rings
+ *   cm.c       connection management: connect, listen, accept, reject, disconnect
+ *   admin.c    status and listings for `iwx`
+ */
+#ifndef IWX_DAEMON_H
+#define IWX_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/types.h>
+
+#include <iwx/ipc.h>
+
+#include "arena.h"
+#include "conn.h"
+#include "log.h"
+#include "mem.h"
+#include "qp.h"
+
+struct iwxd;
+
+/* Something the loop waits on: fn runs with the epoll events of fd. */
+struct watch {
+	int	fd;
+	void	(*fn)(struct iwxd *d, struct watch *w, uint32_t events);
+};
+
+int watch_add(struct iwxd *d, struct watch *w, uint32_t events);
+void watch_mod(struct iwxd *d, struct watch *w, uint32_t events);
+void watch_del(struct iwxd *d, struct watch *w);
+
+struct client {
+	struct watch		sock_w;		/* the control socket (SOCK_SEQPACKET) */
+	struct watch		bell_w;		/* doorbell eventfd: the client posted work */
+	int			notify_fd;	/* eventfd: an armed CQ got a completion */
+	uint32_t		id;
+	pid_t			pid;
+	uid_t			uid;
+	bool			hello;		/* HELLO done: the arena exists */
+	bool			dead;		/* to be closed by the loop (it stopped reading) */
+	struct iwx_arena	arena;
+	struct client		*next;
+};
+
+struct vcq {
+	uint32_t		id;
+	struct client		*owner;
+	struct iwx_ipc_cq_shared *sh;
+	size_t			map_size;
+	struct iwx_ring		ring;		/* daemon produces */
+	uint32_t		users;		/* queue pairs using it */
+	struct vcq		*next;
+};
+
+struct pconn;
+
+struct vqp {
+	uint32_t		num;
+	struct client		*owner;
+	uint32_t		pd;
+	struct vcq		*scq, *rcq;
+	struct iwx_ipc_qp_shared *sh;
+	size_t			map_size;
+	struct iwx_ring		sq, rq;		/* daemon consumes */
+	uint32_t		sq_depth, rq_depth;
+	enum iwx_shq_state	state;
+	struct pconn		*setup;		/* while CONNECTING */
+	struct iwx_qp		*eng;		/* the engine, once the stream is in full operation */
+	struct watch		tcp_w;
+	uint32_t		tcp_events;
+	bool			blocked;	/* waits for the socket or for room in a CQ */
+	bool			backlog;	/* the engine holds completions the CQs had no room for */
+	bool			announced;	/* DISCONNECTED sent */
+	uint64_t		start_ms;	/* settle: the engine starts then (0: started) */
+	uint64_t		close_ms;	/* graceful close: abort if the peer has not closed by then */
+	bool			corrupt;	/* the client broke its rings: left alone */
+	struct iwx_ipc_event	est;		/* what was agreed: the ESTABLISHED event */
+	struct iwx_mpa_agreed	agreed;
+	int			tcp_fd;		/* once established: the stream (the engine's once it runs) */
+	struct iwx_qp_stats	gone;		/* counters of the engine, once it is gone */
+	struct vqp		*next;
+};
+
+struct listener {
+	struct watch		w;
+	uint32_t		id;
+	struct client		*owner;
+	struct sockaddr_storage	addr;
+	struct listener		*next;
+};
+
+/* A stream being set up: active (qp set from the start) or passive (from a listener). */
+struct pconn {
+	struct watch		w;
+	uint32_t		id;
+	struct iwx_conn		conn;
+	struct client		*owner;
+	struct listener		*listener;	/* passive */
+	struct vqp		*qp;		/* active, or passive once accepted */
+	bool			announced;	/* passive: CONNECT_REQUEST sent, answer awaited */
+	uint64_t		answer_ms;	/* passive: reject unless answered by then */
+	struct iwx_conn_opts	opts;
+	uint8_t			pd[IWX_IPC_PRIVDATA];
+	struct pconn		*next;
+};
+
+struct iwxd_opts {
+	const char	*socket;
+	gid_t		gid;		/* members may connect; (gid_t)-1: root only */
+	bool		crc;		/* ask for CRC unless the application says otherwise */
+	int		settle_ms;	/* initiator: hold the first FPDU this long (siw) */
+	int		timeout_ms;	/* TCP connect and each MPA frame of a set-up */
+	size_t		arena_max;
+};
+
+struct iwxd {
+	int			epfd;
+	struct watch		listen_w, signal_w;
+	struct iwxd_opts	o;
+	struct iwx_mem		*mem;
+	struct client		*clients;
+	struct vcq		*cqs;
+	struct vqp		*qps;
+	struct listener		*listeners;
+	struct pconn		*pconns;
+	uint32_t		next_id;
+	uint64_t		start_ms;
+	bool			stop;
+	struct iwx_ipc_status	st;	/* counters; the gauges are filled in by admin.c */
+	struct iwx_qp_stats	gone;	/* counters of queue pairs destroyed */
+	struct epoll_event	*batch;	/* the events being dispatched: watch_del scrubs them */
+	int			batch_n;
+};
+
+uint32_t iwxd_new_id(struct iwxd *d);
+
+/* session.c */
+void session_accept(struct iwxd *d, struct watch *w, uint32_t events);
+void session_close(struct iwxd *d, struct client *c);
+/* Send an event to c; a client that does not read its socket is dropped. */
+void session_event(struct iwxd *d, struct client *c, const struct iwx_ipc_event *ev);
+int session_reply(struct client *c, const struct iwx_ipc_hdr *req, int status, const void *body,
+		  uint32_t len, const int *fds, unsigned nfds);
+
+/* vqp.c */
+struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp_create *req,
+		       int *memfd, int *err);
+void vqp_destroy(struct iwxd *d, struct vqp *q);
+struct vqp *vqp_find(struct iwxd *d, struct client *c, uint32_t num);
+/* The stream of q is in full operation: run the engine on it (after the settle time). */
+void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn);
+bool vqp_has_work(const struct vqp *q);
+void vqp_service(struct iwxd *d, struct vqp *q);
+void vqp_timers(struct iwxd *d, struct vqp *q, uint64_t now, uint64_t *next);
+/* Graceful close (FIN after what TCP holds); the peer's close, or a time-out, ends it. */
+int vqp_disconnect(struct iwxd *d, struct vqp *q);
+/* Set or clear need_wakeup on every queue pair; the loop does so around its sleep. */
+void vqp_need_wakeup(struct iwxd *d, bool on);
+struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *memfd, int *err);
+void vcq_destroy(struct iwxd *d, struct vcq *cq);
+struct vcq *vcq_find(struct iwxd *d, struct client *c, uint32_t id);
+
+/* cm.c */
+int cm_connect(struct iwxd *d, struct client *c, const struct iwx_ipc_connect *req);
+int cm_listen(struct iwxd *d, struct client *c, struct iwx_ipc_listen *req);
+int cm_listen_close(struct iwxd *d, struct client *c, uint32_t id);
+int cm_answer(struct iwxd *d, struct client *c, const struct iwx_ipc_answer *req, bool reject);
+int cm_disconnect(struct iwxd *d, struct client *c, uint32_t qp);
+void cm_timers(struct iwxd *d, uint64_t now, uint64_t *next);
+/* A client leaves: its listeners and set-ups go. */
+void cm_client_gone(struct iwxd *d, struct client *c);
+void cm_pconn_free(struct iwxd *d, struct pconn *p);
+void cm_event_of_conn(struct iwx_ipc_event *ev, const struct iwx_conn *conn);
+
+/* admin.c: STATUS, LIST_CONNS, LIST_STAGS for a root client. */
+void admin_request(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *req);
+
+#endif /* IWX_DAEMON_H */

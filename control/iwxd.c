@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: MIT
+/*
+ * iwxd: the iWARP daemon of one host (or network namespace). Owns the TCP streams,
+ * the MPA set-up, memory registration and the software queue pairs; applications
+ * reach it through libiwx on a Unix socket.
+ *
+ * One thread, one epoll loop. The loop services every queue pair with work in its
+ * rings, and sleeps only after telling the clients so (need_wakeup in each queue
+ * pair's shared page): while it is busy, posting costs a client no system call.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+#define MAX_EVENTS	64
+#define IDLE_MS		60000	/* the longest sleep: nothing is due sooner */
+
+int watch_add(struct iwxd *d, struct watch *w, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = w };
+
+	return epoll_ctl(d->epfd, EPOLL_CTL_ADD, w->fd, &ev) ? -errno : 0;
+}
+
+void watch_mod(struct iwxd *d, struct watch *w, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = w };
+
+	epoll_ctl(d->epfd, EPOLL_CTL_MOD, w->fd, &ev);
+}
+
+/* Stop watching; also forget w's events not yet dispatched, as w is about to go. */
+void watch_del(struct iwxd *d, struct watch *w)
+{
+	if (w->fd >= 0)
+		epoll_ctl(d->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+	for (int i = 0; i < d->batch_n; i++)
+		if (d->batch[i].data.ptr == w)
+			d->batch[i].data.ptr = NULL;
+}
+
+uint32_t iwxd_new_id(struct iwxd *d)
+{
+	return ++d->next_id;
+}
+
+static void on_signal(struct iwxd *d, struct watch *w, uint32_t events)
+{
+	struct signalfd_siginfo si;
+
+	(void)events;
+	if (read(w->fd, &si, sizeof(si)) == sizeof(si))
+		log_info("signal %u: stopping", si.ssi_signo);
+	d->stop = true;
+}
+
+/* The Unix socket: refuse to take over one a live daemon answers on. */
+static int open_socket(struct iwxd *d)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[sizeof(sa.sun_path)];
+	int fd;
+
+	if (strlen(d->o.socket) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "iwxd: socket path too long: %s\n", d->o.socket);
+		return -1;
+	}
+	strcpy(sa.sun_path, d->o.socket);
+	strcpy(dir, d->o.socket);
+	mkdir(dirname(dir), 0755);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		fprintf(stderr, "iwxd: another iwxd is serving %s\n", d->o.socket);
+		close(fd);
+		return -1;
+	}
+	if (fd >= 0)
+		close(fd);
+	unlink(d->o.socket);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    chmod(d->o.socket, d->o.gid == (gid_t)-1 ? 0600 : 0660) ||
+	    (d->o.gid != (gid_t)-1 && chown(d->o.socket, 0, d->o.gid)) || listen(fd, 64)) {
+		fprintf(stderr, "iwxd: %s: %s\n", d->o.socket, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int setup(struct iwxd *d)
+{
+	sigset_t mask;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	d->signal_w.fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	d->signal_w.fn = on_signal;
+	d->mem = iwx_mem_new();
+	if (d->epfd < 0 || d->signal_w.fd < 0 || !d->mem) {
+		fprintf(stderr, "iwxd: %s\n", strerror(errno));
+		return -1;
+	}
+	d->listen_w.fd = open_socket(d);
+	d->listen_w.fn = session_accept;
+	if (d->listen_w.fd < 0 || watch_add(d, &d->listen_w, EPOLLIN) ||
+	    watch_add(d, &d->signal_w, EPOLLIN))
+		return -1;
+	d->start_ms = iwx_conn_now_ms();
+	return 0;
+}
+
+static void reap(struct iwxd *d)
+{
+	for (struct client *c = d->clients, *n; c; c = n) {
+		n = c->next;
+		if (c->dead)
+			session_close(d, c);
+	}
+}
+
+static bool service_all(struct iwxd *d)
+{
+	bool work = false;
+
+	for (struct vqp *q = d->qps; q; q = q->next) {
+		if (vqp_has_work(q)) {
+			vqp_service(d, q);
+			work = true;
+		}
+	}
+	return work;
+}
+
+static bool any_work(struct iwxd *d)
+{
+	for (struct vqp *q = d->qps; q; q = q->next)
+		if (vqp_has_work(q))
+			return true;
+	return false;
+}
+
+static void run(struct iwxd *d)
+{
+	struct epoll_event ev[MAX_EVENTS];
+
+	while (!d->stop) {
+		bool work = service_all(d);
+		uint64_t now = iwx_conn_now_ms(), next = now + IDLE_MS;
+		int timeout = 0, n;
+
+		cm_timers(d, now, &next);
+		for (struct vqp *q = d->qps; q; q = q->next)
+			vqp_timers(d, q, now, &next);
+		reap(d);
+		if (!work) {
+			/* publish "asleep", then look once more: a post that raced with it is seen */
+			vqp_need_wakeup(d, true);
+			now = iwx_conn_now_ms();
+			timeout = any_work(d) ? 0 : next > now ? (int)(next - now) : 0;
+		}
+		n = epoll_wait(d->epfd, ev, MAX_EVENTS, timeout);
+		if (!work) {
+			vqp_need_wakeup(d, false);
+			d->st.wakeups += n > 0;
+		}
+		d->batch = ev;
+		d->batch_n = n > 0 ? n : 0;
+		for (int i = 0; i < d->batch_n; i++) {
+			struct watch *w = ev[i].data.ptr;
+
+			if (w)
+				w->fn(d, w, ev[i].events);
+		}
+		d->batch_n = 0;
+		reap(d);
+	}
+}
+
+static void teardown(struct iwxd *d)
+{
+	while (d->clients)
+		session_close(d, d->clients);
+	if (d->listen_w.fd >= 0) {
+		close(d->listen_w.fd);
+		unlink(d->o.socket);
+	}
+	iwx_mem_free(d->mem);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: iwxd [OPTIONS]\n"
+		"The iWARP daemon: serves libiwx applications of this host (network namespace).\n"
+		"\n"
+		"  -s, --socket PATH     Unix socket to serve (default $IWX_SOCKET, else %s)\n"
+		"  -g, --group NAME      members of group NAME may use iwx (default: root only)\n"
+		"      --no-crc          do not ask peers for the MPA CRC (applications may still)\n"
+		"      --settle-ms MS    as connection initiator, hold the first FPDU MS ms after\n"
+		"                        set-up, for peers like Linux's siw that miss it (default 200)\n"
+		"      --timeout-ms MS   give up a connection set-up (TCP connect, each MPA frame)\n"
+		"                        after MS ms (default 10000)\n"
+		"      --arena-max BYTES largest arena one client may ask for (default 1 GiB)\n"
+		"  -v, --verbose         log connections and clients; twice: every failed request\n"
+		"  -h, --help            this text\n"
+		"\n"
+		"It runs in the foreground and logs to stderr; SIGINT or SIGTERM stop it, closing\n"
+		"every connection.\n", IWX_DEFAULT_SOCKET);
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 0);
+
+	if (end == s)
+		return -1;
+	switch (*end) {
+	case 'G': v <<= 10; /* fall through */
+	case 'M': v <<= 10; /* fall through */
+	case 'K': v <<= 10; end++; break;
+	default: break;
+	}
+	if (*end || !v)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "socket", required_argument, NULL, 's' }, { "group", required_argument, NULL, 'g' },
+		{ "no-crc", no_argument, NULL, 'n' }, { "settle-ms", required_argument, NULL, 'w' },
+		{ "arena-max", required_argument, NULL, 'a' }, { "timeout-ms", required_argument, NULL, 't' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	struct iwxd d = {
+		.o = { .socket = getenv("IWX_SOCKET") ? getenv("IWX_SOCKET") : IWX_DEFAULT_SOCKET,
+		       .gid = (gid_t)-1, .crc = true, .settle_ms = 200, .timeout_ms = 10000,
+		       .arena_max = 1ul << 30 },
+		.epfd = -1, .listen_w.fd = -1,
+	};
+	struct group *g;
+	char *end;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "s:g:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			d.o.socket = optarg;
+			break;
+		case 'g':
+			g = getgrnam(optarg);
+			if (!g) {
+				fprintf(stderr, "iwxd: no group named %s\n", optarg);
+				return 2;
+			}
+			d.o.gid = g->gr_gid;
+			break;
+		case 'n':
+			d.o.crc = false;
+			break;
+		case 'w':
+			d.o.settle_ms = strtol(optarg, &end, 10);
+			if (*end || d.o.settle_ms < 0 || d.o.settle_ms > 10000) {
+				fprintf(stderr, "iwxd: --settle-ms takes 0 to 10000, not %s\n", optarg);
+				return 2;
+			}
+			break;
+		case 't':
+			d.o.timeout_ms = strtol(optarg, &end, 10);
+			if (*end || d.o.timeout_ms < 1 || d.o.timeout_ms > 600000) {
+				fprintf(stderr, "iwxd: --timeout-ms takes 1 to 600000, not %s\n", optarg);
+				return 2;
+			}
+			break;
+		case 'a':
+			if (parse_size(optarg, &d.o.arena_max)) {
+				fprintf(stderr, "iwxd: --arena-max takes a size (e.g. 256M), not %s\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'v':
+			iwx_log_level++;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "iwxd: unexpected argument %s\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	if (setup(&d))
+		return 1;
+	log_info("serving %s (CRC %s by default, settle %d ms)", d.o.socket,
+		 d.o.crc ? "asked" : "not asked", d.o.settle_ms);
+	run(&d);
+	teardown(&d);
+	return 0;
+}

@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A client of iwxd: one libiwx device on the Unix socket. Who may connect (root, and
+ * the members of the configured group, by SO_PEERCRED), the requests it makes, and
+ * everything it owns, which goes when it does: a client sees and touches only its own
+ * protection domains, regions, completion queues, queue pairs and listeners.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <iwx/fdpass.h>
+
+#include "daemon.h"
+
+#define DEFAULT_ARENA	(64u << 20)
+#define REQ_BATCH	32	/* requests taken from one client before others get a turn */
+
+/* Is uid (with primary group gid) root or a member of the configured group? */
+static bool allowed(const struct iwxd *d, uid_t uid, gid_t gid)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+	gid_t groups[256];
+	int n = 256;
+
+	if (uid == 0)
+		return true;
+	if (d->o.gid == (gid_t)-1)
+		return false;
+	if (gid == d->o.gid)
+		return true;
+	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) || !res ||
+	    getgrouplist(pw.pw_name, gid, groups, &n) < 0)
+		return false;
+	for (int i = 0; i < n; i++)
+		if (groups[i] == d->o.gid)
+			return true;
+	return false;
+}
+
+int session_reply(struct client *c, const struct iwx_ipc_hdr *req, int status, const void *body,
+		  uint32_t len, const int *fds, unsigned nfds)
+{
+	struct iwx_ipc_hdr h = { .op = req->op, .seq = req->seq, .status = status, .len = len };
+
+	return iwx_ipc_send(c->sock_w.fd, &h, body, fds, nfds);
+}
+
+void session_event(struct iwxd *d, struct client *c, const struct iwx_ipc_event *ev)
+{
+	struct iwx_ipc_hdr h = { .op = IWX_IPC_EVENT, .len = sizeof(*ev) };
+	int err;
+
+	(void)d;
+	if (c->dead)
+		return;
+	err = iwx_ipc_send(c->sock_w.fd, &h, ev, NULL, 0);
+	if (err) {
+		log_warn("client %u: cannot deliver an event (%s): closing it", c->id, strerror(-err));
+		c->dead = true;
+	}
+}
+
+static void on_bell(struct iwxd *d, struct watch *w, uint32_t events)
+{
+	struct client *c = (struct client *)((char *)w - offsetof(struct client, bell_w));
+	uint64_t v;
+
+	(void)events;
+	if (read(w->fd, &v, sizeof(v)) == sizeof(v))
+		d->st.doorbells++;
+	/* new work, or room in a completion queue: look again at everything blocked */
+	for (struct vqp *q = d->qps; q; q = q->next)
+		if (q->owner == c)
+			q->blocked = false;
+}
+
+static int hello(struct iwxd *d, struct client *c, struct iwx_ipc_hello *h, int fds[3])
+{
+	size_t size = h->arena_size ? h->arena_size : DEFAULT_ARENA;
+	int err;
+
+	if (h->version != IWX_IPC_VERSION)
+		return -EPROTONOSUPPORT;
+	if (c->hello)
+		return -EALREADY;
+	if (size > d->o.arena_max)
+		return -EFBIG;
+	err = iwx_arena_create(&c->arena, size, true);
+	if (err)
+		return err;
+	c->bell_w.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	c->bell_w.fn = on_bell;
+	c->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (c->bell_w.fd < 0 || c->notify_fd < 0 || watch_add(d, &c->bell_w, EPOLLIN)) {
+		err = -errno;
+		return err ? err : -ENOMEM;	/* the client's teardown closes what was made */
+	}
+	c->hello = true;
+	h->client_id = c->id;
+	h->arena_size = c->arena.size;
+	h->arena_bpf = c->arena.bpf;
+	h->arena_map_id = c->arena.map_id;
+	fds[0] = c->arena.fd;
+	fds[1] = c->bell_w.fd;
+	fds[2] = c->notify_fd;
+	log_info("client %u (pid %d, uid %u): arena of %zu bytes in a %s", c->id, (int)c->pid,
+		 (unsigned)c->uid, c->arena.size, c->arena.bpf ? "BPF array map" : "memfd");
+	return 0;
+}
+
+static bool pd_in_use(const struct iwxd *d, const struct client *c, uint32_t pd)
+{
+	for (const struct vqp *q = d->qps; q; q = q->next)
+		if (q->owner == c && q->pd == pd)
+			return true;
+	return false;
+}
+
+static int64_t mr_reg(struct iwxd *d, struct client *c, const struct iwx_ipc_mr_reg *r)
+{
+	const uint8_t known = IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE |
+			      IWX_ACCESS_REMOTE_READ;
+
+	if (r->access & ~known || !r->len ||
+	    ((r->access & IWX_ACCESS_REMOTE_WRITE) && !(r->access & IWX_ACCESS_LOCAL_WRITE)))
+		return -EINVAL;
+	if (r->arena_off == IWX_IPC_NOT_ARENA)
+		/* outside the arena: reached with process_vm_readv/writev, the slow path */
+		return iwx_mem_reg_remote(d->mem, c->id, r->pd, c->pid, r->addr, r->len, r->addr,
+					  r->access);
+	if (r->arena_off > c->arena.size || r->len > c->arena.size - r->arena_off)
+		return -EFAULT;
+	return iwx_mem_reg(d->mem, c->id, r->pd, (uint8_t *)c->arena.base + r->arena_off, r->len,
+			   r->addr, r->access);
+}
+
+/* The body of each request, and how long it must be. */
+union request {
+	struct iwx_ipc_hello		hello;
+	struct iwx_ipc_id		id;
+	struct iwx_ipc_mr_reg		mr;
+	struct iwx_ipc_cq_create	cq;
+	struct iwx_ipc_qp_create	qp;
+	struct iwx_ipc_connect		connect;
+	struct iwx_ipc_listen		listen;
+	struct iwx_ipc_answer		answer;
+};
+
+static uint32_t body_len(uint16_t op)
+{
+	switch (op) {
+	case IWX_IPC_HELLO:		return sizeof(struct iwx_ipc_hello);
+	case IWX_IPC_MR_REG:		return sizeof(struct iwx_ipc_mr_reg);
+	case IWX_IPC_CQ_CREATE:		return sizeof(struct iwx_ipc_cq_create);
+	case IWX_IPC_QP_CREATE:		return sizeof(struct iwx_ipc_qp_create);
+	case IWX_IPC_CONNECT:		return sizeof(struct iwx_ipc_connect);
+	case IWX_IPC_LISTEN:		return sizeof(struct iwx_ipc_listen);
+	case IWX_IPC_ACCEPT:
+	case IWX_IPC_REJECT:		return sizeof(struct iwx_ipc_answer);
+	case IWX_IPC_PD_ALLOC:
+	case IWX_IPC_STATUS:
+	case IWX_IPC_LIST_CONNS:
+	case IWX_IPC_LIST_STAGS:	return 0;
+	default:			return sizeof(struct iwx_ipc_id);
+	}
+}
+
+static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *h,
+		     union request *r)
+{
+	int fds[3], nfds = 0, err = 0;
+	uint32_t out_len = 0;
+	int64_t v;
+	struct vcq *cq;
+	struct vqp *q;
+
+	if (h->len != body_len(h->op)) {
+		err = -EINVAL;
+		goto reply;
+	}
+	if (h->op >= IWX_IPC_STATUS && h->op <= IWX_IPC_LIST_STAGS) {
+		if (c->uid != 0) {
+			err = -EPERM;
+			goto reply;
+		}
+		admin_request(d, c, h);
+		return;
+	}
+	if (h->op != IWX_IPC_HELLO && !c->hello) {
+		err = -ENOTCONN;	/* HELLO first */
+		goto reply;
+	}
+	switch (h->op) {
+	case IWX_IPC_HELLO:
+		err = hello(d, c, &r->hello, fds);
+		nfds = err ? 0 : 3;
+		out_len = sizeof(r->hello);
+		break;
+	case IWX_IPC_PD_ALLOC:
+		v = iwx_mem_pd_alloc(d->mem, c->id);
+		err = v < 0 ? (int)v : 0;
+		r->id.id = v;
+		out_len = sizeof(r->id);
+		break;
+	case IWX_IPC_PD_FREE:
+		err = pd_in_use(d, c, r->id.id) ? -EBUSY : iwx_mem_pd_free(d->mem, c->id, r->id.id);
+		break;
+	case IWX_IPC_MR_REG:
+		v = mr_reg(d, c, &r->mr);
+		err = v < 0 ? (int)v : 0;
+		r->mr.stag = v;
+		out_len = sizeof(r->mr);
+		break;
+	case IWX_IPC_MR_DEREG:
+		err = iwx_mem_dereg(d->mem, c->id, r->id.id);
+		break;
+	case IWX_IPC_CQ_CREATE:
+		cq = vcq_create(d, c, r->cq.entries, &fds[0], &err);
+		if (cq) {
+			r->cq.cq = cq->id;
+			r->cq.entries = cq->ring.size;
+			r->cq.map_size = cq->map_size;
+			nfds = 1;
+		}
+		out_len = sizeof(r->cq);
+		break;
+	case IWX_IPC_CQ_DESTROY:
+		cq = vcq_find(d, c, r->id.id);
+		err = !cq ? -ENOENT : cq->users ? -EBUSY : 0;
+		if (!err)
+			vcq_destroy(d, cq);
+		break;
+	case IWX_IPC_QP_CREATE:
+		q = vqp_create(d, c, &r->qp, &fds[0], &err);
+		if (q) {
+			r->qp.qp = q->num;
+			r->qp.sq_depth = q->sq_depth;
+			r->qp.rq_depth = q->rq_depth;
+			r->qp.map_size = q->map_size;
+			nfds = 1;
+		}
+		out_len = sizeof(r->qp);
+		break;
+	case IWX_IPC_QP_DESTROY:
+		q = vqp_find(d, c, r->id.id);
+		err = q ? 0 : -ENOENT;
+		if (q)
+			vqp_destroy(d, q);
+		break;
+	case IWX_IPC_CONNECT:
+		err = cm_connect(d, c, &r->connect);
+		break;
+	case IWX_IPC_LISTEN:
+		err = cm_listen(d, c, &r->listen);
+		out_len = sizeof(r->listen);
+		break;
+	case IWX_IPC_LISTEN_CLOSE:
+		err = cm_listen_close(d, c, r->id.id);
+		break;
+	case IWX_IPC_ACCEPT:
+	case IWX_IPC_REJECT:
+		err = cm_answer(d, c, &r->answer, h->op == IWX_IPC_REJECT);
+		break;
+	case IWX_IPC_DISCONNECT:
+		err = cm_disconnect(d, c, r->id.id);
+		break;
+	default:
+		err = -EOPNOTSUPP;
+		break;
+	}
+reply:
+	if (err) {
+		out_len = 0;
+		log_debug("client %u: request %u: %s", c->id, h->op, strerror(-err));
+	}
+	if (session_reply(c, h, err, r, out_len, fds, nfds))
+		c->dead = true;
+	/* ring memfds are the client's now; the arena and eventfds stay ours too */
+	if (nfds == 1)
+		close(fds[0]);
+}
+
+static void on_client(struct iwxd *d, struct watch *w, uint32_t events)
+{
+	struct client *c = (struct client *)((char *)w - offsetof(struct client, sock_w));
+
+	(void)events;
+	for (int i = 0; i < REQ_BATCH && !c->dead; i++) {
+		struct iwx_ipc_hdr h;
+		union request r;
+		int fds[IWX_FDPASS_MAX];
+		unsigned nfds = IWX_FDPASS_MAX;
+		int n = iwx_ipc_recv(w->fd, &h, &r, sizeof(r), fds, &nfds);
+
+		for (unsigned k = 0; k < nfds; k++)
+			close(fds[k]);	/* clients send none */
+		if (n == -EAGAIN)
+			return;
+		if (n < 0) {
+			if (n != -ECONNRESET)
+				log_warn("client %u: %s: closing it", c->id, strerror(-n));
+			session_close(d, c);
+			return;
+		}
+		dispatch(d, c, &h, &r);
+	}
+}
+
+void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
+{
+	(void)events;
+	for (;;) {
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		int fd = accept4(w->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct client *c;
+
+		if (fd < 0)
+			return;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
+		    !allowed(d, cred.uid, cred.gid)) {
+			log_warn("refused a client: pid %d uid %u is neither root nor in the group",
+				 (int)cred.pid, (unsigned)cred.uid);
+			close(fd);
+			continue;
+		}
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			close(fd);
+			return;
+		}
+		c->id = iwxd_new_id(d);
+		c->pid = cred.pid;
+		c->uid = cred.uid;
+		c->arena.fd = c->bell_w.fd = c->notify_fd = -1;
+		c->sock_w.fd = fd;
+		c->sock_w.fn = on_client;
+		if (watch_add(d, &c->sock_w, EPOLLIN)) {
+			close(fd);
+			free(c);
+			return;
+		}
+		c->next = d->clients;
+		d->clients = c;
+		log_info("client %u connected: pid %d uid %u", c->id, (int)c->pid, (unsigned)c->uid);
+	}
+}
+
+void session_close(struct iwxd *d, struct client *c)
+{
+	log_info("client %u gone", c->id);
+	for (struct vqp *q = d->qps, *n; q; q = n) {
+		n = q->next;
+		if (q->owner == c)
+			vqp_destroy(d, q);
+	}
+	cm_client_gone(d, c);
+	for (struct vcq *cq = d->cqs, *n; cq; cq = n) {
+		n = cq->next;
+		if (cq->owner == c)
+			vcq_destroy(d, cq);
+	}
+	iwx_mem_release_owner(d->mem, c->id);
+	watch_del(d, &c->sock_w);
+	close(c->sock_w.fd);
+	if (c->bell_w.fd >= 0) {
+		watch_del(d, &c->bell_w);
+		close(c->bell_w.fd);
+	}
+	if (c->notify_fd >= 0)
+		close(c->notify_fd);
+	iwx_arena_destroy(&c->arena);
+	for (struct client **pp = &d->clients; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	free(c);
+}

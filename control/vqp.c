@@ -1,0 +1,491 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A client's queue pair in the daemon: its send and receive rings feed the engine
+ * (qp.c), and the engine's completions go to the client's completion rings.
+ *
+ * Nothing is dropped on the way. The engine takes work only while it has room and
+ * only when none of its completions are waiting (so its own completion queue, sized
+ * for everything it holds, cannot overflow); completions leave the engine only as far
+ * as the client's rings have room, and a client that makes room is asked to ring.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <iwx/term.h>
+
+#include "daemon.h"
+
+#define MAX_QP_DEPTH	4096
+#define MAX_CQ_ENTRIES	65536
+#define WC_BATCH	64
+#define CLOSE_MS	10000	/* a graceful close waits this long for the peer's */
+
+static uint32_t pow2_at_least(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+/* Shared memory for rings: a memfd sealed at its size, mapped here; *fd goes to the client. */
+static void *shared_map(const char *name, size_t size, int *fd)
+{
+	void *p;
+
+	*fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (*fd < 0)
+		return NULL;
+	if (ftruncate(*fd, size) ||
+	    fcntl(*fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) ||
+	    (p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0)) == MAP_FAILED) {
+		close(*fd);
+		*fd = -1;
+		return NULL;
+	}
+	return p;
+}
+
+/* ---------------------------------------------------------- completion queues */
+
+struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *memfd, int *err)
+{
+	struct vcq *cq;
+
+	if (!entries || entries > MAX_CQ_ENTRIES) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	entries = pow2_at_least(entries);
+	cq->map_size = iwx_ipc_cq_map_size(entries);
+	cq->sh = shared_map("iwx-cq", cq->map_size, memfd);
+	if (!cq->sh) {
+		*err = -errno;
+		free(cq);
+		return NULL;
+	}
+	iwx_ring_init(&cq->ring, &cq->sh->ring, (uint8_t *)cq->sh + IWX_IPC_CQ_OFF, entries,
+		      sizeof(struct iwx_wc));
+	cq->id = iwxd_new_id(d);
+	cq->owner = c;
+	cq->next = d->cqs;
+	d->cqs = cq;
+	return cq;
+}
+
+struct vcq *vcq_find(struct iwxd *d, struct client *c, uint32_t id)
+{
+	for (struct vcq *cq = d->cqs; cq; cq = cq->next)
+		if (cq->id == id && cq->owner == c)
+			return cq;
+	return NULL;
+}
+
+void vcq_destroy(struct iwxd *d, struct vcq *cq)
+{
+	for (struct vcq **pp = &d->cqs; *pp; pp = &(*pp)->next) {
+		if (*pp == cq) {
+			*pp = cq->next;
+			break;
+		}
+	}
+	munmap(cq->sh, cq->map_size);
+	free(cq);
+}
+
+static void cq_push(struct vcq *cq, const struct iwx_wc *wc)
+{
+	memcpy(iwx_ring_entry(&cq->ring, 0), wc, sizeof(*wc));
+	iwx_ring_produce(&cq->ring, 1);
+	/* armed by iwx_req_notify_cq: one wake-up, then the client arms again */
+	if (__atomic_exchange_n(&cq->sh->armed, 0, __ATOMIC_SEQ_CST)) {
+		uint64_t one = 1;
+
+		if (write(cq->owner->notify_fd, &one, sizeof(one)) < 0)
+			log_debug("client %u: notify: %m", cq->owner->id);
+	}
+}
+
+/* Room for one more completion in each of q's CQs; else ask the client to ring once it polls. */
+static uint32_t cq_room(struct vqp *q)
+{
+	uint32_t s = iwx_ring_space(&q->scq->ring), r = iwx_ring_space(&q->rcq->ring);
+
+	if (!s)
+		__atomic_store_n(&q->scq->sh->need_room, 1, __ATOMIC_SEQ_CST);
+	if (!r)
+		__atomic_store_n(&q->rcq->sh->need_room, 1, __ATOMIC_SEQ_CST);
+	return s < r ? s : r;
+}
+
+static void complete(struct vqp *q, struct iwx_wc *wc)
+{
+	wc->qp_num = q->num;
+	cq_push(wc->opcode == IWX_WC_RECV ? q->rcq : q->scq, wc);
+}
+
+/* Move the engine's completions to the client's rings, as far as they have room. */
+static void drain(struct vqp *q)
+{
+	struct iwx_wc wc[WC_BATCH];
+
+	for (;;) {
+		uint32_t room = cq_room(q), want = room < WC_BATCH ? room : WC_BATCH;
+		int n;
+
+		if (!want) {
+			q->backlog = true;	/* perhaps: known when the client makes room */
+			q->blocked = true;
+			return;
+		}
+		n = iwx_qp_poll(q->eng, wc, want);
+		for (int i = 0; i < n; i++)
+			complete(q, &wc[i]);
+		if ((uint32_t)n < want) {
+			q->backlog = false;
+			return;
+		}
+	}
+}
+
+/* ------------------------------------------------------------ queue pairs */
+
+struct vqp *vqp_find(struct iwxd *d, struct client *c, uint32_t num)
+{
+	for (struct vqp *q = d->qps; q; q = q->next)
+		if (q->num == num && q->owner == c)
+			return q;
+	return NULL;
+}
+
+struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp_create *req,
+		       int *memfd, int *err)
+{
+	struct vcq *scq = vcq_find(d, c, req->send_cq), *rcq = vcq_find(d, c, req->recv_cq);
+	uint32_t sq = req->sq_depth ? req->sq_depth : 256, rq = req->rq_depth ? req->rq_depth : 256;
+	struct vqp *q;
+
+	if (!scq || !rcq || !iwx_mem_pd_owned(d->mem, c->id, req->pd)) {
+		*err = -ENOENT;
+		return NULL;
+	}
+	if (sq > MAX_QP_DEPTH || rq > MAX_QP_DEPTH) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	q = calloc(1, sizeof(*q));
+	if (!q) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	q->sq_depth = pow2_at_least(sq);
+	q->rq_depth = pow2_at_least(rq);
+	q->map_size = iwx_ipc_qp_map_size(q->sq_depth, q->rq_depth);
+	q->sh = shared_map("iwx-qp", q->map_size, memfd);
+	if (!q->sh) {
+		*err = -errno;
+		free(q);
+		return NULL;
+	}
+	iwx_ring_init(&q->sq, &q->sh->sq, (uint8_t *)q->sh + IWX_IPC_QP_SQ_OFF, q->sq_depth,
+		      sizeof(struct iwx_send_wr));
+	iwx_ring_init(&q->rq, &q->sh->rq, (uint8_t *)q->sh + iwx_ipc_qp_rq_off(q->sq_depth),
+		      q->rq_depth, sizeof(struct iwx_recv_wr));
+	q->num = iwxd_new_id(d);
+	q->owner = c;
+	q->pd = req->pd;
+	q->scq = scq;
+	q->rcq = rcq;
+	scq->users++;
+	rcq->users++;
+	q->tcp_fd = -1;
+	q->tcp_w.fd = -1;
+	q->next = d->qps;
+	d->qps = q;
+	return q;
+}
+
+static void set_state(struct vqp *q, enum iwx_shq_state s)
+{
+	q->state = s;
+	__atomic_store_n(&q->sh->state, s, __ATOMIC_RELEASE);
+}
+
+static void add_stats(struct iwx_qp_stats *to, const struct iwx_qp_stats *s)
+{
+	to->tx_fpdus += s->tx_fpdus;
+	to->rx_fpdus += s->rx_fpdus;
+	to->tx_bytes += s->tx_bytes;
+	to->rx_bytes += s->rx_bytes;
+	to->tx_fpdus_aligned += s->tx_fpdus_aligned;
+	to->placed_segments += s->placed_segments;
+}
+
+/* Stop the engine and keep its counters; the socket closes with it. */
+static void engine_stop(struct vqp *q, bool abortive)
+{
+	struct iwx_qp_stats s;
+
+	if (abortive) {
+		/* RST, not FIN: the application went away without a disconnect */
+		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+		setsockopt(q->tcp_fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	}
+	if (q->eng) {
+		iwx_qp_stats(q->eng, &s);
+		add_stats(&q->gone, &s);
+		iwx_qp_destroy(q->eng);	/* closes tcp_fd */
+		q->eng = NULL;
+	} else if (q->tcp_fd >= 0) {
+		close(q->tcp_fd);
+	}
+	q->tcp_fd = -1;
+}
+
+/* The engine stopped: tell the client why, and flush what is still in the rings. */
+static void stream_ended(struct iwxd *d, struct vqp *q)
+{
+	struct iwx_ipc_event ev = q->est;
+	struct iwx_term_cause cause;
+	bool local;
+
+	iwx_qp_error(q->eng, &cause, &local);
+	ev.type = IWX_IPC_EV_DISCONNECTED;
+	ev.terminated = !iwx_cause_eq(cause, IWX_CAUSE_MPA(IWX_MPA_EC_STREAM_LOST));
+	ev.local = ev.terminated ? local : q->close_ms != 0;
+	ev.layer = cause.layer;
+	ev.etype = cause.etype;
+	ev.ecode = cause.ecode;
+	ev.pd_len = 0;
+	if (ev.terminated && local)
+		d->st.terms_sent++;
+	else if (ev.terminated)
+		d->st.terms_received++;
+	log_info("qp %u: stream ended: %s%s", q->num,
+		 ev.terminated ? iwx_term_ecode_name(cause.layer, cause.etype, cause.ecode) :
+		 "closed", ev.terminated ? (local ? " (Terminate sent)" : " (Terminate received)") : "");
+	watch_del(d, &q->tcp_w);
+	engine_stop(q, false);
+	set_state(q, IWX_SHQ_ERROR);
+	q->announced = true;
+	session_event(d, q->owner, &ev);
+}
+
+static void start_engine(struct iwxd *d, struct vqp *q)
+{
+	struct iwx_qp_attr attr = { .sq_depth = q->sq_depth, .rq_depth = q->rq_depth };
+
+	q->start_ms = 0;
+	q->eng = iwx_qp_create(q->tcp_fd, &q->agreed, q->est.emss, d->mem, q->pd, &attr);
+	q->tcp_w.fd = q->tcp_fd;
+	if (!q->eng || watch_add(d, &q->tcp_w, EPOLLIN)) {
+		struct iwx_ipc_event ev = q->est;
+
+		log_err("qp %u: cannot start the engine", q->num);
+		engine_stop(q, true);
+		set_state(q, IWX_SHQ_ERROR);
+		ev.type = IWX_IPC_EV_DISCONNECTED;
+		ev.local = 1;
+		session_event(d, q->owner, &ev);
+		return;
+	}
+	q->tcp_events = EPOLLIN;
+	vqp_service(d, q);
+}
+
+static void on_tcp(struct iwxd *d, struct watch *w, uint32_t events)
+{
+	(void)events;
+	vqp_service(d, (struct vqp *)((char *)w - offsetof(struct vqp, tcp_w)));
+}
+
+void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn)
+{
+	q->setup = NULL;
+	q->tcp_fd = conn->fd;
+	conn->fd = -1;
+	q->agreed = conn->agreed;
+	cm_event_of_conn(&q->est, conn);
+	q->est.type = IWX_IPC_EV_ESTABLISHED;
+	q->est.qp = q->num;
+	q->tcp_w.fn = on_tcp;
+	set_state(q, IWX_SHQ_RTS);
+	d->st.conns_established++;
+	session_event(d, q->owner, &q->est);
+	/* siw as Responder misses an FPDU sent before it attaches its QP: wait, as rdma_cm does */
+	if (conn->agreed.initiator && d->o.settle_ms > 0)
+		q->start_ms = iwx_conn_now_ms() + d->o.settle_ms;
+	else
+		start_engine(d, q);
+}
+
+/*
+ * Move what the client posted on one ring into the engine; with no engine (the
+ * stream ended), complete it as flushed (RFC 5040 §5.4). Stops, marking the queue
+ * pair blocked, when the engine or a completion queue has no room, or while the
+ * engine finishes a Terminate (what is left is flushed once it has).
+ */
+static void move_ring(struct vqp *q, bool recv)
+{
+	struct iwx_ring *r = recv ? &q->rq : &q->sq;
+	union {
+		struct iwx_send_wr	s;
+		struct iwx_recv_wr	r;
+	} wr;
+	uint32_t n = iwx_ring_ready(r);
+
+	for (; n && n != UINT32_MAX; n--) {
+		struct iwx_wc wc = { .opcode = IWX_WC_RECV };
+		int err = -ENOTCONN;
+
+		iwx_ring_read(r, 0, &wr);	/* a copy: the client cannot change it under us */
+		if (q->eng)
+			err = recv ? iwx_qp_post_recv(q->eng, &wr.r) : iwx_qp_post_send(q->eng, &wr.s);
+		if (err == -ENOMEM || (err == -ENOTCONN && q->eng) || (err && !cq_room(q))) {
+			q->blocked = true;
+			return;
+		}
+		if (err) {
+			/* malformed (the library checks, so a client of its own making) or flushed */
+			wc.wr_id = recv ? wr.r.wr_id : wr.s.wr_id;
+			wc.status = q->eng ? IWX_WC_LOC_PROT_ERR : IWX_WC_WR_FLUSH_ERR;
+			if (!recv)
+				wc.opcode = iwx_wc_opcode_of(wr.s.opcode);
+			complete(q, &wc);
+		}
+		iwx_ring_consume(r, 1);
+	}
+}
+
+static bool rings_corrupt(const struct vqp *q)
+{
+	return iwx_ring_ready(&q->sq) == UINT32_MAX || iwx_ring_ready(&q->rq) == UINT32_MAX;
+}
+
+bool vqp_has_work(const struct vqp *q)
+{
+	if (q->blocked || q->corrupt)
+		return false;
+	if (q->eng)
+		return q->backlog || iwx_ring_ready(&q->sq) || iwx_ring_ready(&q->rq);
+	return q->state == IWX_SHQ_ERROR && (iwx_ring_ready(&q->sq) || iwx_ring_ready(&q->rq));
+}
+
+void vqp_service(struct iwxd *d, struct vqp *q)
+{
+	q->blocked = false;
+	if (q->corrupt)
+		return;
+	if (rings_corrupt(q)) {
+		log_warn("client %u: qp %u: ring indices out of range: queue pair abandoned",
+			 q->owner->id, q->num);
+		q->corrupt = true;
+		if (q->eng)
+			watch_del(d, &q->tcp_w);
+		engine_stop(q, true);
+		set_state(q, IWX_SHQ_ERROR);
+		return;
+	}
+	if (q->eng) {
+		bool want_write = false;
+		uint32_t events;
+
+		drain(q);
+		if (!q->backlog) {
+			move_ring(q, true);	/* receives first: a Send for them may be in */
+			move_ring(q, false);
+		}
+		iwx_qp_progress(q->eng, &want_write);
+		drain(q);
+		if (iwx_qp_get_state(q->eng) == IWX_QP_ERROR && !q->backlog) {
+			stream_ended(d, q);
+		} else {
+			events = EPOLLIN | (want_write ? EPOLLOUT : 0);
+			if (events != q->tcp_events) {
+				watch_mod(d, &q->tcp_w, events);
+				q->tcp_events = events;
+			}
+			return;
+		}
+	}
+	if (q->state == IWX_SHQ_ERROR) {
+		move_ring(q, true);
+		move_ring(q, false);
+	}
+}
+
+void vqp_timers(struct iwxd *d, struct vqp *q, uint64_t now, uint64_t *next)
+{
+	if (q->start_ms) {
+		if (now >= q->start_ms)
+			start_engine(d, q);
+		else if (q->start_ms < *next)
+			*next = q->start_ms;
+	}
+	if (q->close_ms && q->eng) {
+		if (now >= q->close_ms) {
+			log_info("qp %u: the peer did not close in time: aborting", q->num);
+			shutdown(q->tcp_fd, SHUT_RDWR);
+			q->close_ms = now;	/* still ours: the event says so */
+			vqp_service(d, q);
+		} else if (q->close_ms < *next) {
+			*next = q->close_ms;
+		}
+	}
+}
+
+int vqp_disconnect(struct iwxd *d, struct vqp *q)
+{
+	if (q->state != IWX_SHQ_RTS)
+		return -ENOTCONN;
+	if (!q->eng)
+		start_engine(d, q);	/* still settling: start, so the close is an orderly one */
+	if (!q->eng || q->close_ms)
+		return 0;
+	q->close_ms = iwx_conn_now_ms() + CLOSE_MS;
+	vqp_service(d, q);	/* hand TCP what it takes before the FIN */
+	if (q->eng)
+		shutdown(q->tcp_fd, SHUT_WR);
+	return 0;
+}
+
+void vqp_need_wakeup(struct iwxd *d, bool on)
+{
+	for (struct vqp *q = d->qps; q; q = q->next)
+		__atomic_store_n(&q->sh->need_wakeup, on, __ATOMIC_SEQ_CST);
+	/* pairs with client_doorbell: the rings are read only after need_wakeup is visible */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+void vqp_destroy(struct iwxd *d, struct vqp *q)
+{
+	if (q->setup)
+		cm_pconn_free(d, q->setup);
+	if (q->eng)
+		watch_del(d, &q->tcp_w);
+	engine_stop(q, true);
+	for (struct vqp **pp = &d->qps; *pp; pp = &(*pp)->next) {
+		if (*pp == q) {
+			*pp = q->next;
+			break;
+		}
+	}
+	add_stats(&d->gone, &q->gone);
+	q->scq->users--;
+	q->rcq->users--;
+	munmap(q->sh, q->map_size);
+	free(q);
+}

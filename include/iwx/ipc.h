@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What libiwx and iwxd say to each other: requests and replies over a SOCK_SEQPACKET
+ * Unix socket (one message each, descriptors attached where a reply hands over shared
+ * memory or an eventfd), connection events from the daemon on the same socket, and
+ * the layout of the memory they share for a queue pair's and a completion queue's rings.
+ * Both sides are built from one tree: the version in HELLO catches a mismatch.
+ */
+#ifndef IWX_IPC_H
+#define IWX_IPC_H
+
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <iwx/ring.h>
+#include <iwx/verbs.h>
+
+#define IWX_IPC_VERSION		1
+#ifndef IWX_DEFAULT_SOCKET	/* also in iwx/iwx.h, for applications */
+#define IWX_DEFAULT_SOCKET	"/run/iwx/iwxd.sock"
+#endif
+#define IWX_IPC_MAX		65536	/* largest message, header included */
+#define IWX_IPC_PRIVDATA	512	/* MPA private data (RFC 5044 §7.1) */
+
+enum iwx_ipc_op {
+	IWX_IPC_HELLO = 1,	/* -> arena, doorbell and notify fds */
+	IWX_IPC_PD_ALLOC,
+	IWX_IPC_PD_FREE,
+	IWX_IPC_MR_REG,
+	IWX_IPC_MR_DEREG,
+	IWX_IPC_CQ_CREATE,	/* -> ring memfd */
+	IWX_IPC_CQ_DESTROY,
+	IWX_IPC_QP_CREATE,	/* -> ring memfd */
+	IWX_IPC_QP_DESTROY,
+	IWX_IPC_CONNECT,
+	IWX_IPC_LISTEN,
+	IWX_IPC_LISTEN_CLOSE,
+	IWX_IPC_ACCEPT,
+	IWX_IPC_REJECT,
+	IWX_IPC_DISCONNECT,
+	IWX_IPC_STATUS,		/* the daemon's state, for `iwx status` (root only) */
+	IWX_IPC_LIST_CONNS,	/* replies in parts, IWX_IPC_F_MORE on all but the last */
+	IWX_IPC_LIST_STAGS,
+	IWX_IPC_EVENT = 100,	/* daemon -> client, seq 0: struct iwx_ipc_event */
+};
+
+#define IWX_IPC_F_MORE	0x1	/* more parts of this reply follow */
+
+struct iwx_ipc_hdr {
+	uint16_t	op;
+	uint16_t	flags;
+	uint32_t	seq;		/* echoed in the reply; 0 for events */
+	int32_t		status;		/* reply: 0 or -errno */
+	uint32_t	len;		/* bytes of body after this header */
+};
+
+/* ------------------------------------------------------------ bodies */
+
+struct iwx_ipc_hello {
+	uint32_t	version;
+	uint32_t	client_id;	/* reply */
+	uint64_t	arena_size;	/* request: wanted; reply: granted */
+	uint32_t	arena_bpf;	/* reply: the arena is a BPF array map (else a memfd) */
+	uint32_t	arena_map_id;
+};
+
+struct iwx_ipc_id {		/* PD_ALLOC reply, PD_FREE, MR_DEREG, *_DESTROY, DISCONNECT, ... */
+	uint32_t	id;
+};
+
+#define IWX_IPC_NOT_ARENA	UINT64_MAX
+
+struct iwx_ipc_mr_reg {
+	uint32_t	pd;
+	uint32_t	access;		/* IWX_ACCESS_* */
+	uint64_t	addr;		/* the client's address: also the base tagged offset */
+	uint64_t	len;
+	uint64_t	arena_off;	/* offset in the arena, or IWX_IPC_NOT_ARENA */
+	uint32_t	stag;		/* reply */
+};
+
+struct iwx_ipc_cq_create {
+	uint32_t	entries;	/* request: wanted; reply: granted */
+	uint32_t	cq;		/* reply */
+	uint64_t	map_size;	/* reply: bytes of the ring memfd */
+};
+
+struct iwx_ipc_qp_create {
+	uint32_t	pd, send_cq, recv_cq;
+	uint32_t	sq_depth, rq_depth;	/* request: wanted; reply: granted */
+	uint32_t	qp;			/* reply */
+	uint64_t	map_size;		/* reply */
+};
+
+struct iwx_ipc_cm_param {
+	uint8_t		ird, ord, mpa_rev;
+	int8_t		crc;		/* 0 default, 1 on, -1 off */
+	uint8_t		markers, p2p;
+	uint16_t	pd_len;
+	uint8_t		pd[IWX_IPC_PRIVDATA];
+};
+
+struct iwx_ipc_connect {
+	uint32_t		qp;
+	struct iwx_ipc_cm_param	param;
+	struct sockaddr_storage	addr;
+};
+
+struct iwx_ipc_listen {
+	struct sockaddr_storage	addr;		/* reply: the bound address */
+	uint32_t		backlog;
+	uint32_t		listener;	/* reply */
+};
+
+struct iwx_ipc_answer {		/* ACCEPT (qp) and REJECT */
+	uint32_t		conn_id, qp;
+	struct iwx_ipc_cm_param	param;
+};
+
+enum iwx_ipc_event_type {	/* the values of enum iwx_event_type */
+	IWX_IPC_EV_CONNECT_REQUEST,
+	IWX_IPC_EV_ESTABLISHED,
+	IWX_IPC_EV_REJECTED,
+	IWX_IPC_EV_UNREACHABLE,
+	IWX_IPC_EV_DISCONNECTED,
+};
+
+struct iwx_ipc_event {
+	uint32_t		type;
+	uint32_t		qp, listener, conn_id;
+	int32_t			status;
+	uint8_t			mpa_rev, crc, markers_rx, markers_tx;
+	uint16_t		ird, ord;
+	uint32_t		emss;
+	uint8_t			terminated, local, layer, etype, ecode;
+	uint16_t		pd_len;
+	uint8_t			pd[IWX_IPC_PRIVDATA];
+	struct sockaddr_storage	local_addr, peer_addr;
+};
+
+/* STATUS reply: the daemon and its counters. */
+struct iwx_ipc_status {
+	uint32_t	version, pid;
+	uint64_t	uptime_ms;
+	uint32_t	clients, pds, mrs, cqs, qps, listeners, conns_pending;
+	uint32_t	crc_default, settle_ms;
+	uint64_t	conns_established, conns_failed, conns_rejected;
+	uint64_t	terms_sent, terms_received;
+	uint64_t	tx_fpdus, rx_fpdus, tx_bytes, rx_bytes;
+	uint64_t	tx_fpdus_aligned, placed_segments;	/* of queue pairs alive and gone */
+	uint64_t	doorbells, wakeups;
+};
+
+/* LIST_CONNS entry: one queue pair. */
+struct iwx_ipc_conn_info {
+	uint32_t		qp, client, pd, state;	/* state: IWX_SHQ_* */
+	uint8_t			mpa_rev, crc, markers_rx, markers_tx;
+	uint16_t		ird, ord;
+	uint32_t		emss;
+	struct sockaddr_storage	local_addr, peer_addr;
+	uint64_t		tx_fpdus, rx_fpdus, tx_bytes, rx_bytes;
+	uint64_t		tx_fpdus_aligned, placed_segments;
+};
+
+/* LIST_STAGS entry: one registered region. */
+struct iwx_ipc_stag_info {
+	uint32_t	stag, client, pd;
+	uint8_t		valid, access, in_arena, pad;
+	uint64_t	base_to, len;
+};
+
+/*
+ * Send one message (header, then len bytes of body) with nfds descriptors attached.
+ * 0 or -errno. Never raises SIGPIPE.
+ */
+int iwx_ipc_send(int sock, const struct iwx_ipc_hdr *hdr, const void *body, const int *fds,
+		 unsigned nfds);
+
+/*
+ * Receive one message: its header into *hdr, up to cap bytes of body into body (the
+ * rest of a longer body is an error), descriptors as iwx_fd_recv. Returns the body's
+ * length, 0 for a message without one, -ECONNRESET at the end of the stream, -EPROTO
+ * for a message that is not one of ours, or -errno.
+ */
+int iwx_ipc_recv(int sock, struct iwx_ipc_hdr *hdr, void *body, size_t cap, int *fds,
+		 unsigned *nfds);
+
+/* ------------------------------------------------------ shared memory */
+
+/* A queue pair's state as the client sees it (the daemon writes it). */
+enum iwx_shq_state {
+	IWX_SHQ_INIT,
+	IWX_SHQ_CONNECTING,
+	IWX_SHQ_RTS,
+	IWX_SHQ_ERROR,
+};
+
+/*
+ * A queue pair's memfd: this header, then sq_depth struct iwx_send_wr, then rq_depth
+ * struct iwx_recv_wr (each array at IWX_IPC_QP_SQ_OFF / iwx_ipc_qp_rq_off).
+ */
+struct iwx_ipc_qp_shared {
+	struct iwx_ring_ctl	sq, rq;		/* client produces, daemon consumes */
+	_Alignas(64) uint32_t	state;		/* enum iwx_shq_state, daemon-written */
+	uint32_t		need_wakeup;	/* daemon sleeps: ring the doorbell after posting */
+};
+
+/* A completion queue's memfd: this header, then entries struct iwx_wc. */
+struct iwx_ipc_cq_shared {
+	struct iwx_ring_ctl	ring;		/* daemon produces, client consumes */
+	_Alignas(64) uint32_t	armed;		/* client: notify on the next completion */
+	uint32_t		need_room;	/* daemon: completions wait; ring after polling */
+};
+
+#define IWX_IPC_ALIGN(x)	(((x) + 63) & ~(uint64_t)63)
+#define IWX_IPC_QP_SQ_OFF	IWX_IPC_ALIGN(sizeof(struct iwx_ipc_qp_shared))
+
+static inline uint64_t iwx_ipc_qp_rq_off(uint32_t sq_depth)
+{
+	return IWX_IPC_QP_SQ_OFF + IWX_IPC_ALIGN((uint64_t)sq_depth * sizeof(struct iwx_send_wr));
+}
+
+static inline uint64_t iwx_ipc_qp_map_size(uint32_t sq_depth, uint32_t rq_depth)
+{
+	return iwx_ipc_qp_rq_off(sq_depth) + (uint64_t)rq_depth * sizeof(struct iwx_recv_wr);
+}
+
+#define IWX_IPC_CQ_OFF		IWX_IPC_ALIGN(sizeof(struct iwx_ipc_cq_shared))
+
+static inline uint64_t iwx_ipc_cq_map_size(uint32_t entries)
+{
+	return IWX_IPC_CQ_OFF + (uint64_t)entries * sizeof(struct iwx_wc);
+}
+
+#endif /* IWX_IPC_H */

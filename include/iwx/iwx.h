@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libiwx: iWARP verbs for applications, served by the host's iwxd.
+ *
+ * The shape is that of libibverbs and librdmacm: open a device (a connection to the
+ * iwxd of this host or network namespace), allocate protection domains, register
+ * memory, create completion queues and queue pairs, connect or listen, post work
+ * requests and poll completions. The work request and completion structs are those of
+ * iwx/verbs.h.
+ *
+ * Posting and polling go through rings in memory shared with iwxd: no system call per
+ * work request while the daemon is busy, one doorbell write when it sleeps. Everything
+ * else is a request over the device's Unix socket.
+ *
+ * Errors: functions returning int give 0 (or a count) or -errno; those returning a
+ * pointer give NULL and set errno. iwx_strerror() names iwx's own meanings.
+ *
+ * Threads: a device and everything made from it are used by one thread at a time
+ * (serialise with a lock of your own if several threads share one).
+ *
+ * What a completion means, by opcode (RFC 5040 §5, RFC 5041 §5.4):
+ *   IWX_WC_SEND        the whole message was handed to TCP: its buffers may be reused;
+ *                      not that the peer has received it.
+ *   IWX_WC_RDMA_WRITE  as a Send: the data left the gather list, nothing more is known.
+ *   IWX_WC_RDMA_READ   the Read Response has arrived and is in the sink buffer in full.
+ *   IWX_WC_RECV        a Send arrived and is in the receive buffer: byte_len bytes;
+ *                      solicited when it was a Send with Solicited Event; with_inv and
+ *                      invalidated_stag when it invalidated one of this side's STags.
+ * Send-queue completions come in posting order: a Send posted behind a Read completes
+ * after the Read. Unsignaled requests complete only with an error. When a queue pair
+ * fails (a Terminate sent or received, the stream lost, a disconnect) every request
+ * still outstanding completes with IWX_WC_WR_FLUSH_ERR, except the one that failed,
+ * which carries the cause; the connection event says why the stream ended.
+ */
+#ifndef IWX_IWX_H
+#define IWX_IWX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <iwx/verbs.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef IWX_DEFAULT_SOCKET	/* also in iwx/ipc.h, for the daemon */
+#define IWX_DEFAULT_SOCKET	"/run/iwx/iwxd.sock"	/* overridden by $IWX_SOCKET */
+#endif
+
+struct iwx_device;
+struct iwx_pd;
+struct iwx_cq;
+struct iwx_qp;
+struct iwx_listener;
+
+/* ------------------------------------------------------------------ device */
+
+struct iwx_open_opts {
+	const char	*socket;	/* NULL: $IWX_SOCKET, else IWX_DEFAULT_SOCKET */
+	size_t		arena_size;	/* registered memory the daemon maps for us; 0: 64 MiB */
+};
+
+/* Connect to iwxd. NULL and errno: ENOENT/ECONNREFUSED no daemon, EACCES not allowed. */
+struct iwx_device *iwx_open(const struct iwx_open_opts *opts);
+
+/* Destroy everything made from the device and disconnect from iwxd. */
+void iwx_close(struct iwx_device *dev);
+
+/* A message for err (negative or positive errno), with iwx's meaning where it has one. */
+const char *iwx_strerror(int err);
+
+/*
+ * Memory from the device's arena: shared with iwxd, where incoming RDMA data is placed
+ * directly (and, with the fast path, by the kernel). Aligned to 64 bytes; NULL and
+ * ENOMEM when the arena is full. Memory registered anywhere else works too, through
+ * a copy by the daemon (process_vm_readv/writev): correct, but slower.
+ */
+void *iwx_alloc(struct iwx_device *dev, size_t len);
+void iwx_free(struct iwx_device *dev, void *p);
+
+/* ------------------------------------------------------- protection, memory */
+
+struct iwx_pd *iwx_alloc_pd(struct iwx_device *dev);
+int iwx_dealloc_pd(struct iwx_pd *pd);		/* -EBUSY while regions or QPs use it */
+
+/* A registered region. lkey and rkey are the same iWARP STag. */
+struct iwx_mr {
+	struct iwx_pd	*pd;
+	void		*addr;
+	size_t		length;
+	uint32_t	lkey, rkey;
+	int		access;		/* IWX_ACCESS_* */
+};
+
+/*
+ * Register [addr, addr + length) with access (IWX_ACCESS_LOCAL_WRITE, _REMOTE_WRITE,
+ * _REMOTE_READ). Tagged offsets are virtual addresses: a peer names byte p of the
+ * region as rkey + (uint64_t)p, and so does an sge. Remote write access requires
+ * local write (RFC 5040 §7.1 leaves that to the verbs; ibverbs requires it too).
+ */
+struct iwx_mr *iwx_reg_mr(struct iwx_pd *pd, void *addr, size_t length, int access);
+int iwx_dereg_mr(struct iwx_mr *mr);
+
+/* ------------------------------------------------------- completion queues */
+
+/* A completion queue of at least entries (rounded up to a power of two). */
+struct iwx_cq *iwx_create_cq(struct iwx_device *dev, int entries);
+int iwx_destroy_cq(struct iwx_cq *cq);		/* -EBUSY while a queue pair uses it */
+
+/* Take up to n completions, oldest first. Returns how many. No system call. */
+int iwx_poll_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc);
+
+/*
+ * Ask for a wake-up on the next completion: the device's event fd (iwx_comp_fd)
+ * becomes readable. As with ibv_req_notify_cq, poll once more after arming.
+ */
+int iwx_req_notify_cq(struct iwx_cq *cq);
+
+/* The completion event fd of the device (every CQ's wake-up); iwx_ack_comp reads it. */
+int iwx_comp_fd(struct iwx_device *dev);
+void iwx_ack_comp(struct iwx_device *dev);
+
+/*
+ * Wait up to timeout_ms (-1: for ever) until cq has a completion: arm, poll, sleep.
+ * Returns the number taken into wc (>= 1), 0 on time-out, or -ESHUTDOWN when iwxd
+ * has gone away (every queue pair is then lost).
+ */
+int iwx_wait_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc, int timeout_ms);
+
+/* -------------------------------------------------------------- queue pairs */
+
+struct iwx_qp_init_attr {
+	struct iwx_cq	*send_cq, *recv_cq;
+	uint32_t	sq_depth, rq_depth;	/* 0: 256 each; rounded up to a power of two */
+};
+
+struct iwx_qp *iwx_create_qp(struct iwx_pd *pd, const struct iwx_qp_init_attr *attr);
+
+/* Destroy a queue pair; a connected one is closed abortively (TCP reset). */
+int iwx_destroy_qp(struct iwx_qp *qp);
+
+uint32_t iwx_qp_num(const struct iwx_qp *qp);
+
+enum iwx_qp_state {
+	IWX_QPS_INIT,		/* created, not connected: receives may be posted */
+	IWX_QPS_CONNECTING,
+	IWX_QPS_RTS,		/* connected: everything may be posted */
+	IWX_QPS_ERROR,		/* the stream ended; everything posted is flushed */
+};
+enum iwx_qp_state iwx_qp_state(const struct iwx_qp *qp);
+
+/*
+ * Post one work request. 0, or -ENOMEM when the ring is full (poll completions
+ * first), -EINVAL malformed (too many sges, a Read without exactly one sink sge),
+ * -ENOTCONN a send before the queue pair is connected. A malformed sge (outside
+ * its region, no access) is found by the daemon and completes with
+ * IWX_WC_LOC_PROT_ERR, terminating the stream as RFC 5040 §7.1 requires.
+ */
+int iwx_post_send(struct iwx_qp *qp, const struct iwx_send_wr *wr);
+int iwx_post_recv(struct iwx_qp *qp, const struct iwx_recv_wr *wr);
+
+/* --------------------------------------------------------- connections (CM) */
+
+struct iwx_conn_param {
+	const void	*private_data;		/* MPA private data, up to 512 bytes */
+	uint16_t	private_data_len;
+	uint8_t		ird, ord;		/* inbound/outbound RDMA Reads in flight; 0: 16 */
+	uint8_t		mpa_rev;		/* 0: 2 (RFC 6581); 1 for peers that need it */
+	int8_t		crc;			/* 0: the daemon's default (on); 1 on; -1 off */
+	bool		markers;		/* ask for MPA markers on what we receive */
+	bool		p2p;			/* connect: RFC 6581 peer-to-peer with an RTR */
+};
+
+/* Connect qp (in INIT) to addr; the outcome arrives as an event. */
+int iwx_connect(struct iwx_qp *qp, const struct sockaddr *addr, socklen_t len,
+		const struct iwx_conn_param *param);
+
+/*
+ * Listen on addr (port 0: any; iwx_listener_addr says which). Connection requests
+ * arrive as IWX_EVENT_CONNECT_REQUEST events, answered with iwx_accept or iwx_reject
+ * within the daemon's set-up time-out (10 s), after which iwxd rejects them itself.
+ */
+struct iwx_listener *iwx_listen(struct iwx_device *dev, const struct sockaddr *addr,
+				socklen_t len, int backlog);
+int iwx_listener_addr(const struct iwx_listener *l, struct sockaddr_storage *addr);
+int iwx_listener_destroy(struct iwx_listener *l);
+
+/* Answer a connection request: accept onto qp (in INIT), or reject with private data. */
+int iwx_accept(struct iwx_qp *qp, uint32_t conn_id, const struct iwx_conn_param *param);
+int iwx_reject(struct iwx_device *dev, uint32_t conn_id, const void *private_data,
+	       uint16_t private_data_len);
+
+/* Graceful close: the stream ends after what is queued; IWX_EVENT_DISCONNECTED follows. */
+int iwx_disconnect(struct iwx_qp *qp);
+
+enum iwx_event_type {
+	IWX_EVENT_CONNECT_REQUEST,	/* on a listener: conn_id, peer, private data, info */
+	IWX_EVENT_ESTABLISHED,		/* qp is in RTS; info holds what was agreed */
+	IWX_EVENT_REJECTED,		/* the peer rejected; its private data */
+	IWX_EVENT_UNREACHABLE,		/* connect failed: status (-ETIMEDOUT, -ECONNREFUSED, -EPROTO) */
+	IWX_EVENT_DISCONNECTED,		/* the stream ended; term says why */
+	IWX_EVENT_DEVICE_LOST,		/* iwxd went away: every queue pair is lost */
+};
+
+/* What the MPA exchange settled. */
+struct iwx_conn_info {
+	uint8_t			mpa_rev;
+	bool			crc, markers_rx, markers_tx;
+	uint16_t		ird, ord;
+	uint32_t		emss;		/* effective MSS: one FPDU per TCP segment */
+	struct sockaddr_storage	local, peer;
+};
+
+/* Why a stream ended (RFC 5040 §7: layer, error type, error code of the Terminate). */
+struct iwx_term_info {
+	bool		terminated;	/* a Terminate was sent or received (else a close or loss) */
+	bool		local;		/* this side detected the error or closed */
+	uint8_t		layer, etype, ecode;
+	const char	*reason;	/* readable, static */
+};
+
+struct iwx_event {
+	enum iwx_event_type	type;
+	struct iwx_qp		*qp;		/* ESTABLISHED, REJECTED, UNREACHABLE, DISCONNECTED */
+	struct iwx_listener	*listener;	/* CONNECT_REQUEST */
+	uint32_t		conn_id;	/* CONNECT_REQUEST: to accept or reject */
+	int			status;		/* UNREACHABLE: -errno */
+	struct iwx_conn_info	info;		/* CONNECT_REQUEST (what the peer asked), ESTABLISHED */
+	struct iwx_term_info	term;		/* DISCONNECTED */
+	uint16_t		private_data_len;
+	uint8_t			private_data[512];
+};
+
+/*
+ * The next connection event: waits up to timeout_ms (0: do not wait, -1: for ever).
+ * 0 with *ev, -EAGAIN when none came in time, -ESHUTDOWN when iwxd went away (an
+ * IWX_EVENT_DEVICE_LOST is delivered once first).
+ */
+int iwx_get_event(struct iwx_device *dev, struct iwx_event *ev, int timeout_ms);
+
+/* Readable when an event may be waiting (the device's socket to iwxd). */
+int iwx_event_fd(struct iwx_device *dev);
+
+const char *iwx_event_name(enum iwx_event_type t);
+const char *iwx_wc_status_name(enum iwx_wc_status s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IWX_IWX_H */

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libiwx's insides: the objects behind the opaque handles of iwx/iwx.h and the request
+ * path to iwxd they share. Not installed; hidden from the library's exported symbols.
+ */
+#ifndef IWX_CLIENT_H
+#define IWX_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <iwx/ipc.h>
+#include <iwx/iwx.h>
+
+#define IWX_HIDDEN	__attribute__((visibility("hidden")))
+
+/* First-fit allocation of the arena's bytes (arena_alloc.c). */
+struct arena_block {
+	size_t	off, len;
+};
+
+struct arena_alloc {
+	size_t			size;
+	struct arena_block	*used;	/* sorted by offset */
+	size_t			n, cap;
+};
+
+IWX_HIDDEN void arena_alloc_init(struct arena_alloc *a, size_t size);
+IWX_HIDDEN void arena_alloc_fini(struct arena_alloc *a);
+/* An offset of len bytes aligned to align (a power of two), or -1 when there is no room. */
+IWX_HIDDEN int64_t arena_alloc_get(struct arena_alloc *a, size_t len, size_t align);
+/* Give back the block at off: 0, or -EINVAL when none starts there. */
+IWX_HIDDEN int arena_alloc_put(struct arena_alloc *a, size_t off);
+
+struct pending_event {
+	struct iwx_ipc_event	ev;
+	struct pending_event	*next;
+};
+
+struct iwx_device {
+	int			sock;		/* SOCK_SEQPACKET to iwxd */
+	int			bell_fd;	/* eventfd: wake the daemon */
+	int			notify_fd;	/* eventfd: an armed CQ has a completion */
+	uint32_t		seq;
+	uint32_t		client_id;
+	uint8_t			*arena;
+	size_t			arena_size;
+	struct arena_alloc	alloc;
+	struct pending_event	*events, **events_tail;
+	bool			lost;		/* iwxd went away */
+	bool			lost_told;	/* IWX_EVENT_DEVICE_LOST delivered */
+	struct iwx_pd		*pds;
+	struct mr_entry		*mrs;
+	struct iwx_cq		*cqs;
+	struct iwx_qp		*qps;
+	struct iwx_listener	*listeners;
+};
+
+struct iwx_pd {
+	struct iwx_device	*dev;
+	uint32_t		id;
+	struct iwx_pd		*next;
+};
+
+/* A registration: the public struct iwx_mr, and the device's list of them. */
+struct mr_entry {
+	struct iwx_mr		mr;	/* first: the application's pointer */
+	struct mr_entry		*next;
+};
+
+struct iwx_cq {
+	struct iwx_device	*dev;
+	uint32_t		id;
+	struct iwx_ipc_cq_shared *sh;
+	size_t			map_size;
+	struct iwx_ring		ring;		/* we consume */
+	struct iwx_cq		*next;
+};
+
+struct iwx_qp {
+	struct iwx_device	*dev;
+	uint32_t		num;
+	struct iwx_ipc_qp_shared *sh;
+	size_t			map_size;
+	struct iwx_ring		sq, rq;		/* we produce */
+	struct iwx_qp		*next;
+};
+
+struct iwx_listener {
+	struct iwx_device	*dev;
+	uint32_t		id;
+	struct sockaddr_storage	addr;
+	struct iwx_listener	*next;
+};
+
+/*
+ * One request to iwxd and its reply: req (req_len bytes) goes out, the reply's body
+ * (up to rep_cap bytes) comes back into rep, and up to *nfds descriptors into fds
+ * (nfds may be NULL). Events arriving meanwhile are queued. Returns the daemon's
+ * status (0 or -errno), or -ESHUTDOWN once iwxd has gone away.
+ */
+IWX_HIDDEN int client_call(struct iwx_device *dev, uint16_t op, const void *req, uint32_t req_len,
+			   void *rep, uint32_t rep_cap, int *fds, unsigned *nfds);
+
+/* Take one message from the socket if one is there: events are queued. -ESHUTDOWN once lost. */
+IWX_HIDDEN int client_pump(struct iwx_device *dev);
+
+/* Wake iwxd if it sleeps (or unconditionally, with force). */
+IWX_HIDDEN void client_doorbell(struct iwx_device *dev, const uint32_t *need_wakeup, bool force);
+
+#endif /* IWX_CLIENT_H */

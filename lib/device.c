@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: MIT
+/* A libiwx device: the connection to iwxd, its arena, requests and connection events. */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <iwx/term.h>
+
+#include "client.h"
+
+#define DEFAULT_ARENA	(64u << 20)
+#define CALL_TIMEOUT_MS	10000	/* iwxd answers at once; longer means it is stuck */
+#define ALLOC_ALIGN	64
+
+_Static_assert((int)IWX_EVENT_DISCONNECTED == IWX_IPC_EV_DISCONNECTED, "event numbering");
+
+static void lose(struct iwx_device *dev)
+{
+	if (!dev->lost) {
+		dev->lost = true;
+		for (struct iwx_qp *q = dev->qps; q; q = q->next)
+			__atomic_store_n(&q->sh->state, IWX_SHQ_ERROR, __ATOMIC_RELEASE);
+	}
+}
+
+static void queue_event(struct iwx_device *dev, const struct iwx_ipc_event *ev)
+{
+	struct pending_event *p = malloc(sizeof(*p));
+
+	if (!p)
+		return;	/* out of memory: the event is lost, as a dropped datagram would be */
+	p->ev = *ev;
+	p->next = NULL;
+	*dev->events_tail = p;
+	dev->events_tail = &p->next;
+}
+
+/* Receive one message, waiting up to timeout_ms; events are queued, a reply returned. */
+static int receive(struct iwx_device *dev, struct iwx_ipc_hdr *h, void *body, size_t cap,
+		   int *fds, unsigned *nfds, int timeout_ms)
+{
+	struct pollfd p = { .fd = dev->sock, .events = POLLIN };
+	union {
+		struct iwx_ipc_event	ev;
+		uint8_t			b[IWX_IPC_MAX];
+	} *buf;
+	int n;
+
+	if (dev->lost)
+		return -ESHUTDOWN;
+	n = poll(&p, 1, timeout_ms);
+	if (n <= 0)
+		return n == 0 ? -EAGAIN : -errno;
+	buf = malloc(sizeof(*buf));
+	if (!buf)
+		return -ENOMEM;
+	n = iwx_ipc_recv(dev->sock, h, buf, sizeof(*buf), fds, nfds);
+	if (n == -ECONNRESET || n == -EPROTO) {
+		lose(dev);
+		n = -ESHUTDOWN;
+	} else if (n >= 0 && h->op == IWX_IPC_EVENT) {
+		if ((size_t)n == sizeof(buf->ev))
+			queue_event(dev, &buf->ev);
+		n = -EINTR;	/* not a reply */
+	} else if (n > 0 && cap) {
+		memcpy(body, buf, (size_t)n < cap ? (size_t)n : cap);
+	}
+	free(buf);
+	return n;
+}
+
+int client_call(struct iwx_device *dev, uint16_t op, const void *req, uint32_t req_len,
+		void *rep, uint32_t rep_cap, int *fds, unsigned *nfds)
+{
+	struct iwx_ipc_hdr h = { .op = op, .seq = ++dev->seq, .len = req_len };
+	unsigned none = 0;
+	int err;
+
+	if (!nfds)
+		nfds = &none;
+	if (dev->lost)
+		return -ESHUTDOWN;
+	err = iwx_ipc_send(dev->sock, &h, req, NULL, 0);
+	if (err) {
+		lose(dev);
+		return -ESHUTDOWN;
+	}
+	for (;;) {
+		struct iwx_ipc_hdr r;
+		unsigned want = *nfds;
+
+		err = receive(dev, &r, rep, rep_cap, fds, &want, CALL_TIMEOUT_MS);
+		if (err == -EINTR)
+			continue;	/* an event came first */
+		if (err < 0)
+			return err == -EAGAIN ? -ETIMEDOUT : err;
+		*nfds = want;
+		if (r.seq != h.seq || r.op != op) {
+			for (unsigned i = 0; i < want; i++)
+				close(fds[i]);
+			lose(dev);
+			return -ESHUTDOWN;
+		}
+		return r.status;
+	}
+}
+
+int client_pump(struct iwx_device *dev)
+{
+	struct iwx_ipc_hdr h;
+	int err = receive(dev, &h, NULL, 0, NULL, NULL, 0);
+
+	return err == -ESHUTDOWN ? err : 0;
+}
+
+void client_doorbell(struct iwx_device *dev, const uint32_t *need_wakeup, bool force)
+{
+	uint64_t one = 1;
+
+	/* pairs with the daemon's: publish need_wakeup, then look at the rings */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if ((force || __atomic_load_n(need_wakeup, __ATOMIC_ACQUIRE)) &&
+	    write(dev->bell_fd, &one, sizeof(one)) < 0) {
+		/* the counter cannot overflow in practice; a dead daemon shows elsewhere */
+	}
+}
+
+struct iwx_device *iwx_open(const struct iwx_open_opts *opts)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *path = opts && opts->socket ? opts->socket : getenv("IWX_SOCKET");
+	struct iwx_ipc_hello hello = { .version = IWX_IPC_VERSION,
+				       .arena_size = opts && opts->arena_size ? opts->arena_size :
+									    DEFAULT_ARENA };
+	struct iwx_device *dev;
+	int fds[3] = { -1, -1, -1 }, err;
+	unsigned nfds = 3;
+
+	if (!path)
+		path = IWX_DEFAULT_SOCKET;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	strcpy(sa.sun_path, path);
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return NULL;
+	dev->bell_fd = dev->notify_fd = -1;
+	dev->events_tail = &dev->events;
+	dev->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (dev->sock < 0 || connect(dev->sock, (struct sockaddr *)&sa, sizeof(sa))) {
+		err = -errno;
+		goto fail;
+	}
+	err = client_call(dev, IWX_IPC_HELLO, &hello, sizeof(hello), &hello, sizeof(hello), fds,
+			  &nfds);
+	if (err == -ESHUTDOWN)
+		err = -EACCES;	/* the daemon closed on us: not root, not in its group */
+	if (!err && nfds != 3)
+		err = -EPROTO;
+	if (err)
+		goto fail;
+	dev->bell_fd = fds[1];
+	dev->notify_fd = fds[2];
+	dev->client_id = hello.client_id;
+	dev->arena_size = hello.arena_size;
+	dev->arena = mmap(NULL, dev->arena_size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+	close(fds[0]);
+	fds[0] = fds[1] = fds[2] = -1;
+	if (dev->arena == MAP_FAILED) {
+		err = -errno;
+		dev->arena = NULL;
+		goto fail;
+	}
+	arena_alloc_init(&dev->alloc, dev->arena_size);
+	return dev;
+fail:
+	for (int i = 0; i < 3; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	iwx_close(dev);
+	errno = -err;
+	return NULL;
+}
+
+void iwx_close(struct iwx_device *dev)
+{
+	if (!dev)
+		return;
+	/* the daemon tears down what we made when the socket closes; free our side */
+	while (dev->qps) {
+		struct iwx_qp *q = dev->qps;
+
+		dev->qps = q->next;
+		munmap(q->sh, q->map_size);
+		free(q);
+	}
+	while (dev->cqs) {
+		struct iwx_cq *cq = dev->cqs;
+
+		dev->cqs = cq->next;
+		munmap(cq->sh, cq->map_size);
+		free(cq);
+	}
+	while (dev->mrs) {
+		struct mr_entry *e = dev->mrs;
+
+		dev->mrs = e->next;
+		free(e);
+	}
+	while (dev->pds) {
+		struct iwx_pd *pd = dev->pds;
+
+		dev->pds = pd->next;
+		free(pd);
+	}
+	while (dev->listeners) {
+		struct iwx_listener *l = dev->listeners;
+
+		dev->listeners = l->next;
+		free(l);
+	}
+	while (dev->events) {
+		struct pending_event *p = dev->events;
+
+		dev->events = p->next;
+		free(p);
+	}
+	if (dev->sock >= 0)
+		close(dev->sock);
+	if (dev->bell_fd >= 0)
+		close(dev->bell_fd);
+	if (dev->notify_fd >= 0)
+		close(dev->notify_fd);
+	if (dev->arena)
+		munmap(dev->arena, dev->arena_size);
+	arena_alloc_fini(&dev->alloc);
+	free(dev);
+}
+
+void *iwx_alloc(struct iwx_device *dev, size_t len)
+{
+	int64_t off = arena_alloc_get(&dev->alloc, len, ALLOC_ALIGN);
+
+	if (off < 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return dev->arena + off;
+}
+
+void iwx_free(struct iwx_device *dev, void *p)
+{
+	if (p && (uint8_t *)p >= dev->arena && (uint8_t *)p < dev->arena + dev->arena_size)
+		arena_alloc_put(&dev->alloc, (uint8_t *)p - dev->arena);
+}
+
+/* ------------------------------------------------------------------ events */
+
+static const char *term_reason(const struct iwx_ipc_event *e)
+{
+	if (e->terminated)
+		return iwx_term_ecode_name(e->layer, e->etype, e->ecode);
+	return e->local ? "closed by this side" : "closed by the peer, or the stream was lost";
+}
+
+static void event_of(struct iwx_device *dev, const struct iwx_ipc_event *e, struct iwx_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->type = (enum iwx_event_type)e->type;
+	for (struct iwx_qp *q = dev->qps; q && e->qp; q = q->next)
+		if (q->num == e->qp)
+			ev->qp = q;
+	for (struct iwx_listener *l = dev->listeners; l && e->listener; l = l->next)
+		if (l->id == e->listener)
+			ev->listener = l;
+	ev->conn_id = e->conn_id;
+	ev->status = e->status;
+	ev->info = (struct iwx_conn_info){
+		.mpa_rev = e->mpa_rev, .crc = e->crc, .markers_rx = e->markers_rx,
+		.markers_tx = e->markers_tx, .ird = e->ird, .ord = e->ord, .emss = e->emss,
+		.local = e->local_addr, .peer = e->peer_addr,
+	};
+	if (ev->type == IWX_EVENT_DISCONNECTED)
+		ev->term = (struct iwx_term_info){
+			.terminated = e->terminated, .local = e->local, .layer = e->layer,
+			.etype = e->etype, .ecode = e->ecode, .reason = term_reason(e),
+		};
+	ev->private_data_len = e->pd_len > sizeof(ev->private_data) ? sizeof(ev->private_data) :
+									  e->pd_len;
+	memcpy(ev->private_data, e->pd, ev->private_data_len);
+}
+
+int iwx_get_event(struct iwx_device *dev, struct iwx_event *ev, int timeout_ms)
+{
+	struct pollfd p = { .fd = dev->sock, .events = POLLIN };
+
+	for (;;) {
+		struct pending_event *pe = dev->events;
+
+		if (pe) {
+			dev->events = pe->next;
+			if (!dev->events)
+				dev->events_tail = &dev->events;
+			event_of(dev, &pe->ev, ev);
+			free(pe);
+			return 0;
+		}
+		if (dev->lost) {
+			if (dev->lost_told)
+				return -ESHUTDOWN;
+			dev->lost_told = true;
+			memset(ev, 0, sizeof(*ev));
+			ev->type = IWX_EVENT_DEVICE_LOST;
+			return 0;
+		}
+		/* wait for the socket, then take what is there */
+		if (poll(&p, 1, timeout_ms) == 0)
+			return -EAGAIN;
+		client_pump(dev);
+		if (!dev->events && !dev->lost && timeout_ms == 0)
+			return -EAGAIN;
+	}
+}
+
+int iwx_event_fd(struct iwx_device *dev)
+{
+	return dev->sock;
+}
+
+const char *iwx_event_name(enum iwx_event_type t)
+{
+	static const char *const names[] = {
+		[IWX_EVENT_CONNECT_REQUEST] = "connect request", [IWX_EVENT_ESTABLISHED] = "established",
+		[IWX_EVENT_REJECTED] = "rejected", [IWX_EVENT_UNREACHABLE] = "unreachable",
+		[IWX_EVENT_DISCONNECTED] = "disconnected", [IWX_EVENT_DEVICE_LOST] = "device lost",
+	};
+
+	return (unsigned)t < sizeof(names) / sizeof(names[0]) ? names[t] : "unknown event";
+}
+
+const char *iwx_strerror(int err)
+{
+	switch (err < 0 ? -err : err) {
+	case ESHUTDOWN:
+		return "iwxd went away";
+	case ENOTCONN:
+		return "the queue pair is not connected";
+	case ENOENT:
+		return "no such object (or no iwxd at the socket)";
+	case EBUSY:
+		return "still in use";
+	case EFBIG:
+		return "more arena than iwxd allows (--arena-max)";
+	default:
+		return strerror(err < 0 ? -err : err);
+	}
+}

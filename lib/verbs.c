@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Protection domains, memory regions, completion queues and queue pairs. Posting and
+ * polling touch only the shared rings; a doorbell is written only when iwxd sleeps.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+
+_Static_assert((int)IWX_QPS_ERROR == IWX_SHQ_ERROR && (int)IWX_QPS_RTS == IWX_SHQ_RTS,
+	       "queue pair states are shared with iwxd");
+
+static void *fail_null(int err)
+{
+	errno = err < 0 ? -err : err;
+	return NULL;
+}
+
+/* Map a ring memfd the daemon handed over; the fd is closed either way. */
+static void *map_rings(int fd, size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* ------------------------------------------------------- protection domains */
+
+struct iwx_pd *iwx_alloc_pd(struct iwx_device *dev)
+{
+	struct iwx_ipc_id rep;
+	struct iwx_pd *pd = calloc(1, sizeof(*pd));
+	int err;
+
+	if (!pd)
+		return NULL;
+	err = client_call(dev, IWX_IPC_PD_ALLOC, NULL, 0, &rep, sizeof(rep), NULL, NULL);
+	if (err) {
+		free(pd);
+		return fail_null(err);
+	}
+	pd->dev = dev;
+	pd->id = rep.id;
+	pd->next = dev->pds;
+	dev->pds = pd;
+	return pd;
+}
+
+int iwx_dealloc_pd(struct iwx_pd *pd)
+{
+	struct iwx_device *dev = pd->dev;
+	struct iwx_ipc_id req = { pd->id };
+	int err = client_call(dev, IWX_IPC_PD_FREE, &req, sizeof(req), NULL, 0, NULL, NULL);
+
+	if (err)
+		return err;
+	for (struct iwx_pd **pp = &dev->pds; *pp; pp = &(*pp)->next) {
+		if (*pp == pd) {
+			*pp = pd->next;
+			break;
+		}
+	}
+	free(pd);
+	return 0;
+}
+
+/* ---------------------------------------------------------- memory regions */
+
+struct iwx_mr *iwx_reg_mr(struct iwx_pd *pd, void *addr, size_t length, int access)
+{
+	struct iwx_device *dev = pd->dev;
+	uint8_t *p = addr;
+	struct iwx_ipc_mr_reg req = {
+		.pd = pd->id, .access = access, .addr = (uintptr_t)addr, .len = length,
+		.arena_off = IWX_IPC_NOT_ARENA,
+	};
+	struct mr_entry *e;
+	int err;
+
+	if (!addr || !length)
+		return fail_null(EINVAL);
+	if (p >= dev->arena && p < dev->arena + dev->arena_size &&
+	    length <= (size_t)(dev->arena + dev->arena_size - p))
+		req.arena_off = p - dev->arena;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	err = client_call(dev, IWX_IPC_MR_REG, &req, sizeof(req), &req, sizeof(req), NULL, NULL);
+	if (err) {
+		free(e);
+		return fail_null(err);
+	}
+	e->mr = (struct iwx_mr){ .pd = pd, .addr = addr, .length = length, .lkey = req.stag,
+				 .rkey = req.stag, .access = access };
+	e->next = dev->mrs;
+	dev->mrs = e;
+	return &e->mr;
+}
+
+int iwx_dereg_mr(struct iwx_mr *mr)
+{
+	struct iwx_device *dev = mr->pd->dev;
+	struct iwx_ipc_id req = { mr->lkey };
+	int err = client_call(dev, IWX_IPC_MR_DEREG, &req, sizeof(req), NULL, 0, NULL, NULL);
+
+	if (err && err != -ESHUTDOWN)
+		return err;
+	for (struct mr_entry **pp = &dev->mrs; *pp; pp = &(*pp)->next) {
+		if (&(*pp)->mr == mr) {
+			struct mr_entry *e = *pp;
+
+			*pp = e->next;
+			free(e);
+			break;
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------- completion queues */
+
+struct iwx_cq *iwx_create_cq(struct iwx_device *dev, int entries)
+{
+	struct iwx_ipc_cq_create req = { .entries = entries > 0 ? entries : 0 };
+	struct iwx_cq *cq = calloc(1, sizeof(*cq));
+	unsigned nfds = 1;
+	int fd, err;
+
+	if (!cq)
+		return NULL;
+	err = client_call(dev, IWX_IPC_CQ_CREATE, &req, sizeof(req), &req, sizeof(req), &fd, &nfds);
+	if (!err && nfds != 1)
+		err = -EPROTO;
+	if (!err && !(cq->sh = map_rings(fd, req.map_size)))
+		err = -errno;
+	if (err) {
+		free(cq);
+		return fail_null(err);
+	}
+	cq->dev = dev;
+	cq->id = req.cq;
+	cq->map_size = req.map_size;
+	iwx_ring_init(&cq->ring, &cq->sh->ring, (uint8_t *)cq->sh + IWX_IPC_CQ_OFF, req.entries,
+		      sizeof(struct iwx_wc));
+	cq->next = dev->cqs;
+	dev->cqs = cq;
+	return cq;
+}
+
+int iwx_destroy_cq(struct iwx_cq *cq)
+{
+	struct iwx_device *dev = cq->dev;
+	struct iwx_ipc_id req = { cq->id };
+	int err = client_call(dev, IWX_IPC_CQ_DESTROY, &req, sizeof(req), NULL, 0, NULL, NULL);
+
+	if (err && err != -ESHUTDOWN)
+		return err;
+	for (struct iwx_cq **pp = &dev->cqs; *pp; pp = &(*pp)->next) {
+		if (*pp == cq) {
+			*pp = cq->next;
+			break;
+		}
+	}
+	munmap(cq->sh, cq->map_size);
+	free(cq);
+	return 0;
+}
+
+int iwx_poll_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc)
+{
+	uint32_t ready = iwx_ring_ready(&cq->ring);
+	int k = 0;
+
+	if (ready == UINT32_MAX)
+		return -EIO;	/* the daemon's index makes no sense: nothing to trust */
+	for (; k < n && (uint32_t)k < ready; k++)
+		iwx_ring_read(&cq->ring, k, &wc[k]);
+	if (k) {
+		iwx_ring_consume(&cq->ring, k);
+		/* completions waited for this room: tell the daemon it is there */
+		if (__atomic_exchange_n(&cq->sh->need_room, 0, __ATOMIC_SEQ_CST))
+			client_doorbell(cq->dev, NULL, true);
+	}
+	return k;
+}
+
+int iwx_req_notify_cq(struct iwx_cq *cq)
+{
+	__atomic_store_n(&cq->sh->armed, 1, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+int iwx_comp_fd(struct iwx_device *dev)
+{
+	return dev->notify_fd;
+}
+
+void iwx_ack_comp(struct iwx_device *dev)
+{
+	uint64_t v;
+
+	if (read(dev->notify_fd, &v, sizeof(v)) < 0) {
+		/* nothing to take: EAGAIN */
+	}
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+int iwx_wait_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc, int timeout_ms)
+{
+	struct iwx_device *dev = cq->dev;
+	int64_t deadline = now_ms() + timeout_ms;
+
+	for (;;) {
+		struct pollfd p[2] = { { .fd = dev->notify_fd, .events = POLLIN },
+				       { .fd = dev->sock, .events = POLLIN } };
+		int k = iwx_poll_cq(cq, n, wc), left;
+
+		if (k)
+			return k;
+		iwx_req_notify_cq(cq);
+		k = iwx_poll_cq(cq, n, wc);	/* one may have come before the arming */
+		if (k)
+			return k;
+		if (dev->lost)
+			return -ESHUTDOWN;
+		left = timeout_ms < 0 ? -1 : (int)(deadline - now_ms());
+		if (timeout_ms >= 0 && left <= 0)
+			return 0;
+		if (poll(p, 2, left) < 0 && errno != EINTR)
+			return -errno;
+		if (p[0].revents)
+			iwx_ack_comp(dev);
+		if (p[1].revents && client_pump(dev) == -ESHUTDOWN)
+			return iwx_poll_cq(cq, n, wc) ?: -ESHUTDOWN;
+	}
+}
+
+/* -------------------------------------------------------------- queue pairs */
+
+struct iwx_qp *iwx_create_qp(struct iwx_pd *pd, const struct iwx_qp_init_attr *attr)
+{
+	struct iwx_device *dev = pd->dev;
+	struct iwx_ipc_qp_create req;
+	struct iwx_qp *qp;
+	unsigned nfds = 1;
+	int fd, err;
+
+	if (!attr || !attr->send_cq || !attr->recv_cq)
+		return fail_null(EINVAL);
+	req = (struct iwx_ipc_qp_create){
+		.pd = pd->id, .send_cq = attr->send_cq->id, .recv_cq = attr->recv_cq->id,
+		.sq_depth = attr->sq_depth, .rq_depth = attr->rq_depth,
+	};
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+	err = client_call(dev, IWX_IPC_QP_CREATE, &req, sizeof(req), &req, sizeof(req), &fd, &nfds);
+	if (!err && nfds != 1)
+		err = -EPROTO;
+	if (!err && !(qp->sh = map_rings(fd, req.map_size)))
+		err = -errno;
+	if (err) {
+		free(qp);
+		return fail_null(err);
+	}
+	qp->dev = dev;
+	qp->num = req.qp;
+	qp->map_size = req.map_size;
+	iwx_ring_init(&qp->sq, &qp->sh->sq, (uint8_t *)qp->sh + IWX_IPC_QP_SQ_OFF, req.sq_depth,
+		      sizeof(struct iwx_send_wr));
+	iwx_ring_init(&qp->rq, &qp->sh->rq, (uint8_t *)qp->sh + iwx_ipc_qp_rq_off(req.sq_depth),
+		      req.rq_depth, sizeof(struct iwx_recv_wr));
+	qp->next = dev->qps;
+	dev->qps = qp;
+	return qp;
+}
+
+int iwx_destroy_qp(struct iwx_qp *qp)
+{
+	struct iwx_device *dev = qp->dev;
+	struct iwx_ipc_id req = { qp->num };
+	int err = client_call(dev, IWX_IPC_QP_DESTROY, &req, sizeof(req), NULL, 0, NULL, NULL);
+
+	if (err && err != -ESHUTDOWN)
+		return err;
+	for (struct iwx_qp **pp = &dev->qps; *pp; pp = &(*pp)->next) {
+		if (*pp == qp) {
+			*pp = qp->next;
+			break;
+		}
+	}
+	munmap(qp->sh, qp->map_size);
+	free(qp);
+	return 0;
+}
+
+uint32_t iwx_qp_num(const struct iwx_qp *qp)
+{
+	return qp->num;
+}
+
+enum iwx_qp_state iwx_qp_state(const struct iwx_qp *qp)
+{
+	return (enum iwx_qp_state)__atomic_load_n(&qp->sh->state, __ATOMIC_ACQUIRE);
+}
+
+int iwx_post_send(struct iwx_qp *qp, const struct iwx_send_wr *wr)
+{
+	enum iwx_qp_state s = iwx_qp_state(qp);
+
+	if (wr->opcode > IWX_WR_READ || wr->num_sge > IWX_MAX_SGE ||
+	    (wr->opcode == IWX_WR_READ && wr->num_sge != 1) || (wr->flags & ~(IWX_WR_SIGNALED |
+									    IWX_WR_FENCE)))
+		return -EINVAL;
+	if (s == IWX_QPS_INIT || s == IWX_QPS_CONNECTING)
+		return -ENOTCONN;
+	if (!iwx_ring_space(&qp->sq))
+		return -ENOMEM;
+	memcpy(iwx_ring_entry(&qp->sq, 0), wr, sizeof(*wr));
+	iwx_ring_produce(&qp->sq, 1);
+	client_doorbell(qp->dev, &qp->sh->need_wakeup, false);
+	return 0;
+}
+
+int iwx_post_recv(struct iwx_qp *qp, const struct iwx_recv_wr *wr)
+{
+	if (wr->num_sge > IWX_MAX_SGE)
+		return -EINVAL;
+	if (!iwx_ring_space(&qp->rq))
+		return -ENOMEM;
+	memcpy(iwx_ring_entry(&qp->rq, 0), wr, sizeof(*wr));
+	iwx_ring_produce(&qp->rq, 1);
+	client_doorbell(qp->dev, &qp->sh->need_wakeup, false);
+	return 0;
+}
+
+const char *iwx_wc_status_name(enum iwx_wc_status s)
+{
+	static const char *const names[] = {
+		[IWX_WC_SUCCESS] = "success",
+		[IWX_WC_LOC_LEN_ERR] = "local length error",
+		[IWX_WC_LOC_PROT_ERR] = "local protection error",
+		[IWX_WC_REM_ACCESS_ERR] = "remote access error",
+		[IWX_WC_REM_OP_ERR] = "remote operation error",
+		[IWX_WC_REM_INV_REQ_ERR] = "remote invalid request error",
+		[IWX_WC_FATAL_ERR] = "fatal error",
+		[IWX_WC_WR_FLUSH_ERR] = "flushed",
+	};
+
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "unknown status";
+}

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: MIT
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "iwxd_pair.h"
+
+#define START_MS	5000
+#define STOP_MS		5000
+#define EVENT_MS	5000
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* The daemon to test: $IWX_IWXD (the ASan build in `make test-asan`), else build/iwxd. */
+static const char *iwxd_path(void)
+{
+	const char *p = getenv("IWX_IWXD");
+
+	return p ? p : "build/iwxd";
+}
+
+static pid_t spawn(const char *ns, const char *sock, const char *log, const char *args)
+{
+	char *argv[32], copy[256];
+	int n = 0;
+	pid_t pid;
+
+	snprintf(copy, sizeof(copy), "%s", args ? args : "");
+	argv[n++] = "ip";
+	argv[n++] = "netns";
+	argv[n++] = "exec";
+	argv[n++] = (char *)ns;
+	argv[n++] = (char *)iwxd_path();
+	argv[n++] = "-s";
+	argv[n++] = (char *)sock;
+	argv[n++] = "-v";
+	for (char *tok = strtok(copy, " "); tok && n < 30; tok = strtok(NULL, " "))
+		argv[n++] = tok;
+	argv[n] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		if (fd >= 0) {
+			dup2(fd, 2);
+			dup2(fd, 1);
+		}
+		execvp("ip", argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+static bool serving(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	bool ok;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	ok = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+static void log_path(const struct iwxd_pair *p, int i, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s/iwxd-%c.log", p->dir, 'a' + i);
+}
+
+int iwxd_pair_start(struct iwxd_pair *p, const char *args)
+{
+	int err;
+
+	memset(p, 0, sizeof(*p));
+	p->pid[0] = p->pid[1] = -1;
+	snprintf(p->dir, sizeof(p->dir), "/tmp/iwxt-XXXXXX");
+	if (!mkdtemp(p->dir))
+		return -errno;
+	err = netns_pair_setup(&p->ns);
+	if (err) {
+		rmdir(p->dir);
+		p->dir[0] = 0;
+		return err;
+	}
+	for (int i = 0; i < 2; i++) {
+		char log[128];
+
+		snprintf(p->sock[i], sizeof(p->sock[i]), "%s/iwxd-%c.sock", p->dir, 'a' + i);
+		log_path(p, i, log, sizeof(log));
+		p->pid[i] = spawn(i ? p->ns.b : p->ns.a, p->sock[i], log, args);
+		if (p->pid[i] < 0) {
+			iwxd_pair_stop(p);
+			return -EAGAIN;
+		}
+	}
+	for (int t = 0; t < START_MS / 10; t++) {
+		if (serving(p->sock[0]) && serving(p->sock[1]))
+			return 0;
+		sleep_ms(10);
+	}
+	iwxd_pair_stop(p);
+	return -ETIMEDOUT;
+}
+
+/* Wait for pid up to ms; its wait status, or -1 if it did not end. */
+static int reap(pid_t pid, int ms)
+{
+	int status;
+
+	for (int t = 0; t < ms / 10; t++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		sleep_ms(10);
+	}
+	return -1;
+}
+
+static void dump_log(const struct iwxd_pair *p, int i)
+{
+	char log[128], line[512];
+	FILE *f;
+
+	log_path(p, i, log, sizeof(log));
+	f = fopen(log, "r");
+	fprintf(stderr, "---- %s\n", log);
+	while (f && fgets(line, sizeof(line), f))
+		fputs(line, stderr);
+	if (f)
+		fclose(f);
+}
+
+void iwxd_pair_kill(struct iwxd_pair *p, int i)
+{
+	if (p->pid[i] > 0) {
+		kill(p->pid[i], SIGKILL);
+		waitpid(p->pid[i], NULL, 0);
+		p->pid[i] = -1;
+	}
+}
+
+void iwxd_pair_stop(struct iwxd_pair *p)
+{
+	for (int i = 0; i < 2; i++) {
+		int status;
+
+		if (p->pid[i] <= 0)
+			continue;
+		kill(p->pid[i], SIGTERM);
+		status = reap(p->pid[i], STOP_MS);
+		if (status == -1) {
+			fprintf(stderr, "iwxd %c did not stop on SIGTERM: killed\n", 'a' + i);
+			iwxd_pair_kill(p, i);
+			dump_log(p, i);
+		} else if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			/* a sanitizer report, or a crash: the test that stops it must fail */
+			dump_log(p, i);
+			fprintf(stderr, "iwxd %c ended badly (wait status 0x%x)\n", 'a' + i, status);
+			abort();
+		}
+		p->pid[i] = -1;
+	}
+	netns_pair_teardown(&p->ns);
+	if (p->dir[0]) {
+		DIR *dir = opendir(p->dir);
+		struct dirent *e;
+
+		/* sockets, logs, and whatever a test left there (captures) */
+		while (dir && (e = readdir(dir))) {
+			char path[384];
+
+			snprintf(path, sizeof(path), "%s/%s", p->dir, e->d_name);
+			if (e->d_name[0] != '.')
+				unlink(path);
+		}
+		if (dir)
+			closedir(dir);
+		rmdir(p->dir);
+		p->dir[0] = 0;
+	}
+}
+
+int endpoint_open(struct endpoint *e, const struct iwxd_pair *p, int i, size_t arena)
+{
+	struct iwx_open_opts o = { .socket = p->sock[i], .arena_size = arena };
+	struct iwx_qp_init_attr attr = { 0 };
+
+	memset(e, 0, sizeof(*e));
+	e->dev = iwx_open(&o);
+	if (!e->dev)
+		return -errno;
+	e->pd = iwx_alloc_pd(e->dev);
+	e->cq = e->pd ? iwx_create_cq(e->dev, 1024) : NULL;
+	attr.send_cq = attr.recv_cq = e->cq;
+	e->qp = e->cq ? iwx_create_qp(e->pd, &attr) : NULL;
+	if (!e->qp) {
+		int err = -errno;
+
+		endpoint_close(e);
+		return err;
+	}
+	return 0;
+}
+
+void endpoint_close(struct endpoint *e)
+{
+	iwx_close(e->dev);	/* the daemon frees what the device made */
+	memset(e, 0, sizeof(*e));
+}
+
+int endpoint_event(struct endpoint *e, struct iwx_event *ev, int timeout_ms)
+{
+	return iwx_get_event(e->dev, ev, timeout_ms);
+}
+
+static int expect(struct endpoint *e, enum iwx_event_type type, struct iwx_event *ev)
+{
+	int err = endpoint_event(e, ev, EVENT_MS);
+
+	if (err)
+		return err;
+	if (ev->type != type) {
+		fprintf(stderr, "expected event '%s', got '%s' (status %d)\n", iwx_event_name(type),
+			iwx_event_name(ev->type), ev->status);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int endpoint_connect(struct endpoint *a, struct endpoint *b, bool v6,
+		     const struct iwx_conn_param *param)
+{
+	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+	socklen_t len = v6 ? sizeof(*s6) : sizeof(*s4);
+	struct iwx_listener *l;
+	struct iwx_event ev;
+	int err;
+
+	ss.ss_family = v6 ? AF_INET6 : AF_INET;
+	if (v6)
+		inet_pton(AF_INET6, NETNS_B6, &s6->sin6_addr);
+	else
+		inet_pton(AF_INET, NETNS_B4, &s4->sin_addr);
+	l = iwx_listen(b->dev, (struct sockaddr *)&ss, len, 8);
+	if (!l)
+		return -errno;
+	iwx_listener_addr(l, &ss);
+	err = iwx_connect(a->qp, (struct sockaddr *)&ss, len, param);
+	if (!err)
+		err = expect(b, IWX_EVENT_CONNECT_REQUEST, &ev);
+	if (!err)
+		err = iwx_accept(b->qp, ev.conn_id, param);
+	if (!err)
+		err = expect(b, IWX_EVENT_ESTABLISHED, &ev);
+	if (!err)
+		err = expect(a, IWX_EVENT_ESTABLISHED, &ev);
+	iwx_listener_destroy(l);
+	return err;
+}
+
+int endpoint_wc(struct endpoint *e, struct iwx_wc *wc)
+{
+	int n = iwx_wait_cq(e->cq, 1, wc, 10000);
+
+	return n == 1 ? 0 : n == 0 ? -ETIMEDOUT : n;
+}

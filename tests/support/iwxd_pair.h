@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Two hosts for integration tests: a namespace pair (netns.h) with an iwxd in each,
+ * and helpers to open devices on them and connect queue pairs across. The test
+ * process itself stays in its own namespace: the daemons' Unix sockets are files,
+ * reachable from anywhere, and the TCP streams are the daemons'.
+ */
+#ifndef IWX_IWXD_PAIR_H
+#define IWX_IWXD_PAIR_H
+
+#include <sys/types.h>
+
+#include <iwx/iwx.h>
+
+#include "netns.h"
+
+struct iwxd_pair {
+	struct netns_pair	ns;
+	char			dir[64];	/* sockets, logs, captures: removed at the end */
+	char			sock[2][96];	/* [0] in namespace a, [1] in b */
+	pid_t			pid[2];
+};
+
+/*
+ * Create the namespaces and start an iwxd in each with args (extra options, may be
+ * NULL), waiting until both serve. 0 or -errno; everything made is undone on failure.
+ */
+int iwxd_pair_start(struct iwxd_pair *p, const char *args);
+
+/* Stop both daemons (SIGTERM, then SIGKILL after 5 s) and remove the namespaces. */
+void iwxd_pair_stop(struct iwxd_pair *p);
+
+/* Kill daemon i (0 or 1) at once: the "daemon killed" case. */
+void iwxd_pair_kill(struct iwxd_pair *p, int i);
+
+/* One side of a connection: a device on a daemon, a PD, one CQ, one QP. */
+struct endpoint {
+	struct iwx_device	*dev;
+	struct iwx_pd		*pd;
+	struct iwx_cq		*cq;
+	struct iwx_qp		*qp;
+};
+
+/* Open a device on daemon i with an arena of arena bytes (0: default) and make a QP. */
+int endpoint_open(struct endpoint *e, const struct iwxd_pair *p, int i, size_t arena);
+void endpoint_close(struct endpoint *e);
+
+/*
+ * Connect a (the client, on daemon 0) to b (the server, on daemon 1) over IPv4 (or
+ * IPv6 with v6), with the same param on both sides (NULL: defaults). 0 with both QPs
+ * in RTS, or -errno.
+ */
+int endpoint_connect(struct endpoint *a, struct endpoint *b, bool v6,
+		     const struct iwx_conn_param *param);
+
+/* The next event of e, waiting up to timeout_ms; -EAGAIN if none came. */
+int endpoint_event(struct endpoint *e, struct iwx_event *ev, int timeout_ms);
+
+/* Wait for one completion on e's CQ (up to 10 s). 0 with *wc, -ETIMEDOUT or -errno. */
+int endpoint_wc(struct endpoint *e, struct iwx_wc *wc);
+
+#endif /* IWX_IWXD_PAIR_H */

@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: MIT
+/*
+ * iwxd and libiwx end to end: two namespaces joined by a veth pair, an iwxd in each,
+ * and this process as the application on both sides. Every byte moved is checked.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "iwxd_pair.h"
+#include "testutil.h"
+
+#define ALL_ACCESS	(IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE | IWX_ACCESS_REMOTE_READ)
+
+static struct iwxd_pair pair;
+static struct endpoint a, b;
+
+static void start(size_t arena)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root for namespaces");
+	cr_assert_eq(iwxd_pair_start(&pair, "--settle-ms 0 --timeout-ms 2000 --arena-max 512M"), 0);
+	cr_assert_eq(endpoint_open(&a, &pair, 0, arena), 0);
+	cr_assert_eq(endpoint_open(&b, &pair, 1, arena), 0);
+}
+
+static void up(void)
+{
+	start(0);
+}
+
+static void up_large(void)
+{
+	start(200u << 20);
+}
+
+static void down(void)
+{
+	if (a.dev)
+		endpoint_close(&a);
+	if (b.dev)
+		endpoint_close(&b);
+	iwxd_pair_stop(&pair);
+}
+
+TestSuite(daemon, .init = up, .fini = down, .timeout = 60);
+TestSuite(daemon_large, .init = up_large, .fini = down, .timeout = 120);
+
+/* A registered buffer: from the arena, or (outside) from malloc. */
+struct buf {
+	uint8_t		*p;
+	size_t		len;
+	struct iwx_mr	*mr;
+};
+
+static struct buf buf_new(struct endpoint *e, size_t len, int access, bool outside)
+{
+	struct buf x = { .len = len };
+	size_t n = len ? len : 1;
+
+	x.p = outside ? aligned_alloc(64, (n + 63) & ~(size_t)63) : iwx_alloc(e->dev, n);
+	cr_assert_not_null(x.p, "%zu bytes", n);
+	memset(x.p, 0, n);
+	x.mr = iwx_reg_mr(e->pd, x.p, n, access);
+	cr_assert_not_null(x.mr, "register %zu bytes: %s", n, iwx_strerror(errno));
+	return x;
+}
+
+static struct iwx_sge sge_of(const struct buf *x, size_t off, size_t len)
+{
+	return (struct iwx_sge){ (uintptr_t)x->p + off, len, x->mr->lkey };
+}
+
+static void post_rdma(struct endpoint *e, uint64_t id, uint8_t op, uint8_t flags,
+		      const struct buf *local, const struct buf *remote, size_t len)
+{
+	struct iwx_send_wr wr = {
+		.wr_id = id, .opcode = op, .flags = flags, .num_sge = 1,
+		.sge = { sge_of(local, 0, len) }, .remote_addr = (uintptr_t)remote->p,
+		.rkey = remote->mr->rkey,
+	};
+
+	cr_assert_eq(iwx_post_send(e->qp, &wr), 0, "post %lu", (unsigned long)id);
+}
+
+static void post_recv(struct endpoint *e, uint64_t id, const struct buf *x, size_t len)
+{
+	struct iwx_recv_wr wr = { .wr_id = id, .num_sge = 1, .sge = { sge_of(x, 0, len) } };
+
+	cr_assert_eq(iwx_post_recv(e->qp, &wr), 0);
+}
+
+/* The next completion of e: it must be id's, with op, and successful. */
+static struct iwx_wc expect_wc(struct endpoint *e, uint64_t id, uint8_t op)
+{
+	struct iwx_wc wc;
+
+	cr_assert_eq(endpoint_wc(e, &wc), 0, "a completion for %lu", (unsigned long)id);
+	cr_assert_eq(wc.wr_id, id, "completion of %lu, expected %lu", (unsigned long)wc.wr_id,
+		     (unsigned long)id);
+	cr_assert_eq(wc.status, IWX_WC_SUCCESS, "%lu: %s", (unsigned long)id,
+		     iwx_wc_status_name(wc.status));
+	cr_assert_eq(wc.opcode, op);
+	cr_assert_eq(wc.qp_num, iwx_qp_num(e->qp));
+	return wc;
+}
+
+static void connect_ab(void)
+{
+	cr_assert_eq(endpoint_connect(&a, &b, false, NULL), 0);
+}
+
+Test(daemon, write_read_send)
+{
+	const size_t len = 1 << 20;
+	struct buf src = buf_new(&a, len, 0, false), back = buf_new(&a, len, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf msg = buf_new(&a, 64, 0, false), dst = buf_new(&b, len, ALL_ACCESS, false);
+	struct buf rbuf = buf_new(&b, 64, IWX_ACCESS_LOCAL_WRITE, false);
+	struct iwx_wc wc;
+
+	fill_pattern(src.p, len, 1);
+	post_recv(&b, 9, &rbuf, 64);	/* receives may be posted before connecting */
+	connect_ab();
+
+	post_rdma(&a, 1, IWX_WR_WRITE, IWX_WR_SIGNALED, &src, &dst, len);
+	expect_wc(&a, 1, IWX_WC_RDMA_WRITE);
+	post_rdma(&a, 2, IWX_WR_READ, IWX_WR_SIGNALED, &back, &dst, len);
+	expect_wc(&a, 2, IWX_WC_RDMA_READ);
+	cr_assert_eq(memcmp(dst.p, src.p, len), 0, "the Write placed every byte");
+	cr_assert_eq(memcmp(back.p, src.p, len), 0, "the Read brought every byte back");
+
+	memcpy(msg.p, "hello, iwx", 11);
+	struct iwx_send_wr s = { .wr_id = 3, .opcode = IWX_WR_SEND_SE, .flags = IWX_WR_SIGNALED,
+				 .num_sge = 1, .sge = { sge_of(&msg, 0, 11) } };
+	cr_assert_eq(iwx_post_send(a.qp, &s), 0);
+	expect_wc(&a, 3, IWX_WC_SEND);
+	wc = expect_wc(&b, 9, IWX_WC_RECV);
+	cr_assert_eq(wc.byte_len, 11);
+	cr_assert(wc.solicited, "a Send with SE is solicited");
+	cr_assert_not(wc.with_inv);
+	cr_assert_str_eq((char *)rbuf.p, "hello, iwx");
+}
+
+/* Writes and Reads from 0 bytes to 64 MiB, every byte checked both ways. */
+Test(daemon_large, sizes_up_to_64_mib)
+{
+	static const size_t sizes[] = { 0, 1, 4095, 4097, (1 << 20) + 3, 64u << 20 };
+	const size_t max = 64u << 20;
+	struct buf src = buf_new(&a, max, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf dst = buf_new(&b, max, ALL_ACCESS, false);
+	uint64_t id = 1;
+
+	connect_ab();
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t n = sizes[i];
+
+		fill_pattern(src.p, n, i + 100);
+		memset(dst.p, 0, n ? n : 1);
+		post_rdma(&a, id, IWX_WR_WRITE, IWX_WR_SIGNALED, &src, &dst, n);
+		expect_wc(&a, id++, IWX_WC_RDMA_WRITE);
+		/* read it back over the Write's source: a changed byte anywhere shows */
+		memset(src.p, 0xee, n ? n : 1);
+		post_rdma(&a, id, IWX_WR_READ, IWX_WR_SIGNALED, &src, &dst, n);
+		cr_assert_eq(expect_wc(&a, id++, IWX_WC_RDMA_READ).byte_len, n);
+		uint8_t *want = malloc(n ? n : 1);
+
+		fill_pattern(want, n, i + 100);
+		cr_assert_eq(memcmp(dst.p, want, n), 0, "%zu bytes written as sent", n);
+		cr_assert_eq(memcmp(src.p, want, n), 0, "%zu bytes read back as written", n);
+		free(want);
+	}
+}
+
+/* A gathered Write from three regions, and a gathered Send into a scattered receive. */
+Test(daemon, scatter_gather)
+{
+	struct buf s1 = buf_new(&a, 5000, 0, false), s2 = buf_new(&a, 7, 0, false);
+	struct buf s3 = buf_new(&a, 70000, 0, false), dst = buf_new(&b, 80000, ALL_ACCESS, false);
+	struct buf r1 = buf_new(&b, 3, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf r2 = buf_new(&b, 60000, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf r3 = buf_new(&b, 20000, IWX_ACCESS_LOCAL_WRITE, false);
+	uint8_t *all = malloc(75007);
+	struct iwx_send_wr w = {
+		.wr_id = 1, .opcode = IWX_WR_WRITE, .flags = IWX_WR_SIGNALED, .num_sge = 3,
+		.sge = { sge_of(&s1, 0, 5000), sge_of(&s2, 0, 7), sge_of(&s3, 0, 70000) },
+		.remote_addr = (uintptr_t)dst.p + 11, .rkey = dst.mr->rkey,
+	};
+	struct iwx_recv_wr r = { .wr_id = 2, .num_sge = 3,
+				 .sge = { sge_of(&r1, 0, 3), sge_of(&r2, 0, 60000), sge_of(&r3, 0, 20000) } };
+	struct iwx_wc wc;
+
+	fill_pattern(s1.p, 5000, 1);
+	fill_pattern(s2.p, 7, 2);
+	fill_pattern(s3.p, 70000, 3);
+	memcpy(all, s1.p, 5000);
+	memcpy(all + 5000, s2.p, 7);
+	memcpy(all + 5007, s3.p, 70000);
+	cr_assert_eq(iwx_post_recv(b.qp, &r), 0);
+	connect_ab();
+
+	cr_assert_eq(iwx_post_send(a.qp, &w), 0);
+	expect_wc(&a, 1, IWX_WC_RDMA_WRITE);
+	w.wr_id = 3;
+	w.opcode = IWX_WR_SEND;
+	cr_assert_eq(iwx_post_send(a.qp, &w), 0);
+	expect_wc(&a, 3, IWX_WC_SEND);
+	wc = expect_wc(&b, 2, IWX_WC_RECV);
+	/* the Send came after the Write on the stream: its data is all in place now */
+	cr_assert_eq(memcmp(dst.p + 11, all, 75007), 0, "the three pieces, in order, at the offset");
+	cr_assert_eq(dst.p[10], 0, "nothing before the offset");
+	cr_assert_eq(dst.p[11 + 75007], 0, "nothing after the end");
+	cr_assert_eq(wc.byte_len, 75007);
+	cr_assert_eq(memcmp(r1.p, all, 3), 0);
+	cr_assert_eq(memcmp(r2.p, all + 3, 60000), 0);
+	cr_assert_eq(memcmp(r3.p, all + 60003, 15004), 0);
+	cr_assert_eq(r3.p[15004], 0, "the scatter list's tail untouched");
+	free(all);
+}
+
+/* RFC 5040 §5.5: a Send after Writes on one stream arrives after their data. */
+Test(daemon, send_after_writes_sees_their_data)
+{
+	const size_t chunk = 256 << 10;
+	const int writes = 32;
+	struct buf src = buf_new(&a, chunk * writes, 0, false), msg = buf_new(&a, 8, 0, false);
+	struct buf dst = buf_new(&b, chunk * writes, ALL_ACCESS, false);
+	struct buf rbuf = buf_new(&b, 8, IWX_ACCESS_LOCAL_WRITE, false);
+
+	fill_pattern(src.p, chunk * writes, 7);
+	post_recv(&b, 100, &rbuf, 8);
+	connect_ab();
+	for (int i = 0; i < writes; i++) {
+		struct iwx_send_wr w = {
+			.wr_id = i, .opcode = IWX_WR_WRITE, .num_sge = 1,	/* unsignaled */
+			.sge = { sge_of(&src, i * chunk, chunk) },
+			.remote_addr = (uintptr_t)dst.p + i * chunk, .rkey = dst.mr->rkey,
+		};
+
+		cr_assert_eq(iwx_post_send(a.qp, &w), 0);
+	}
+	struct iwx_send_wr s = { .wr_id = 99, .opcode = IWX_WR_SEND, .flags = IWX_WR_SIGNALED,
+				 .num_sge = 1, .sge = { sge_of(&msg, 0, 8) } };
+	cr_assert_eq(iwx_post_send(a.qp, &s), 0);
+	expect_wc(&b, 100, IWX_WC_RECV);
+	/* checked the moment the Send is seen, before anything else can land */
+	cr_assert_eq(memcmp(dst.p, src.p, chunk * writes), 0);
+	expect_wc(&a, 99, IWX_WC_SEND);	/* unsignaled Writes complete nothing */
+}
+
+/* Many Reads outstanding, beyond the negotiated ORD: served in order, completed in order. */
+Test(daemon, many_reads_complete_in_order)
+{
+	const int n = 64;
+	const size_t len = 64 << 10;
+	struct buf sink = buf_new(&a, len * n, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf src = buf_new(&b, len * n, ALL_ACCESS, false);
+	struct iwx_conn_param p = { .ird = 4, .ord = 4 };
+
+	fill_pattern(src.p, len * n, 3);
+	cr_assert_eq(endpoint_connect(&a, &b, false, &p), 0);
+	for (int i = 0; i < n; i++) {
+		struct iwx_send_wr r = {
+			.wr_id = i, .opcode = IWX_WR_READ, .flags = IWX_WR_SIGNALED, .num_sge = 1,
+			.sge = { sge_of(&sink, i * len, len) },
+			.remote_addr = (uintptr_t)src.p + (n - 1 - i) * len, .rkey = src.mr->rkey,
+		};
+
+		cr_assert_eq(iwx_post_send(a.qp, &r), 0);
+	}
+	for (int i = 0; i < n; i++)
+		expect_wc(&a, i, IWX_WC_RDMA_READ);
+	for (int i = 0; i < n; i++)
+		cr_assert_eq(memcmp(sink.p + i * len, src.p + (n - 1 - i) * len, len), 0, "read %d", i);
+}
+
+/* A fenced Write waits for the Read before it: the Read sees the old bytes. */
+Test(daemon, fence_orders_a_write_after_a_read)
+{
+	const size_t len = 4 << 20;
+	struct buf sink = buf_new(&a, len, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf fresh = buf_new(&a, len, 0, false), x = buf_new(&b, len, ALL_ACCESS, false);
+
+	fill_pattern(x.p, len, 1);
+	fill_pattern(fresh.p, len, 2);
+	connect_ab();
+	post_rdma(&a, 1, IWX_WR_READ, IWX_WR_SIGNALED, &sink, &x, len);
+	post_rdma(&a, 2, IWX_WR_WRITE, IWX_WR_SIGNALED | IWX_WR_FENCE, &fresh, &x, len);
+	expect_wc(&a, 1, IWX_WC_RDMA_READ);
+	expect_wc(&a, 2, IWX_WC_RDMA_WRITE);
+
+	uint8_t *old = malloc(len);
+
+	fill_pattern(old, len, 1);
+	cr_assert_eq(memcmp(sink.p, old, len), 0, "the Read returned what was there before");
+	/* a Write completes when TCP has it: a Read behind it sees it placed */
+	post_rdma(&a, 3, IWX_WR_READ, IWX_WR_SIGNALED, &sink, &x, len);
+	expect_wc(&a, 3, IWX_WC_RDMA_READ);
+	cr_assert_eq(memcmp(x.p, fresh.p, len), 0, "then the Write landed");
+	cr_assert_eq(memcmp(sink.p, fresh.p, len), 0);
+	free(old);
+}
+
+/* Eight queue pairs between the same two daemons, all moving data at once. */
+Test(daemon, many_queue_pairs_at_once)
+{
+	enum { N = 8 };
+	const size_t len = 2 << 20;
+	struct endpoint ea[N], eb[N];
+	struct buf src[N], dst[N];
+
+	connect_ab();	/* the suite's pair counts too */
+	for (int i = 0; i < N; i++) {
+		cr_assert_eq(endpoint_open(&ea[i], &pair, 0, 8 << 20), 0);
+		cr_assert_eq(endpoint_open(&eb[i], &pair, 1, 8 << 20), 0);
+		cr_assert_eq(endpoint_connect(&ea[i], &eb[i], i & 1, NULL), 0, "pair %d", i);
+		src[i] = buf_new(&ea[i], len, 0, false);
+		dst[i] = buf_new(&eb[i], len, ALL_ACCESS, false);
+		fill_pattern(src[i].p, len, 50 + i);
+	}
+	for (int i = 0; i < N; i++)
+		for (int k = 0; k < 4; k++) {
+			struct iwx_send_wr w = {
+				.wr_id = k, .opcode = IWX_WR_WRITE, .flags = IWX_WR_SIGNALED, .num_sge = 1,
+				.sge = { sge_of(&src[i], k * (len / 4), len / 4) },
+				.remote_addr = (uintptr_t)dst[i].p + k * (len / 4), .rkey = dst[i].mr->rkey,
+			};
+
+			cr_assert_eq(iwx_post_send(ea[i].qp, &w), 0);
+		}
+	for (int i = 0; i < N; i++) {
+		for (int k = 0; k < 4; k++)
+			expect_wc(&ea[i], k, IWX_WC_RDMA_WRITE);
+	}
+	/* a Write's completion is local: read each buffer back to know it all arrived */
+	for (int i = 0; i < N; i++) {
+		struct buf back = buf_new(&ea[i], len, IWX_ACCESS_LOCAL_WRITE, false);
+
+		post_rdma(&ea[i], 9, IWX_WR_READ, IWX_WR_SIGNALED, &back, &dst[i], len);
+		expect_wc(&ea[i], 9, IWX_WC_RDMA_READ);
+		cr_assert_eq(memcmp(dst[i].p, src[i].p, len), 0, "pair %d", i);
+		cr_assert_eq(memcmp(back.p, src[i].p, len), 0, "pair %d", i);
+	}
+	for (int i = 0; i < N; i++) {
+		endpoint_close(&ea[i]);
+		endpoint_close(&eb[i]);
+	}
+}
+
+/* Memory outside the arena: the daemon reaches it with process_vm_readv/writev. */
+Test(daemon, memory_outside_the_arena)
+{
+	const size_t len = 3 << 20;
+	struct buf src = buf_new(&a, len, 0, true), back = buf_new(&a, len, IWX_ACCESS_LOCAL_WRITE, true);
+	struct buf dst = buf_new(&b, len, ALL_ACCESS, true);
+	struct buf msg = buf_new(&a, 100, 0, true), rbuf = buf_new(&b, 100, IWX_ACCESS_LOCAL_WRITE, true);
+	struct iwx_wc wc;
+
+	fill_pattern(src.p, len, 11);
+	fill_pattern(msg.p, 100, 12);
+	post_recv(&b, 5, &rbuf, 100);
+	connect_ab();
+	post_rdma(&a, 1, IWX_WR_WRITE, IWX_WR_SIGNALED, &src, &dst, len);
+	expect_wc(&a, 1, IWX_WC_RDMA_WRITE);
+	post_rdma(&a, 2, IWX_WR_READ, IWX_WR_SIGNALED, &back, &dst, len);
+	expect_wc(&a, 2, IWX_WC_RDMA_READ);
+	cr_assert_eq(memcmp(dst.p, src.p, len), 0);
+	cr_assert_eq(memcmp(back.p, src.p, len), 0);
+
+	struct iwx_send_wr s = { .wr_id = 3, .opcode = IWX_WR_SEND, .flags = IWX_WR_SIGNALED,
+				 .num_sge = 1, .sge = { sge_of(&msg, 0, 100) } };
+	cr_assert_eq(iwx_post_send(a.qp, &s), 0);
+	expect_wc(&a, 3, IWX_WC_SEND);
+	wc = expect_wc(&b, 5, IWX_WC_RECV);
+	cr_assert_eq(wc.byte_len, 100);
+	cr_assert_eq(memcmp(rbuf.p, msg.p, 100), 0);
+	endpoint_close(&a);	/* the daemons let go of the memory before it is freed */
+	endpoint_close(&b);
+	free(src.p);
+	free(back.p);
+	free(dst.p);
+	free(msg.p);
+	free(rbuf.p);
+}
+
+/* The daemons' traffic, captured on the veth: tshark finds every CRC good, nothing wrong. */
+Test(daemon, traffic_decodes_cleanly_in_tshark)
+{
+	const size_t len = 1 << 20;
+	struct buf src = buf_new(&a, len, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf dst = buf_new(&b, len, ALL_ACCESS, false);
+	struct buf rbuf = buf_new(&b, 4096, IWX_ACCESS_LOCAL_WRITE, false);
+	struct tshark_verdict v;
+	char pcap[128], dev[32];
+	pid_t cap;
+
+	snprintf(pcap, sizeof(pcap), "%s/veth.pcap", pair.dir);
+	snprintf(dev, sizeof(dev), "iwx%da", getpid());
+	cap = capture_start(pair.ns.a, dev, pcap, "tcp");
+	cr_assert_gt(cap, 0);
+	fill_pattern(src.p, len, 5);
+	post_recv(&b, 1, &rbuf, 4096);
+	connect_ab();
+	post_rdma(&a, 1, IWX_WR_WRITE, IWX_WR_SIGNALED, &src, &dst, len);
+	post_rdma(&a, 2, IWX_WR_READ, IWX_WR_SIGNALED, &src, &dst, 100000);
+
+	struct iwx_send_wr s = { .wr_id = 3, .opcode = IWX_WR_SEND_SE, .flags = IWX_WR_SIGNALED,
+				 .num_sge = 1, .sge = { sge_of(&src, 0, 3000) } };
+	cr_assert_eq(iwx_post_send(a.qp, &s), 0);
+	expect_wc(&a, 1, IWX_WC_RDMA_WRITE);
+	expect_wc(&a, 2, IWX_WC_RDMA_READ);
+	expect_wc(&a, 3, IWX_WC_SEND);
+	expect_wc(&b, 1, IWX_WC_RECV);
+	cr_assert_eq(iwx_disconnect(a.qp), 0, "a graceful close, on the wire too");
+	capture_stop(cap);
+
+	cr_assert_eq(tshark_check(pcap, &v), 0);
+	cr_log_info("tshark: %u good CRCs, %u bad, %u warnings", v.good_crcs, v.bad_crcs, v.warnings);
+	/* 1 MiB / 1428 + 100000 / 1428 + the Send and the Read Request, at least */
+	cr_assert_gt(v.good_crcs, 800);
+	cr_assert_eq(v.bad_crcs, 0);
+	cr_assert_eq(v.warnings, 0);
+}
