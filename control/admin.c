@@ -9,11 +9,11 @@
 
 /* A listing, sent in parts that each fit one message. */
 struct listing {
+	struct iwxd		*d;
 	struct client		*c;
 	const struct iwx_ipc_hdr *req;
 	uint8_t			*buf;
 	uint32_t		esize, n, cap;
-	int			err;
 };
 
 static void listing_flush(struct listing *l, bool last)
@@ -21,8 +21,7 @@ static void listing_flush(struct listing *l, bool last)
 	struct iwx_ipc_hdr h = { .op = l->req->op, .seq = l->req->seq, .len = l->n * l->esize,
 				 .flags = last ? 0 : IWX_IPC_F_MORE };
 
-	if (!l->err)
-		l->err = iwx_ipc_send(l->c->sock_w.fd, &h, l->buf, NULL, 0);
+	session_send(l->d, l->c, &h, l->buf, NULL, 0);
 	l->n = 0;
 }
 
@@ -94,8 +93,7 @@ static void status(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *r
 	s.rx_bytes = t.rx_bytes;
 	s.tx_fpdus_aligned = t.tx_fpdus_aligned;
 	s.placed_segments = t.placed_segments;
-	if (session_reply(c, req, 0, &s, sizeof(s), NULL, 0))
-		c->dead = true;
+	session_reply(d, c, req, 0, &s, sizeof(s), NULL, 0);
 }
 
 static void list_conns(struct iwxd *d, struct listing *l)
@@ -135,7 +133,7 @@ static int add_stag(const struct iwx_mr *mr, void *ctx)
 
 void admin_request(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *req)
 {
-	struct listing l = { .c = c, .req = req };
+	struct listing l = { .d = d, .c = c, .req = req };
 
 	if (req->op == IWX_IPC_STATUS) {
 		status(d, c, req);
@@ -146,8 +144,7 @@ void admin_request(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *r
 	l.cap = (IWX_IPC_MAX - sizeof(struct iwx_ipc_hdr)) / l.esize;
 	l.buf = malloc((size_t)l.cap * l.esize);
 	if (!l.buf) {
-		if (session_reply(c, req, -ENOMEM, NULL, 0, NULL, 0))
-			c->dead = true;
+		session_reply(d, c, req, -ENOMEM, NULL, 0, NULL, 0);
 		return;
 	}
 	if (req->op == IWX_IPC_LIST_CONNS)
@@ -155,7 +152,5 @@ void admin_request(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *r
 	else
 		iwx_mem_for_each(d->mem, add_stag, &l);
 	listing_flush(&l, true);
-	if (l.err)
-		c->dead = true;
 	free(l.buf);
 }

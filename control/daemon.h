@@ -38,6 +38,8 @@ int watch_add(struct iwxd *d, struct watch *w, uint32_t events);
 void watch_mod(struct iwxd *d, struct watch *w, uint32_t events);
 void watch_del(struct iwxd *d, struct watch *w);
 
+struct outmsg;
+
 struct client {
 	struct watch		sock_w;		/* the control socket (SOCK_SEQPACKET) */
 	struct watch		bell_w;		/* doorbell eventfd: the client posted work */
@@ -46,7 +48,9 @@ struct client {
 	pid_t			pid;
 	uid_t			uid;
 	bool			hello;		/* HELLO done: the arena exists */
-	bool			dead;		/* to be closed by the loop (it stopped reading) */
+	bool			dead;		/* to be closed by the loop */
+	struct outmsg		*out, **out_tail;	/* messages the socket had no room for */
+	uint32_t		out_n;
 	struct iwx_arena	arena;
 	struct client		*next;
 };
@@ -81,7 +85,10 @@ struct vqp {
 	bool			backlog;	/* the engine holds completions the CQs had no room for */
 	bool			announced;	/* DISCONNECTED sent */
 	uint64_t		start_ms;	/* settle: the engine starts then (0: started) */
-	uint64_t		close_ms;	/* graceful close: abort if the peer has not closed by then */
+	bool			closing;	/* a graceful close was asked for */
+	bool			fin_sent;
+	uint32_t		close_mark;	/* ... when the send ring's producer stood here */
+	uint64_t		close_ms;	/* abort if the stream has not ended by then */
 	bool			corrupt;	/* the client broke its rings: left alone */
 	struct iwx_ipc_event	est;		/* what was agreed: the ESTABLISHED event */
 	struct iwx_mpa_agreed	agreed;
@@ -146,10 +153,15 @@ uint32_t iwxd_new_id(struct iwxd *d);
 /* session.c */
 void session_accept(struct iwxd *d, struct watch *w, uint32_t events);
 void session_close(struct iwxd *d, struct client *c);
-/* Send an event to c; a client that does not read its socket is dropped. */
+/*
+ * Send a message to c, in order: what the socket has no room for waits in c's queue
+ * (descriptors duplicated) until it has. A client that lets too much wait is dropped.
+ */
+void session_send(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *h, const void *body,
+		  const int *fds, unsigned nfds);
 void session_event(struct iwxd *d, struct client *c, const struct iwx_ipc_event *ev);
-int session_reply(struct client *c, const struct iwx_ipc_hdr *req, int status, const void *body,
-		  uint32_t len, const int *fds, unsigned nfds);
+void session_reply(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *req, int status,
+		   const void *body, uint32_t len, const int *fds, unsigned nfds);
 
 /* vqp.c */
 struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp_create *req,

@@ -1025,6 +1025,12 @@ enum iwx_qp_state iwx_qp_get_state(const struct iwx_qp *qp)
 	return qp->state;
 }
 
+bool iwx_qp_tx_idle(const struct iwx_qp *qp)
+{
+	return !qp->sq.n && !qp->msg.active && qp->fpdu_sent == qp->fpdu_len && !qp->reads_in.n &&
+	       !qp->term_pending;
+}
+
 bool iwx_qp_error(const struct iwx_qp *qp, struct iwx_term_cause *cause, bool *local)
 {
 	if (qp->state == IWX_QP_RTS)

@@ -64,6 +64,12 @@ int iwx_qp_poll(struct iwx_qp *qp, struct iwx_wc *wc, int n);
 enum iwx_qp_state iwx_qp_get_state(const struct iwx_qp *qp);
 
 /*
+ * Nothing left to transmit: no request waiting, no message or FPDU half sent, no
+ * Read Response owed. What a graceful close waits for before its FIN.
+ */
+bool iwx_qp_tx_idle(const struct iwx_qp *qp);
+
+/*
  * Why the queue pair left RTS: the Terminate cause, and whether this side sent it
  * (local) or the peer did. false while in RTS. A stream lost without a Terminate
  * reports IWX_MPA_EC_STREAM_LOST.

@@ -6,6 +6,7 @@
  * protection domains, regions, completion queues, queue pairs and listeners.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 
 #define DEFAULT_ARENA	(64u << 20)
 #define REQ_BATCH	32	/* requests taken from one client before others get a turn */
+#define MAX_QUEUED	8192	/* messages waiting for a client before it is dropped */
 
 /* Is uid (with primary group gid) root or a member of the configured group? */
 static bool allowed(const struct iwxd *d, uid_t uid, gid_t gid)
@@ -45,27 +47,106 @@ static bool allowed(const struct iwxd *d, uid_t uid, gid_t gid)
 	return false;
 }
 
-int session_reply(struct client *c, const struct iwx_ipc_hdr *req, int status, const void *body,
-		  uint32_t len, const int *fds, unsigned nfds)
+/* A message waiting for room in the client's socket. */
+struct outmsg {
+	struct iwx_ipc_hdr	h;
+	int			fds[IWX_FDPASS_MAX];
+	unsigned		nfds;
+	struct outmsg		*next;
+	uint8_t			body[];
+};
+
+static int enqueue(struct client *c, const struct iwx_ipc_hdr *h, const void *body,
+		   const int *fds, unsigned nfds)
+{
+	struct outmsg *m = malloc(sizeof(*m) + h->len);
+
+	if (!m)
+		return -ENOMEM;
+	m->h = *h;
+	memcpy(m->body, body, h->len);
+	m->nfds = 0;
+	m->next = NULL;
+	for (unsigned i = 0; i < nfds; i++) {
+		m->fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 0);
+		if (m->fds[i] < 0)
+			break;
+		m->nfds++;
+	}
+	*c->out_tail = m;
+	c->out_tail = &m->next;
+	c->out_n++;
+	return m->nfds == nfds ? 0 : -EMFILE;
+}
+
+static void outmsg_free(struct outmsg *m)
+{
+	for (unsigned i = 0; i < m->nfds; i++)
+		close(m->fds[i]);
+	free(m);
+}
+
+/* Send what waits, in order, while the socket takes it. */
+static void flush_out(struct iwxd *d, struct client *c)
+{
+	while (c->out && !c->dead) {
+		struct outmsg *m = c->out;
+		int err = iwx_ipc_send(c->sock_w.fd, &m->h, m->body, m->fds, m->nfds);
+
+		if (err == -EAGAIN)
+			return;
+		if (err) {
+			log_warn("client %u: %s: closing it", c->id, strerror(-err));
+			c->dead = true;
+			return;
+		}
+		c->out = m->next;
+		if (!c->out)
+			c->out_tail = &c->out;
+		c->out_n--;
+		outmsg_free(m);
+	}
+	watch_mod(d, &c->sock_w, EPOLLIN);
+}
+
+void session_send(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *h, const void *body,
+		  const int *fds, unsigned nfds)
+{
+	int err = -EAGAIN;
+
+	if (c->dead)
+		return;
+	if (!c->out)
+		err = iwx_ipc_send(c->sock_w.fd, h, body, fds, nfds);
+	if (err == -EAGAIN) {
+		if (c->out_n >= MAX_QUEUED) {
+			log_warn("client %u: %u messages unread: closing it", c->id, c->out_n);
+			c->dead = true;
+			return;
+		}
+		err = enqueue(c, h, body, fds, nfds);
+		if (!err && c->out_n == 1)
+			watch_mod(d, &c->sock_w, EPOLLIN | EPOLLOUT);
+	}
+	if (err) {
+		log_warn("client %u: cannot send (%s): closing it", c->id, strerror(-err));
+		c->dead = true;
+	}
+}
+
+void session_reply(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *req, int status,
+		   const void *body, uint32_t len, const int *fds, unsigned nfds)
 {
 	struct iwx_ipc_hdr h = { .op = req->op, .seq = req->seq, .status = status, .len = len };
 
-	return iwx_ipc_send(c->sock_w.fd, &h, body, fds, nfds);
+	session_send(d, c, &h, body, fds, nfds);
 }
 
 void session_event(struct iwxd *d, struct client *c, const struct iwx_ipc_event *ev)
 {
 	struct iwx_ipc_hdr h = { .op = IWX_IPC_EVENT, .len = sizeof(*ev) };
-	int err;
 
-	(void)d;
-	if (c->dead)
-		return;
-	err = iwx_ipc_send(c->sock_w.fd, &h, ev, NULL, 0);
-	if (err) {
-		log_warn("client %u: cannot deliver an event (%s): closing it", c->id, strerror(-err));
-		c->dead = true;
-	}
+	session_send(d, c, &h, ev, NULL, 0);
 }
 
 static void on_bell(struct iwxd *d, struct watch *w, uint32_t events)
@@ -281,8 +362,7 @@ reply:
 		out_len = 0;
 		log_debug("client %u: request %u: %s", c->id, h->op, strerror(-err));
 	}
-	if (session_reply(c, h, err, r, out_len, fds, nfds))
-		c->dead = true;
+	session_reply(d, c, h, err, r, out_len, fds, nfds);
 	/* ring memfds are the client's now; the arena and eventfds stay ours too */
 	if (nfds == 1)
 		close(fds[0]);
@@ -292,7 +372,8 @@ static void on_client(struct iwxd *d, struct watch *w, uint32_t events)
 {
 	struct client *c = (struct client *)((char *)w - offsetof(struct client, sock_w));
 
-	(void)events;
+	if (events & EPOLLOUT)
+		flush_out(d, c);
 	for (int i = 0; i < REQ_BATCH && !c->dead; i++) {
 		struct iwx_ipc_hdr h;
 		union request r;
@@ -343,6 +424,7 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 		c->arena.fd = c->bell_w.fd = c->notify_fd = -1;
 		c->sock_w.fd = fd;
 		c->sock_w.fn = on_client;
+		c->out_tail = &c->out;
 		if (watch_add(d, &c->sock_w, EPOLLIN)) {
 			close(fd);
 			free(c);
@@ -378,6 +460,12 @@ void session_close(struct iwxd *d, struct client *c)
 	if (c->notify_fd >= 0)
 		close(c->notify_fd);
 	iwx_arena_destroy(&c->arena);
+	while (c->out) {
+		struct outmsg *m = c->out;
+
+		c->out = m->next;
+		outmsg_free(m);
+	}
 	for (struct client **pp = &d->clients; *pp; pp = &(*pp)->next) {
 		if (*pp == c) {
 			*pp = c->next;

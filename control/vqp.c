@@ -265,7 +265,7 @@ static void stream_ended(struct iwxd *d, struct vqp *q)
 	iwx_qp_error(q->eng, &cause, &local);
 	ev.type = IWX_IPC_EV_DISCONNECTED;
 	ev.terminated = !iwx_cause_eq(cause, IWX_CAUSE_MPA(IWX_MPA_EC_STREAM_LOST));
-	ev.local = ev.terminated ? local : q->close_ms != 0;
+	ev.local = ev.terminated ? local : q->closing;
 	ev.layer = cause.layer;
 	ev.etype = cause.etype;
 	ev.ecode = cause.ecode;
@@ -347,6 +347,11 @@ static void move_ring(struct vqp *q, bool recv)
 	} wr;
 	uint32_t n = iwx_ring_ready(r);
 
+	/* closing: what was posted before the close goes out, what came after is flushed */
+	if (!recv && q->closing && q->eng && n != UINT32_MAX && n > q->close_mark - r->mine) {
+		n = q->close_mark - r->mine;
+		q->blocked = true;
+	}
 	for (; n && n != UINT32_MAX; n--) {
 		struct iwx_wc wc = { .opcode = IWX_WC_RECV };
 		int err = -ENOTCONN;
@@ -409,7 +414,16 @@ void vqp_service(struct iwxd *d, struct vqp *q)
 			move_ring(q, false);
 		}
 		iwx_qp_progress(q->eng, &want_write);
+		/* the state says error before the first flushed completion can be seen */
+		if (iwx_qp_get_state(q->eng) != IWX_QP_RTS && q->state == IWX_SHQ_RTS)
+			set_state(q, IWX_SHQ_ERROR);
 		drain(q);
+		if (q->closing && !q->fin_sent && q->sq.mine == q->close_mark &&
+		    iwx_qp_tx_idle(q->eng)) {
+			/* RFC 5040 §6: all that was posted before the close is in TCP's hands */
+			shutdown(q->tcp_fd, SHUT_WR);
+			q->fin_sent = true;
+		}
 		if (iwx_qp_get_state(q->eng) == IWX_QP_ERROR && !q->backlog) {
 			stream_ended(d, q);
 		} else {
@@ -437,9 +451,9 @@ void vqp_timers(struct iwxd *d, struct vqp *q, uint64_t now, uint64_t *next)
 	}
 	if (q->close_ms && q->eng) {
 		if (now >= q->close_ms) {
-			log_info("qp %u: the peer did not close in time: aborting", q->num);
+			log_info("qp %u: the close did not finish in time: aborting", q->num);
 			shutdown(q->tcp_fd, SHUT_RDWR);
-			q->close_ms = now;	/* still ours: the event says so */
+			q->close_ms = 0;
 			vqp_service(d, q);
 		} else if (q->close_ms < *next) {
 			*next = q->close_ms;
@@ -451,14 +465,16 @@ int vqp_disconnect(struct iwxd *d, struct vqp *q)
 {
 	if (q->state != IWX_SHQ_RTS)
 		return -ENOTCONN;
+	if (q->closing)
+		return 0;
 	if (!q->eng)
 		start_engine(d, q);	/* still settling: start, so the close is an orderly one */
-	if (!q->eng || q->close_ms)
+	if (!q->eng)
 		return 0;
+	q->closing = true;
+	q->close_mark = __atomic_load_n(&q->sh->sq.prod, __ATOMIC_ACQUIRE);
 	q->close_ms = iwx_conn_now_ms() + CLOSE_MS;
-	vqp_service(d, q);	/* hand TCP what it takes before the FIN */
-	if (q->eng)
-		shutdown(q->tcp_fd, SHUT_WR);
+	vqp_service(d, q);
 	return 0;
 }
 

@@ -30,7 +30,9 @@
  * after the Read. Unsignaled requests complete only with an error. When a queue pair
  * fails (a Terminate sent or received, the stream lost, a disconnect) every request
  * still outstanding completes with IWX_WC_WR_FLUSH_ERR, except the one that failed,
- * which carries the cause; the connection event says why the stream ended.
+ * which carries the cause; the connection event says why the stream ended. The
+ * queue pair's state is IWX_QPS_ERROR before the first such completion can be
+ * polled; the IWX_EVENT_DISCONNECTED event may arrive later than the completions.
  */
 #ifndef IWX_IWX_H
 #define IWX_IWX_H
@@ -193,7 +195,12 @@ int iwx_accept(struct iwx_qp *qp, uint32_t conn_id, const struct iwx_conn_param 
 int iwx_reject(struct iwx_device *dev, uint32_t conn_id, const void *private_data,
 	       uint16_t private_data_len);
 
-/* Graceful close: the stream ends after what is queued; IWX_EVENT_DISCONNECTED follows. */
+/*
+ * Graceful close: every request posted before the call is sent, then the stream is
+ * closed (TCP FIN) and IWX_EVENT_DISCONNECTED follows once the peer closes too (or
+ * after 10 s, abortively). Requests posted after the call, and RDMA Reads whose
+ * Response has not arrived by then, complete flushed.
+ */
 int iwx_disconnect(struct iwx_qp *qp);
 
 enum iwx_event_type {
