@@ -162,13 +162,14 @@ test: $(TEST_BIN) $(CLI_BIN) $(IWXD_BIN) check-install
 
 # ------------------------------------------------------------- interop
 
-$(RPING_BIN): examples/iwx_rping.c $(ENGINE_SRCS) $(wildcard control/*.h) $(LIB_A)
+# a libiwx application: the library alone (and its own -lisal), served by iwxd
+$(RPING_BIN): examples/iwx_rping.c $(LIB_A) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol -o $@ $< $(ENGINE_SRCS) $(LIB_A) -lbpf -lelf -lz $(LDLIBS_CORE)
+	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS_CORE)
 
-# Against Linux's siw in a qemu guest (../shared/interop): rping both ways.
-interop: $(RPING_BIN) $(CLI_BIN)
+# Against Linux's siw in a qemu guest (../shared/interop): rping both ways, through iwxd.
+interop: $(RPING_BIN) $(CLI_BIN) $(IWXD_BIN)
 	$(Q)tests/interop/run.sh $(abspath $(BUILD))
 
 # ----------------------------------------------------------------- fuzz

@@ -1,20 +1,32 @@
 #!/usr/bin/env bash
 # The iwx demonstration, from a fresh clone (as root on Debian 12): install what is
-# missing, build, then RDMA over a veth pair between two network namespaces with
-# iwx's software engine: MPA set-up with CRC, a Send, an RDMA Read and an RDMA Write
-# of several megabytes each way, every byte verified; then the same traffic as the
-# wire saw it, through our decoder and through tshark's dissectors.
+# missing, build, then RDMA over a veth pair between two network namespaces: an iwxd in
+# each, and iwx_rping, a libiwx application, on both ends: MPA set-up with CRC, a Send,
+# an RDMA Read and an RDMA Write of several megabytes each way, every byte verified;
+# then the same traffic as the wire saw it, through our decoder and through tshark's
+# dissectors.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 size=$((8 << 20))
 iterations=3
+port=7174
 ns_a=iwx-demo-a ns_b=iwx-demo-b
 out=$(mktemp -d /tmp/iwx-demo-XXXXXX)
-pids=()
+pids=()		# everything started in the background, stopped by PID on exit
 
 cleanup() {
+	local rc=$? f
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	if [ "$rc" -ne 0 ]; then
+		# what each part said, for the failure above
+		for f in "$out"/*.log; do
+			[ -s "$f" ] || continue
+			echo "---- $(basename "$f") (last 30 lines)"
+			tail -30 "$f"
+		done
+	fi
 	ip netns del "$ns_a" 2>/dev/null || true
 	ip netns del "$ns_b" 2>/dev/null || true
 	rm -rf "$out"
@@ -38,23 +50,51 @@ for ns in "$ns_a" "$ns_b"; do
 	ip -n "$ns" link set "iwxdemo-${ns##*-}" up
 done
 
+# start_iwxd NS NAME: an iwxd serving $out/NAME.sock in NS, logging to $out/NAME.log
+start_iwxd() {
+	local ns=$1 name=$2 pid
+	# both ends are iwx: no siw Responder to hold the first FPDU for (--settle-ms)
+	ip netns exec "$ns" build/iwxd -s "$out/$name.sock" -v --settle-ms 0 \
+		>"$out/$name.log" 2>&1 &
+	pid=$!
+	pids+=("$pid")
+	for _ in $(seq 100); do
+		grep -q "serving" "$out/$name.log" && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "iwxd in $ns did not start" >&2
+	return 1
+}
+
+echo "== iwxd in each namespace, serving libiwx applications there"
+start_iwxd "$ns_a" iwxd-a
+start_iwxd "$ns_b" iwxd-b
+
 # capture the whole exchange on the client's side of the veth
-ip netns exec "$ns_a" dumpcap -q -i iwxdemo-a -f "tcp port 7174" -w "$out/demo.pcap" 2>/dev/null &
-pids+=($!)
+ip netns exec "$ns_a" dumpcap -q -B 64 -i iwxdemo-a -f "tcp port $port" -w "$out/demo.pcap" 2>/dev/null &
+dumpcap=$!
+pids+=("$dumpcap")
 for _ in $(seq 50); do [ -s "$out/demo.pcap" ] && break; sleep 0.1; done
 
 echo "== iwx_rping server in $ns_b, client in $ns_a: $iterations x $((size >> 20)) MiB"
-ip netns exec "$ns_b" timeout 60 build/iwx_rping -s -a 192.0.2.2 -S "$size" -C "$iterations" \
-	>"$out/server.log" 2>&1 &
+ip netns exec "$ns_b" timeout 60 build/iwx_rping -s -a 192.0.2.2 -p "$port" -S "$size" \
+	-C "$iterations" --socket "$out/iwxd-b.sock" >"$out/server.log" 2>&1 &
 server=$!
-pids+=($server)
-sleep 0.3
-ip netns exec "$ns_a" timeout 60 build/iwx_rping -c -a 192.0.2.2 -S "$size" -C "$iterations" \
-	--settle-ms 0 | sed 's/^/client: /'
-wait "$server" && sed 's/^/server: /' "$out/server.log" ||
-	{ sed 's/^/server: /' "$out/server.log"; exit 1; }
+pids+=("$server")
+# the listening socket is iwxd's, in the server's namespace
+for _ in $(seq 100); do
+	[ -n "$(ip netns exec "$ns_b" ss -Hltn "sport = :$port")" ] && break
+	kill -0 "$server" 2>/dev/null || break
+	sleep 0.05
+done
+ip netns exec "$ns_a" timeout 60 build/iwx_rping -c -a 192.0.2.2 -p "$port" -S "$size" \
+	-C "$iterations" --socket "$out/iwxd-a.sock" 2>&1 | sed 's/^/client: /'
+wait "$server"
+sed 's/^/server: /' "$out/server.log"
 sleep 0.5
-kill "${pids[0]}" && wait "${pids[0]}" 2>/dev/null || true
+kill "$dumpcap" 2>/dev/null || true
+wait "$dumpcap" 2>/dev/null || true
 
 echo
 echo "== The wire, through iwx decode (our receive parser)"
@@ -71,3 +111,10 @@ tshark -r "$out/demo.pcap" -Y iwarp_rdma.opcode -T fields -e iwarp_rdma.opcode 2
 		printf "   %7d %s\n", $1, name[op + 1] }'
 tshark -r "$out/demo.pcap" -V 2>/dev/null | grep -o 'Good CRC32\|Bad CRC32' | sort | uniq -c |
 	sed 's/^/   CRC verdicts: /'
+
+# `iwx status` comes with the daemon's admin commands; older builds lack it
+if build/iwx --help 2>&1 | grep -qE '^[[:space:]]+status[[:space:]]'; then
+	echo
+	echo "== iwx status of the client's iwxd ($ns_a)"
+	build/iwx status -s "$out/iwxd-a.sock" | sed 's/^/   /'
+fi

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Interoperability with a real peer: Linux's software iWARP driver (siw) and rdma-core's
-# rping in a qemu guest (../shared/interop), against iwx's software engine (iwx_rping),
-# both directions, CRC on and off, MPA revisions 1 and 2. Each exchange is captured on
-# the bridge and must decode cleanly in `iwx decode` and, with CRC, as "Good CRC32" in tshark.
+# rping in a qemu guest (../shared/interop), against iwx: an iwxd in the host side's
+# namespace serving iwx_rping (a libiwx application), both directions, CRC on and off,
+# MPA revisions 1 and 2. Each exchange is captured on the bridge and must decode cleanly
+# in `iwx decode` and, with CRC, as "Good CRC32" in tshark.
 #
 #   tests/interop/run.sh [BUILD_DIR]      (as root; the guest image is built and cached once)
 set -uo pipefail
@@ -11,6 +12,7 @@ build=${1:-$top/build}
 harness=$top/../shared/interop
 rping=$build/iwx_rping
 iwx=$build/iwx
+iwxd=$build/iwxd
 count=3
 passed=0 failed=0
 
@@ -22,8 +24,10 @@ fi
 peer=$harness/run-peer.sh
 out=$(mktemp -d /tmp/iwx-interop-XXXXXX)
 cleanup() {
+	# our processes first: --down keeps a namespace that still has some
+	[ -n "${srv_pid:-}" ] && kill "$srv_pid" 2>/dev/null && wait "$srv_pid" 2>/dev/null
+	[ -n "${iwxd_pid:-}" ] && kill "$iwxd_pid" 2>/dev/null && wait "$iwxd_pid" 2>/dev/null
 	"$peer" --down >/dev/null 2>&1 || true
-	[ -n "${srv_pid:-}" ] && kill "$srv_pid" 2>/dev/null
 	rm -rf "$out"
 }
 trap cleanup EXIT
@@ -59,21 +63,32 @@ result() {
 	fi
 }
 
+# iwxd_mark: where the daemon's log stands, so that a failing case shows its own lines
+iwxd_mark() {
+	iwxd_line=$(wc -l <"$out/iwxd.log")
+}
+
+iwxd_lines() {
+	echo "  iwxd (-v) during the case:"
+	tail -n +"$((iwxd_line + 1))" "$out/iwxd.log" | tail -15 | sed 's/^/    /'
+}
+
 # iwx client against a siw rping server in the guest
 iwx_client() {
 	local name=$1 siw=$2 crc=$3; shift 3
 	local pcap=$out/$name.pcapng rc=0
+	iwxd_mark
 	"$peer" -B -N 0 -T 120 -W 7174 -s "$siw" -c "$pcap" -- "rping -s -a 192.0.2.2 -v -C $count" \
 		>"$out/$name.vm" 2>&1 || rc=1
-	[ $rc -eq 0 ] && { ip netns exec iwpeer timeout 60 "$rping" -c -a 192.0.2.2 -C $count "$@" \
-		>"$out/$name.out" 2>&1 || rc=1; }
+	[ $rc -eq 0 ] && { ip netns exec iwpeer timeout 60 "$rping" -c -a 192.0.2.2 -C $count \
+		--socket "$sock" "$@" >"$out/$name.out" 2>&1 || rc=1; }
 	sleep 1
 	"$peer" --stop >/dev/null 2>&1
 	[ $rc -eq 0 ] && grep -q "iterations verified" "$out/$name.out" &&
 		grep -aq "IWPEER-EXIT rc=0" /run/iwpeer/iwpeer/vm0.log || rc=1
 	[ $rc -eq 0 ] && grep -q "CRC $crc" "$out/$name.out" || rc=1
 	[ $rc -eq 0 ] && { check_capture "$name" "$pcap" "$crc" || rc=1; }
-	[ $rc -ne 0 ] && { tail -5 "$out/$name.out" 2>/dev/null; grep -a "rping\|error\|EXIT" /run/iwpeer/iwpeer/vm0.log | tail -5; }
+	[ $rc -ne 0 ] && { tail -5 "$out/$name.out" 2>/dev/null; grep -a "rping\|error\|EXIT" /run/iwpeer/iwpeer/vm0.log | tail -5; iwxd_lines; }
 	result $rc "$name"
 }
 
@@ -81,8 +96,9 @@ iwx_client() {
 siw_client() {
 	local name=$1 siw=$2 crc=$3; shift 3
 	local pcap=$out/$name.pcapng rc=0
-	ip netns exec iwpeer true 2>/dev/null || "$peer" --stop >/dev/null 2>&1
-	ip netns exec iwpeer timeout 90 "$rping" -s -a 192.0.2.1 -C $count "$@" >"$out/$name.out" 2>&1 &
+	iwxd_mark
+	ip netns exec iwpeer timeout 90 "$rping" -s -a 192.0.2.1 -C $count --socket "$sock" "$@" \
+		>"$out/$name.out" 2>&1 &
 	srv_pid=$!
 	"$peer" -N 0 -T 90 -s "$siw" -c "$pcap" -- "rping -c -a 192.0.2.1 -v -C $count" \
 		>"$out/$name.vm" 2>&1 || rc=1
@@ -91,14 +107,30 @@ siw_client() {
 	"$peer" --stop >/dev/null 2>&1
 	[ $rc -eq 0 ] && grep -q "iterations verified" "$out/$name.out" && grep -q "CRC $crc" "$out/$name.out" || rc=1
 	[ $rc -eq 0 ] && { check_capture "$name" "$pcap" "$crc" || rc=1; }
-	[ $rc -ne 0 ] && { tail -5 "$out/$name.out"; grep -a "ping data\|error\|EXIT" "$out/$name.vm" | tail -5; }
+	[ $rc -ne 0 ] && { tail -5 "$out/$name.out"; grep -a "ping data\|error\|EXIT" "$out/$name.vm" | tail -5; iwxd_lines; }
 	result $rc "$name"
 }
 
-# the namespace and bridge exist once a VM has run; the server needs them first
+# the namespace and bridge exist once a VM has run; the daemon needs them first
 "$peer" -N 0 -T 30 -- true >/dev/null 2>&1
 
-echo "interop: iwx against siw (rping, $count iterations each)"
+# One iwxd for every case, in the namespace: it owns the TCP streams. Its default
+# --settle-ms (200) holds our first FPDU for siw as Responder.
+sock=$out/iwxd.sock
+ip netns exec iwpeer "$iwxd" -s "$sock" -v >"$out/iwxd.log" 2>&1 &
+iwxd_pid=$!
+for _ in $(seq 100); do
+	grep -q "serving" "$out/iwxd.log" && break
+	kill -0 "$iwxd_pid" 2>/dev/null || break
+	sleep 0.05
+done
+if ! grep -q "serving" "$out/iwxd.log"; then
+	echo "interop: iwxd did not start:"; sed 's/^/  /' "$out/iwxd.log"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+echo "interop: iwx (iwxd + iwx_rping) against siw (rping, $count iterations each)"
 iwx_client iwx-client-rev2-crc "" on
 iwx_client iwx-client-rev2-nocrc "" off --no-crc
 # No iwx-client rev 1 case: siw 6.1 as a revision-1 Responder refuses every RDMA Read its
@@ -107,6 +139,12 @@ siw_client siw-client-rev2-crc "" on
 siw_client siw-client-rev2-nocrc "" off --no-crc
 siw_client siw-client-rev2-siw-asks-crc "mpa_crc_required=1" on --no-crc
 siw_client siw-client-rev1 "mpa_version=1" on
+
+# the daemon must have survived every case
+if ! kill -0 "$iwxd_pid" 2>/dev/null; then
+	echo "  FAIL iwxd exited during the run:"; tail -15 "$out/iwxd.log" | sed 's/^/    /'
+	failed=$((failed + 1))
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
