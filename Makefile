@@ -69,7 +69,7 @@ all: lib $(CLI_BIN) $(RPING_BIN) $(IWXD_BIN)
 
 lib: $(LIB_A) $(LIB_SO)
 
-$(BUILD)/lib/%.o: lib/%.c $(HEADERS)
+$(BUILD)/lib/%.o: lib/%.c $(HEADERS) $(wildcard lib/*.h)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(IWX_CFLAGS) -fPIC -fvisibility=default -c $< -o $@
@@ -128,7 +128,8 @@ ASAN_BIN	:= $(BUILD)/asan/unit
 ASAN_FLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=undefined
 
-$(ASAN_BIN): $(TEST_SRCS) $(LIB_SRCS) $(HEADERS) $(wildcard tests/support/*.h cli/*.h control/*.h) $(BPF_TEST_SKEL)
+$(ASAN_BIN): $(TEST_SRCS) $(LIB_SRCS) $(HEADERS) $(wildcard lib/*.h tests/support/*.h cli/*.h control/*.h) \
+		$(BPF_TEST_SKEL)
 	@mkdir -p $(@D)
 	$(call msg,CC-ASAN,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Itests/support -Itests/bpf -Icli -Icontrol \
@@ -138,7 +139,7 @@ $(ASAN_BIN): $(TEST_SRCS) $(LIB_SRCS) $(HEADERS) $(wildcard tests/support/*.h cl
 # the daemon the integration tests start, sanitized as well (tests/support/iwxd_pair.c)
 ASAN_IWXD	:= $(BUILD)/asan/iwxd
 
-$(ASAN_IWXD): $(DAEMON_SRCS) $(ENGINE_SRCS) $(LIB_SRCS) $(wildcard control/*.h) $(HEADERS)
+$(ASAN_IWXD): $(DAEMON_SRCS) $(ENGINE_SRCS) $(LIB_SRCS) $(wildcard control/*.h lib/*.h) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,CC-ASAN,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Icontrol -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) \

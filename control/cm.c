@@ -15,7 +15,6 @@
 
 #include "daemon.h"
 
-#define ANSWER_MS	10000	/* a connection request not answered by then is rejected */
 #define ACCEPT_BATCH	16
 
 static uint32_t epoll_of(short poll_events)
@@ -113,7 +112,12 @@ static void pconn_done(struct iwxd *d, struct pconn *p)
 		ev.pd_len = c->peer_pd_len;
 		memcpy(ev.pd, c->peer_pd, c->peer_pd_len);
 		p->announced = true;
-		p->answer_ms = iwx_conn_now_ms() + ANSWER_MS;
+		/*
+		 * The application's answer is part of the set-up: unanswered by half its time
+		 * limit, it is rejected, so an initiator with the same limit hears the reject
+		 * rather than waiting out its own time.
+		 */
+		p->answer_ms = iwx_conn_now_ms() + d->o.timeout_ms / 2;
 		log_info("connection request %u from a peer on listener %u", p->id, p->listener->id);
 		session_event(d, p->owner, &ev);
 		return;

@@ -183,7 +183,8 @@ int iwx_connect(struct iwx_qp *qp, const struct sockaddr *addr, socklen_t len,
 /*
  * Listen on addr (port 0: any; iwx_listener_addr says which). Connection requests
  * arrive as IWX_EVENT_CONNECT_REQUEST events, answered with iwx_accept or iwx_reject
- * within the daemon's set-up time-out (10 s), after which iwxd rejects them itself.
+ * within half the daemon's set-up time-out (iwxd --timeout-ms, 10 s by default),
+ * after which iwxd rejects them itself.
  */
 struct iwx_listener *iwx_listen(struct iwx_device *dev, const struct sockaddr *addr,
 				socklen_t len, int backlog);

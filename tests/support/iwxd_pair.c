@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -56,6 +57,9 @@ static pid_t spawn(const char *ns, const char *sock, const char *log, const char
 	if (pid == 0) {
 		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
+		/* a test killed (time-out, crash) takes its daemons along: .fini never runs then */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+
 		if (fd >= 0) {
 			dup2(fd, 2);
 			dup2(fd, 1);
@@ -84,13 +88,54 @@ static void log_path(const struct iwxd_pair *p, int i, char *out, size_t cap)
 	snprintf(out, cap, "%s/iwxd-%c.log", p->dir, 'a' + i);
 }
 
+static void remove_dir(const char *path)
+{
+	DIR *dir = opendir(path);
+	struct dirent *e;
+
+	/* sockets, logs, and whatever a test left there (captures) */
+	while (dir && (e = readdir(dir))) {
+		char file[384];
+
+		snprintf(file, sizeof(file), "%s/%s", path, e->d_name);
+		if (e->d_name[0] != '.')
+			unlink(file);
+	}
+	if (dir)
+		closedir(dir);
+	rmdir(path);
+}
+
+/* Directories of test processes gone without cleaning up (killed): their pid is dead. */
+static void remove_stale_dirs(void)
+{
+	DIR *dir = opendir("/tmp");
+	struct dirent *e;
+	int pid;
+
+	while (dir && (e = readdir(dir))) {
+		char path[300];
+
+		if (sscanf(e->d_name, "iwxt-%d-", &pid) == 1 && pid > 0 && kill(pid, 0) < 0 &&
+		    errno == ESRCH) {
+			snprintf(path, sizeof(path), "/tmp/%s", e->d_name);
+			remove_dir(path);
+		}
+	}
+	if (dir)
+		closedir(dir);
+}
+
 int iwxd_pair_start(struct iwxd_pair *p, const char *args)
 {
 	int err;
 
+	if (p->dir[0])
+		return -EBUSY;	/* started already: starting again would lose track of it */
 	memset(p, 0, sizeof(*p));
 	p->pid[0] = p->pid[1] = -1;
-	snprintf(p->dir, sizeof(p->dir), "/tmp/iwxt-XXXXXX");
+	remove_stale_dirs();
+	snprintf(p->dir, sizeof(p->dir), "/tmp/iwxt-%d-XXXXXX", getpid());
 	if (!mkdtemp(p->dir))
 		return -errno;
 	err = netns_pair_setup(&p->ns);
@@ -178,20 +223,7 @@ void iwxd_pair_stop(struct iwxd_pair *p)
 	}
 	netns_pair_teardown(&p->ns);
 	if (p->dir[0]) {
-		DIR *dir = opendir(p->dir);
-		struct dirent *e;
-
-		/* sockets, logs, and whatever a test left there (captures) */
-		while (dir && (e = readdir(dir))) {
-			char path[384];
-
-			snprintf(path, sizeof(path), "%s/%s", p->dir, e->d_name);
-			if (e->d_name[0] != '.')
-				unlink(path);
-		}
-		if (dir)
-			closedir(dir);
-		rmdir(p->dir);
+		remove_dir(p->dir);
 		p->dir[0] = 0;
 	}
 }

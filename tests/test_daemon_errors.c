@@ -1,0 +1,824 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What an RDMA application relies on when things go wrong, through libiwx and two real
+ * daemons (an iwxd in each of two namespaces joined by a veth pair): every remote error
+ * terminates the stream with the cause RFC 5040 §7 names, on both sides; every work
+ * request still outstanding completes, flushed, rather than vanishing; set-up failures
+ * come back as events; every way a connection ends is reported; and only those allowed
+ * may use a daemon, and only their own memory.
+ */
+#include <criterion/criterion.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <iwx/term.h>
+
+#include "iwxd_pair.h"
+#include "testutil.h"
+
+#define DAEMON_ARGS	"--settle-ms 0 --timeout-ms 2000"
+#define TIMEOUT_MS	2000		/* the daemons' --timeout-ms */
+#define BUF_LEN		(1u << 20)
+#define EVENT_MS	5000
+#define QUIET_MS	200		/* nothing more arrives in this long */
+#define CHILD_MS	10000
+#define NOBODY		65534		/* uid nobody, gid nogroup */
+#define ALL_ACCESS	(IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE | \
+			 IWX_ACCESS_REMOTE_READ)
+/* RFC 5040 §4.8: the error of the side that terminates for a fault of its own */
+#define LOCAL_CATASTROPHIC iwx_cause(IWX_LAYER_RDMAP, IWX_RDMAP_ETYPE_CATASTROPHIC, 0)
+
+/* A registered buffer from a device's arena. */
+struct buf {
+	uint8_t		*p;
+	struct iwx_mr	*mr;
+};
+
+static struct iwxd_pair pair;
+static struct endpoint a, b;		/* a on daemon a, b on daemon b */
+static struct endpoint other;		/* a second one, for the tests that need it */
+static struct buf abuf, bbuf;		/* abuf local write only, bbuf every access */
+static pid_t child = -1;
+
+/* ----------------------------------------------------------------- set-up */
+
+static struct buf region(struct endpoint *e, struct iwx_pd *pd, size_t len, int access)
+{
+	struct buf r = { .p = iwx_alloc(e->dev, len) };
+
+	cr_assert_not_null(r.p, "arena memory");
+	memset(r.p, 0, len);
+	r.mr = iwx_reg_mr(pd, r.p, len, access);
+	cr_assert_not_null(r.mr, "iwx_reg_mr: %s", iwx_strerror(errno));
+	return r;
+}
+
+static void open_endpoints(void)
+{
+	cr_assert_eq(endpoint_open(&a, &pair, 0, 0), 0, "a device on iwxd a");
+	cr_assert_eq(endpoint_open(&b, &pair, 1, 0), 0, "a device on iwxd b");
+	abuf = region(&a, a.pd, BUF_LEN, IWX_ACCESS_LOCAL_WRITE);
+	bbuf = region(&b, b.pd, BUF_LEN, ALL_ACCESS);
+}
+
+static void close_endpoint(struct endpoint *e)
+{
+	if (e->dev)
+		endpoint_close(e);
+}
+
+static void close_endpoints(void)
+{
+	close_endpoint(&a);
+	close_endpoint(&b);
+	close_endpoint(&other);
+}
+
+static void start(const char *args)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root for namespaces");
+	cr_assert_eq(iwxd_pair_start(&pair, args), 0, "two daemons");
+	open_endpoints();
+}
+
+static void up(void)
+{
+	start(DAEMON_ARGS);
+}
+
+static void up_group(void)
+{
+	start(DAEMON_ARGS " -g nogroup");
+}
+
+static void down(void)
+{
+	if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		child = -1;
+	}
+	close_endpoints();
+	iwxd_pair_stop(&pair);
+}
+
+TestSuite(daemon_errors, .init = up, .fini = down, .timeout = 60);
+TestSuite(daemon_access, .init = up_group, .fini = down, .timeout = 60);
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* ----------------------------------------------------- work and completions */
+
+static struct iwx_sge sge_of(const struct buf *m, size_t off, uint32_t len)
+{
+	return (struct iwx_sge){ .addr = (uintptr_t)m->p + off, .len = len, .lkey = m->mr->lkey };
+}
+
+/* A signaled work request on one sge; rkey and raddr for Writes and Reads. */
+static struct iwx_send_wr op(uint64_t wr_id, uint8_t opcode, struct iwx_sge sge, uint32_t rkey,
+			     const void *raddr)
+{
+	return (struct iwx_send_wr){ .wr_id = wr_id, .opcode = opcode, .flags = IWX_WR_SIGNALED,
+				     .num_sge = 1, .sge = { sge }, .rkey = rkey,
+				     .remote_addr = (uintptr_t)raddr };
+}
+
+static void post(struct endpoint *e, struct iwx_send_wr wr)
+{
+	int err = iwx_post_send(e->qp, &wr);
+
+	cr_assert_eq(err, 0, "iwx_post_send of wr %lu: %s", wr.wr_id, iwx_strerror(err));
+}
+
+static void post_recv(struct endpoint *e, uint64_t wr_id, const struct buf *m, size_t off,
+		      uint32_t len)
+{
+	struct iwx_recv_wr wr = { .wr_id = wr_id, .num_sge = 1, .sge = { sge_of(m, off, len) } };
+	int err = iwx_post_recv(e->qp, &wr);
+
+	cr_assert_eq(err, 0, "iwx_post_recv of wr %lu: %s", wr_id, iwx_strerror(err));
+}
+
+static struct iwx_wc expect_wc(struct endpoint *e, uint64_t wr_id, uint8_t opcode, uint8_t status)
+{
+	struct iwx_wc wc;
+	int err = endpoint_wc(e, &wc);
+
+	cr_assert_eq(err, 0, "a completion for wr %lu: %s", wr_id, iwx_strerror(err));
+	cr_assert_eq(wc.wr_id, wr_id, "completion of wr %lu (%s), want wr %lu", wc.wr_id,
+		     iwx_wc_status_name(wc.status), wr_id);
+	cr_assert_eq(wc.opcode, opcode, "wr %lu: opcode %u, want %u", wr_id, wc.opcode, opcode);
+	cr_assert_eq(wc.status, status, "wr %lu: '%s', want '%s'", wr_id,
+		     iwx_wc_status_name(wc.status), iwx_wc_status_name(status));
+	cr_assert_eq(wc.qp_num, iwx_qp_num(e->qp));
+	return wc;
+}
+
+static void expect_no_wc(struct endpoint *e)
+{
+	struct iwx_wc wc;
+	int n = iwx_wait_cq(e->cq, 1, &wc, QUIET_MS);
+
+	cr_assert_eq(n, 0, "no more completions (got wr %lu: %s)", n > 0 ? wc.wr_id : 0,
+		     n > 0 ? iwx_wc_status_name(wc.status) : iwx_strerror(n));
+}
+
+/* Once in error, whatever is posted completes flushed: no error return, no silence. */
+static void expect_posts_flushed(struct endpoint *e, const struct buf *m)
+{
+	post(e, op(901, IWX_WR_SEND, sge_of(m, 0, 8), 0, NULL));
+	expect_wc(e, 901, IWX_WC_SEND, IWX_WC_WR_FLUSH_ERR);
+	post_recv(e, 902, m, 0, 8);
+	expect_wc(e, 902, IWX_WC_RECV, IWX_WC_WR_FLUSH_ERR);
+	expect_no_wc(e);
+}
+
+/* --------------------------------------------------------------- connections */
+
+static struct iwx_event expect_event(struct endpoint *e, enum iwx_event_type type, int ms)
+{
+	struct iwx_event ev;
+	int err = endpoint_event(e, &ev, ms);
+
+	cr_assert_eq(err, 0, "waiting for '%s': %s", iwx_event_name(type), iwx_strerror(err));
+	cr_assert_eq(ev.type, type, "event '%s' (status %d), want '%s'", iwx_event_name(ev.type),
+		     ev.status, iwx_event_name(type));
+	return ev;
+}
+
+/* A listener of e on namespace b's address; *to and *len say where to connect. */
+static struct iwx_listener *listen_on_b(struct endpoint *e, bool v6, struct sockaddr_storage *to,
+					socklen_t *len)
+{
+	struct iwx_listener *l;
+
+	memset(to, 0, sizeof(*to));
+	to->ss_family = v6 ? AF_INET6 : AF_INET;
+	if (v6)
+		inet_pton(AF_INET6, NETNS_B6, &((struct sockaddr_in6 *)to)->sin6_addr);
+	else
+		inet_pton(AF_INET, NETNS_B4, &((struct sockaddr_in *)to)->sin_addr);
+	*len = v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+	l = iwx_listen(e->dev, (struct sockaddr *)to, *len, 8);
+	cr_assert_not_null(l, "iwx_listen: %s", iwx_strerror(errno));
+	iwx_listener_addr(l, to);
+	return l;
+}
+
+static void connect_to(struct endpoint *e, const struct sockaddr_storage *to, socklen_t len,
+		       const struct iwx_conn_param *param)
+{
+	int err = iwx_connect(e->qp, (const struct sockaddr *)to, len, param);
+
+	cr_assert_eq(err, 0, "iwx_connect: %s", iwx_strerror(err));
+}
+
+/* The ESTABLISHED event of e, which must be in RTS. */
+static struct iwx_conn_info expect_established(struct endpoint *e)
+{
+	struct iwx_event ev = expect_event(e, IWX_EVENT_ESTABLISHED, EVENT_MS);
+
+	cr_assert_eq(ev.qp, e->qp);
+	cr_assert_eq(iwx_qp_state(e->qp), IWX_QPS_RTS);
+	return ev.info;
+}
+
+/* Take the connection request on l and accept it onto e's queue pair. */
+static struct iwx_conn_info accept_on(struct endpoint *e, struct iwx_listener *l,
+				      const struct iwx_conn_param *param)
+{
+	struct iwx_event req = expect_event(e, IWX_EVENT_CONNECT_REQUEST, EVENT_MS);
+	int err;
+
+	cr_assert_eq(req.listener, l);
+	err = iwx_accept(e->qp, req.conn_id, param);
+	cr_assert_eq(err, 0, "iwx_accept: %s", iwx_strerror(err));
+	return expect_established(e);
+}
+
+/* Connect x (the client) to y (on daemon b), both with param; info[2] (or NULL): both views. */
+static void establish(struct endpoint *x, struct endpoint *y, bool v6,
+		      const struct iwx_conn_param *param, struct iwx_conn_info *info)
+{
+	struct sockaddr_storage to;
+	socklen_t len;
+	struct iwx_listener *l = listen_on_b(y, v6, &to, &len);
+	struct iwx_conn_info iy, ix;
+
+	connect_to(x, &to, len, param);
+	iy = accept_on(y, l, param);
+	ix = expect_established(x);
+	cr_assert_eq(iwx_listener_destroy(l), 0);
+	if (info) {
+		info[0] = ix;
+		info[1] = iy;
+	}
+}
+
+static void connect_ab(void)
+{
+	establish(&a, &b, false, NULL, NULL);
+}
+
+/* The DISCONNECTED event of e: its queue pair is in error. */
+static struct iwx_term_info expect_disconnected(struct endpoint *e, bool local)
+{
+	struct iwx_event ev = expect_event(e, IWX_EVENT_DISCONNECTED, EVENT_MS);
+
+	cr_assert_eq(ev.qp, e->qp);
+	cr_assert_eq(ev.term.local, local, "local %d, want %d (%s)", ev.term.local, local,
+		     ev.term.reason);
+	cr_assert_eq(iwx_qp_state(e->qp), IWX_QPS_ERROR);
+	return ev.term;
+}
+
+/* The stream of e ended without a Terminate: a close, or the stream lost. */
+static void expect_closed(struct endpoint *e, bool local)
+{
+	struct iwx_term_info t = expect_disconnected(e, local);
+
+	cr_assert_not(t.terminated, "no Terminate, but: %s", t.reason);
+}
+
+/* The stream of e ended with a Terminate of cause want, sent (local) or received. */
+static void expect_terminated(struct endpoint *e, bool local, struct iwx_term_cause want)
+{
+	struct iwx_term_info t = expect_disconnected(e, local);
+
+	cr_assert(t.terminated, "a Terminate, but: %s", t.reason);
+	cr_assert(t.layer == want.layer && t.etype == want.etype && t.ecode == want.ecode,
+		  "cause %u/%u/0x%02x (%s), want %u/%u/0x%02x (%s)", t.layer, t.etype, t.ecode,
+		  t.reason, want.layer, want.etype, want.ecode,
+		  iwx_term_ecode_name(want.layer, want.etype, want.ecode));
+}
+
+/*
+ * Data moves, both ways: A writes len bytes into B's buffer and a Send behind the Write
+ * tells B (which then sees every byte); A reads them back.
+ */
+static void transfer(size_t len)
+{
+	uint8_t *back = abuf.p + BUF_LEN / 2;
+
+	fill_pattern(abuf.p, len, (uint32_t)len);
+	post_recv(&b, 10, &bbuf, BUF_LEN - 64, 64);
+	post(&a, op(11, IWX_WR_WRITE, sge_of(&abuf, 0, len), bbuf.mr->rkey, bbuf.p));
+	post(&a, op(12, IWX_WR_SEND, sge_of(&abuf, 0, 16), 0, NULL));
+	expect_wc(&a, 11, IWX_WC_RDMA_WRITE, IWX_WC_SUCCESS);
+	expect_wc(&a, 12, IWX_WC_SEND, IWX_WC_SUCCESS);
+	cr_assert_eq(expect_wc(&b, 10, IWX_WC_RECV, IWX_WC_SUCCESS).byte_len, 16);
+	cr_assert_arr_eq(bbuf.p + BUF_LEN - 64, abuf.p, 16, "the Send's bytes");
+	cr_assert_arr_eq(bbuf.p, abuf.p, len, "the Write placed every byte");
+	post(&a, op(13, IWX_WR_READ, sge_of(&abuf, BUF_LEN / 2, len), bbuf.mr->rkey, bbuf.p));
+	cr_assert_eq(expect_wc(&a, 13, IWX_WC_RDMA_READ, IWX_WC_SUCCESS).byte_len, len);
+	cr_assert_arr_eq(back, abuf.p, len, "the Read brought every byte back");
+}
+
+/* ------------------------------------------------------------ remote errors */
+
+/*
+ * A posts bad (wr 1), then a Read, a fenced Send (which waits for that Read) and a Write;
+ * B has nrecv receives posted. B finds bad at fault and terminates with want; bad
+ * completes with bad_status; everything behind it, and B's receives, complete flushed;
+ * both queue pairs are in error, and what is posted afterwards is flushed too.
+ */
+static void remote_error(struct iwx_send_wr bad, uint8_t bad_status, int nrecv,
+			 struct iwx_term_cause want)
+{
+	struct iwx_send_wr fenced = op(3, IWX_WR_SEND, sge_of(&abuf, 0, 16), 0, NULL);
+
+	fenced.flags |= IWX_WR_FENCE;
+	for (int i = 0; i < nrecv; i++)
+		post_recv(&b, 100 + i, &bbuf, 64 * i, 64);
+	post(&a, bad);
+	post(&a, op(2, IWX_WR_READ, sge_of(&abuf, 4096, 64), bbuf.mr->rkey, bbuf.p));
+	post(&a, fenced);
+	post(&a, op(4, IWX_WR_WRITE, sge_of(&abuf, 0, 64), bbuf.mr->rkey, bbuf.p));
+
+	expect_wc(&a, bad.wr_id, iwx_wc_opcode_of(bad.opcode), bad_status);
+	expect_wc(&a, 2, IWX_WC_RDMA_READ, IWX_WC_WR_FLUSH_ERR);
+	expect_wc(&a, 3, IWX_WC_SEND, IWX_WC_WR_FLUSH_ERR);
+	expect_wc(&a, 4, IWX_WC_RDMA_WRITE, IWX_WC_WR_FLUSH_ERR);
+	for (int i = 0; i < nrecv; i++)
+		expect_wc(&b, 100 + i, IWX_WC_RECV, IWX_WC_WR_FLUSH_ERR);
+
+	expect_terminated(&a, false, want);
+	expect_terminated(&b, true, want);
+	expect_posts_flushed(&a, &abuf);
+	expect_posts_flushed(&b, &bbuf);
+}
+
+/* An RDMA Write of 100 bytes from A to B's rkey at raddr. */
+static struct iwx_send_wr bad_write(uint32_t rkey, const void *raddr)
+{
+	return op(1, IWX_WR_WRITE, sge_of(&abuf, 0, 100), rkey, raddr);
+}
+
+Test(daemon_errors, write_with_wrong_key)
+{
+	connect_ab();
+	remote_error(bad_write(bbuf.mr->rkey ^ 0x01, bbuf.p), IWX_WC_SUCCESS, 2,
+		     IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG));
+}
+
+Test(daemon_errors, write_beyond_bounds)
+{
+	connect_ab();
+	remote_error(bad_write(bbuf.mr->rkey, bbuf.p + BUF_LEN - 50), IWX_WC_SUCCESS, 2,
+		     IWX_CAUSE_DDP_T(IWX_DDP_T_BASE_BOUNDS));
+}
+
+Test(daemon_errors, write_without_remote_write_access)
+{
+	struct buf ro = region(&b, b.pd, 4096, IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_READ);
+
+	connect_ab();
+	remote_error(bad_write(ro.mr->rkey, ro.p), IWX_WC_SUCCESS, 2,
+		     IWX_CAUSE_RDMAP_PROT(IWX_RDMAP_EC_ACCESS));
+}
+
+Test(daemon_errors, write_to_stag_of_another_pd)
+{
+	struct iwx_pd *pd2 = iwx_alloc_pd(b.dev);
+	struct buf foreign;
+
+	cr_assert_not_null(pd2, "a second protection domain");
+	foreign = region(&b, pd2, 4096, ALL_ACCESS);
+	connect_ab();
+	remote_error(bad_write(foreign.mr->rkey, foreign.p), IWX_WC_SUCCESS, 2,
+		     IWX_CAUSE_DDP_T(IWX_DDP_T_STAG_NOT_ASSOC));
+}
+
+Test(daemon_errors, write_to_stag_the_peer_invalidated)
+{
+	struct buf victim = region(&b, b.pd, 4096, ALL_ACCESS);
+	struct iwx_send_wr inv = op(5, IWX_WR_SEND_INV, sge_of(&abuf, 0, 8), 0, NULL);
+	struct iwx_wc wc;
+
+	inv.inval_stag = victim.mr->rkey;
+	connect_ab();
+	post_recv(&b, 50, &bbuf, 0, 64);
+	post(&a, inv);
+	expect_wc(&a, 5, IWX_WC_SEND, IWX_WC_SUCCESS);
+	wc = expect_wc(&b, 50, IWX_WC_RECV, IWX_WC_SUCCESS);
+	cr_assert(wc.with_inv, "the receive says the Send invalidated an STag");
+	cr_assert_eq(wc.invalidated_stag, victim.mr->rkey);
+	cr_assert_eq(wc.byte_len, 8);
+	remote_error(bad_write(victim.mr->rkey, victim.p), IWX_WC_SUCCESS, 2,
+		     IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG));
+}
+
+Test(daemon_errors, send_with_no_receive_posted)
+{
+	connect_ab();
+	remote_error(op(1, IWX_WR_SEND, sge_of(&abuf, 0, 10), 0, NULL), IWX_WC_SUCCESS, 0,
+		     IWX_CAUSE_DDP_U(IWX_DDP_U_MSN_NO_BUF));
+}
+
+Test(daemon_errors, read_of_source_outside_bounds)
+{
+	uint8_t *near_end = bbuf.p + BUF_LEN - 10;
+
+	connect_ab();
+	remote_error(op(1, IWX_WR_READ, sge_of(&abuf, 0, 100), bbuf.mr->rkey, near_end),
+		     IWX_WC_REM_ACCESS_ERR, 2, IWX_CAUSE_RDMAP_PROT(IWX_RDMAP_EC_BASE_BOUNDS));
+}
+
+/* ------------------------------------------------------ MPA and set-up */
+
+Test(daemon_errors, mpa_revision_1)
+{
+	struct iwx_conn_param p = { .mpa_rev = 1 };
+	struct iwx_conn_info info[2];
+
+	establish(&a, &b, false, &p, info);
+	cr_assert_eq(info[0].mpa_rev, 1, "client: revision %u", info[0].mpa_rev);
+	cr_assert_eq(info[1].mpa_rev, 1, "server: revision %u", info[1].mpa_rev);
+	transfer(256 << 10);
+}
+
+Test(daemon_errors, crc_off)
+{
+	struct iwx_conn_param p = { .crc = -1 };
+	struct iwx_conn_info info[2];
+
+	establish(&a, &b, false, &p, info);
+	cr_assert_not(info[0].crc, "client: no CRC");
+	cr_assert_not(info[1].crc, "server: no CRC");
+	transfer(256 << 10);
+}
+
+Test(daemon_errors, markers)
+{
+	struct iwx_conn_param p = { .markers = true };
+	struct iwx_conn_info info[2];
+
+	establish(&a, &b, false, &p, info);
+	for (int i = 0; i < 2; i++)
+		cr_assert(info[i].markers_rx && info[i].markers_tx, "side %d: markers rx %d tx %d",
+			  i, info[i].markers_rx, info[i].markers_tx);
+	transfer(256 << 10);
+}
+
+Test(daemon_errors, ipv6)
+{
+	struct iwx_conn_info info[2];
+
+	establish(&a, &b, true, NULL, info);
+	cr_assert_eq(info[0].peer.ss_family, AF_INET6);
+	cr_assert_eq(info[1].peer.ss_family, AF_INET6);
+	transfer(256 << 10);
+}
+
+Test(daemon_errors, reject_with_private_data)
+{
+	struct iwx_conn_param p = { .private_data = "hello", .private_data_len = 5 };
+	struct sockaddr_storage to;
+	socklen_t len;
+	struct iwx_listener *l = listen_on_b(&b, false, &to, &len);
+	struct iwx_event ev;
+
+	connect_to(&a, &to, len, &p);
+	ev = expect_event(&b, IWX_EVENT_CONNECT_REQUEST, EVENT_MS);
+	cr_assert_eq(ev.listener, l);
+	cr_assert_eq(ev.private_data_len, 5);
+	cr_assert_arr_eq(ev.private_data, "hello", 5);
+	cr_assert_eq(iwx_reject(b.dev, ev.conn_id, "busy", 4), 0);
+
+	ev = expect_event(&a, IWX_EVENT_REJECTED, EVENT_MS);
+	cr_assert_eq(ev.qp, a.qp);
+	cr_assert_eq(ev.private_data_len, 4);
+	cr_assert_arr_eq(ev.private_data, "busy", 4);
+	cr_assert_eq(iwx_qp_state(a.qp), IWX_QPS_INIT, "back in INIT, to connect again");
+	cr_assert_eq(iwx_listener_destroy(l), 0);
+
+	connect_ab();
+	transfer(4096);
+}
+
+/* Connecting a to addr fails with an UNREACHABLE event of status want; how long it took. */
+static int64_t unreachable(const struct sockaddr_in *addr, int want)
+{
+	int64_t t0 = now_ms();
+	struct iwx_event ev;
+
+	connect_to(&a, (const struct sockaddr_storage *)addr, sizeof(*addr), NULL);
+	ev = expect_event(&a, IWX_EVENT_UNREACHABLE, TIMEOUT_MS + EVENT_MS);
+	cr_assert_eq(ev.qp, a.qp);
+	cr_assert_eq(ev.status, want, "status %d (%s), want %d", ev.status, iwx_strerror(ev.status),
+		     want);
+	cr_assert_eq(iwx_qp_state(a.qp), IWX_QPS_INIT);
+	return now_ms() - t0;
+}
+
+static struct sockaddr_in addr_b(uint16_t port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+
+	inet_pton(AF_INET, NETNS_B4, &sa.sin_addr);
+	return sa;
+}
+
+Test(daemon_errors, peer_that_never_sends_its_mpa_frame)
+{
+	struct sockaddr_in sa = addr_b(0);
+	socklen_t len = sizeof(sa);
+	int fd = netns_socket(pair.ns.b, AF_INET, SOCK_STREAM | SOCK_CLOEXEC);
+	int64_t ms;
+
+	cr_assert_geq(fd, 0, "a socket in namespace b: %s", strerror(-fd));
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0, "bind: %m");
+	cr_assert_eq(listen(fd, 4), 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	/* TCP connects (the kernel completes the handshake), then silence: never accepted */
+	ms = unreachable(&sa, -ETIMEDOUT);
+	close(fd);
+	cr_assert(ms >= TIMEOUT_MS - 100 && ms <= TIMEOUT_MS + 1000,
+		  "gave up after %ld ms, want about the daemon's %d ms", (long)ms, TIMEOUT_MS);
+}
+
+Test(daemon_errors, nobody_listening)
+{
+	struct sockaddr_in sa = addr_b(9);	/* a fresh namespace listens on nothing */
+
+	cr_assert_lt(unreachable(&sa, -ECONNREFUSED), 1000, "refused at once");
+}
+
+/* A request the application never answers is rejected by iwxd at half its set-up time-out. */
+Test(daemon_errors, unanswered_request_is_rejected)
+{
+	struct sockaddr_storage to;
+	socklen_t len;
+	struct iwx_listener *l = listen_on_b(&b, false, &to, &len);
+	struct iwx_event ev;
+	int64_t t0 = now_ms(), ms;
+
+	connect_to(&a, &to, len, NULL);
+	expect_event(&b, IWX_EVENT_CONNECT_REQUEST, EVENT_MS);	/* and no answer */
+	ev = expect_event(&a, IWX_EVENT_REJECTED, TIMEOUT_MS + EVENT_MS);
+	ms = now_ms() - t0;
+	cr_assert_eq(ev.qp, a.qp);
+	cr_assert_eq(iwx_qp_state(a.qp), IWX_QPS_INIT, "free to connect again");
+	cr_assert(ms >= TIMEOUT_MS / 2 - 100 && ms < TIMEOUT_MS,
+		  "rejected after %ld ms, want about half the daemon's %d ms", (long)ms, TIMEOUT_MS);
+	iwx_listener_destroy(l);
+}
+
+/* ---------------------------------------------------------------- teardown */
+
+Test(daemon_errors, graceful_disconnect)
+{
+	connect_ab();
+	post_recv(&a, 1, &abuf, 0, 64);
+	post_recv(&b, 2, &bbuf, 0, 64);
+	post_recv(&b, 3, &bbuf, 64, 64);
+	cr_assert_eq(iwx_disconnect(a.qp), 0);
+	expect_closed(&a, true);
+	expect_closed(&b, false);
+	expect_wc(&a, 1, IWX_WC_RECV, IWX_WC_WR_FLUSH_ERR);
+	expect_wc(&b, 2, IWX_WC_RECV, IWX_WC_WR_FLUSH_ERR);
+	expect_wc(&b, 3, IWX_WC_RECV, IWX_WC_WR_FLUSH_ERR);
+	expect_posts_flushed(&a, &abuf);
+	expect_posts_flushed(&b, &bbuf);
+}
+
+/* "the stream ends after what is queued" (iwx.h): a Write and a Send posted just before */
+Test(daemon_errors, graceful_disconnect_delivers_what_was_posted)
+{
+	fill_pattern(abuf.p, BUF_LEN, 7);
+	connect_ab();
+	post_recv(&b, 1, &bbuf, BUF_LEN - 64, 64);
+	post(&a, op(2, IWX_WR_WRITE, sge_of(&abuf, 0, BUF_LEN / 2), bbuf.mr->rkey, bbuf.p));
+	post(&a, op(3, IWX_WR_SEND, sge_of(&abuf, 0, 64), 0, NULL));
+	cr_assert_eq(iwx_disconnect(a.qp), 0);
+	expect_wc(&a, 2, IWX_WC_RDMA_WRITE, IWX_WC_SUCCESS);
+	expect_wc(&a, 3, IWX_WC_SEND, IWX_WC_SUCCESS);
+	expect_wc(&b, 1, IWX_WC_RECV, IWX_WC_SUCCESS);
+	cr_assert_arr_eq(bbuf.p, abuf.p, BUF_LEN / 2, "the Write arrived whole");
+	cr_assert_arr_eq(bbuf.p + BUF_LEN - 64, abuf.p, 64, "the Send arrived");
+	expect_closed(&a, true);
+	expect_closed(&b, false);
+}
+
+Test(daemon_errors, destroying_a_connected_qp_aborts)
+{
+	connect_ab();
+	post_recv(&b, 1, &bbuf, 0, 64);
+	post_recv(&b, 2, &bbuf, 64, 64);
+	cr_assert_eq(iwx_destroy_qp(a.qp), 0);
+	a.qp = NULL;
+	expect_closed(&b, false);
+	expect_wc(&b, 1, IWX_WC_RECV, IWX_WC_WR_FLUSH_ERR);
+	expect_wc(&b, 2, IWX_WC_RECV, IWX_WC_WR_FLUSH_ERR);
+	expect_posts_flushed(&b, &bbuf);
+}
+
+/* Wait up to ms for pid to end: its wait status, or -1 (then it is killed). */
+static int wait_child(pid_t pid, int ms)
+{
+	int status;
+
+	for (int t = 0; t < ms / 10; t++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		poll(NULL, 0, 10);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return -1;
+}
+
+/* In a child: connect a device of its own on daemon a to `to`, say so on fd, wait to be killed. */
+static void __attribute__((noreturn)) connecting_child(const struct sockaddr_storage *to,
+						       socklen_t len, int fd)
+{
+	struct endpoint e;
+	struct iwx_event ev;
+	char said = 'E';
+
+	if (endpoint_open(&e, &pair, 0, 0) ||
+	    iwx_connect(e.qp, (const struct sockaddr *)to, len, NULL) ||
+	    endpoint_event(&e, &ev, EVENT_MS) || ev.type != IWX_EVENT_ESTABLISHED)
+		said = 'F';
+	if (write(fd, &said, 1) != 1 || said != 'E')
+		_exit(1);
+	for (;;)
+		pause();
+}
+
+Test(daemon_errors, peer_process_killed)
+{
+	struct sockaddr_storage to;
+	socklen_t len;
+	struct iwx_listener *l = listen_on_b(&b, false, &to, &len);
+	struct pollfd p = { .events = POLLIN };
+	int fds[2];
+	char said = 0;
+
+	cr_assert_eq(pipe(fds), 0);
+	post_recv(&b, 1, &bbuf, 0, 64);
+	child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0)
+		connecting_child(&to, len, fds[1]);
+	accept_on(&b, l, NULL);
+	p.fd = fds[0];
+	cr_assert_eq(poll(&p, 1, EVENT_MS), 1, "the child says whether it is connected");
+	cr_assert_eq(read(fds[0], &said, 1), 1);
+	cr_assert_eq(said, 'E', "the child is connected");
+	close(fds[0]);
+	close(fds[1]);
+
+	kill(child, SIGKILL);
+	cr_assert(WIFSIGNALED(wait_child(child, CHILD_MS)));
+	child = -1;
+	expect_closed(&b, false);
+	expect_wc(&b, 1, IWX_WC_RECV, IWX_WC_WR_FLUSH_ERR);
+	expect_posts_flushed(&b, &bbuf);
+
+	/* iwxd a cleaned up after its client and still serves: new devices there connect */
+	close_endpoints();
+	open_endpoints();
+	connect_ab();
+	transfer(4096);
+}
+
+Test(daemon_errors, daemon_killed)
+{
+	struct iwx_event ev;
+	struct iwx_wc wc;
+
+	connect_ab();
+	post_recv(&a, 1, &abuf, 0, 64);
+	post_recv(&b, 2, &bbuf, 0, 64);
+	iwxd_pair_kill(&pair, 1);
+
+	cr_assert_eq(iwx_wait_cq(b.cq, 1, &wc, EVENT_MS), -ESHUTDOWN, "the device knows iwxd went");
+	cr_assert_eq(iwx_get_event(b.dev, &ev, EVENT_MS), 0);
+	cr_assert_eq(ev.type, IWX_EVENT_DEVICE_LOST, "event '%s'", iwx_event_name(ev.type));
+	cr_assert_eq(iwx_get_event(b.dev, &ev, EVENT_MS), -ESHUTDOWN);
+	cr_assert_eq(iwx_qp_state(b.qp), IWX_QPS_ERROR);
+
+	expect_closed(&a, false);
+	expect_wc(&a, 1, IWX_WC_RECV, IWX_WC_WR_FLUSH_ERR);
+	expect_posts_flushed(&a, &abuf);
+}
+
+/* ------------------------------------------------------------ access control */
+
+/*
+ * A child that drops to uid and gid (no supplementary groups) opens a device on iwxd a
+ * and allocates a protection domain: its exit code is 0, or the errno of the failure.
+ */
+static int open_as(uid_t uid, gid_t gid)
+{
+	int status;
+
+	child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0) {
+		struct iwx_open_opts o = { .socket = pair.sock[0], .arena_size = 1 << 20 };
+		struct iwx_device *dev;
+
+		if (setgroups(0, NULL) || setresgid(gid, gid, gid) || setresuid(uid, uid, uid))
+			_exit(200);
+		dev = iwx_open(&o);
+		if (!dev)
+			_exit(errno);
+		_exit(iwx_alloc_pd(dev) ? 0 : errno);
+	}
+	status = wait_child(child, CHILD_MS);
+	child = -1;
+	cr_assert(WIFEXITED(status), "the child ended (wait status 0x%x)", status);
+	cr_assert_neq(WEXITSTATUS(status), 200, "the child could not drop its privileges");
+	return WEXITSTATUS(status);
+}
+
+/* mkdtemp made the daemons' directory 0700: let others reach the sockets in it. */
+static void sockets_reachable(void)
+{
+	cr_assert_eq(chmod(pair.dir, 0711), 0);
+}
+
+/* Open iwxd a's socket file to everyone, so that only the daemon's own check stands. */
+static void socket_open_to_all(void)
+{
+	cr_assert_eq(chmod(pair.sock[0], 0666), 0);
+}
+
+static bool daemon_logged(int i, const char *what)
+{
+	char path[160], line[512];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/iwxd-%c.log", pair.dir, 'a' + i);
+	f = fopen(path, "r");
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, what) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+Test(daemon_access, group_member_may_open)
+{
+	sockets_reachable();
+	cr_assert_eq(open_as(NOBODY, NOBODY), 0, "uid and gid nogroup: allowed");
+}
+
+Test(daemon_access, non_member_is_refused)
+{
+	sockets_reachable();
+	cr_assert_eq(open_as(NOBODY, 1), EACCES, "the socket (0660, group nogroup) refuses it");
+	cr_assert_not(daemon_logged(0, "refused a client"), "refused before reaching iwxd");
+	socket_open_to_all();
+	cr_assert_eq(open_as(NOBODY, 1), EACCES, "refused by iwxd itself: EACCES");
+	cr_assert(daemon_logged(0, "refused a client"), "iwxd says it refused the client");
+}
+
+Test(daemon_errors, unprivileged_user_refused_without_group)
+{
+	sockets_reachable();
+	cr_assert_eq(open_as(NOBODY, NOBODY), EACCES, "the socket (0600, root's) refuses it");
+	cr_assert_not(daemon_logged(0, "refused a client"), "refused before reaching iwxd");
+	socket_open_to_all();
+	cr_assert_eq(open_as(NOBODY, NOBODY), EACCES, "refused by iwxd itself: EACCES");
+	cr_assert(daemon_logged(0, "refused a client"), "iwxd says it refused the client");
+}
+
+Test(daemon_errors, foreign_lkey_is_a_local_protection_error)
+{
+	struct buf obuf;
+
+	/* two devices on iwxd a: other's Send gathers from memory of a's region */
+	fill_pattern(abuf.p, 64, 9);
+	cr_assert_eq(endpoint_open(&other, &pair, 0, 0), 0);
+	obuf = region(&other, other.pd, 4096, IWX_ACCESS_LOCAL_WRITE);
+	establish(&other, &b, false, NULL, NULL);
+	post_recv(&b, 1, &bbuf, 0, 64);
+	post(&other, op(7, IWX_WR_SEND, sge_of(&abuf, 0, 64), 0, NULL));
+	expect_wc(&other, 7, IWX_WC_SEND, IWX_WC_LOC_PROT_ERR);
+	expect_terminated(&other, true, LOCAL_CATASTROPHIC);
+	expect_terminated(&b, false, LOCAL_CATASTROPHIC);
+	expect_wc(&b, 1, IWX_WC_RECV, IWX_WC_WR_FLUSH_ERR);
+	for (int i = 0; i < 64; i++)
+		cr_assert_eq(bbuf.p[i], 0, "nothing of a's memory reached b");
+	expect_posts_flushed(&other, &obuf);
+}
