@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "admin.h"
 #include "decode.h"
 
 #ifndef IWX_VERSION
@@ -17,6 +18,10 @@ struct command {
 
 static const struct command commands[] = {
 	{ "decode", cmd_decode, "decode the iWARP (MPA, DDP, RDMAP) in a pcap or pcapng capture" },
+	{ "status", cmd_status, "iwxd's state: resources, connection and traffic counters" },
+	{ "conns", cmd_conns, "iwxd's queue pairs: state, addresses, MPA mode, traffic" },
+	{ "stags", cmd_stags, "the memory regions registered with iwxd, by STag" },
+	{ "counters", cmd_counters, "iwxd's counters only, for scripts" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

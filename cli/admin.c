@@ -1,0 +1,1049 @@
+// SPDX-License-Identifier: MIT
+/*
+ * iwx status, conns, stags, counters: what a running iwxd holds. One request on its
+ * control socket (IWX_IPC_STATUS, _LIST_CONNS, _LIST_STAGS: root only, no HELLO), the
+ * reply's parts joined, then aligned columns or JSON.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <iwx/ddp_check.h>
+#include <iwx/ipc.h>
+
+#include "admin.h"
+#include "decode.h"
+
+#define REPLY_TIMEOUT_S	5	/* iwxd answers from its loop at once: longer means it is stuck */
+
+struct admin_opts {
+	const char	*socket;
+	bool		json;
+};
+
+/* ------------------------------------------------------------ JSON */
+
+/*
+ * A small emitter: keys and values in order, commas and indentation kept here. A
+ * container opened "flat" stays on one line (with everything inside it), so that a
+ * listing is one object a line.
+ */
+#define JSON_DEPTH	8
+
+struct json {
+	FILE		*f;
+	int		depth;
+	unsigned	flat;		/* bit d: the container at depth d is on one line */
+	bool		first;		/* nothing in the current container yet */
+	bool		keyed;		/* a key was written: its value follows without a comma */
+};
+
+static void json_sep(struct json *j)
+{
+	if (j->keyed) {
+		j->keyed = false;
+		return;
+	}
+	if (!j->depth)
+		return;
+	if (!j->first)
+		fputc(',', j->f);
+	if (j->flat & (1u << j->depth)) {
+		if (!j->first)
+			fputc(' ', j->f);
+	} else {
+		fprintf(j->f, "\n%*s", 2 * j->depth, "");
+	}
+	j->first = false;
+}
+
+static void json_open(struct json *j, char c, bool flat)
+{
+	json_sep(j);
+	fputc(c, j->f);
+	if (j->depth + 1 >= JSON_DEPTH)
+		abort();	/* a bug here, not in the input */
+	j->depth++;
+	if (flat || (j->flat & (1u << (j->depth - 1))))
+		j->flat |= 1u << j->depth;
+	else
+		j->flat &= ~(1u << j->depth);
+	j->first = true;
+}
+
+static void json_close(struct json *j, char c)
+{
+	if (!j->first && !(j->flat & (1u << j->depth)))
+		fprintf(j->f, "\n%*s", 2 * (j->depth - 1), "");
+	fputc(c, j->f);
+	j->depth--;
+	j->first = false;
+	if (!j->depth)
+		fputc('\n', j->f);
+}
+
+/* Bytes of the valid UTF-8 sequence at s (RFC 3629), 0 if none starts there. */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n;
+
+	if (*s >= 0xc2 && *s <= 0xdf)
+		n = 2;
+	else if (*s >= 0xe0 && *s <= 0xef)
+		n = 3;
+	else if (*s >= 0xf0 && *s <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	/* no overlong forms, no surrogates, nothing past U+10FFFF */
+	if (*s == 0xe0)
+		lo = 0xa0;
+	else if (*s == 0xed)
+		hi = 0x9f;
+	else if (*s == 0xf0)
+		lo = 0x90;
+	else if (*s == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/* A JSON string: escapes where RFC 8259 needs them; a byte not in UTF-8 becomes U+FFFD. */
+static void json_string(struct json *j, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	fputc('"', j->f);
+	while (*s) {
+		size_t n;
+
+		switch (*s) {
+		case '"':  fputs("\\\"", j->f); break;
+		case '\\': fputs("\\\\", j->f); break;
+		case '\b': fputs("\\b", j->f); break;
+		case '\f': fputs("\\f", j->f); break;
+		case '\n': fputs("\\n", j->f); break;
+		case '\r': fputs("\\r", j->f); break;
+		case '\t': fputs("\\t", j->f); break;
+		default:
+			if (*s < 0x20) {
+				fprintf(j->f, "\\u%04x", *s);
+			} else if (*s < 0x80) {
+				fputc(*s, j->f);
+			} else if ((n = utf8_len(s))) {
+				fwrite(s, 1, n, j->f);
+				s += n;
+				continue;
+			} else {
+				fputs("\\ufffd", j->f);
+			}
+		}
+		s++;
+	}
+	fputc('"', j->f);
+}
+
+static void json_key(struct json *j, const char *key)
+{
+	json_sep(j);
+	json_string(j, key);
+	fputs(": ", j->f);
+	j->keyed = true;
+}
+
+static void json_str(struct json *j, const char *key, const char *v)
+{
+	json_key(j, key);
+	json_sep(j);
+	json_string(j, v);
+}
+
+/* An array element. */
+static void json_elem_str(struct json *j, const char *v)
+{
+	json_sep(j);
+	json_string(j, v);
+}
+
+static void json_u64(struct json *j, const char *key, uint64_t v)
+{
+	json_key(j, key);
+	json_sep(j);
+	fprintf(j->f, "%" PRIu64, v);
+}
+
+static void json_bool(struct json *j, const char *key, bool v)
+{
+	json_key(j, key);
+	json_sep(j);
+	fputs(v ? "true" : "false", j->f);
+}
+
+static void json_null(struct json *j, const char *key)
+{
+	json_key(j, key);
+	json_sep(j);
+	fputs("null", j->f);
+}
+
+/* Hexadecimal in a string, as iwx decode writes STags and tagged offsets. */
+static void json_hex(struct json *j, const char *key, uint64_t v, int digits)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "0x%0*" PRIx64, digits, v);
+	json_str(j, key, buf);
+}
+
+/* ----------------------------------------------------------- tables */
+
+#define CELL	80	/* "[" IPv6 "%" scope "]:" port fits */
+#define MAXCOLS	16
+
+struct column {
+	const char	*name;
+	bool		right;		/* numbers: right-aligned */
+};
+
+struct table {
+	const struct column	*cols;
+	unsigned		ncols;
+	size_t			nrows;
+	char			(*cells)[CELL];
+};
+
+static int table_init(struct table *t, const struct column *cols, unsigned ncols, size_t nrows)
+{
+	if (ncols > MAXCOLS)
+		return -EINVAL;
+	t->cols = cols;
+	t->ncols = ncols;
+	t->nrows = nrows;
+	t->cells = calloc(nrows ? nrows * ncols : 1, CELL);
+	return t->cells ? 0 : -ENOMEM;
+}
+
+__attribute__((format(printf, 4, 5)))
+static void cell(struct table *t, size_t row, unsigned col, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(t->cells[row * t->ncols + col], CELL, fmt, ap);
+	va_end(ap);
+}
+
+static void table_print(struct table *t, FILE *f)
+{
+	size_t w[MAXCOLS] = { 0 };
+
+	for (unsigned c = 0; c < t->ncols; c++) {
+		w[c] = strlen(t->cols[c].name);
+		for (size_t r = 0; r < t->nrows; r++) {
+			size_t l = strlen(t->cells[r * t->ncols + c]);
+
+			if (l > w[c])
+				w[c] = l;
+		}
+	}
+	for (size_t r = 0; r <= t->nrows; r++) {	/* row 0: the header */
+		for (unsigned c = 0; c < t->ncols; c++) {
+			const char *s = r ? t->cells[(r - 1) * t->ncols + c] : t->cols[c].name;
+			bool last = c + 1 == t->ncols;
+
+			if (t->cols[c].right)
+				fprintf(f, "%*s", (int)w[c], s);
+			else if (last)
+				fputs(s, f);	/* no trailing blanks */
+			else
+				fprintf(f, "%-*s", (int)w[c], s);
+			fputs(last ? "\n" : "  ", f);
+		}
+	}
+	free(t->cells);
+	t->cells = NULL;
+}
+
+/* ----------------------------------------------------------- formats */
+
+static const char *state_name(uint32_t state)
+{
+	switch (state) {
+	case IWX_SHQ_INIT:		return "init";
+	case IWX_SHQ_CONNECTING:	return "connecting";
+	case IWX_SHQ_RTS:		return "rts";
+	case IWX_SHQ_ERROR:		return "error";
+	default:			return "unknown";
+	}
+}
+
+/*
+ * The share of sent FPDUs handed to TCP whole, in tenths of a percent, rounded down
+ * so that 100.0% means all of them; false when none was sent.
+ */
+static bool aligned_tenths(uint64_t aligned, uint64_t total, unsigned *tenths)
+{
+	if (!total)
+		return false;
+	*tenths = aligned >= total ? 1000 : (unsigned)((double)aligned * 1000 / (double)total);
+	return true;
+}
+
+static void json_pct(struct json *j, const char *key, uint64_t aligned, uint64_t total)
+{
+	unsigned t;
+
+	if (!aligned_tenths(aligned, total, &t)) {
+		json_null(j, key);
+		return;
+	}
+	json_key(j, key);
+	json_sep(j);
+	fprintf(j->f, "%u.%u", t / 10, t % 10);
+}
+
+static const char *pct_str(char *buf, size_t cap, uint64_t aligned, uint64_t total)
+{
+	unsigned t;
+
+	if (!aligned_tenths(aligned, total, &t))
+		return "-";
+	snprintf(buf, cap, "%u.%u%%", t / 10, t % 10);
+	return buf;
+}
+
+static const char *bytes_str(char *buf, size_t cap, uint64_t v)
+{
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double x = (double)v / 1024;
+	unsigned u = 0;
+
+	if (v < 1024) {
+		snprintf(buf, cap, "%" PRIu64 " B", v);
+		return buf;
+	}
+	while (x >= 1024 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
+		x /= 1024;
+		u++;
+	}
+	snprintf(buf, cap, "%.1f %s", x, unit[u]);
+	return buf;
+}
+
+/* The host part of an address and its port: 0, or -EAFNOSUPPORT (no address yet). */
+static int addr_parts(const struct sockaddr_storage *ss, char *host, size_t cap, unsigned *port)
+{
+	const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+
+	if (ss->ss_family == AF_INET) {
+		if (!inet_ntop(AF_INET, &s4->sin_addr, host, cap))
+			return -errno;
+		*port = ntohs(s4->sin_port);
+		return 0;
+	}
+	if (ss->ss_family == AF_INET6) {
+		size_t l;
+
+		if (!inet_ntop(AF_INET6, &s6->sin6_addr, host, cap))
+			return -errno;
+		l = strlen(host);
+		/* the index is the daemon's, maybe in another namespace: no name for it here */
+		if (s6->sin6_scope_id)
+			snprintf(host + l, cap - l, "%%%u", (unsigned)s6->sin6_scope_id);
+		*port = ntohs(s6->sin6_port);
+		return 0;
+	}
+	return -EAFNOSUPPORT;
+}
+
+static const char *endpoint_str(char *buf, size_t cap, const struct sockaddr_storage *ss)
+{
+	char host[INET6_ADDRSTRLEN + 16];
+	unsigned port;
+
+	if (addr_parts(ss, host, sizeof(host), &port))
+		return "-";
+	snprintf(buf, cap, ss->ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u", host, port);
+	return buf;
+}
+
+static void json_endpoint(struct json *j, const char *addr_key, const char *port_key,
+			  const struct sockaddr_storage *ss)
+{
+	char host[INET6_ADDRSTRLEN + 16];
+	unsigned port;
+
+	if (addr_parts(ss, host, sizeof(host), &port)) {
+		json_null(j, addr_key);
+		json_null(j, port_key);
+		return;
+	}
+	json_str(j, addr_key, host);
+	json_u64(j, port_key, port);
+}
+
+static const struct {
+	uint8_t		bit;
+	const char	*name;
+} access_rights[] = {
+	{ IWX_ACCESS_LOCAL_WRITE, "lw" },
+	{ IWX_ACCESS_REMOTE_WRITE, "rw" },
+	{ IWX_ACCESS_REMOTE_READ, "rr" },
+};
+
+#define NRIGHTS	(sizeof(access_rights) / sizeof(access_rights[0]))
+
+/* "lw rw rr", "--" in the place of a right not granted; bits we do not know in hex. */
+static const char *access_str(char *buf, size_t cap, uint8_t access)
+{
+	uint8_t known = 0;
+	size_t l = 0;
+
+	for (size_t i = 0; i < NRIGHTS; i++) {
+		l += snprintf(buf + l, cap - l, "%s%s", i ? " " : "",
+			      access & access_rights[i].bit ? access_rights[i].name : "--");
+		known |= access_rights[i].bit;
+	}
+	if (access & ~known)
+		snprintf(buf + l, cap - l, " +0x%02x", access & ~known);
+	return buf;
+}
+
+/* ------------------------------------------------------------ status */
+
+/* The fields of struct iwx_ipc_status that only grow: `iwx counters`, in this order. */
+#define COUNTER(f)	{ #f, offsetof(struct iwx_ipc_status, f) }
+
+static const struct {
+	const char	*name;
+	size_t		off;
+} counters[] = {
+	COUNTER(conns_established), COUNTER(conns_failed), COUNTER(conns_rejected),
+	COUNTER(terms_sent), COUNTER(terms_received),
+	COUNTER(tx_fpdus), COUNTER(rx_fpdus), COUNTER(tx_bytes), COUNTER(rx_bytes),
+	COUNTER(tx_fpdus_aligned), COUNTER(placed_segments), COUNTER(doorbells), COUNTER(wakeups),
+};
+
+#define NCOUNTERS	(sizeof(counters) / sizeof(counters[0]))
+
+static uint64_t counter(const struct iwx_ipc_status *s, size_t i)
+{
+	uint64_t v;
+
+	memcpy(&v, (const uint8_t *)s + counters[i].off, sizeof(v));
+	return v;
+}
+
+static void json_counters(struct json *j, const struct iwx_ipc_status *s)
+{
+	for (size_t i = 0; i < NCOUNTERS; i++)
+		json_u64(j, counters[i].name, counter(s, i));
+}
+
+static const char *uptime_str(char *buf, size_t cap, uint64_t ms)
+{
+	uint64_t s = ms / 1000;
+
+	if (s >= 86400)
+		snprintf(buf, cap, "%" PRIu64 "d %02u:%02u:%02u", s / 86400,
+			 (unsigned)(s % 86400 / 3600), (unsigned)(s % 3600 / 60), (unsigned)(s % 60));
+	else
+		snprintf(buf, cap, "%u:%02u:%02u", (unsigned)(s / 3600), (unsigned)(s % 3600 / 60),
+			 (unsigned)(s % 60));
+	return buf;
+}
+
+#define LINE(label, fmt, ...)	printf("  %-22s" fmt "\n", label, __VA_ARGS__)
+
+static int show_status(void *buf, size_t n, const struct admin_opts *o)
+{
+	const struct iwx_ipc_status *s = buf;
+	char a[64], b[64];
+
+	(void)n;
+	if (o->json) {
+		struct json j = { .f = stdout };
+
+		json_open(&j, '{', false);
+		json_str(&j, "socket", o->socket);
+		json_u64(&j, "version", s->version);
+		json_u64(&j, "pid", s->pid);
+		json_u64(&j, "uptime_ms", s->uptime_ms);
+		json_bool(&j, "crc_default", s->crc_default);
+		json_u64(&j, "settle_ms", s->settle_ms);
+		json_u64(&j, "clients", s->clients);
+		json_u64(&j, "pds", s->pds);
+		json_u64(&j, "mrs", s->mrs);
+		json_u64(&j, "cqs", s->cqs);
+		json_u64(&j, "qps", s->qps);
+		json_u64(&j, "listeners", s->listeners);
+		json_u64(&j, "conns_pending", s->conns_pending);
+		json_counters(&j, s);
+		json_pct(&j, "aligned_pct", s->tx_fpdus_aligned, s->tx_fpdus);
+		json_close(&j, '}');
+		return 0;
+	}
+	printf("iwxd at %s\n", o->socket);
+	LINE("version", "%u", s->version);
+	LINE("pid", "%u", s->pid);
+	LINE("uptime", "%s", uptime_str(a, sizeof(a), s->uptime_ms));
+	LINE("CRC by default", "%s", s->crc_default ? "on (asked of peers)" : "off");
+	LINE("settle time", "%u ms", s->settle_ms);
+	puts("resources");
+	LINE("clients", "%u", s->clients);
+	LINE("protection domains", "%u", s->pds);
+	LINE("memory regions", "%u", s->mrs);
+	LINE("completion queues", "%u", s->cqs);
+	LINE("queue pairs", "%u", s->qps);
+	LINE("listeners", "%u", s->listeners);
+	LINE("pending set-ups", "%u", s->conns_pending);
+	puts("connections");
+	LINE("established", "%" PRIu64, s->conns_established);
+	LINE("failed", "%" PRIu64, s->conns_failed);
+	LINE("rejected", "%" PRIu64, s->conns_rejected);
+	LINE("Terminates sent", "%" PRIu64, s->terms_sent);
+	LINE("Terminates received", "%" PRIu64, s->terms_received);
+	puts("traffic");
+	LINE("FPDUs sent", "%" PRIu64, s->tx_fpdus);
+	LINE("FPDUs received", "%" PRIu64, s->rx_fpdus);
+	LINE("bytes sent", "%" PRIu64 " (%s)", s->tx_bytes, bytes_str(a, sizeof(a), s->tx_bytes));
+	LINE("bytes received", "%" PRIu64 " (%s)", s->rx_bytes, bytes_str(a, sizeof(a), s->rx_bytes));
+	LINE("sent whole to TCP", "%s (%" PRIu64 " of %" PRIu64 " FPDUs)",
+	     pct_str(b, sizeof(b), s->tx_fpdus_aligned, s->tx_fpdus), s->tx_fpdus_aligned,
+	     s->tx_fpdus);
+	LINE("placed segments", "%" PRIu64, s->placed_segments);
+	LINE("doorbells", "%" PRIu64, s->doorbells);
+	LINE("wakeups", "%" PRIu64, s->wakeups);
+	return 0;
+}
+
+static int show_counters(void *buf, size_t n, const struct admin_opts *o)
+{
+	static const struct column cols[] = { { "COUNTER", false }, { "VALUE", true } };
+	const struct iwx_ipc_status *s = buf;
+	struct table t;
+	int err;
+
+	(void)n;
+	if (o->json) {
+		struct json j = { .f = stdout };
+
+		json_open(&j, '{', false);
+		json_counters(&j, s);
+		json_close(&j, '}');
+		return 0;
+	}
+	err = table_init(&t, cols, 2, NCOUNTERS);
+	if (err)
+		return err;
+	for (size_t i = 0; i < NCOUNTERS; i++) {
+		cell(&t, i, 0, "%s", counters[i].name);
+		cell(&t, i, 1, "%" PRIu64, counter(s, i));
+	}
+	table_print(&t, stdout);
+	return 0;
+}
+
+/* ---------------------------------------------------------- listings */
+
+static int by_qp(const void *x, const void *y)
+{
+	const struct iwx_ipc_conn_info *a = x, *b = y;
+
+	return (a->qp > b->qp) - (a->qp < b->qp);
+}
+
+static int by_client_stag(const void *x, const void *y)
+{
+	const struct iwx_ipc_stag_info *a = x, *b = y;
+
+	if (a->client != b->client)
+		return (a->client > b->client) - (a->client < b->client);
+	return (a->stag > b->stag) - (a->stag < b->stag);
+}
+
+static const char *markers_str(const struct iwx_ipc_conn_info *c)
+{
+	if (c->markers_rx && c->markers_tx)
+		return "rx+tx";
+	if (c->markers_rx)
+		return "rx";
+	return c->markers_tx ? "tx" : "off";
+}
+
+static void json_conn(struct json *j, const struct iwx_ipc_conn_info *c)
+{
+	bool agreed = c->mpa_rev != 0;	/* the MPA set-up is done: its results are known */
+
+	json_open(j, '{', true);
+	json_u64(j, "qp", c->qp);
+	json_u64(j, "client", c->client);
+	json_u64(j, "pd", c->pd);
+	json_str(j, "state", state_name(c->state));
+	json_endpoint(j, "local_addr", "local_port", &c->local_addr);
+	json_endpoint(j, "peer_addr", "peer_port", &c->peer_addr);
+	if (agreed) {
+		json_u64(j, "mpa_rev", c->mpa_rev);
+		json_bool(j, "crc", c->crc);
+		json_bool(j, "markers_rx", c->markers_rx);
+		json_bool(j, "markers_tx", c->markers_tx);
+		json_u64(j, "ird", c->ird);
+		json_u64(j, "ord", c->ord);
+		json_u64(j, "emss", c->emss);
+	} else {
+		static const char *const keys[] = { "mpa_rev", "crc", "markers_rx", "markers_tx",
+						    "ird", "ord", "emss" };
+
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			json_null(j, keys[i]);
+	}
+	json_u64(j, "tx_fpdus", c->tx_fpdus);
+	json_u64(j, "tx_bytes", c->tx_bytes);
+	json_u64(j, "rx_fpdus", c->rx_fpdus);
+	json_u64(j, "rx_bytes", c->rx_bytes);
+	json_u64(j, "tx_fpdus_aligned", c->tx_fpdus_aligned);
+	json_pct(j, "aligned_pct", c->tx_fpdus_aligned, c->tx_fpdus);
+	json_u64(j, "placed_segments", c->placed_segments);
+	json_close(j, '}');
+}
+
+static int show_conns(void *buf, size_t n, const struct admin_opts *o)
+{
+	static const struct column cols[] = {
+		{ "QP", true }, { "CLIENT", true }, { "STATE", false }, { "LOCAL", false },
+		{ "PEER", false }, { "MPA", true }, { "CRC", false }, { "MARKERS", false },
+		{ "IRD/ORD", true }, { "EMSS", true }, { "TX FPDUS", true }, { "TX BYTES", true },
+		{ "RX FPDUS", true }, { "RX BYTES", true }, { "ALIGNED", true },
+	};
+	struct iwx_ipc_conn_info *v = buf;
+	char s[CELL];
+	struct table t;
+	int err;
+
+	if (n)
+		qsort(v, n, sizeof(*v), by_qp);
+	if (o->json) {
+		struct json j = { .f = stdout };
+
+		json_open(&j, '[', false);
+		for (size_t i = 0; i < n; i++)
+			json_conn(&j, &v[i]);
+		json_close(&j, ']');
+		return 0;
+	}
+	err = table_init(&t, cols, sizeof(cols) / sizeof(cols[0]), n);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		const struct iwx_ipc_conn_info *c = &v[i];
+		bool agreed = c->mpa_rev != 0;
+
+		cell(&t, i, 0, "%u", c->qp);
+		cell(&t, i, 1, "%u", c->client);
+		cell(&t, i, 2, "%s", state_name(c->state));
+		cell(&t, i, 3, "%s", endpoint_str(s, sizeof(s), &c->local_addr));
+		cell(&t, i, 4, "%s", endpoint_str(s, sizeof(s), &c->peer_addr));
+		if (agreed) {
+			cell(&t, i, 5, "%u", c->mpa_rev);
+			cell(&t, i, 6, "%s", c->crc ? "on" : "off");
+			cell(&t, i, 7, "%s", markers_str(c));
+			cell(&t, i, 8, "%u/%u", c->ird, c->ord);
+			cell(&t, i, 9, "%u", c->emss);
+		} else {
+			for (unsigned k = 5; k <= 9; k++)
+				cell(&t, i, k, "-");
+		}
+		cell(&t, i, 10, "%" PRIu64, c->tx_fpdus);
+		cell(&t, i, 11, "%s", bytes_str(s, sizeof(s), c->tx_bytes));
+		cell(&t, i, 12, "%" PRIu64, c->rx_fpdus);
+		cell(&t, i, 13, "%s", bytes_str(s, sizeof(s), c->rx_bytes));
+		cell(&t, i, 14, "%s", pct_str(s, sizeof(s), c->tx_fpdus_aligned, c->tx_fpdus));
+	}
+	table_print(&t, stdout);
+	return 0;
+}
+
+static void json_stag(struct json *j, const struct iwx_ipc_stag_info *m)
+{
+	json_open(j, '{', true);
+	json_hex(j, "stag", m->stag, 8);
+	json_u64(j, "client", m->client);
+	json_u64(j, "pd", m->pd);
+	json_bool(j, "valid", m->valid);
+	json_key(j, "access");
+	json_open(j, '[', true);
+	for (size_t i = 0; i < NRIGHTS; i++)
+		if (m->access & access_rights[i].bit)
+			json_elem_str(j, access_rights[i].name);
+	json_close(j, ']');
+	json_u64(j, "access_bits", m->access);
+	json_bool(j, "in_arena", m->in_arena);
+	json_hex(j, "base_to", m->base_to, 1);
+	json_u64(j, "len", m->len);
+	json_close(j, '}');
+}
+
+static int show_stags(void *buf, size_t n, const struct admin_opts *o)
+{
+	static const struct column cols[] = {
+		{ "STAG", false }, { "CLIENT", true }, { "PD", true }, { "STATE", false },
+		{ "ACCESS", false }, { "MEMORY", false }, { "BASE TO", false }, { "LENGTH", true },
+	};
+	struct iwx_ipc_stag_info *v = buf;
+	char s[CELL];
+	struct table t;
+	int err;
+
+	if (n)
+		qsort(v, n, sizeof(*v), by_client_stag);
+	if (o->json) {
+		struct json j = { .f = stdout };
+
+		json_open(&j, '[', false);
+		for (size_t i = 0; i < n; i++)
+			json_stag(&j, &v[i]);
+		json_close(&j, ']');
+		return 0;
+	}
+	err = table_init(&t, cols, sizeof(cols) / sizeof(cols[0]), n);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		const struct iwx_ipc_stag_info *m = &v[i];
+
+		cell(&t, i, 0, "0x%08x", m->stag);
+		cell(&t, i, 1, "%u", m->client);
+		cell(&t, i, 2, "%u", m->pd);
+		cell(&t, i, 3, "%s", m->valid ? "valid" : "invalid");
+		cell(&t, i, 4, "%s", access_str(s, sizeof(s), m->access));
+		cell(&t, i, 5, "%s", m->in_arena ? "arena" : "process memory");
+		cell(&t, i, 6, "0x%" PRIx64, m->base_to);
+		cell(&t, i, 7, "%" PRIu64, m->len);
+	}
+	table_print(&t, stdout);
+	return 0;
+}
+
+/* ---------------------------------------------------------- exchange */
+
+/* The reply, its parts joined. */
+struct reply {
+	uint8_t		*buf;
+	size_t		len, cap;
+};
+
+/* A connected control socket, or -errno. */
+static int admin_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = REPLY_TIMEOUT_S };
+	int fd, err;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* a stuck daemon must not hang a script: SO_SNDTIMEO bounds connect() too */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* Ask op of the daemon at path; every part of the reply into r (entries of esize). */
+static int admin_fetch(const char *path, uint16_t op, size_t esize, struct reply *r)
+{
+	struct iwx_ipc_hdr req = { .op = op, .seq = 1 }, h;
+	bool answered = false;
+	int fd, n, err;
+
+	fd = admin_connect(path);
+	if (fd < 0)
+		return fd;
+	err = iwx_ipc_send(fd, &req, NULL, NULL, 0);
+	while (!err) {
+		/* room for the largest part, received in place */
+		if (r->cap - r->len < IWX_IPC_MAX) {
+			size_t cap = r->cap ? 2 * r->cap : IWX_IPC_MAX;
+			uint8_t *p = realloc(r->buf, cap);
+
+			if (!p) {
+				err = -ENOMEM;
+				break;
+			}
+			r->buf = p;
+			r->cap = cap;
+		}
+		n = iwx_ipc_recv(fd, &h, r->buf + r->len, r->cap - r->len, NULL, NULL);
+		if (n < 0) {
+			err = n;
+			break;
+		}
+		if (h.op == IWX_IPC_EVENT)
+			continue;	/* not for us: we made nothing that has events */
+		if (h.op != op || h.seq != req.seq) {
+			err = -EPROTO;
+			break;
+		}
+		answered = true;
+		if (h.status) {
+			err = h.status < 0 ? h.status : -EPROTO;
+			break;
+		}
+		if ((size_t)n % esize) {
+			err = -EPROTO;
+			break;
+		}
+		r->len += n;
+		if (!(h.flags & IWX_IPC_F_MORE))
+			break;
+	}
+	close(fd);
+	/* iwxd hangs up at once on a client that is neither root nor in its group */
+	if (!answered && (err == -ECONNRESET || err == -EPIPE) && geteuid() != 0)
+		err = -EPERM;
+	return err;
+}
+
+static void report(const char *path, int err)
+{
+	switch (err) {
+	case -ENOENT:
+	case -ECONNREFUSED:
+	case -ENOTDIR:
+		fprintf(stderr, "iwx: %s: no iwxd serves this socket (%s)\n"
+			"iwx: is iwxd running? Start it as root: iwxd -s %s\n",
+			path, strerror(-err), path);
+		break;
+	case -EACCES:
+	case -EPERM:
+		fprintf(stderr, "iwx: %s: permission denied: only root may inspect iwxd\n", path);
+		break;
+	case -ENAMETOOLONG:
+		fprintf(stderr, "iwx: %s: socket path too long (at most %zu bytes)\n", path,
+			sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
+		break;
+	case -EAGAIN:
+		fprintf(stderr, "iwx: %s: iwxd did not answer within %d s\n", path, REPLY_TIMEOUT_S);
+		break;
+	case -ECONNRESET:
+	case -EPIPE:
+		fprintf(stderr, "iwx: %s: iwxd closed the connection without answering\n", path);
+		break;
+	case -EPROTO:
+		fprintf(stderr, "iwx: %s: iwxd's reply is not one this iwx understands "
+			"(a daemon of another version?)\n", path);
+		break;
+	default:
+		fprintf(stderr, "iwx: %s: %s\n", path, strerror(-err));
+	}
+}
+
+/* -------------------------------------------------------------- main */
+
+struct admin_cmd {
+	const char	*name;
+	uint16_t	op;
+	size_t		esize;		/* a listing's entry; STATUS: its one struct */
+	bool		listing;
+	const char	*json;		/* what -j prints */
+	const char	*about;		/* --help, after the usage line */
+	const char	*more;		/* --help, after the options */
+	int		(*show)(void *buf, size_t n, const struct admin_opts *o);
+};
+
+static const struct admin_cmd status_cmd = {
+	"status", IWX_IPC_STATUS, sizeof(struct iwx_ipc_status), false, "one JSON object",
+	"Show iwxd's state: version, pid, uptime, CRC default and settle time; the clients\n"
+	"and what they made (PDs, MRs, CQs, QPs, listeners, connections being set up);\n"
+	"connections established, failed and rejected; Terminates sent and received; FPDUs\n"
+	"each way and the stream bytes they took (MPA headers, markers and CRC included),\n"
+	"and of the FPDUs sent the share handed to TCP whole, in one send() (\"-\" when none\n"
+	"was sent); segments placed straight into their target, doorbells and wakeups.\n"
+	"The traffic counters include the queue pairs already destroyed.\n",
+	"JSON keys: the fields of struct iwx_ipc_status (iwx/ipc.h), and socket, and\n"
+	"aligned_pct (null when no FPDU was sent).\n",
+	show_status,
+};
+
+static const struct admin_cmd counters_cmd = {
+	"counters", IWX_IPC_STATUS, sizeof(struct iwx_ipc_status), false, "one JSON object",
+	"Print iwxd's counters, the ones of 'iwx status' that only grow, for scripts: one\n"
+	"COUNTER VALUE line each under a header, names as the JSON keys: conns_established,\n"
+	"conns_failed, conns_rejected, terms_sent, terms_received, tx_fpdus, rx_fpdus,\n"
+	"tx_bytes, rx_bytes, tx_fpdus_aligned, placed_segments, doorbells, wakeups.\n",
+	NULL,
+	show_counters,
+};
+
+static const struct admin_cmd conns_cmd = {
+	"conns", IWX_IPC_LIST_CONNS, sizeof(struct iwx_ipc_conn_info), true,
+	"a JSON array, one object per queue pair",
+	"List iwxd's queue pairs, one a line: number, client, STATE (init, connecting, rts,\n"
+	"error), LOCAL and PEER address:port, then what the MPA set-up agreed: revision,\n"
+	"CRC on or off, MARKERS in the stream received (rx) and sent (tx), IRD/ORD, EMSS;\n"
+	"then FPDUs each way and the stream bytes they took (MPA headers, markers and CRC\n"
+	"included), and ALIGNED, the share of sent FPDUs handed to TCP whole, in one send()\n"
+	"(\"-\" when none was sent). \"-\" also stands for what a queue pair not yet\n"
+	"connected does not have (null in JSON).\n",
+	NULL,
+	show_conns,
+};
+
+static const struct admin_cmd stags_cmd = {
+	"stags", IWX_IPC_LIST_STAGS, sizeof(struct iwx_ipc_stag_info), true,
+	"a JSON array, one object per STag",
+	"List the memory regions registered with iwxd, one STag a line: the STag, client,\n"
+	"protection domain, valid or invalid, ACCESS, MEMORY, the base tagged offset and\n"
+	"the length in bytes.\n"
+	"ACCESS has three places, \"--\" where a right is not granted: lw local write, rw\n"
+	"remote write, rr remote read (local read is always granted). MEMORY is \"arena\"\n"
+	"(memory the daemon maps, shared with the client) or \"process memory\" (the\n"
+	"client's own, which the daemon reaches with process_vm_readv/writev).\n",
+	"In JSON, access is an array of the rights granted (e.g. [\"lw\", \"rw\"]).\n",
+	show_stags,
+};
+
+static void admin_usage(const struct admin_cmd *c, FILE *out)
+{
+	fprintf(out, "usage: iwx %s [-s SOCKET] [-j]\n%s\n", c->name, c->about);
+	fprintf(out,
+		"  -s, --socket SOCKET  iwxd's control socket (default: $IWX_SOCKET, else\n"
+		"                       %s)\n"
+		"  -j, --json           print %s\n"
+		"  -h, --help           show this help\n\n", IWX_DEFAULT_SOCKET, c->json);
+	if (c->more)
+		fprintf(out, "%s\n", c->more);
+	fputs("Only root may inspect iwxd.\n"
+	      "Exit status: 0 shown; 1 a failure: no iwxd at SOCKET, permission denied, no or a\n"
+	      "bad reply; 2 a usage error.\n",
+	      out);
+}
+
+/*
+ * What getopt refused: a short option by its letter (arg may hold more of them), a long
+ * one as written (getopt sets optopt for a long option given an argument it takes none).
+ */
+static void bad_option(const struct admin_cmd *c, int opt, const char *arg)
+{
+	char name[64];
+
+	if (!optopt || (!strncmp(arg, "--", 2) && strchr("sjh", optopt)))
+		snprintf(name, sizeof(name), "%s", arg);
+	else
+		snprintf(name, sizeof(name), "-%c", optopt);
+	if (opt == ':')
+		fprintf(stderr, "iwx %s: option '%s' needs an argument\n", c->name, name);
+	else
+		fprintf(stderr, "iwx %s: unknown option '%s'\n", c->name, name);
+	fprintf(stderr, "Try 'iwx %s --help'.\n", c->name);
+}
+
+static int admin_run(const struct admin_cmd *c, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct admin_opts o = { .socket = getenv("IWX_SOCKET") };
+	struct reply r = { 0 };
+	int opt, err;
+
+	if (!o.socket || !*o.socket)
+		o.socket = IWX_DEFAULT_SOCKET;
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":s:jh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			o.socket = optarg;
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		case 'h':
+			admin_usage(c, stdout);
+			return IWX_EXIT_OK;
+		case ':':
+		default:
+			bad_option(c, opt, argv[optind - 1]);
+			return IWX_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "iwx %s: unexpected argument '%s'\nTry 'iwx %s --help'.\n",
+			c->name, argv[optind], c->name);
+		return IWX_EXIT_USAGE;
+	}
+	if (!*o.socket) {
+		fprintf(stderr, "iwx %s: empty socket path\nTry 'iwx %s --help'.\n", c->name, c->name);
+		return IWX_EXIT_USAGE;
+	}
+	err = admin_fetch(o.socket, c->op, c->esize, &r);
+	/* STATUS is exactly one struct: anything else is another protocol */
+	if (!err && !c->listing && r.len != c->esize)
+		err = -EPROTO;
+	if (err) {
+		free(r.buf);
+		report(o.socket, err);
+		return IWX_EXIT_FAIL;
+	}
+	err = c->show(r.buf, r.len / c->esize, &o);
+	free(r.buf);
+	if (err) {
+		fflush(stdout);
+		fprintf(stderr, "iwx %s: %s\n", c->name, strerror(-err));
+		return IWX_EXIT_FAIL;
+	}
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "iwx %s: writing the output: %s\n", c->name, strerror(errno));
+		return IWX_EXIT_FAIL;
+	}
+	return IWX_EXIT_OK;
+}
+
+int cmd_status(int argc, char **argv)
+{
+	return admin_run(&status_cmd, argc, argv);
+}
+
+int cmd_conns(int argc, char **argv)
+{
+	return admin_run(&conns_cmd, argc, argv);
+}
+
+int cmd_stags(int argc, char **argv)
+{
+	return admin_run(&stags_cmd, argc, argv);
+}
+
+int cmd_counters(int argc, char **argv)
+{
+	return admin_run(&counters_cmd, argc, argv);
+}

@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `iwx status`, `conns`, `stags` and `counters` against two live iwxds (iwxd_pair.h):
+ * after a connection and one RDMA Write, what they print must match what was done.
+ * Then the failures: no daemon, a client that is not root, bad options. Run from the
+ * repository root, with build/iwx built.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "iwxd_pair.h"
+#include "testutil.h"
+
+#define IWX_BIN		"build/iwx"
+#define EXIT_FAIL	1	/* IWX_EXIT_FAIL of cli/decode.h: a runtime failure */
+#define EXIT_USAGE	2
+#define OUT_MAX		(64 << 10)
+
+#define SRC_LEN		(64 << 10)	/* a's source of the Write, in its arena */
+#define OUT_LEN		8192		/* a's region outside the arena */
+#define DST_LEN		(128 << 10)	/* b's target of the Write */
+
+static struct iwxd_pair pair;
+static struct endpoint a, b;
+static uint8_t outside[OUT_LEN];	/* process memory, not the arena */
+
+/* Run `build/iwx ARGS` (stderr with stdout) into out; its exit status, or -1. */
+__attribute__((format(printf, 3, 4)))
+static int run_iwx(char *out, size_t cap, const char *fmt, ...)
+{
+	char args[512], cmd[640];
+	size_t n = 0;
+	va_list ap;
+	FILE *p;
+	int st;
+
+	cr_assert_eq(access(IWX_BIN, X_OK), 0, IWX_BIN " is missing: build it first (make)");
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), IWX_BIN " %s 2>&1", args);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p, "popen %s", cmd);
+	while (n + 1 < cap && !feof(p)) {
+		size_t got = fread(out + n, 1, cap - 1 - n, p);
+
+		if (!got)
+			break;
+		n += got;
+	}
+	out[n] = 0;
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* How many times needle occurs in s. */
+static int count(const char *s, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* The number after "key": in s (the first one), or -1. */
+static int64_t json_num(const char *s, const char *key)
+{
+	char k[64];
+	const char *p;
+
+	snprintf(k, sizeof(k), "\"%s\": ", key);
+	p = strstr(s, k);
+	if (!p || p[strlen(k)] < '0' || p[strlen(k)] > '9')
+		return -1;
+	return strtoll(p + strlen(k), NULL, 10);
+}
+
+/* The line of s holding needle (a listing's object), into line; false if none. */
+static bool line_of(const char *s, const char *needle, char *line, size_t cap)
+{
+	const char *p = strstr(s, needle), *b, *e;
+
+	if (!p)
+		return false;
+	for (b = p; b > s && b[-1] != '\n'; b--)
+		;
+	e = strchr(p, '\n');
+	if (!e)
+		e = p + strlen(p);
+	snprintf(line, cap, "%.*s", (int)(e - b), b);
+	return true;
+}
+
+static void up(void)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root for namespaces and for iwx's admin requests");
+	cr_assert_eq(iwxd_pair_start(&pair, "--settle-ms 0"), 0);
+	cr_assert_eq(endpoint_open(&a, &pair, 0, 0), 0);
+	cr_assert_eq(endpoint_open(&b, &pair, 1, 0), 0);
+}
+
+static void down(void)
+{
+	if (a.dev)
+		endpoint_close(&a);
+	if (b.dev)
+		endpoint_close(&b);
+	iwxd_pair_stop(&pair);
+}
+
+/* Registrations on both sides, a connection, one RDMA Write from a to b. */
+struct setup {
+	struct iwx_mr	*src, *out, *dst;
+};
+
+static void connect_and_write(struct setup *s)
+{
+	uint8_t *src = iwx_alloc(a.dev, SRC_LEN), *dst = iwx_alloc(b.dev, DST_LEN);
+	struct iwx_wc wc;
+
+	cr_assert(src && dst);
+	fill_pattern(src, SRC_LEN, 7);
+	s->src = iwx_reg_mr(a.pd, src, SRC_LEN, 0);
+	s->out = iwx_reg_mr(a.pd, outside, OUT_LEN, IWX_ACCESS_LOCAL_WRITE |
+			    IWX_ACCESS_REMOTE_WRITE | IWX_ACCESS_REMOTE_READ);
+	s->dst = iwx_reg_mr(b.pd, dst, DST_LEN, IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE);
+	cr_assert(s->src && s->out && s->dst);
+	cr_assert_eq(endpoint_connect(&a, &b, false, NULL), 0);
+
+	struct iwx_send_wr w = {
+		.wr_id = 1, .opcode = IWX_WR_WRITE, .flags = IWX_WR_SIGNALED, .num_sge = 1,
+		.sge = { { (uintptr_t)src, SRC_LEN, s->src->lkey } }, .remote_addr = (uintptr_t)dst,
+		.rkey = s->dst->rkey,
+	};
+	cr_assert_eq(iwx_post_send(a.qp, &w), 0);
+	cr_assert_eq(endpoint_wc(&a, &wc), 0);
+	cr_assert_eq(wc.status, IWX_WC_SUCCESS, "write: %s", iwx_wc_status_name(wc.status));
+	/* the Write completes at a once sent: wait until b has placed it all */
+	for (int t = 0; t < 1000 && memcmp(dst, src, SRC_LEN); t++)
+		usleep(10000);
+	cr_assert_eq(memcmp(dst, src, SRC_LEN), 0, "b placed every byte of the Write");
+}
+
+TestSuite(cli_admin, .init = up, .fini = down, .timeout = 60);
+
+Test(cli_admin, conns_json)
+{
+	static char out[OUT_MAX];
+	struct setup s;
+	char want[64];
+
+	connect_and_write(&s);
+	cr_assert_eq(run_iwx(out, sizeof(out), "conns -s %s -j", pair.sock[0]), 0, "%s", out);
+	cr_assert_eq(count(out, "\"qp\": "), 1, "one queue pair on a:\n%s", out);
+	cr_assert_eq(json_num(out, "qp"), iwx_qp_num(a.qp), "%s", out);
+	cr_assert(strstr(out, "\"state\": \"rts\""), "%s", out);
+	cr_assert(strstr(out, "\"local_addr\": \"" NETNS_A4 "\""), "%s", out);
+	cr_assert(strstr(out, "\"peer_addr\": \"" NETNS_B4 "\""), "%s", out);
+	cr_assert_eq(json_num(out, "mpa_rev"), 2, "%s", out);
+	cr_assert(strstr(out, "\"crc\": true"), "%s", out);
+	cr_assert_gt(json_num(out, "peer_port"), 0, "%s", out);
+	cr_assert_gt(json_num(out, "tx_fpdus"), 0, "%s", out);
+	cr_assert_geq(json_num(out, "tx_bytes"), SRC_LEN, "%s", out);
+	cr_assert_gt(json_num(out, "emss"), 0, "%s", out);
+	cr_assert_eq(out[0], '[', "an array: %s", out);
+
+	/* b, the Responder: the same connection from the other end, and the bytes came in */
+	cr_assert_eq(run_iwx(out, sizeof(out), "conns --socket %s --json", pair.sock[1]), 0, "%s", out);
+	cr_assert_eq(count(out, "\"qp\": "), 1, "%s", out);
+	cr_assert(strstr(out, "\"state\": \"rts\""), "%s", out);
+	cr_assert(strstr(out, "\"peer_addr\": \"" NETNS_A4 "\""), "%s", out);
+	cr_assert_geq(json_num(out, "rx_bytes"), SRC_LEN, "%s", out);
+	snprintf(want, sizeof(want), "\"qp\": %u,", iwx_qp_num(b.qp));
+	cr_assert(strstr(out, want), "%s", out);
+}
+
+Test(cli_admin, stags_json)
+{
+	static char out[OUT_MAX];
+	char line[1024], key[64], want[64];
+	struct setup s;
+
+	connect_and_write(&s);
+	cr_assert_eq(run_iwx(out, sizeof(out), "stags -s %s -j", pair.sock[0]), 0, "%s", out);
+	cr_assert_eq(count(out, "\"stag\": "), 2, "a registered two regions:\n%s", out);
+
+	snprintf(key, sizeof(key), "\"stag\": \"0x%08x\"", s.src->lkey);
+	cr_assert(line_of(out, key, line, sizeof(line)), "%s not in\n%s", key, out);
+	cr_assert_eq(json_num(line, "len"), SRC_LEN, "%s", line);
+	cr_assert(strstr(line, "\"access\": []"), "no rights but local read: %s", line);
+	cr_assert(strstr(line, "\"valid\": true"), "%s", line);
+	cr_assert(strstr(line, "\"in_arena\": true"), "%s", line);
+	snprintf(want, sizeof(want), "\"base_to\": \"0x%" PRIxPTR "\"", (uintptr_t)s.src->addr);
+	cr_assert(strstr(line, want), "%s in %s", want, line);
+
+	snprintf(key, sizeof(key), "\"stag\": \"0x%08x\"", s.out->lkey);
+	cr_assert(line_of(out, key, line, sizeof(line)), "%s not in\n%s", key, out);
+	cr_assert_eq(json_num(line, "len"), OUT_LEN, "%s", line);
+	cr_assert(strstr(line, "\"access\": [\"lw\", \"rw\", \"rr\"]"), "%s", line);
+	cr_assert(strstr(line, "\"in_arena\": false"), "process memory: %s", line);
+
+	cr_assert_eq(run_iwx(out, sizeof(out), "stags -s %s -j", pair.sock[1]), 0, "%s", out);
+	cr_assert_eq(count(out, "\"stag\": "), 1, "%s", out);
+	snprintf(key, sizeof(key), "\"stag\": \"0x%08x\"", s.dst->rkey);
+	cr_assert(line_of(out, key, line, sizeof(line)), "%s not in\n%s", key, out);
+	cr_assert_eq(json_num(line, "len"), DST_LEN, "%s", line);
+	cr_assert(strstr(line, "\"access\": [\"lw\", \"rw\"]"), "%s", line);
+}
+
+Test(cli_admin, status_and_counters_json)
+{
+	static char out[OUT_MAX];
+	struct setup s;
+
+	connect_and_write(&s);
+	cr_assert_eq(run_iwx(out, sizeof(out), "status -s %s -j", pair.sock[0]), 0, "%s", out);
+	cr_assert_eq(out[0], '{', "one object: %s", out);
+	cr_assert_eq(json_num(out, "qps"), 1, "%s", out);
+	cr_assert_eq(json_num(out, "clients"), 1, "%s", out);
+	cr_assert_eq(json_num(out, "mrs"), 2, "%s", out);
+	cr_assert_eq(json_num(out, "pid"), pair.pid[0], "%s", out);
+	cr_assert_eq(json_num(out, "settle_ms"), 0, "%s", out);
+	cr_assert_eq(json_num(out, "conns_established"), 1, "%s", out);
+	cr_assert_gt(json_num(out, "tx_fpdus"), 0, "the writer sent FPDUs: %s", out);
+	cr_assert_geq(json_num(out, "tx_bytes"), SRC_LEN, "%s", out);
+	cr_assert_leq(json_num(out, "tx_fpdus_aligned"), json_num(out, "tx_fpdus"), "%s", out);
+	cr_assert(strstr(out, "\"crc_default\": true"), "%s", out);
+	cr_assert_geq(json_num(out, "aligned_pct"), 0, "a share once FPDUs went: %s", out);
+
+	cr_assert_eq(run_iwx(out, sizeof(out), "status -s %s -j", pair.sock[1]), 0, "%s", out);
+	cr_assert_eq(json_num(out, "qps"), 1, "%s", out);
+	cr_assert_gt(json_num(out, "rx_fpdus"), 0, "the target received FPDUs: %s", out);
+	/* the target of a Write sends no FPDU (unless the daemon adds some): no share then */
+	if (json_num(out, "tx_fpdus") == 0)
+		cr_assert(strstr(out, "\"aligned_pct\": null"), "nothing sent, no share: %s", out);
+	else
+		cr_assert_geq(json_num(out, "aligned_pct"), 0, "%s", out);
+
+	cr_assert_eq(run_iwx(out, sizeof(out), "counters -s %s -j", pair.sock[0]), 0, "%s", out);
+	cr_assert_gt(json_num(out, "tx_fpdus"), 0, "%s", out);
+	cr_assert_eq(json_num(out, "qps"), -1, "counters only: %s", out);
+	cr_assert_eq(run_iwx(out, sizeof(out), "counters -s %s", pair.sock[0]), 0, "%s", out);
+	cr_assert(strstr(out, "COUNTER") && strstr(out, "conns_established"), "%s", out);
+}
+
+Test(cli_admin, human_output)
+{
+	static char out[OUT_MAX];
+	char want[64];
+	struct setup s;
+
+	connect_and_write(&s);
+	cr_assert_eq(run_iwx(out, sizeof(out), "conns -s %s", pair.sock[0]), 0, "%s", out);
+	cr_assert_eq(strncmp(out, "QP  CLIENT  STATE", 17), 0, "header first:\n%s", out);
+	cr_assert_eq(count(out, "\n"), 2, "a header and one queue pair:\n%s", out);
+	cr_assert(strstr(out, NETNS_B4 ":"), "%s", out);
+	cr_assert(strstr(out, NETNS_A4 ":"), "%s", out);
+	cr_assert(strstr(out, " rts "), "%s", out);
+
+	cr_assert_eq(run_iwx(out, sizeof(out), "stags -s %s", pair.sock[0]), 0, "%s", out);
+	cr_assert_eq(strncmp(out, "STAG", 4), 0, "%s", out);
+	snprintf(want, sizeof(want), "0x%08x", s.out->lkey);
+	cr_assert(strstr(out, want), "%s", out);
+	cr_assert(strstr(out, "lw rw rr"), "%s", out);
+	cr_assert(strstr(out, "-- -- --"), "%s", out);
+	cr_assert(strstr(out, "process memory"), "%s", out);
+
+	cr_assert_eq(run_iwx(out, sizeof(out), "status -s %s", pair.sock[0]), 0, "%s", out);
+	cr_assert(strstr(out, pair.sock[0]), "%s", out);
+	cr_assert(strstr(out, "queue pairs"), "%s", out);
+	cr_assert(strstr(out, "sent whole to TCP"), "%s", out);
+}
+
+/* More STags than one message holds: the parts of the reply are joined, none lost. */
+Test(cli_admin, stags_in_parts)
+{
+	const int n = 5000;	/* a part holds about 2000 */
+	static char out[2 << 20];
+	uint8_t *buf = iwx_alloc(a.dev, 4096);
+
+	cr_assert_not_null(buf);
+	for (int i = 0; i < n; i++)
+		cr_assert_not_null(iwx_reg_mr(a.pd, buf, 64 + i, IWX_ACCESS_LOCAL_WRITE), "MR %d", i);
+	cr_assert_eq(run_iwx(out, sizeof(out), "stags -s %s -j", pair.sock[0]), 0);
+	cr_assert_eq(count(out, "\"stag\": "), n);
+	cr_assert(strstr(out, "\"len\": 64}"));
+	cr_assert(strstr(out, "\"len\": 5063}"));
+	cr_assert_eq(run_iwx(out, sizeof(out), "stags -s %s", pair.sock[0]), 0);
+	cr_assert_eq(count(out, "\n"), n + 1, "a header and a line per STag");
+	cr_assert_eq(run_iwx(out, sizeof(out), "status -s %s -j", pair.sock[0]), 0);
+	cr_assert_eq(json_num(out, "mrs"), n, "%s", out);
+}
+
+/* A client that is neither root nor in iwxd's group. */
+Test(cli_admin, not_root)
+{
+	char out[1024];
+	int fd[2], st;
+	ssize_t n;
+	pid_t pid;
+
+	cr_assert_eq(pipe(fd), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		dup2(fd[1], 2);
+		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(125);
+		execl(IWX_BIN, "iwx", "status", "-s", pair.sock[0], (char *)NULL);
+		_exit(126);
+	}
+	close(fd[1]);
+	n = read(fd[0], out, sizeof(out) - 1);
+	close(fd[0]);
+	out[n > 0 ? n : 0] = 0;
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 126)
+		cr_skip_test("nobody may not run " IWX_BIN " here");
+	cr_assert_eq(WEXITSTATUS(st), EXIT_FAIL, "%s", out);
+	cr_assert(strstr(out, "permission denied: only root may inspect iwxd"), "%s", out);
+	cr_assert(strstr(out, pair.sock[0]), "%s", out);
+}
+
+/* ------------------------------------------------ without a daemon */
+
+Test(cli_admin_usage, no_daemon)
+{
+	static const char *const cmds[] = { "status", "conns", "stags", "counters" };
+	char out[4096];
+
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		cr_assert_eq(run_iwx(out, sizeof(out), "%s -s /nonexistent.sock", cmds[i]), EXIT_FAIL,
+			     "%s: %s", cmds[i], out);
+		cr_assert(strstr(out, "/nonexistent.sock"), "names the socket: %s", out);
+		cr_assert(strstr(out, "iwxd -s /nonexistent.sock"), "says how to start: %s", out);
+	}
+	/* $IWX_SOCKET is the default */
+	cr_assert_eq(setenv("IWX_SOCKET", "/nonexistent-env.sock", 1), 0);
+	cr_assert_eq(run_iwx(out, sizeof(out), "status"), EXIT_FAIL, "%s", out);
+	unsetenv("IWX_SOCKET");
+	cr_assert(strstr(out, "/nonexistent-env.sock"), "%s", out);
+}
+
+Test(cli_admin_usage, bad_usage)
+{
+	static const char *const cmds[] = { "status", "conns", "stags", "counters" };
+	char out[8192];
+
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		const char *c = cmds[i];
+
+		cr_assert_eq(run_iwx(out, sizeof(out), "%s --bogus", c), EXIT_USAGE, "%s", out);
+		cr_assert(strstr(out, "--bogus") && strstr(out, "--help"), "%s", out);
+		cr_assert_eq(run_iwx(out, sizeof(out), "%s extra", c), EXIT_USAGE, "%s", out);
+		cr_assert(strstr(out, "extra"), "%s", out);
+		cr_assert_eq(run_iwx(out, sizeof(out), "%s -s", c), EXIT_USAGE, "%s", out);
+		cr_assert_eq(run_iwx(out, sizeof(out), "%s -j -s /x.sock more", c), EXIT_USAGE, "%s", out);
+		cr_assert_eq(run_iwx(out, sizeof(out), "%s --help", c), 0, "%s", out);
+		cr_assert(strstr(out, "usage: iwx ") && strstr(out, "-s, --socket SOCKET") &&
+			  strstr(out, "-j, --json"), "%s", out);
+		cr_assert_eq(run_iwx(out, sizeof(out), "help %s", c), 0, "%s", out);
+	}
+	cr_assert_eq(run_iwx(out, sizeof(out), "--help"), 0, "%s", out);
+	cr_assert(strstr(out, "status") && strstr(out, "conns") && strstr(out, "stags") &&
+		  strstr(out, "counters"), "the commands are listed: %s", out);
+}
