@@ -24,7 +24,7 @@
 #include <iwx/ipc.h>
 
 #include "admin.h"
-#include "decode.h"
+#include "exit.h"
 
 #define REPLY_TIMEOUT_S	5	/* iwxd answers from its loop at once: longer means it is stuck */
 
@@ -431,6 +431,7 @@ static const char *access_str(char *buf, size_t cap, uint8_t access)
 
 /* The fields of struct iwx_ipc_status that only grow: `iwx counters`, in this order. */
 #define COUNTER(f)	{ #f, offsetof(struct iwx_ipc_status, f) }
+#define TRAFFIC(f)	{ #f, offsetof(struct iwx_ipc_status, traffic.f) }
 
 static const struct {
 	const char	*name;
@@ -438,8 +439,8 @@ static const struct {
 } counters[] = {
 	COUNTER(conns_established), COUNTER(conns_failed), COUNTER(conns_rejected),
 	COUNTER(terms_sent), COUNTER(terms_received),
-	COUNTER(tx_fpdus), COUNTER(rx_fpdus), COUNTER(tx_bytes), COUNTER(rx_bytes),
-	COUNTER(tx_fpdus_aligned), COUNTER(placed_segments), COUNTER(doorbells), COUNTER(wakeups),
+	TRAFFIC(tx_fpdus), TRAFFIC(rx_fpdus), TRAFFIC(tx_bytes), TRAFFIC(rx_bytes),
+	TRAFFIC(tx_fpdus_aligned), TRAFFIC(placed_segments), COUNTER(doorbells), COUNTER(wakeups),
 };
 
 #define NCOUNTERS	(sizeof(counters) / sizeof(counters[0]))
@@ -497,7 +498,7 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 		json_u64(&j, "listeners", s->listeners);
 		json_u64(&j, "conns_pending", s->conns_pending);
 		json_counters(&j, s);
-		json_pct(&j, "aligned_pct", s->tx_fpdus_aligned, s->tx_fpdus);
+		json_pct(&j, "aligned_pct", s->traffic.tx_fpdus_aligned, s->traffic.tx_fpdus);
 		json_close(&j, '}');
 		return 0;
 	}
@@ -522,14 +523,14 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	LINE("Terminates sent", "%" PRIu64, s->terms_sent);
 	LINE("Terminates received", "%" PRIu64, s->terms_received);
 	puts("traffic");
-	LINE("FPDUs sent", "%" PRIu64, s->tx_fpdus);
-	LINE("FPDUs received", "%" PRIu64, s->rx_fpdus);
-	LINE("bytes sent", "%" PRIu64 " (%s)", s->tx_bytes, bytes_str(a, sizeof(a), s->tx_bytes));
-	LINE("bytes received", "%" PRIu64 " (%s)", s->rx_bytes, bytes_str(a, sizeof(a), s->rx_bytes));
+	LINE("FPDUs sent", "%" PRIu64, s->traffic.tx_fpdus);
+	LINE("FPDUs received", "%" PRIu64, s->traffic.rx_fpdus);
+	LINE("bytes sent", "%" PRIu64 " (%s)", s->traffic.tx_bytes, bytes_str(a, sizeof(a), s->traffic.tx_bytes));
+	LINE("bytes received", "%" PRIu64 " (%s)", s->traffic.rx_bytes, bytes_str(a, sizeof(a), s->traffic.rx_bytes));
 	LINE("sent whole to TCP", "%s (%" PRIu64 " of %" PRIu64 " FPDUs)",
-	     pct_str(b, sizeof(b), s->tx_fpdus_aligned, s->tx_fpdus), s->tx_fpdus_aligned,
-	     s->tx_fpdus);
-	LINE("placed segments", "%" PRIu64, s->placed_segments);
+	     pct_str(b, sizeof(b), s->traffic.tx_fpdus_aligned, s->traffic.tx_fpdus), s->traffic.tx_fpdus_aligned,
+	     s->traffic.tx_fpdus);
+	LINE("placed segments", "%" PRIu64, s->traffic.placed_segments);
 	LINE("doorbells", "%" PRIu64, s->doorbells);
 	LINE("wakeups", "%" PRIu64, s->wakeups);
 	return 0;
@@ -615,13 +616,13 @@ static void json_conn(struct json *j, const struct iwx_ipc_conn_info *c)
 		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 			json_null(j, keys[i]);
 	}
-	json_u64(j, "tx_fpdus", c->tx_fpdus);
-	json_u64(j, "tx_bytes", c->tx_bytes);
-	json_u64(j, "rx_fpdus", c->rx_fpdus);
-	json_u64(j, "rx_bytes", c->rx_bytes);
-	json_u64(j, "tx_fpdus_aligned", c->tx_fpdus_aligned);
-	json_pct(j, "aligned_pct", c->tx_fpdus_aligned, c->tx_fpdus);
-	json_u64(j, "placed_segments", c->placed_segments);
+	json_u64(j, "tx_fpdus", c->traffic.tx_fpdus);
+	json_u64(j, "tx_bytes", c->traffic.tx_bytes);
+	json_u64(j, "rx_fpdus", c->traffic.rx_fpdus);
+	json_u64(j, "rx_bytes", c->traffic.rx_bytes);
+	json_u64(j, "tx_fpdus_aligned", c->traffic.tx_fpdus_aligned);
+	json_pct(j, "aligned_pct", c->traffic.tx_fpdus_aligned, c->traffic.tx_fpdus);
+	json_u64(j, "placed_segments", c->traffic.placed_segments);
 	json_close(j, '}');
 }
 
@@ -671,11 +672,11 @@ static int show_conns(void *buf, size_t n, const struct admin_opts *o)
 			for (unsigned k = 5; k <= 9; k++)
 				cell(&t, i, k, "-");
 		}
-		cell(&t, i, 10, "%" PRIu64, c->tx_fpdus);
-		cell(&t, i, 11, "%s", bytes_str(s, sizeof(s), c->tx_bytes));
-		cell(&t, i, 12, "%" PRIu64, c->rx_fpdus);
-		cell(&t, i, 13, "%s", bytes_str(s, sizeof(s), c->rx_bytes));
-		cell(&t, i, 14, "%s", pct_str(s, sizeof(s), c->tx_fpdus_aligned, c->tx_fpdus));
+		cell(&t, i, 10, "%" PRIu64, c->traffic.tx_fpdus);
+		cell(&t, i, 11, "%s", bytes_str(s, sizeof(s), c->traffic.tx_bytes));
+		cell(&t, i, 12, "%" PRIu64, c->traffic.rx_fpdus);
+		cell(&t, i, 13, "%s", bytes_str(s, sizeof(s), c->traffic.rx_bytes));
+		cell(&t, i, 14, "%s", pct_str(s, sizeof(s), c->traffic.tx_fpdus_aligned, c->traffic.tx_fpdus));
 	}
 	table_print(&t, stdout);
 	return 0;

@@ -32,22 +32,6 @@ static void listing_add(struct listing *l, const void *e)
 	memcpy(l->buf + (size_t)l->n++ * l->esize, e, l->esize);
 }
 
-static void qp_counters(const struct vqp *q, struct iwx_qp_stats *s)
-{
-	*s = q->gone;
-	if (q->eng) {
-		struct iwx_qp_stats live;
-
-		iwx_qp_stats(q->eng, &live);
-		s->tx_fpdus += live.tx_fpdus;
-		s->rx_fpdus += live.rx_fpdus;
-		s->tx_bytes += live.tx_bytes;
-		s->rx_bytes += live.rx_bytes;
-		s->tx_fpdus_aligned += live.tx_fpdus_aligned;
-		s->placed_segments += live.placed_segments;
-	}
-}
-
 static int count_mr(const struct iwx_mr *mr, void *ctx)
 {
 	(void)mr;
@@ -58,7 +42,6 @@ static int count_mr(const struct iwx_mr *mr, void *ctx)
 static void status(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *req)
 {
 	struct iwx_ipc_status s = d->st;
-	struct iwx_qp_stats t = d->gone;
 
 	s.version = IWX_IPC_VERSION;
 	s.pid = getpid();
@@ -73,26 +56,16 @@ static void status(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *r
 		s.listeners++;
 	for (struct pconn *p = d->pconns; p; p = p->next)
 		s.conns_pending++;
+	s.traffic = d->gone;
 	for (struct vqp *q = d->qps; q; q = q->next) {
 		struct iwx_qp_stats qs;
 
 		s.qps++;
-		qp_counters(q, &qs);
-		t.tx_fpdus += qs.tx_fpdus;
-		t.rx_fpdus += qs.rx_fpdus;
-		t.tx_bytes += qs.tx_bytes;
-		t.rx_bytes += qs.rx_bytes;
-		t.tx_fpdus_aligned += qs.tx_fpdus_aligned;
-		t.placed_segments += qs.placed_segments;
+		vqp_stats(q, &qs);
+		vqp_stats_add(&s.traffic, &qs);
 	}
 	s.pds = iwx_mem_pd_count(d->mem);
 	iwx_mem_for_each(d->mem, count_mr, &s.mrs);
-	s.tx_fpdus = t.tx_fpdus;
-	s.rx_fpdus = t.rx_fpdus;
-	s.tx_bytes = t.tx_bytes;
-	s.rx_bytes = t.rx_bytes;
-	s.tx_fpdus_aligned = t.tx_fpdus_aligned;
-	s.placed_segments = t.placed_segments;
 	session_reply(d, c, req, 0, &s, sizeof(s), NULL, 0);
 }
 
@@ -106,15 +79,8 @@ static void list_conns(struct iwxd *d, struct listing *l)
 			.emss = q->est.emss, .local_addr = q->est.local_addr,
 			.peer_addr = q->est.peer_addr,
 		};
-		struct iwx_qp_stats s;
 
-		qp_counters(q, &s);
-		e.tx_fpdus = s.tx_fpdus;
-		e.rx_fpdus = s.rx_fpdus;
-		e.tx_bytes = s.tx_bytes;
-		e.rx_bytes = s.rx_bytes;
-		e.tx_fpdus_aligned = s.tx_fpdus_aligned;
-		e.placed_segments = s.placed_segments;
+		vqp_stats(q, &e.traffic);
 		listing_add(l, &e);
 	}
 }

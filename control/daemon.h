@@ -175,6 +175,9 @@ void vqp_service(struct iwxd *d, struct vqp *q);
 void vqp_timers(struct iwxd *d, struct vqp *q, uint64_t now, uint64_t *next);
 /* Graceful close (FIN after what TCP holds); the peer's close, or a time-out, ends it. */
 int vqp_disconnect(struct iwxd *d, struct vqp *q);
+/* q's traffic: its engine's, and that of engines it had before (it may reconnect). */
+void vqp_stats(const struct vqp *q, struct iwx_qp_stats *s);
+void vqp_stats_add(struct iwx_qp_stats *to, const struct iwx_qp_stats *s);
 /* Set or clear need_wakeup on every queue pair; the loop does so around its sleep. */
 void vqp_need_wakeup(struct iwxd *d, bool on);
 struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *memfd, int *err);

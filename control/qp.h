@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <iwx/ipc.h>
 #include <iwx/mpa_rx.h>
 #include <iwx/mpa_setup.h>
 #include <iwx/rdmap.h>
@@ -76,12 +77,7 @@ bool iwx_qp_tx_idle(const struct iwx_qp *qp);
  */
 bool iwx_qp_error(const struct iwx_qp *qp, struct iwx_term_cause *cause, bool *local);
 
-/* Counters for `iwx status`. */
-struct iwx_qp_stats {
-	uint64_t	tx_fpdus, rx_fpdus, tx_bytes, rx_bytes;
-	uint64_t	tx_fpdus_aligned;	/* handed to TCP whole in one send(): an upper bound on segment starts */
-	uint64_t	placed_segments;	/* payload received straight into its target */
-};
+/* Counters for `iwx status` (struct iwx_qp_stats is in iwx/ipc.h: iwxd reports them as they are). */
 void iwx_qp_stats(const struct iwx_qp *qp, struct iwx_qp_stats *st);
 
 #endif /* IWX_QP_H */

@@ -223,7 +223,7 @@ static void set_state(struct vqp *q, enum iwx_shq_state s)
 	__atomic_store_n(&q->sh->state, s, __ATOMIC_RELEASE);
 }
 
-static void add_stats(struct iwx_qp_stats *to, const struct iwx_qp_stats *s)
+void vqp_stats_add(struct iwx_qp_stats *to, const struct iwx_qp_stats *s)
 {
 	to->tx_fpdus += s->tx_fpdus;
 	to->rx_fpdus += s->rx_fpdus;
@@ -246,7 +246,7 @@ static void engine_stop(struct vqp *q, bool abortive)
 	}
 	if (q->eng) {
 		iwx_qp_stats(q->eng, &s);
-		add_stats(&q->gone, &s);
+		vqp_stats_add(&q->gone, &s);
 		iwx_qp_destroy(q->eng);	/* closes tcp_fd */
 		q->eng = NULL;
 	} else if (q->tcp_fd >= 0) {
@@ -478,6 +478,17 @@ int vqp_disconnect(struct iwxd *d, struct vqp *q)
 	return 0;
 }
 
+void vqp_stats(const struct vqp *q, struct iwx_qp_stats *s)
+{
+	*s = q->gone;
+	if (q->eng) {
+		struct iwx_qp_stats live;
+
+		iwx_qp_stats(q->eng, &live);
+		vqp_stats_add(s, &live);
+	}
+}
+
 void vqp_need_wakeup(struct iwxd *d, bool on)
 {
 	for (struct vqp *q = d->qps; q; q = q->next)
@@ -499,7 +510,7 @@ void vqp_destroy(struct iwxd *d, struct vqp *q)
 			break;
 		}
 	}
-	add_stats(&d->gone, &q->gone);
+	vqp_stats_add(&d->gone, &q->gone);
 	q->scq->users--;
 	q->rcq->users--;
 	munmap(q->sh, q->map_size);

@@ -112,9 +112,6 @@ tshark -r "$out/demo.pcap" -Y iwarp_rdma.opcode -T fields -e iwarp_rdma.opcode 2
 tshark -r "$out/demo.pcap" -V 2>/dev/null | grep -o 'Good CRC32\|Bad CRC32' | sort | uniq -c |
 	sed 's/^/   CRC verdicts: /'
 
-# `iwx status` comes with the daemon's admin commands; older builds lack it
-if build/iwx --help 2>&1 | grep -qE '^[[:space:]]+status[[:space:]]'; then
-	echo
-	echo "== iwx status of the client's iwxd ($ns_a)"
-	build/iwx status -s "$out/iwxd-a.sock" | sed 's/^/   /'
-fi
+echo
+echo "== iwx status of the client's iwxd ($ns_a)"
+build/iwx status -s "$out/iwxd-a.sock" | sed 's/^/   /'

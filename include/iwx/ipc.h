@@ -138,6 +138,16 @@ struct iwx_ipc_event {
 	struct sockaddr_storage	local_addr, peer_addr;
 };
 
+/*
+ * A queue pair's traffic, as its engine counts it and iwxd reports it. Bytes are those
+ * of the TCP stream: MPA framing, markers and CRC included.
+ */
+struct iwx_qp_stats {
+	uint64_t	tx_fpdus, rx_fpdus, tx_bytes, rx_bytes;
+	uint64_t	tx_fpdus_aligned;	/* handed to TCP whole in one send(): an upper bound on segment starts */
+	uint64_t	placed_segments;	/* payload received straight into its target */
+};
+
 /* STATUS reply: the daemon and its counters. */
 struct iwx_ipc_status {
 	uint32_t	version, pid;
@@ -146,20 +156,18 @@ struct iwx_ipc_status {
 	uint32_t	crc_default, settle_ms;
 	uint64_t	conns_established, conns_failed, conns_rejected;
 	uint64_t	terms_sent, terms_received;
-	uint64_t	tx_fpdus, rx_fpdus, tx_bytes, rx_bytes;
-	uint64_t	tx_fpdus_aligned, placed_segments;	/* of queue pairs alive and gone */
+	struct iwx_qp_stats traffic;		/* of queue pairs alive and gone */
 	uint64_t	doorbells, wakeups;
 };
 
-/* LIST_CONNS entry: one queue pair. */
+/* LIST_CONNS entry: one queue pair; the MPA fields hold what was agreed once mpa_rev != 0. */
 struct iwx_ipc_conn_info {
 	uint32_t		qp, client, pd, state;	/* state: IWX_SHQ_* */
 	uint8_t			mpa_rev, crc, markers_rx, markers_tx;
 	uint16_t		ird, ord;
 	uint32_t		emss;
 	struct sockaddr_storage	local_addr, peer_addr;
-	uint64_t		tx_fpdus, rx_fpdus, tx_bytes, rx_bytes;
-	uint64_t		tx_fpdus_aligned, placed_segments;
+	struct iwx_qp_stats	traffic;
 };
 
 /* LIST_STAGS entry: one registered region. */
