@@ -147,7 +147,8 @@ $(ASAN_IWXD): $(DAEMON_SRCS) $(ENGINE_SRCS) $(LIB_SRCS) $(wildcard control/*.h l
 
 test-asan: $(ASAN_BIN) $(ASAN_IWXD) $(CLI_BIN)
 	$(call msg,TEST,$(ASAN_BIN) under ASan/UBSan)
-	$(Q)IWX_IWXD=$(ASAN_IWXD) $(ASAN_BIN) --jobs 2 > $(BUILD)/asan/unit.log 2>&1; st=$$?; \
+	$(Q)IWX_IWXD=$(ASAN_IWXD) LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp) \
+		$(ASAN_BIN) --jobs 2 > $(BUILD)/asan/unit.log 2>&1; st=$$?; \
 	if [ $$st -ne 0 ] || grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' $(BUILD)/asan/unit.log; then \
 		grep -E -A25 'ERROR: (Address|Leak)Sanitizer|runtime error:|FAIL' $(BUILD)/asan/unit.log | head -80; \
 		tail -1 $(BUILD)/asan/unit.log; exit 1; \

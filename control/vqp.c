@@ -217,10 +217,25 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 	return q;
 }
 
+/* Seen by the client before the rings are read again (pairs with iwx_post_recv's fence). */
 static void set_state(struct vqp *q, enum iwx_shq_state s)
 {
 	q->state = s;
-	__atomic_store_n(&q->sh->state, s, __ATOMIC_RELEASE);
+	__atomic_store_n(&q->sh->state, s, __ATOMIC_SEQ_CST);
+}
+
+/* Wait on the stream for events (0: not at all, so that not even a hang-up wakes us). */
+static void tcp_interest(struct iwxd *d, struct vqp *q, uint32_t events)
+{
+	if (events == q->tcp_events)
+		return;
+	if (!q->tcp_events)
+		watch_add(d, &q->tcp_w, events);
+	else if (!events)
+		watch_del(d, &q->tcp_w);
+	else
+		watch_mod(d, &q->tcp_w, events);
+	q->tcp_events = events;
 }
 
 void vqp_stats_add(struct iwx_qp_stats *to, const struct iwx_qp_stats *s)
@@ -277,7 +292,7 @@ static void stream_ended(struct iwxd *d, struct vqp *q)
 	log_info("qp %u: stream ended: %s%s", q->num,
 		 ev.terminated ? iwx_term_ecode_name(cause.layer, cause.etype, cause.ecode) :
 		 "closed", ev.terminated ? (local ? " (Terminate sent)" : " (Terminate received)") : "");
-	watch_del(d, &q->tcp_w);
+	tcp_interest(d, q, 0);
 	engine_stop(q, false);
 	set_state(q, IWX_SHQ_ERROR);
 	q->announced = true;
@@ -291,6 +306,7 @@ static void start_engine(struct iwxd *d, struct vqp *q)
 	q->start_ms = 0;
 	q->eng = iwx_qp_create(q->tcp_fd, &q->agreed, q->est.emss, d->mem, q->pd, &attr);
 	q->tcp_w.fd = q->tcp_fd;
+	q->tcp_events = EPOLLIN;
 	if (!q->eng || watch_add(d, &q->tcp_w, EPOLLIN)) {
 		struct iwx_ipc_event ev = q->est;
 
@@ -302,7 +318,6 @@ static void start_engine(struct iwxd *d, struct vqp *q)
 		session_event(d, q->owner, &ev);
 		return;
 	}
-	q->tcp_events = EPOLLIN;
 	vqp_service(d, q);
 }
 
@@ -398,21 +413,26 @@ void vqp_service(struct iwxd *d, struct vqp *q)
 		log_warn("client %u: qp %u: ring indices out of range: queue pair abandoned",
 			 q->owner->id, q->num);
 		q->corrupt = true;
-		if (q->eng)
-			watch_del(d, &q->tcp_w);
+		tcp_interest(d, q, 0);
 		engine_stop(q, true);
 		set_state(q, IWX_SHQ_ERROR);
 		return;
 	}
 	if (q->eng) {
 		bool want_write = false;
-		uint32_t events;
 
 		drain(q);
-		if (!q->backlog) {
-			move_ring(q, true);	/* receives first: a Send for them may be in */
-			move_ring(q, false);
+		if (q->backlog) {
+			/*
+			 * Completions wait for room in the client's CQs: take in neither work nor
+			 * stream data (a Send could arrive before its receive leaves the ring).
+			 * TCP holds the data; the client's poll rings the doorbell.
+			 */
+			tcp_interest(d, q, 0);
+			return;
 		}
+		move_ring(q, true);	/* receives first: a Send for them may be in */
+		move_ring(q, false);
 		iwx_qp_progress(q->eng, &want_write);
 		/* the state says error before the first flushed completion can be seen */
 		if (iwx_qp_get_state(q->eng) != IWX_QP_RTS && q->state == IWX_SHQ_RTS)
@@ -427,11 +447,7 @@ void vqp_service(struct iwxd *d, struct vqp *q)
 		if (iwx_qp_get_state(q->eng) == IWX_QP_ERROR && !q->backlog) {
 			stream_ended(d, q);
 		} else {
-			events = EPOLLIN | (want_write ? EPOLLOUT : 0);
-			if (events != q->tcp_events) {
-				watch_mod(d, &q->tcp_w, events);
-				q->tcp_events = events;
-			}
+			tcp_interest(d, q, EPOLLIN | (want_write ? EPOLLOUT : 0));
 			return;
 		}
 	}
@@ -501,8 +517,7 @@ void vqp_destroy(struct iwxd *d, struct vqp *q)
 {
 	if (q->setup)
 		cm_pconn_free(d, q->setup);
-	if (q->eng)
-		watch_del(d, &q->tcp_w);
+	tcp_interest(d, q, 0);
 	engine_stop(q, true);
 	for (struct vqp **pp = &d->qps; *pp; pp = &(*pp)->next) {
 		if (*pp == q) {

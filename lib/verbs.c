@@ -344,7 +344,14 @@ int iwx_post_recv(struct iwx_qp *qp, const struct iwx_recv_wr *wr)
 		return -ENOMEM;
 	memcpy(iwx_ring_entry(&qp->rq, 0), wr, sizeof(*wr));
 	iwx_ring_produce(&qp->rq, 1);
-	client_doorbell(qp->dev, &qp->sh->need_wakeup, false);
+	/*
+	 * iwxd takes receives in before it reads the stream, so a connected queue pair
+	 * needs no doorbell for them; one in error does, for the flush. The fence pairs
+	 * with iwxd's: it publishes the error before it flushes the ring.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (iwx_qp_state(qp) == IWX_QPS_ERROR)
+		client_doorbell(qp->dev, &qp->sh->need_wakeup, false);
 	return 0;
 }
 

@@ -424,3 +424,53 @@ Test(daemon, traffic_decodes_cleanly_in_tshark)
 	cr_assert_eq(v.bad_crcs, 0);
 	cr_assert_eq(v.warnings, 0);
 }
+
+/*
+ * A receiver whose small CQ is full, not polling: receives it posts meanwhile must be
+ * in place before the daemon reads further Sends (else: a Terminate for want of a
+ * buffer that was posted). Everything lands, in order, once it polls.
+ */
+Test(daemon, receives_posted_while_the_cq_is_full)
+{
+	struct iwx_cq *small = iwx_create_cq(b.dev, 2);
+	struct endpoint bs = { .dev = b.dev, .pd = b.pd, .cq = small };
+	struct buf src = buf_new(&a, 6 * 100, 0, false), rbuf = buf_new(&b, 6 * 100, IWX_ACCESS_LOCAL_WRITE, false);
+	struct iwx_wc wc[6];
+	int got = 0;
+
+	cr_assert_not_null(small);
+	cr_assert_eq(iwx_poll_cq(small, 6, wc), 0);
+	bs.qp = iwx_create_qp(b.pd, &(struct iwx_qp_init_attr){ .send_cq = small, .recv_cq = small });
+	cr_assert_not_null(bs.qp);
+	fill_pattern(src.p, 600, 77);
+	for (int i = 0; i < 2; i++)
+		post_recv(&bs, i, &(struct buf){ rbuf.p + i * 100, 100, rbuf.mr }, 100);
+	cr_assert_eq(endpoint_connect(&a, &bs, false, NULL), 0);
+	for (int i = 0; i < 6; i++) {
+		struct iwx_send_wr s = { .wr_id = i, .opcode = IWX_WR_SEND, .flags = IWX_WR_SIGNALED,
+					 .num_sge = 1, .sge = { sge_of(&src, i * 100, 100) } };
+
+		if (i == 2) {
+			usleep(200000);	/* the first two fill the receiver's CQ */
+			for (int k = 2; k < 6; k++)
+				post_recv(&bs, k, &(struct buf){ rbuf.p + k * 100, 100, rbuf.mr }, 100);
+			usleep(100000);
+		}
+		cr_assert_eq(iwx_post_send(a.qp, &s), 0);
+	}
+	for (int i = 0; i < 6; i++)
+		expect_wc(&a, i, IWX_WC_SEND);
+	usleep(200000);	/* the Sends reach the receiver's daemon while its CQ is still full */
+	cr_assert_eq(iwx_qp_state(bs.qp), IWX_QPS_RTS, "no Terminate while the receiver waited");
+	while (got < 6) {
+		int n = iwx_wait_cq(small, 6 - got, wc + got, 5000);
+
+		cr_assert_gt(n, 0, "completion %d", got);
+		got += n;
+	}
+	for (int i = 0; i < 6; i++) {
+		cr_assert_eq(wc[i].status, IWX_WC_SUCCESS, "receive %d: %s", i, iwx_wc_status_name(wc[i].status));
+		cr_assert_eq(wc[i].wr_id, (uint64_t)i);
+	}
+	cr_assert_eq(memcmp(rbuf.p, src.p, 600), 0);
+}
