@@ -212,11 +212,22 @@ $(BENCH_BIN): tests/bench/bench_proto.c $(LIB_A) $(HEADERS)
 bench: $(BENCH_BIN)
 	$(Q)$(BENCH_BIN)
 
-# The engine against plain TCP between two namespaces: scripts/bench-engine.sh runs it.
-$(BUILD)/bench/bench_engine: tests/bench/bench_engine.c $(ENGINE_SRCS) $(wildcard control/*.h) $(LIB_A)
+# RDMA between two namespaces beside plain TCP and iperf3: scripts/bench.sh runs both.
+# One benchmark (bench.c), two RDMA sides (bench.h): bench_verbs through libiwx and
+# iwxd, the product path; bench_engine on the engine in-process, without the daemon.
+BENCH_NET	:= tests/bench/bench.c tests/bench/bench.h
+
+$(BUILD)/bench/bench_verbs: tests/bench/bench_verbs.c $(BENCH_NET) $(LIB_A) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol -o $@ $< $(ENGINE_SRCS) $(LIB_A) -lbpf -lelf -lz $(LDLIBS_CORE)
+	$(Q)$(CC) $(IWX_CFLAGS) -o $@ tests/bench/bench.c $< $(LIB_A) $(LDLIBS_CORE)
+
+$(BUILD)/bench/bench_engine: tests/bench/bench_engine.c $(BENCH_NET) $(ENGINE_SRCS) \
+		$(wildcard control/*.h) $(LIB_A) $(HEADERS)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol -o $@ tests/bench/bench.c $< $(ENGINE_SRCS) $(LIB_A) \
+		-lbpf -lelf -lz $(LDLIBS_CORE)
 
 # -------------------------------------------------------------- install
 

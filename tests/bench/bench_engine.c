@@ -1,995 +1,265 @@
 // SPDX-License-Identifier: MIT
 /*
- * Engine benchmark: RDMA Write, RDMA Read and Send goodput, and Send ping-pong round
- * trips, on iwx's software engine; and a plain-TCP ping-pong to compare with. One
- * program, server and client; scripts/bench-engine.sh runs it over a veth pair next
- * to iperf3.
- *
- *   bench_engine -s [-a ADDR] [-p PORT] [-m tcp-pingpong [-S SIZE]]
- *   bench_engine -c -a ADDR [-p PORT] -m MODE [-S SIZE] [-t SECONDS] [-d DEPTH]
- *
- * MODE: write, read, send (SIZE bytes each, DEPTH outstanding, default 1 MiB, 64 KiB
- * for send, depth 8), pingpong, tcp-pingpong (SIZE 8). The client's first Send tells
- * the server the mode, size and depth, so the server needs -m only for tcp-pingpong,
- * which speaks no iWARP (and then the client's -S, if not 8). The server answers with
- * its buffer's {addr, rkey, len} and how many Sends it has receives for; the client
- * sends no more than that beyond what the server's credit messages report taken. A
- * closing FIN/FINACK exchange confirms that every byte arrived (Writes and Sends
- * complete once TCP has them) and carries the server's counters back. Writes and Reads
- * are checked byte for byte afterwards. The server serves one client, then exits.
- *
- * The client prints one line, key=value pairs, e.g.
- *   mode=write size=1048576 depth=8 seconds=3.01 msgs=... bytes=... gbps=...
- *	stats_side=client tx_fpdus=... tx_fpdus_aligned=... aligned_pct=... client_cpu_pct=...
- *   mode=pingpong size=8 seconds=3.00 n=... rtt_us_median=... rtt_us_p99=... ...
- * stats_side names whose engine moved the data (the server's for read).
- * Exit status 0 on success, 1 on any error, with a message on stderr.
+ * The benchmark's RDMA side (bench.h) on the engine of control/, in this process:
+ * no daemon, the program drives the queue pair and its TCP socket itself. Beside
+ * bench_verbs, it shows what the path through iwxd costs.
  */
-#include <arpa/inet.h>
-#include <endian.h>
 #include <errno.h>
-#include <getopt.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <iwx/term.h>
 
+#include "bench.h"
 #include "conn.h"
 #include "mem.h"
 #include "qp.h"
 
 #define OWNER		1
-#define SETUP_MS	10000	/* connect, MPA, and each control exchange */
-#define ACCEPT_MS	30000	/* the server's wait for its client */
-#define DRAIN_MS	10000	/* outstanding work after the measured time */
-#define CONNECT_RETRY_MS 5000	/* the client retries a refused connect this long */
-#define MAX_DEPTH	256
-#define MAX_SIZE	(256u << 20)
-#define NSEND		64	/* control Send slots on each side */
-#define NRECV_CTL	32	/* receives besides those for data Sends */
+#define EARLY_RECVS	4	/* receives posted before the queue pair exists */
+#define MAX_BUFS	8
 
-enum mode { M_WRITE, M_READ, M_SEND, M_PINGPONG, M_TCP_PINGPONG, M_COUNT };
-static const char *const mode_names[M_COUNT] = {
-	"write", "read", "send", "pingpong", "tcp-pingpong",
+const char *const rdma_backend = "engine";
+
+struct rdma {
+	struct iwx_conn		conn;
+	struct iwx_conn_opts	copts;
+	struct iwx_qp_attr	attr;
+	struct iwx_mem		*mem;
+	uint32_t		pd;
+	struct iwx_qp		*qp;
+	int			lfd;		/* server, until it accepts */
+	struct iwx_recv_wr	early[EARLY_RECVS];
+	int			nearly;
+	void			*bufs[MAX_BUFS];
+	int			nbufs;
 };
 
-enum msg_type { T_HELLO = 1, T_INFO, T_DATA, T_CREDIT, T_FIN, T_FINACK, T_PING, T_PONG };
-
-/* A control message, big-endian. Pings are its first 8 bytes: type and seq (in mode). */
-struct ctl {
-	uint32_t	type;
-	uint32_t	mode;
-	uint64_t	v[5];
-} __attribute__((packed));
-
-/*
- * HELLO  c->s  v0 size, v1 depth, v2 milliseconds
- * INFO   s->c  v0 buffer addr, v1 rkey, v2 buffer len, v3 data receives (send credits)
- * CREDIT s->c  v0 data Sends received and their receives posted again, cumulative
- * FIN    c->s  v0 messages, v1 bytes
- * FINACK s->c  v0 messages received, v1 bytes received, v2 tx_fpdus, v3 tx_fpdus_aligned,
- *              v4 1 when a Write landed wrong
- */
-
-/* wr_id: kind in the top byte, slot below */
-enum { K_CTL = 1, K_DATA, K_RECV, K_HELLO };
-#define WRID(k, i)	((uint64_t)(k) << 56 | (i))
-#define WR_KIND(id)	((id) >> 56)
-#define WR_IDX(id)	((id) & ((1ull << 56) - 1))
-
-struct ep {
-	bool		server;
-	enum mode	mode;
-	uint32_t	size, depth;
-	uint32_t	ms;			/* measured time */
-
-	struct iwx_conn	conn;
-	struct iwx_mem	*mem;
-	uint32_t	pd;
-	struct iwx_qp	*qp;
-
-	struct ctl	hello;			/* server: the first receive */
-	uint32_t	hello_stag;
-	uint8_t		*rbuf;			/* receive slots */
-	uint32_t	rlen, nrecv, rstag;
-	uint8_t		*sbuf;			/* control Send slots, used in turn */
-	uint32_t	slen, sstag;
-	uint64_t	sposted, sdone;
-	uint8_t		*data;			/* Write/Send source, Read sink; server: the target */
-	uint64_t	dlen;
-	uint32_t	dstag;
-
-	/* client */
-	uint64_t	raddr, rbuf_len;	/* the server's buffer */
-	uint32_t	rkey;
-	uint64_t	credits, credited;	/* data Sends the server takes: credits + credited */
-	uint64_t	posted, done, out;	/* data requests */
-	bool		got_info, got_finack;
-	struct ctl	finack;
-	uint32_t	pong_seq;
-
-	/* server */
-	bool		got_hello, got_fin;
-	bool		closing;		/* the peer's close is expected: flushes are too */
-	uint64_t	rx_msgs, rx_bytes, credit_every;
-};
-
-static int errf(int err, const char *fmt, ...)
+static void *fail(int err, const char *what)
 {
-	va_list ap;
-
-	fprintf(stderr, "bench_engine: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	if (err)
-		fprintf(stderr, ": %s", strerror(err < 0 ? -err : err));
-	fputc('\n', stderr);
-	return err ? (err < 0 ? err : -err) : -EIO;
+	fprintf(stderr, "bench_engine: %s: %s\n", what, strerror(err < 0 ? -err : err));
+	return NULL;
 }
 
-static uint64_t now_ns(void)
+static struct rdma *rdma_new(const struct rdma_opts *o)
 {
-	struct timespec ts;
+	struct rdma *r = calloc(1, sizeof(*r));
+	int64_t pd;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
-}
-
-static uint64_t cpu_ns(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ((uint64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +
-	       ((uint64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000u;
-}
-
-static uint8_t pattern(uint64_t i)
-{
-	return (uint8_t)(i * 131 + (i >> 11) * 7 + 1);
-}
-
-static void *xalloc(uint64_t n)
-{
-	void *p = aligned_alloc(4096, (n + 4095) & ~4095ull);
-
-	if (!p) {
-		errf(-ENOMEM, "allocating %lu bytes", (unsigned long)n);
-		exit(1);
+	if (!r)
+		return fail(-ENOMEM, "allocating");
+	r->lfd = -1;
+	r->conn.fd = -1;
+	r->copts = (struct iwx_conn_opts){
+		.local = { .rev = 2, .crc = true, .ird = o->ird, .ord = o->ord },
+		.timeout_ms = o->timeout_ms,
+	};
+	r->attr = (struct iwx_qp_attr){ .sq_depth = o->sq_depth, .rq_depth = o->rq_depth };
+	r->mem = iwx_mem_new();
+	pd = r->mem ? iwx_mem_pd_alloc(r->mem, OWNER) : -ENOMEM;
+	if (pd < 0) {
+		rdma_close(r, false);
+		return fail(pd, "a protection domain");
 	}
-	memset(p, 0, n);	/* fault the pages in before anything is timed */
+	r->pd = pd;
+	return r;
+}
+
+/* The connection is in full operation: the queue pair on it, and the early receives. */
+static int start_qp(struct rdma *r)
+{
+	int err;
+
+	r->qp = iwx_qp_create(r->conn.fd, &r->conn.agreed, r->conn.emss, r->mem, r->pd, &r->attr);
+	if (!r->qp) {
+		fail(-ENOMEM, "creating the queue pair");
+		return -ENOMEM;
+	}
+	for (int i = 0; i < r->nearly; i++) {
+		err = iwx_qp_post_recv(r->qp, &r->early[i]);
+		if (err) {
+			fail(err, "posting a receive");
+			return err;
+		}
+	}
+	r->nearly = 0;
+	return 0;
+}
+
+struct rdma *rdma_listen(const struct sockaddr_in *addr, const struct rdma_opts *o)
+{
+	struct rdma *r = rdma_new(o);
+
+	if (!r)
+		return NULL;
+	r->lfd = iwx_conn_listen((const struct sockaddr *)addr, sizeof(*addr), 1);
+	if (r->lfd < 0) {
+		fail(r->lfd, "listening");
+		rdma_close(r, false);
+		return NULL;
+	}
+	return r;
+}
+
+int rdma_accept(struct rdma *r, int ms)
+{
+	struct pollfd pl = { .fd = r->lfd, .events = POLLIN };
+	int err;
+
+	if (poll(&pl, 1, ms) != 1) {
+		fail(-ETIMEDOUT, "waiting for the client");
+		return -ETIMEDOUT;
+	}
+	if ((err = iwx_conn_accept(&r->conn, r->lfd, &r->copts))) {
+		fail(err, "accept");
+		return err;
+	}
+	close(r->lfd);
+	r->lfd = -1;
+	if ((err = iwx_conn_wait(&r->conn)) || r->conn.state != IWX_CONN_REQUEST_IN) {
+		fail(err ? err : r->conn.error, "reading the MPA Request");
+		return -EPROTO;
+	}
+	if ((err = iwx_conn_answer(&r->conn, &r->copts, false)) ||
+	    (err = iwx_conn_wait(&r->conn)) || r->conn.state != IWX_CONN_ESTABLISHED) {
+		fail(err ? err : r->conn.error, "MPA Reply");
+		return -EPROTO;
+	}
+	return start_qp(r);
+}
+
+struct rdma *rdma_connect(const struct sockaddr_in *addr, const struct rdma_opts *o, int retry_ms)
+{
+	struct rdma *r = rdma_new(o);
+	uint64_t retry_end = iwx_conn_now_ms() + retry_ms;
+	int err;
+
+	if (!r)
+		return NULL;
+	/* the server may still be starting: retry a refused connect for a while */
+	for (;;) {
+		err = iwx_conn_connect(&r->conn, (const struct sockaddr *)addr, sizeof(*addr),
+				       &r->copts);
+		if (!err)
+			err = iwx_conn_wait(&r->conn);
+		if (!err && r->conn.state != IWX_CONN_ESTABLISHED)
+			err = r->conn.error ? r->conn.error : -EPROTO;
+		if (err != -ECONNREFUSED || iwx_conn_now_ms() >= retry_end)
+			break;
+		iwx_conn_close(&r->conn);
+		usleep(50000);
+	}
+	if (err || start_qp(r)) {
+		if (err)
+			fail(err, "connecting to the server (MPA set-up)");
+		rdma_close(r, false);
+		return NULL;
+	}
+	return r;
+}
+
+uint32_t rdma_ord(const struct rdma *r)
+{
+	return r->conn.agreed.ord;
+}
+
+void rdma_close(struct rdma *r, bool graceful)
+{
+	(void)graceful;	/* closing the socket is an orderly close */
+	if (r->qp)
+		iwx_qp_destroy(r->qp);	/* closes the socket */
+	else
+		iwx_conn_close(&r->conn);
+	if (r->lfd >= 0)
+		close(r->lfd);
+	if (r->mem)
+		iwx_mem_free(r->mem);
+	for (int i = 0; i < r->nbufs; i++)
+		free(r->bufs[i]);
+	free(r);
+}
+
+void *rdma_alloc(struct rdma *r, size_t len)
+{
+	void *p;
+
+	if (r->nbufs == MAX_BUFS)
+		return fail(-ENOBUFS, "allocating a buffer");
+	p = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
+	if (!p)
+		return fail(-ENOMEM, "allocating a buffer");
+	memset(p, 0, len);	/* fault the pages in before anything is timed */
+	r->bufs[r->nbufs++] = p;
 	return p;
 }
 
-static int reg(struct ep *e, void *p, uint64_t len, uint8_t access, uint32_t *stag)
+int rdma_reg(struct rdma *r, void *p, size_t len, int access, uint32_t *stag)
 {
-	int64_t s = iwx_mem_reg(e->mem, OWNER, e->pd, p, len, (uintptr_t)p, access);
+	int64_t s = iwx_mem_reg(r->mem, OWNER, r->pd, p, len, (uintptr_t)p, access);
 
-	if (s < 0)
-		return errf((int)s, "registering %lu bytes", (unsigned long)len);
+	if (s < 0) {
+		fail(s, "registering memory");
+		return (int)s;
+	}
 	*stag = s;
 	return 0;
 }
 
-/* ------------------------------------------------------------- the queue pair */
+int rdma_post_send(struct rdma *r, const struct iwx_send_wr *wr)
+{
+	return r->qp ? iwx_qp_post_send(r->qp, wr) : -ENOTCONN;
+}
 
-static int qp_failed(struct ep *e)
+int rdma_post_recv(struct rdma *r, const struct iwx_recv_wr *wr)
+{
+	if (r->qp)
+		return iwx_qp_post_recv(r->qp, wr);
+	if (r->nearly == EARLY_RECVS)
+		return -ENOMEM;
+	r->early[r->nearly++] = *wr;
+	return 0;
+}
+
+int rdma_poll(struct rdma *r, struct iwx_wc *wc, int n, int wait_ms)
+{
+	bool ww = false;
+	int err = iwx_qp_progress(r->qp, &ww);
+	int k = iwx_qp_poll(r->qp, wc, n);
+	struct pollfd p = { .fd = r->conn.fd, .events = POLLIN | (ww ? POLLOUT : 0) };
+
+	if (k)
+		return k;
+	if (err)
+		return -ENOTCONN;
+	if (poll(&p, 1, wait_ms) < 0 && errno != EINTR)
+		return -errno;
+	return 0;
+}
+
+void rdma_report_failure(struct rdma *r)
 {
 	struct iwx_term_cause c;
 	bool local;
 
-	if (iwx_qp_error(e->qp, &c, &local))
+	if (r->qp && iwx_qp_error(r->qp, &c, &local))
 		fprintf(stderr, "bench_engine: stream terminated (%s): %s: %s\n",
 			local ? "here" : "by the peer", iwx_term_etype_name(c.layer, c.etype),
 			iwx_term_ecode_name(c.layer, c.etype, c.ecode));
-	return -ECONNABORTED;
 }
 
-static const char *wc_status_name(uint8_t s)
+void rdma_counters(struct rdma *r, struct rdma_counters *c)
 {
-	static const char *const names[] = {
-		"success", "local length error", "local protection error",
-		"remote access error", "remote operation error", "remote invalid request",
-		"fatal error", "flushed",
-	};
-	return s < sizeof(names) / sizeof(names[0]) ? names[s] : "unknown status";
-}
-
-static int post_recv(struct ep *e, uint32_t slot)
-{
-	struct iwx_recv_wr wr = {
-		.wr_id = WRID(K_RECV, slot), .num_sge = 1,
-		.sge = { { (uintptr_t)(e->rbuf + (uint64_t)slot * e->rlen), e->rlen, e->rstag } },
-	};
-	int err = iwx_qp_post_recv(e->qp, &wr);
-
-	return err ? errf(err, "posting a receive") : 0;
-}
-
-/* Send the first len bytes of m from the next control slot (signaled, to free it). */
-static int send_ctl(struct ep *e, const struct ctl *m, uint32_t len)
-{
-	uint32_t slot = e->sposted % NSEND;
-	uint8_t *p = e->sbuf + (uint64_t)slot * e->slen;
-	struct iwx_send_wr wr = {
-		.wr_id = WRID(K_CTL, slot), .opcode = IWX_WR_SEND, .flags = IWX_WR_SIGNALED,
-		.num_sge = 1, .sge = { { (uintptr_t)p, len, e->sstag } },
-	};
-	int err;
-
-	/* slots free in order as their Sends complete; the peer's pace keeps this far off */
-	if (e->sposted - e->sdone >= NSEND)
-		return errf(-ENOBUFS, "all %d control Send slots busy", NSEND);
-	if (len > e->slen)
-		return errf(-EMSGSIZE, "control message of %u bytes", len);
-	memset(p, 0, len);
-	memcpy(p, m, len < sizeof(*m) ? len : sizeof(*m));
-	err = iwx_qp_post_send(e->qp, &wr);
-	if (err)
-		return errf(err, "posting a Send");
-	e->sposted++;
-	return 0;
-}
-
-static int send_msg(struct ep *e, uint32_t type, uint64_t v0, uint64_t v1, uint64_t v2,
-		    uint64_t v3, uint64_t v4)
-{
-	struct ctl m = {
-		.type = htobe32(type), .mode = htobe32(e->mode),
-		.v = { htobe64(v0), htobe64(v1), htobe64(v2), htobe64(v3), htobe64(v4) },
-	};
-
-	return send_ctl(e, &m, sizeof(m));
-}
-
-static int server_hello(struct ep *e);
-static int server_recv(struct ep *e, const uint8_t *p, uint32_t len);
-static int client_recv(struct ep *e, const uint8_t *p, uint32_t len);
-
-static int on_wc(struct ep *e, const struct iwx_wc *wc)
-{
-	uint64_t idx = WR_IDX(wc->wr_id);
-	int err;
-
-	if (wc->status == IWX_WC_WR_FLUSH_ERR)
-		return e->closing ? 0 : qp_failed(e);	/* the cause is the queue pair's */
-	if (wc->status != IWX_WC_SUCCESS) {
-		static const char *const kinds[] = { "request", "control Send", "data request",
-						     "receive", "receive" };
-		uint64_t k = WR_KIND(wc->wr_id);
-
-		errf(0, "%s (wr_id 0x%lx) failed: %s", kinds[k < 5 ? k : 0],
-		     (unsigned long)wc->wr_id, wc_status_name(wc->status));
-		return qp_failed(e);
-	}
-	switch (WR_KIND(wc->wr_id)) {
-	case K_CTL:
-		e->sdone++;
-		return 0;
-	case K_DATA:
-		e->done++;
-		e->out--;
-		return 0;
-	case K_HELLO:
-		return server_hello(e);
-	case K_RECV:
-		if (idx >= e->nrecv)
-			return errf(-EPROTO, "completion of unknown receive %lu", (unsigned long)idx);
-		err = e->server ? server_recv(e, e->rbuf + idx * e->rlen, wc->byte_len) :
-				  client_recv(e, e->rbuf + idx * e->rlen, wc->byte_len);
-		/* the handlers copied what they need: the slot can take the next Send */
-		return err ? err : post_recv(e, idx);
-	}
-	return errf(-EPROTO, "completion with unknown wr_id 0x%lx", (unsigned long)wc->wr_id);
-}
-
-/*
- * One turn of the event loop: move data, take completions; when none came, wait for
- * the socket up to wait_ms. Returns completions handled, or -errno (-ENOTCONN: the
- * stream is gone, unreported; the caller decides whether that is an error).
- */
-static int pump(struct ep *e, int wait_ms)
-{
-	struct iwx_wc wc[64];
-	bool ww = false;
-	int err = iwx_qp_progress(e->qp, &ww);
-	int n = iwx_qp_poll(e->qp, wc, 64);
-
-	for (int i = 0; i < n; i++) {
-		int r = on_wc(e, &wc[i]);
-
-		if (r)
-			return r;
-	}
-	if (n)
-		return n;
-	if (err)
-		return -ENOTCONN;
-	struct pollfd p = { .fd = e->conn.fd, .events = POLLIN | (ww ? POLLOUT : 0) };
-
-	if (poll(&p, 1, wait_ms) < 0 && errno != EINTR)
-		return errf(-errno, "poll");
-	return 0;
-}
-
-/* Pump until *flag is set or ms pass. */
-static int wait_flag(struct ep *e, const bool *flag, uint32_t ms, const char *what)
-{
-	uint64_t deadline = iwx_conn_now_ms() + ms;
-
-	while (!*flag) {
-		int err;
-
-		if (iwx_conn_now_ms() >= deadline)
-			return errf(-ETIMEDOUT, "waiting for %s", what);
-		err = pump(e, 100);
-		if (err == -ENOTCONN) {
-			errf(0, "waiting for %s: the queue pair failed", what);
-			return qp_failed(e);
-		}
-		if (err < 0)
-			return err;
-	}
-	return 0;
-}
-
-static int make_qp(struct ep *e, uint32_t sq, uint32_t rq)
-{
-	struct iwx_qp_attr attr = { .sq_depth = sq, .rq_depth = rq };
-
-	e->qp = iwx_qp_create(e->conn.fd, &e->conn.agreed, e->conn.emss, e->mem, e->pd, &attr);
-	return e->qp ? 0 : errf(-ENOMEM, "creating the queue pair");
-}
-
-/* Receive slots of rlen bytes and control Send slots of slen bytes, all posted. */
-static int make_slots(struct ep *e, uint32_t nrecv, uint32_t rlen, uint32_t slen)
-{
-	int err;
-
-	e->nrecv = nrecv;
-	e->rlen = rlen;
-	e->slen = slen;
-	e->rbuf = xalloc((uint64_t)nrecv * rlen);
-	e->sbuf = xalloc((uint64_t)NSEND * slen);
-	if ((err = reg(e, e->rbuf, (uint64_t)nrecv * rlen, IWX_ACCESS_LOCAL_WRITE, &e->rstag)) ||
-	    (err = reg(e, e->sbuf, (uint64_t)NSEND * slen, 0, &e->sstag)))
-		return err;
-	for (uint32_t i = 0; i < nrecv; i++)
-		if ((err = post_recv(e, i)))
-			return err;
-	return 0;
-}
-
-static uint32_t max_u32(uint32_t a, uint32_t b)
-{
-	return a > b ? a : b;
-}
-
-/* ----------------------------------------------------------------- server */
-
-static int server_hello(struct ep *e)
-{
-	uint32_t mode = be32toh(e->hello.mode), ping_len;
-	uint64_t size = be64toh(e->hello.v[0]), depth = be64toh(e->hello.v[1]);
-	uint32_t data_recvs;
-	int err;
-
-	if (be32toh(e->hello.type) != T_HELLO || mode >= M_TCP_PINGPONG || size < 8 ||
-	    size > MAX_SIZE || !depth || depth > MAX_DEPTH)
-		return errf(-EPROTO, "bad HELLO (mode %u size %lu depth %lu)", mode,
-			    (unsigned long)size, (unsigned long)depth);
-	e->mode = mode;
-	e->size = size;
-	e->depth = depth;
-	e->ms = be64toh(e->hello.v[2]);
-	e->got_hello = true;
-
-	/* Send mode: twice depth receives for data (the client's credits), more for control */
-	data_recvs = mode == M_SEND ? 2 * e->depth : 0;
-	ping_len = mode == M_PINGPONG || mode == M_SEND ? e->size : 0;
-	e->credit_every = e->depth / 2 ? e->depth / 2 : 1;
-	if ((err = make_slots(e, data_recvs + NRECV_CTL, max_u32(ping_len, sizeof(struct ctl)),
-			      max_u32(mode == M_PINGPONG ? e->size : 0, sizeof(struct ctl)))))
-		return err;
-	if (mode == M_WRITE || mode == M_READ) {
-		e->dlen = (uint64_t)e->size * e->depth;
-		e->data = xalloc(e->dlen);
-		if (mode == M_READ)
-			for (uint64_t i = 0; i < e->dlen; i++)
-				e->data[i] = pattern(i);
-		err = reg(e, e->data, e->dlen, IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE |
-			  IWX_ACCESS_REMOTE_READ, &e->dstag);
-		if (err)
-			return err;
-	}
-	return send_msg(e, T_INFO, (uintptr_t)e->data, e->dstag, e->dlen, data_recvs, 0);
-}
-
-/* Did every Write land where and as the client wrote it? */
-static bool writes_landed(const struct ep *e, uint64_t msgs)
-{
-	uint64_t n = (msgs < e->depth ? msgs : e->depth) * e->size;
-
-	for (uint64_t i = 0; i < n; i++)
-		if (e->data[i] != pattern(i))
-			return false;
-	return true;
-}
-
-static int server_recv(struct ep *e, const uint8_t *p, uint32_t len)
-{
-	struct ctl m = { 0 };
 	struct iwx_qp_stats st;
 
-	memcpy(&m, p, len < sizeof(m) ? len : sizeof(m));
-	switch (len >= 8 ? be32toh(m.type) : 0) {
-	case T_DATA:
-		e->rx_msgs++;
-		e->rx_bytes += len;
-		/* the caller reposts this receive right after: credit it */
-		if (e->rx_msgs % e->credit_every == 0)
-			return send_msg(e, T_CREDIT, e->rx_msgs, 0, 0, 0, 0);
-		return 0;
-	case T_PING:
-		m.type = htobe32(T_PONG);
-		return send_ctl(e, &m, len);
-	case T_FIN:
-		if (len < sizeof(m))
-			break;
-		iwx_qp_stats(e->qp, &st);
-		e->got_fin = true;
-		return send_msg(e, T_FINACK, e->rx_msgs, e->rx_bytes, st.tx_fpdus,
-				st.tx_fpdus_aligned,
-				e->mode == M_WRITE && !writes_landed(e, be64toh(m.v[0])));
-	}
-	return errf(-EPROTO, "server: unexpected message (type %u, %u bytes)", be32toh(m.type), len);
-}
-
-static int server_engine(struct ep *e, int lfd)
-{
-	struct iwx_conn_opts o = {
-		.local = { .rev = 2, .crc = true, .ird = MAX_DEPTH, .ord = MAX_DEPTH },
-		.timeout_ms = SETUP_MS,
-	};
-	struct pollfd pl = { .fd = lfd, .events = POLLIN };
-	uint64_t deadline;
-	int err;
-
-	if (poll(&pl, 1, ACCEPT_MS) != 1)
-		return errf(-ETIMEDOUT, "no client within %d s", ACCEPT_MS / 1000);
-	if ((err = iwx_conn_accept(&e->conn, lfd, &o)))
-		return errf(err, "accept");
-	if ((err = iwx_conn_wait(&e->conn)) || e->conn.state != IWX_CONN_REQUEST_IN)
-		return errf(err ? err : e->conn.error, "reading the MPA Request");
-	if ((err = iwx_conn_answer(&e->conn, &o, false)) || (err = iwx_conn_wait(&e->conn)) ||
-	    e->conn.state != IWX_CONN_ESTABLISHED)
-		return errf(err ? err : e->conn.error, "MPA Reply");
-
-	/* queue depths before the HELLO tells the mode: enough for any */
-	if ((err = make_qp(e, NSEND + 8, 2 * MAX_DEPTH + NRECV_CTL + 8)) ||
-	    (err = reg(e, &e->hello, sizeof(e->hello), IWX_ACCESS_LOCAL_WRITE, &e->hello_stag)))
-		return err;
-	struct iwx_recv_wr wr = { .wr_id = WRID(K_HELLO, 0), .num_sge = 1,
-				  .sge = { { (uintptr_t)&e->hello, sizeof(e->hello), e->hello_stag } } };
-
-	if ((err = iwx_qp_post_recv(e->qp, &wr)))
-		return errf(err, "posting a receive");
-	if ((err = wait_flag(e, &e->got_hello, SETUP_MS, "the client's HELLO")))
-		return err;
-	if ((err = wait_flag(e, &e->got_fin, e->ms + DRAIN_MS + SETUP_MS, "the client's FIN")))
-		return err;
-
-	/* FINACK out, then the client closes: that ends the stream, as expected */
-	deadline = iwx_conn_now_ms() + SETUP_MS;
-	e->closing = true;
-	for (;;) {
-		if (iwx_conn_now_ms() >= deadline)
-			return errf(-ETIMEDOUT, "waiting for the client to close");
-		err = pump(e, 100);
-		if (err == -ENOTCONN) {
-			if (e->sdone != e->sposted)
-				return errf(-ECONNRESET, "the stream ended before the FINACK went out");
-			break;
-		}
-		if (err < 0)
-			return err;
-	}
-	printf("role=server mode=%s size=%u depth=%u rx_msgs=%lu rx_bytes=%lu\n",
-	       mode_names[e->mode], e->size, e->depth, (unsigned long)e->rx_msgs,
-	       (unsigned long)e->rx_bytes);
-	return 0;
-}
-
-/* ----------------------------------------------------------------- client */
-
-static int client_recv(struct ep *e, const uint8_t *p, uint32_t len)
-{
-	struct ctl m = { 0 };
-
-	memcpy(&m, p, len < sizeof(m) ? len : sizeof(m));
-	switch (len >= 8 ? be32toh(m.type) : 0) {
-	case T_PONG:
-		e->pong_seq = be32toh(m.mode);
-		return 0;
-	case T_CREDIT:
-		if (len < sizeof(m))
-			break;
-		if (be64toh(m.v[0]) > e->credited)
-			e->credited = be64toh(m.v[0]);
-		return 0;
-	case T_INFO:
-		if (len < sizeof(m))
-			break;
-		e->raddr = be64toh(m.v[0]);
-		e->rkey = be64toh(m.v[1]);
-		e->rbuf_len = be64toh(m.v[2]);
-		e->credits = be64toh(m.v[3]);
-		e->got_info = true;
-		return 0;
-	case T_FINACK:
-		if (len < sizeof(m))
-			break;
-		e->finack = m;
-		e->got_finack = true;
-		return 0;
-	}
-	return errf(-EPROTO, "client: unexpected message (type %u, %u bytes)", be32toh(m.type), len);
-}
-
-static int post_data(struct ep *e)
-{
-	uint32_t slot = e->posted % e->depth;
-	uint64_t off = (uint64_t)slot * e->size;
-	struct iwx_send_wr wr = {
-		.wr_id = WRID(K_DATA, slot), .flags = IWX_WR_SIGNALED, .num_sge = 1,
-		.sge = { { (uintptr_t)(e->data + off), e->size, e->dstag } },
-		.remote_addr = e->raddr + off, .rkey = e->rkey,
-	};
-	int err;
-
-	wr.opcode = e->mode == M_WRITE ? IWX_WR_WRITE : e->mode == M_READ ? IWX_WR_READ :
-		    IWX_WR_SEND;
-	err = iwx_qp_post_send(e->qp, &wr);
-	if (err)
-		return errf(err, "posting a %s", mode_names[e->mode]);
-	e->posted++;
-	e->out++;
-	return 0;
-}
-
-static bool may_post(const struct ep *e)
-{
-	return e->out < e->depth && (e->mode != M_SEND || e->posted < e->credits + e->credited);
-}
-
-static int run_pump(struct ep *e, uint64_t deadline_ns, const char *what)
-{
-	uint64_t now = now_ns();
-	int left_ms = now < deadline_ns ? (int)((deadline_ns - now) / 1000000) : 0;
-	int err = pump(e, left_ms < 1 ? 1 : left_ms > 100 ? 100 : left_ms);
-
-	if (err == -ENOTCONN) {
-		errf(0, "%s: the queue pair failed", what);
-		return qp_failed(e);
-	}
-	return err < 0 ? err : 0;
-}
-
-static void print_stats(const struct ep *e, uint64_t fpdus, uint64_t aligned, double secs,
-			uint64_t cpu)
-{
-	printf(" stats_side=%s tx_fpdus=%lu tx_fpdus_aligned=%lu aligned_pct=%.1f client_cpu_pct=%.0f\n",
-	       e->mode == M_READ ? "server" : "client", (unsigned long)fpdus,
-	       (unsigned long)aligned, fpdus ? 100.0 * aligned / fpdus : 0.0,
-	       100.0 * cpu / 1e9 / secs);
-}
-
-static int finish(struct ep *e)
-{
-	int err = send_msg(e, T_FIN, e->done, e->done * e->size, 0, 0, 0);
-
-	return err ? err : wait_flag(e, &e->got_finack, SETUP_MS, "the server's FINACK");
-}
-
-static int client_stream(struct ep *e)
-{
-	uint64_t t0 = now_ns(), end = t0 + (uint64_t)e->ms * 1000000, cpu0 = cpu_ns();
-	uint64_t t1, cpu1, drain_end, bytes;
-	struct iwx_qp_stats st;
-	double secs;
-	int err;
-
-	while (now_ns() < end) {
-		while (may_post(e))
-			if ((err = post_data(e)))
-				return err;
-		if ((err = run_pump(e, end, "during the run")))
-			return err;
-	}
-	drain_end = now_ns() + (uint64_t)DRAIN_MS * 1000000;
-	while (e->out) {
-		if (now_ns() >= drain_end)
-			return errf(-ETIMEDOUT, "%lu requests still outstanding after %d s",
-				    (unsigned long)e->out, DRAIN_MS / 1000);
-		if ((err = run_pump(e, drain_end, "draining")))
-			return err;
-	}
-	/* Reads are done once their data is here; Writes and Sends once the server says so */
-	t1 = now_ns();
-	cpu1 = cpu_ns();
-	if ((err = finish(e)))
-		return err;
-	if (e->mode != M_READ) {
-		t1 = now_ns();
-		cpu1 = cpu_ns();
-	}
-	bytes = e->done * e->size;
-	if (e->mode == M_SEND && (be64toh(e->finack.v[0]) != e->done ||
-				  be64toh(e->finack.v[1]) != bytes))
-		return errf(-EIO, "the server received %lu Sends, %lu bytes, of %lu, %lu",
-			    (unsigned long)be64toh(e->finack.v[0]),
-			    (unsigned long)be64toh(e->finack.v[1]), (unsigned long)e->done,
-			    (unsigned long)bytes);
-	if (e->mode == M_WRITE && be64toh(e->finack.v[4]))
-		return errf(-EIO, "the server's buffer differs from what was written");
-	if (e->mode == M_READ)
-		for (uint64_t i = 0; i < (e->done < e->depth ? e->done : e->depth) * e->size; i++)
-			if (e->data[i] != pattern(i))
-				return errf(-EIO, "byte %lu read differs from the server's",
-					    (unsigned long)i);
-	secs = (t1 - t0) / 1e9;
-	printf("mode=%s size=%u depth=%u seconds=%.2f msgs=%lu bytes=%lu gbps=%.3f",
-	       mode_names[e->mode], e->size, e->depth, secs, (unsigned long)e->done,
-	       (unsigned long)bytes, bytes * 8 / secs / 1e9);
-	if (e->mode == M_READ) {
-		print_stats(e, be64toh(e->finack.v[2]), be64toh(e->finack.v[3]), secs, cpu1 - cpu0);
-	} else {
-		iwx_qp_stats(e->qp, &st);
-		print_stats(e, st.tx_fpdus, st.tx_fpdus_aligned, secs, cpu1 - cpu0);
-	}
-	return 0;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Median and p99 of n round-trip times in ns, printed in µs. */
-static void print_rtts(const char *mode, uint32_t size, uint64_t *rtt, size_t n, double secs)
-{
-	qsort(rtt, n, sizeof(*rtt), cmp_u64);
-	double med = n % 2 ? rtt[n / 2] : (rtt[n / 2 - 1] + rtt[n / 2]) / 2.0;
-	size_t k99 = (n * 99 + 99) / 100;	/* ceil(0.99 n) */
-
-	printf("mode=%s size=%u seconds=%.2f n=%zu rtt_us_median=%.2f rtt_us_p99=%.2f "
-	       "rtt_us_min=%.2f rtt_us_max=%.2f", mode, size, secs, n, med / 1e3,
-	       rtt[k99 - 1] / 1e3, rtt[0] / 1e3, rtt[n - 1] / 1e3);
-}
-
-/* Room for one round trip every microsecond of the run. */
-static uint64_t *rtt_array(uint32_t ms, size_t *cap)
-{
-	*cap = (size_t)ms * 1000 + 16;
-	uint64_t *v = malloc(*cap * sizeof(*v));
-
-	if (!v) {
-		errf(-ENOMEM, "allocating the round-trip times");
-		exit(1);
-	}
-	return v;
-}
-
-static int client_pingpong(struct ep *e)
-{
-	uint64_t t0 = now_ns(), end = t0 + (uint64_t)e->ms * 1000000, cpu0 = cpu_ns(), t1, cpu1;
-	struct iwx_qp_stats st;
-	size_t n = 0, cap;
-	uint64_t *rtt = rtt_array(e->ms, &cap);
-	uint32_t seq = 0;
-	double secs;
-	int err;
-
-	while (now_ns() < end && n < cap) {
-		struct ctl m = { .type = htobe32(T_PING), .mode = htobe32(++seq) };
-		uint64_t start = now_ns(), limit = start + (uint64_t)SETUP_MS * 1000000;
-
-		if ((err = send_ctl(e, &m, e->size)))
-			return err;
-		while (e->pong_seq != seq) {
-			if (now_ns() >= limit)
-				return errf(-ETIMEDOUT, "no pong for ping %u", seq);
-			if ((err = run_pump(e, limit, "ping-pong")))
-				return err;
-		}
-		rtt[n++] = now_ns() - start;
-	}
-	t1 = now_ns();
-	cpu1 = cpu_ns();
-	if ((err = finish(e)))
-		return err;
-	if (!n)
-		return errf(-EIO, "no round trip completed");
-	secs = (t1 - t0) / 1e9;
-	print_rtts("pingpong", e->size, rtt, n, secs);
-	iwx_qp_stats(e->qp, &st);
-	print_stats(e, st.tx_fpdus, st.tx_fpdus_aligned, secs, cpu1 - cpu0);
-	free(rtt);
-	return 0;
-}
-
-static int client_engine(struct ep *e, const struct sockaddr_in *addr)
-{
-	struct iwx_conn_opts o = {
-		.local = { .rev = 2, .crc = true, .ird = e->depth, .ord = e->depth },
-		.timeout_ms = SETUP_MS,
-	};
-	uint64_t retry_end = iwx_conn_now_ms() + CONNECT_RETRY_MS;
-	uint32_t ping_len = e->mode == M_PINGPONG ? e->size : 0;
-	int err;
-
-	/* the server may still be starting: retry a refused connect for a while */
-	for (;;) {
-		err = iwx_conn_connect(&e->conn, (const struct sockaddr *)addr, sizeof(*addr), &o);
-		if (!err)
-			err = iwx_conn_wait(&e->conn);
-		if (err != -ECONNREFUSED || iwx_conn_now_ms() >= retry_end)
-			break;
-		usleep(50000);
-	}
-	if (err || e->conn.state != IWX_CONN_ESTABLISHED)
-		return errf(err ? err : e->conn.error, "connecting to the server (MPA set-up)");
-	if (e->mode == M_READ && e->conn.agreed.ord < e->depth)
-		return errf(-EPROTO, "the server allows %u Reads in flight, not %u",
-			    e->conn.agreed.ord, e->depth);
-
-	if ((err = make_qp(e, e->depth + NSEND + 8, 2 * e->depth + NRECV_CTL + 8)) ||
-	    (err = make_slots(e, 2 * e->depth + NRECV_CTL, max_u32(ping_len, sizeof(struct ctl)),
-			      max_u32(ping_len, sizeof(struct ctl)))))
-		return err;
-	if (e->mode != M_PINGPONG) {
-		e->dlen = (uint64_t)e->size * e->depth;
-		e->data = xalloc(e->dlen);
-		for (uint64_t i = 0; e->mode != M_READ && i < e->dlen; i++)
-			e->data[i] = pattern(i);
-		for (uint32_t i = 0; e->mode == M_SEND && i < e->depth; i++) {
-			uint32_t t = htobe32(T_DATA);
-
-			memcpy(e->data + (uint64_t)i * e->size, &t, sizeof(t));
-		}
-		if ((err = reg(e, e->data, e->dlen, IWX_ACCESS_LOCAL_WRITE, &e->dstag)))
-			return err;
-	}
-	if ((err = send_msg(e, T_HELLO, e->size, e->depth, e->ms, 0, 0)) ||
-	    (err = wait_flag(e, &e->got_info, SETUP_MS, "the server's INFO")))
-		return err;
-	if ((e->mode == M_WRITE || e->mode == M_READ) && e->rbuf_len < e->dlen)
-		return errf(-EPROTO, "the server's buffer is %lu bytes, not %lu",
-			    (unsigned long)e->rbuf_len, (unsigned long)e->dlen);
-	if (e->mode == M_SEND && !e->credits)
-		return errf(-EPROTO, "the server posted no receives for Sends");
-
-	err = e->mode == M_PINGPONG ? client_pingpong(e) : client_stream(e);
-	return err;
-}
-
-/* ------------------------------------------------------------- plain TCP */
-
-static int tcp_opts(int fd)
-{
-	struct timeval tv = { .tv_sec = SETUP_MS / 1000 };
-	int one = 1;
-
-	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) ||
-	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
-	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
-		return errf(-errno, "setsockopt");
-	return 0;
-}
-
-/* 1: all len bytes moved, 0: the peer closed before the first, -errno */
-static int io_full(int fd, void *buf, size_t len, bool out)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = out ? send(fd, (uint8_t *)buf + done, len - done, MSG_NOSIGNAL) :
-				  recv(fd, (uint8_t *)buf + done, len - done, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return done ? -ECONNRESET : 0;
-		done += n;
-	}
-	return 1;
-}
-
-static int server_tcp(const struct sockaddr_in *addr, uint32_t size)
-{
-	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, fd, r;
-	struct pollfd pl = { .fd = lfd, .events = POLLIN };
-	uint8_t *buf = xalloc(size);
-	uint64_t n = 0;
-
-	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(lfd, (const struct sockaddr *)addr, sizeof(*addr)) || listen(lfd, 1))
-		return errf(-errno, "listening on port %u", ntohs(addr->sin_port));
-	if (poll(&pl, 1, ACCEPT_MS) != 1)
-		return errf(-ETIMEDOUT, "no client within %d s", ACCEPT_MS / 1000);
-	fd = accept(lfd, NULL, NULL);
-	close(lfd);
-	if (fd < 0)
-		return errf(-errno, "accept");
-	if ((r = tcp_opts(fd)))
-		return r;
-	while ((r = io_full(fd, buf, size, false)) == 1) {
-		if ((r = io_full(fd, buf, size, true)) != 1)
-			return errf(r ? r : -ECONNRESET, "sending a pong");
-		n++;
-	}
-	if (r < 0)
-		return errf(r, "receiving a ping");
-	close(fd);
-	free(buf);
-	printf("role=server mode=tcp-pingpong size=%u n=%lu\n", size, (unsigned long)n);
-	return 0;
-}
-
-static int client_tcp(const struct sockaddr_in *addr, uint32_t size, uint32_t ms)
-{
-	uint64_t retry_end = iwx_conn_now_ms() + CONNECT_RETRY_MS, t0, end, cpu0;
-	uint8_t *buf = xalloc(size);
-	size_t n = 0, cap;
-	uint64_t *rtt = rtt_array(ms, &cap);
-	int fd, r;
-
-	for (;;) {
-		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			return errf(-errno, "socket");
-		if (!connect(fd, (const struct sockaddr *)addr, sizeof(*addr)))
-			break;
-		r = -errno;
-		close(fd);
-		if (r != -ECONNREFUSED || iwx_conn_now_ms() >= retry_end)
-			return errf(r, "connecting to the server");
-		usleep(50000);
-	}
-	if ((r = tcp_opts(fd)))
-		return r;
-	t0 = now_ns();
-	end = t0 + (uint64_t)ms * 1000000;
-	cpu0 = cpu_ns();
-	while (now_ns() < end && n < cap) {
-		uint64_t start = now_ns();
-
-		memcpy(buf, &n, sizeof(n) < size ? sizeof(n) : size);
-		if ((r = io_full(fd, buf, size, true)) != 1)
-			return errf(r ? r : -ECONNRESET, "sending a ping");
-		if ((r = io_full(fd, buf, size, false)) != 1)
-			return errf(r ? r : -ECONNRESET, "receiving a pong");
-		rtt[n++] = now_ns() - start;
-	}
-	double secs = (now_ns() - t0) / 1e9;
-	uint64_t cpu = cpu_ns() - cpu0;
-
-	close(fd);
-	print_rtts("tcp-pingpong", size, rtt, n, secs);
-	printf(" client_cpu_pct=%.0f\n", 100.0 * cpu / 1e9 / secs);
-	free(rtt);
-	free(buf);
-	return 0;
-}
-
-/* ------------------------------------------------------------------- main */
-
-static void usage(int status)
-{
-	fprintf(status ? stderr : stdout,
-		"usage: bench_engine -s [-a ADDR] [-p PORT] [-m tcp-pingpong [-S SIZE]]\n"
-		"       bench_engine -c -a ADDR [-p PORT] -m MODE [-S SIZE] [-t SECONDS] [-d DEPTH]\n"
-		"MODE: write, read, send, pingpong, tcp-pingpong\n"
-		"SIZE default: 1 MiB (write, read), 64 KiB (send), 8 (ping-pongs); DEPTH 8; SECONDS 3\n");
-	exit(status);
-}
-
-int main(int argc, char **argv)
-{
-	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons(7175) };
-	struct ep e = { .mode = M_COUNT };
-	int role = -1, c, err;
-	double seconds = 3;
-	long size = 0, depth = 8;
-	char *end;
-
-	while ((c = getopt(argc, argv, "sca:p:m:S:t:d:h")) != -1) {
-		switch (c) {
-		case 's': role = 1; break;
-		case 'c': role = 0; break;
-		case 'a':
-			if (inet_pton(AF_INET, optarg, &addr.sin_addr) != 1)
-				usage(2);
-			break;
-		case 'p': addr.sin_port = htons(atoi(optarg)); break;
-		case 'm':
-			for (e.mode = 0; e.mode < M_COUNT; e.mode++)
-				if (!strcmp(optarg, mode_names[e.mode]))
-					break;
-			if (e.mode == M_COUNT)
-				usage(2);
-			break;
-		case 'S':
-			size = strtol(optarg, &end, 0);
-			if (*end == 'k' || *end == 'K')
-				size <<= 10;
-			else if (*end == 'm' || *end == 'M')
-				size <<= 20;
-			break;
-		case 't': seconds = strtod(optarg, NULL); break;
-		case 'd': depth = atol(optarg); break;
-		case 'h': usage(0); break;
-		default: usage(2);
-		}
-	}
-	if (optind != argc || role < 0)
-		usage(2);
-	if (!size)
-		size = e.mode == M_WRITE || e.mode == M_READ ? 1 << 20 : e.mode == M_SEND ? 64 << 10 : 8;
-	if (size < 8 || size > MAX_SIZE ||
-	    (role == 0 && (e.mode == M_COUNT || !addr.sin_addr.s_addr || seconds < 0.01 ||
-			   seconds > 3600 || depth < 1 || depth > MAX_DEPTH)))
-		usage(2);
-	if (role == 1 && e.mode != M_COUNT && e.mode != M_TCP_PINGPONG)
-		usage(2);
-	e.server = role == 1;
-	e.size = size;
-	e.depth = depth;
-	e.ms = seconds * 1000;
-	setvbuf(stdout, NULL, _IOLBF, 0);
-
-	if (e.mode == M_TCP_PINGPONG)
-		return (e.server ? server_tcp(&addr, e.size) : client_tcp(&addr, e.size, e.ms)) ? 1 : 0;
-
-	e.mem = iwx_mem_new();
-	if (!e.mem) {
-		errf(-ENOMEM, "iwx_mem_new");
-		return 1;
-	}
-	e.pd = iwx_mem_pd_alloc(e.mem, OWNER);
-	if (e.server) {
-		int lfd = iwx_conn_listen((struct sockaddr *)&addr, sizeof(addr), 1);
-
-		if (lfd < 0) {
-			errf(lfd, "listening on port %u", ntohs(addr.sin_port));
-			return 1;
-		}
-		err = server_engine(&e, lfd);
-		close(lfd);
-	} else {
-		err = client_engine(&e, &addr);
-	}
-	if (e.qp)
-		iwx_qp_destroy(e.qp);
-	else
-		iwx_conn_close(&e.conn);
-	iwx_mem_free(e.mem);
-	free(e.rbuf);
-	free(e.sbuf);
-	free(e.data);
-	return err ? 1 : 0;
+	memset(c, 0, sizeof(*c));
+	if (!r->qp)
+		return;
+	iwx_qp_stats(r->qp, &st);
+	c->valid = true;
+	c->tx_fpdus = st.tx_fpdus;
+	c->tx_fpdus_aligned = st.tx_fpdus_aligned;
 }
