@@ -46,6 +46,7 @@ struct client {
 	int			notify_fd;	/* eventfd: an armed CQ got a completion */
 	uint32_t		id;
 	pid_t			pid;
+	int			pidfd;		/* the client process, for regions outside the arena */
 	uid_t			uid;
 	bool			hello;		/* HELLO done: the arena exists */
 	bool			dead;		/* to be closed by the loop */

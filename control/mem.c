@@ -278,15 +278,15 @@ static int64_t reg(struct iwx_mem *m, uint32_t owner, uint32_t pd_id, const stru
 int64_t iwx_mem_reg(struct iwx_mem *m, uint32_t owner, uint32_t pd, void *addr, uint64_t len,
 		    uint64_t base_to, uint8_t access)
 {
-	struct iwx_mr where = { .addr = addr };
+	struct iwx_mr where = { .addr = addr, .pidfd = -1 };
 
 	return reg(m, owner, pd, &where, (uintptr_t)addr, len, base_to, access);
 }
 
-int64_t iwx_mem_reg_remote(struct iwx_mem *m, uint32_t owner, uint32_t pd, pid_t pid,
+int64_t iwx_mem_reg_remote(struct iwx_mem *m, uint32_t owner, uint32_t pd, pid_t pid, int pidfd,
 			   uint64_t raddr, uint64_t len, uint64_t base_to, uint8_t access)
 {
-	struct iwx_mr where = { .pid = pid, .raddr = raddr };
+	struct iwx_mr where = { .pid = pid, .pidfd = pidfd, .raddr = raddr };
 
 	if (pid <= 0)
 		return pd_of(m, owner, pd) ? -EINVAL : -ENOENT;

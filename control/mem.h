@@ -25,6 +25,7 @@ struct iwx_mr {
 	struct iwx_stag_desc	desc;	/* stag, pd, valid, access, base_to, len */
 	uint8_t			*addr;	/* the byte at desc.base_to, here; NULL if pid */
 	pid_t			pid;	/* 0: the bytes are at addr; else in process pid */
+	int			pidfd;	/* that process, not another given its pid later; -1: unchecked */
 	uint64_t		raddr;	/* the byte at desc.base_to, in process pid */
 	uint32_t		owner;	/* the client that registered it */
 };
@@ -57,10 +58,12 @@ int64_t iwx_mem_reg(struct iwx_mem *m, uint32_t owner, uint32_t pd, void *addr, 
 
 /*
  * The same for len bytes at raddr in process pid (> 0), memory the daemon does not
- * map: the queue pair reaches it with process_vm_readv/writev. Same checks and
- * results as iwx_mem_reg, raddr taking the place of addr.
+ * map: the queue pair reaches it with process_vm_readv/writev, after checking through
+ * pidfd (the caller's, kept open while the region lives; -1: no check) that the process
+ * is still the one that registered it. Same checks and results as iwx_mem_reg, raddr
+ * taking the place of addr.
  */
-int64_t iwx_mem_reg_remote(struct iwx_mem *m, uint32_t owner, uint32_t pd, pid_t pid,
+int64_t iwx_mem_reg_remote(struct iwx_mem *m, uint32_t owner, uint32_t pd, pid_t pid, int pidfd,
 			   uint64_t raddr, uint64_t len, uint64_t base_to, uint8_t access);
 
 /* Deregister: -ENOENT when stag is not owner's. */

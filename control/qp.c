@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -79,6 +80,7 @@ struct span {
 	};
 	uint32_t	len;
 	pid_t		pid;	/* 0: at p */
+	int		pidfd;	/* the process that registered it (-1: unchecked) */
 };
 
 /*
@@ -242,7 +244,7 @@ static void fail(struct iwx_qp *qp, struct iwx_term_cause cause, const struct iw
 /* Bytes [to, to + len) of mr, checked by the caller (len > 0). */
 static struct span span_of(const struct iwx_mr *mr, uint64_t to, uint32_t len)
 {
-	struct span s = { .len = len, .pid = mr->pid };
+	struct span s = { .len = len, .pid = mr->pid, .pidfd = mr->pidfd };
 
 	if (mr->pid)
 		s.raddr = mr->raddr + (to - mr->desc.base_to);
@@ -258,6 +260,12 @@ static struct span span_of(const struct iwx_mr *mr, uint64_t to, uint32_t len)
 static int span_remote_rw(const struct span *s, uint32_t off, uint8_t *buf, uint32_t len,
 			  bool write)
 {
+	/*
+	 * The pid alone could name another process by now, should the client have gone
+	 * and its number come round again: its pidfd says whether it is still the one.
+	 */
+	if (s->pidfd >= 0 && syscall(SYS_pidfd_send_signal, s->pidfd, 0, NULL, 0))
+		return -ESRCH;
 	while (len) {
 		struct iovec l = { .iov_base = buf, .iov_len = len };
 		struct iovec r = { .iov_base = (void *)(uintptr_t)(s->raddr + off), .iov_len = len };

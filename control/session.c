@@ -14,6 +14,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <iwx/fdpass.h>
@@ -215,8 +216,8 @@ static int64_t mr_reg(struct iwxd *d, struct client *c, const struct iwx_ipc_mr_
 		return -EINVAL;
 	if (r->arena_off == IWX_IPC_NOT_ARENA)
 		/* outside the arena: reached with process_vm_readv/writev, the slow path */
-		return iwx_mem_reg_remote(d->mem, c->id, r->pd, c->pid, r->addr, r->len, r->addr,
-					  r->access);
+		return iwx_mem_reg_remote(d->mem, c->id, r->pd, c->pid, c->pidfd, r->addr, r->len,
+					  r->addr, r->access);
 	if (r->arena_off > c->arena.size || r->len > c->arena.size - r->arena_off)
 		return -EFAULT;
 	return iwx_mem_reg(d->mem, c->id, r->pd, (uint8_t *)c->arena.base + r->arena_off, r->len,
@@ -421,12 +422,19 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 		c->id = iwxd_new_id(d);
 		c->pid = cred.pid;
 		c->uid = cred.uid;
+		/* the client itself, not whoever has its pid after it (regions outside the arena) */
+		c->pidfd = syscall(SYS_pidfd_open, cred.pid, 0);
+		if (c->pidfd < 0)
+			log_warn("client %u: pidfd_open: %m: its memory outside the arena is unchecked",
+				 c->id);
 		c->arena.fd = c->bell_w.fd = c->notify_fd = -1;
 		c->sock_w.fd = fd;
 		c->sock_w.fn = on_client;
 		c->out_tail = &c->out;
 		if (watch_add(d, &c->sock_w, EPOLLIN)) {
 			close(fd);
+			if (c->pidfd >= 0)
+				close(c->pidfd);
 			free(c);
 			return;
 		}
@@ -451,6 +459,8 @@ void session_close(struct iwxd *d, struct client *c)
 			vcq_destroy(d, cq);
 	}
 	iwx_mem_release_owner(d->mem, c->id);
+	if (c->pidfd >= 0)
+		close(c->pidfd);	/* no region refers to it now */
 	watch_del(d, &c->sock_w);
 	close(c->sock_w.fd);
 	if (c->bell_w.fd >= 0) {

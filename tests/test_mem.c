@@ -151,21 +151,21 @@ Test(mem, remote_argument_checks)
 	const pid_t pid = 4242;	/* not touched here: only the queue pair reaches it */
 	const uint64_t a = 0x7f0000001000;
 
-	cr_assert_eq(iwx_mem_reg_remote(m, 2, pd, pid, a, 10, 0, RW), -ENOENT, "another owner's PD");
-	cr_assert_eq(iwx_mem_reg_remote(m, 1, 0, 0, a, 10, 0, RW), -ENOENT, "the PD first");
-	cr_assert_eq(iwx_mem_reg_remote(m, 1, pd, 0, a, 10, 0, RW), -EINVAL, "no process");
-	cr_assert_eq(iwx_mem_reg_remote(m, 1, pd, -1, a, 10, 0, RW), -EINVAL);
-	cr_assert_eq(iwx_mem_reg_remote(m, 1, pd, pid, a, 10, 0, 0x8), -EINVAL, "unknown access bit");
-	cr_assert_eq(iwx_mem_reg_remote(m, 1, pd, pid, a, 10, UINT64_MAX - 9, RW), -EINVAL,
+	cr_assert_eq(iwx_mem_reg_remote(m, 2, pd, pid, -1, a, 10, 0, RW), -ENOENT, "another owner's PD");
+	cr_assert_eq(iwx_mem_reg_remote(m, 1, 0, 0, -1, a, 10, 0, RW), -ENOENT, "the PD first");
+	cr_assert_eq(iwx_mem_reg_remote(m, 1, pd, 0, -1, a, 10, 0, RW), -EINVAL, "no process");
+	cr_assert_eq(iwx_mem_reg_remote(m, 1, pd, -1, -1, a, 10, 0, RW), -EINVAL);
+	cr_assert_eq(iwx_mem_reg_remote(m, 1, pd, pid, -1, a, 10, 0, 0x8), -EINVAL, "unknown access bit");
+	cr_assert_eq(iwx_mem_reg_remote(m, 1, pd, pid, -1, a, 10, UINT64_MAX - 9, RW), -EINVAL,
 		     "base_to + len wraps");
-	cr_assert_eq(iwx_mem_reg_remote(m, 1, pd, pid, a, UINT64_MAX, 1, RW), -EINVAL);
-	cr_assert_eq(iwx_mem_reg_remote(m, 1, pd, pid, 0, 1, 0, RW), -EINVAL, "no memory");
-	cr_assert_eq(iwx_mem_reg_remote(m, 1, pd, pid, UINTPTR_MAX - 7, 9, 0, RW), -EINVAL,
+	cr_assert_eq(iwx_mem_reg_remote(m, 1, pd, pid, -1, a, UINT64_MAX, 1, RW), -EINVAL);
+	cr_assert_eq(iwx_mem_reg_remote(m, 1, pd, pid, -1, 0, 1, 0, RW), -EINVAL, "no memory");
+	cr_assert_eq(iwx_mem_reg_remote(m, 1, pd, pid, -1, UINTPTR_MAX - 7, 9, 0, RW), -EINVAL,
 		     "address range wraps");
-	cr_assert_gt(iwx_mem_reg_remote(m, 1, pd, pid, UINTPTR_MAX - 7, 8, 0, RW), 0);
-	cr_assert_gt(iwx_mem_reg_remote(m, 1, pd, pid, 0, 0, 0, RW), 0, "zero-length: legal, useless");
+	cr_assert_gt(iwx_mem_reg_remote(m, 1, pd, pid, -1, UINTPTR_MAX - 7, 8, 0, RW), 0);
+	cr_assert_gt(iwx_mem_reg_remote(m, 1, pd, pid, -1, 0, 0, 0, RW), 0, "zero-length: legal, useless");
 
-	int64_t stag = iwx_mem_reg_remote(m, 1, pd, pid, a, 100, 0x1000, IWX_ACCESS_REMOTE_READ);
+	int64_t stag = iwx_mem_reg_remote(m, 1, pd, pid, -1, a, 100, 0x1000, IWX_ACCESS_REMOTE_READ);
 	const struct iwx_mr *mr;
 
 	cr_assert_gt(stag, 0);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -49,6 +50,7 @@ struct child {
 #define CHILD_LEN	(1u << 20)
 
 static struct child C;
+static int child_pidfd = -1;	/* C's, open until the test ends, as iwxd keeps a client's */
 
 static void child_stop(void);
 
@@ -115,6 +117,9 @@ static void teardown(void)
 		free(sides[i]->buf);
 		memset(sides[i], 0, sizeof(*sides[i]));
 	}
+	if (child_pidfd >= 0)
+		close(child_pidfd);
+	child_pidfd = -1;
 }
 
 TestSuite(qp, .init = setup, .fini = teardown, .timeout = 30);
@@ -491,6 +496,10 @@ static void child_start(void)
 	}
 	close(down[0]);
 	close(up[1]);
+	if (child_pidfd >= 0)
+		close(child_pidfd);
+	child_pidfd = syscall(SYS_pidfd_open, C.pid, 0);
+	cr_assert_geq(child_pidfd, 0, "pidfd_open: %m");
 	C.cmd = down[1];
 	C.ack = up[0];
 	cr_assert_eq(read(C.ack, &C.addr, sizeof(C.addr)), (ssize_t)sizeof(C.addr));
@@ -537,7 +546,7 @@ static void child_put(uint64_t off, const void *src, size_t len)
 static uint32_t reg_child(struct side *s, uint64_t off, uint64_t len)
 {
 	uint64_t a = C.addr + off;
-	int64_t stag = iwx_mem_reg_remote(s->mem, OWNER, s->pd, C.pid, a, len, a,
+	int64_t stag = iwx_mem_reg_remote(s->mem, OWNER, s->pd, C.pid, child_pidfd, a, len, a,
 					  IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_READ |
 					  IWX_ACCESS_REMOTE_WRITE);
 
@@ -791,6 +800,31 @@ Test(qp, write_into_memory_gone)
 	assert_wc(one_wc(&A), 1, IWX_WC_RDMA_WRITE, IWX_WC_SUCCESS);	/* the LLP took it */
 	assert_wc(one_wc(&B), 1, IWX_WC_RECV, IWX_WC_WR_FLUSH_ERR);	/* the Send never came */
 	no_wc(&B);
+}
+
+/*
+ * A region whose pid names a live process (this one) but whose registering process
+ * has gone, as when a client dies and its pid comes round to another: nothing is
+ * written there, the stream terminates.
+ */
+Test(qp, pid_come_round_to_another_process)
+{
+	uint8_t *victim = calloc(1, 65536);
+	uint64_t a = (uintptr_t)victim;
+	int64_t dst;
+
+	child_start();
+	child_stop();	/* its pidfd stays open: the process it names has exited */
+	dst = iwx_mem_reg_remote(B.mem, OWNER, B.pd, getpid(), child_pidfd, a, 65536, a,
+				 IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE);
+	cr_assert_gt(dst, 0);
+	post(&A, 1, IWX_WR_WRITE, 0, 5000, dst, a + 100);
+	pump();
+	assert_error(&B, LOCAL_CATASTROPHIC, true);
+	assert_error(&A, LOCAL_CATASTROPHIC, false);
+	for (size_t i = 0; i < 65536; i++)
+		cr_assert_eq(victim[i], 0, "byte %zu written into a process that did not register it", i);
+	free(victim);
 }
 
 /* A receive buffer in a process that has gone: that receive fails, then the stream. */
