@@ -20,6 +20,7 @@
 #include <iwx/term.h>
 
 #include "decode.h"
+#include "json.h"
 #include "tcp_streams.h"
 
 #define HEX_MAX		64	/* payload bytes shown by --hex */
@@ -98,22 +99,13 @@ static const char *dst_str(const struct side *s, char buf[TCP_ENDPOINT_STRLEN])
 	return tcp_endpoint_str(&s->conn->tc->ep[!s->dir], buf);
 }
 
-/* Strings from the library and libc need no escaping in practice; be correct anyway. */
-static void json_str(const char *key, const char *v)
+static void json_line_str(const char *key, const char *v)
 {
-	printf(",\"%s\":\"", key);
-	for (; *v; v++) {
-		if (*v == '"' || *v == '\\')
-			printf("\\%c", *v);
-		else if ((unsigned char)*v < 0x20)
-			printf("\\u%04x", *v);
-		else
-			putchar(*v);
-	}
-	putchar('"');
+	printf(",\"%s\":", key);
+	json_escape(stdout, v);
 }
 
-static void json_hex(const char *key, const uint8_t *p, size_t n)
+static void json_line_hex(const char *key, const uint8_t *p, size_t n)
 {
 	printf(",\"%s\":\"", key);
 	for (size_t i = 0; i < n; i++)
@@ -121,13 +113,13 @@ static void json_hex(const char *key, const uint8_t *p, size_t n)
 	putchar('"');
 }
 
-static void json_bool(const char *key, bool v)
+static void json_line_bool(const char *key, bool v)
 {
 	printf(",\"%s\":%s", key, v ? "true" : "false");
 }
 
 /* {"type":..,"conn":..[,"frame":..,"src":..,"dst":..] -- the caller adds fields and "}\n". */
-static void json_begin(const char *type, const struct conn *c, const struct side *s, uint64_t frame)
+static void json_line_begin(const char *type, const struct conn *c, const struct side *s, uint64_t frame)
 {
 	char a[TCP_ENDPOINT_STRLEN], b[TCP_ENDPOINT_STRLEN];
 
@@ -137,7 +129,7 @@ static void json_begin(const char *type, const struct conn *c, const struct side
 		       src_str(s, a), dst_str(s, b));
 }
 
-static void json_end(void)
+static void json_line_end(void)
 {
 	fputs("}\n", stdout);
 }
@@ -219,12 +211,12 @@ static void add_read_req(struct sbuf *b, const struct iwx_read_req *rr)
 	    rr->sink_stag, rr->sink_to, rr->src_stag, rr->src_to, rr->size);
 }
 
-static void json_cause(struct iwx_term_cause c)
+static void json_line_cause(struct iwx_term_cause c)
 {
 	printf(",\"layer\":%u,\"etype\":%u,\"ecode\":%u", c.layer, c.etype, c.ecode);
-	json_str("layer_name", iwx_term_layer_name(c.layer));
-	json_str("etype_name", iwx_term_etype_name(c.layer, c.etype));
-	json_str("ecode_name", iwx_term_ecode_name(c.layer, c.etype, c.ecode));
+	json_line_str("layer_name", iwx_term_layer_name(c.layer));
+	json_line_str("etype_name", iwx_term_etype_name(c.layer, c.etype));
+	json_line_str("ecode_name", iwx_term_ecode_name(c.layer, c.etype, c.ecode));
 }
 
 static void ensure_header(struct conn *c)
@@ -278,15 +270,15 @@ static void report(struct side *s, bool is_error, const char *what, const struct
 	if (o->quiet)
 		return;
 	if (o->json) {
-		json_begin(is_error ? "error" : "note", c, s, c->dec->frame);
-		json_str("what", what);
+		json_line_begin(is_error ? "error" : "note", c, s, c->dec->frame);
+		json_line_str("what", what);
 		if (cause)
-			json_cause(*cause);
+			json_line_cause(*cause);
 		if (seg) {
-			json_str("opcode", iwx_rdmap_opcode_name(seg->opcode));
+			json_line_str("opcode", iwx_rdmap_opcode_name(seg->opcode));
 			printf(",\"ulpdu_len\":%u", seg->ulpdu_len);
 		}
-		json_end();
+		json_line_end();
 		return;
 	}
 	ensure_header(c);
@@ -314,24 +306,24 @@ static void show_rr(struct side *s)
 	if (o->quiet)
 		return;
 	if (o->json) {
-		json_begin(p->reply ? "mpa_reply" : "mpa_request", s->conn, s, s->rr_frame);
+		json_line_begin(p->reply ? "mpa_reply" : "mpa_request", s->conn, s, s->rr_frame);
 		printf(",\"rev\":%u", p->rev);
-		json_bool("m", flags & IWX_MPA_FLAG_MARKERS);
-		json_bool("c", flags & IWX_MPA_FLAG_CRC);
-		json_bool("r", flags & IWX_MPA_FLAG_REJECT);
-		json_bool("h", flags & IWX_MPA_FLAG_ENHANCED);
+		json_line_bool("m", flags & IWX_MPA_FLAG_MARKERS);
+		json_line_bool("c", flags & IWX_MPA_FLAG_CRC);
+		json_line_bool("r", flags & IWX_MPA_FLAG_REJECT);
+		json_line_bool("h", flags & IWX_MPA_FLAG_ENHANCED);
 		if (flags & IWX_MPA_FLAG_RESERVED)
 			printf(",\"reserved\":%u", flags & IWX_MPA_FLAG_RESERVED);
 		if (p->enhanced) {
 			printf(",\"ird\":%u,\"ord\":%u", p->ird, p->ord);
-			json_bool("p2p", p->p2p);
-			json_bool("rtr_send", p->rtr_send);
-			json_bool("rtr_write", p->rtr_write);
-			json_bool("rtr_read", p->rtr_read);
+			json_line_bool("p2p", p->p2p);
+			json_line_bool("rtr_send", p->rtr_send);
+			json_line_bool("rtr_write", p->rtr_write);
+			json_line_bool("rtr_read", p->rtr_read);
 		}
 		printf(",\"pd_len\":%u", p->pd_len);
-		json_hex("pd", p->pd, p->pd_len);
-		json_end();
+		json_line_hex("pd", p->pd, p->pd_len);
+		json_line_end();
 		return;
 	}
 	text_begin(s, s->rr_frame);
@@ -409,13 +401,13 @@ static void show_mode(struct conn *c)
 	if (o->quiet)
 		return;
 	if (o->json) {
-		json_begin("mode", c, NULL, 0);
+		json_line_begin("mode", c, NULL, 0);
 		printf(",\"rev\":%u", m->rev);
-		json_bool("crc", m->crc);
-		json_bool("markers_i2r", m->markers_tx);
-		json_bool("markers_r2i", m->markers_rx);
-		json_bool("rejected", c->rejected);
-		json_end();
+		json_line_bool("crc", m->crc);
+		json_line_bool("markers_i2r", m->markers_tx);
+		json_line_bool("markers_r2i", m->markers_rx);
+		json_line_bool("rejected", c->rejected);
+		json_line_end();
 		return;
 	}
 	printf("  %6s  mode: rev %u, CRC %s, ", "", m->rev, onoff(m->crc));
@@ -621,11 +613,11 @@ static void show_segment(struct side *s, const struct iwx_ddp_seg *seg)
 		malformed = !t_ok;
 	}
 	if (!o->quiet && o->json) {
-		json_begin("segment", s->conn, s, frame);
-		json_str("opcode", iwx_rdmap_opcode_name(seg->opcode));
+		json_line_begin("segment", s->conn, s, frame);
+		json_line_str("opcode", iwx_rdmap_opcode_name(seg->opcode));
 		printf(",\"op\":%u", seg->opcode);
-		json_bool("tagged", seg->tagged);
-		json_bool("last", seg->last);
+		json_line_bool("tagged", seg->tagged);
+		json_line_bool("last", seg->last);
 		if (seg->tagged) {
 			printf(",\"stag\":\"0x%08" PRIx32 "\",\"to\":\"0x%" PRIx64 "\"", seg->stag, seg->to);
 		} else {
@@ -641,12 +633,12 @@ static void show_segment(struct side *s, const struct iwx_ddp_seg *seg)
 			       "\",\"src_to\":\"0x%" PRIx64 "\"",
 			       rr.sink_stag, rr.sink_to, rr.size, rr.src_stag, rr.src_to);
 		if (t_ok) {
-			json_cause(t.cause);
-			json_str("hdrct", hdrct_str(&t, "", hdrct));
+			json_line_cause(t.cause);
+			json_line_str("hdrct", hdrct_str(&t, "", hdrct));
 		}
 		if (o->hex)
-			json_hex("payload", seg->payload, seg->len < HEX_MAX ? seg->len : HEX_MAX);
-		json_end();
+			json_line_hex("payload", seg->payload, seg->len < HEX_MAX ? seg->len : HEX_MAX);
+		json_line_end();
 	} else if (!o->quiet) {
 		if (rr_ok) {
 			add_read_req(&b, &rr);
@@ -793,10 +785,10 @@ static int on_gap(void *ctx, struct tcp_conn *tc, int dir, uint64_t off, uint64_
 			 PRIu64 "; not decoded past them", off);
 	if (c->dec->o.json && !c->dec->o.quiet) {
 		conn_error(c, "%s", what);
-		json_begin("error", c, s, frame);
-		json_str("what", "bytes missing from the capture");
+		json_line_begin("error", c, s, frame);
+		json_line_str("what", "bytes missing from the capture");
 		printf(",\"offset\":%" PRIu64 ",\"lost\":%" PRIu64, off, lost);
-		json_end();
+		json_line_end();
 	} else {
 		report(s, true, what, NULL, NULL);
 	}
@@ -885,26 +877,26 @@ static void show_summary(const struct conn *c, const struct opts *o)
 	struct sbuf sb = { .len = 0 };
 
 	if (o->json) {
-		json_begin("summary", c, NULL, 0);
-		json_str("src", src_str(i, a));
-		json_str("dst", dst_str(i, b));
-		json_bool("iwarp", c->kind == K_IWARP);
+		json_line_begin("summary", c, NULL, 0);
+		json_line_str("src", src_str(i, a));
+		json_line_str("dst", dst_str(i, b));
+		json_line_bool("iwarp", c->kind == K_IWARP);
 		if (c->kind == K_IWARP) {
-			json_bool("full_operation", c->full);
-			json_bool("rejected", c->rejected);
+			json_line_bool("full_operation", c->full);
+			json_line_bool("rejected", c->rejected);
 			if (c->full || c->rejected) {
 				printf(",\"rev\":%u", m->rev);
-				json_bool("crc", m->crc);
-				json_bool("markers_i2r", m->markers_tx);
-				json_bool("markers_r2i", m->markers_rx);
+				json_line_bool("crc", m->crc);
+				json_line_bool("markers_i2r", m->markers_tx);
+				json_line_bool("markers_r2i", m->markers_rx);
 			}
 			json_side_summary("initiator", i);
 			json_side_summary("responder", r);
 		}
-		json_bool("error", c->error);
+		json_line_bool("error", c->error);
 		if (c->error)
-			json_str("first_error", c->first_error);
-		json_end();
+			json_line_str("first_error", c->first_error);
+		json_line_end();
 		return;
 	}
 	add(&sb, "summary %u: %s > %s ", c->tc->id, src_str(i, a), dst_str(i, b));
