@@ -151,8 +151,8 @@ test-asan: $(ASAN_BIN) $(ASAN_IWXD) $(CLI_BIN)
 		$(ASAN_BIN) --jobs 2 > $(BUILD)/asan/unit.log 2>&1; st=$$?; \
 	if [ $$st -ne 0 ] || grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' $(BUILD)/asan/unit.log; then \
 		grep -E -A25 'ERROR: (Address|Leak)Sanitizer|runtime error:|FAIL' $(BUILD)/asan/unit.log | head -80; \
-		tail -1 $(BUILD)/asan/unit.log; exit 1; \
-	fi; tail -1 $(BUILD)/asan/unit.log
+		grep -a "Synthesis:" $(BUILD)/asan/unit.log | tail -1; exit 1; \
+	fi; grep -a "Synthesis:" $(BUILD)/asan/unit.log | tail -1
 
 # Criterion runs last so that its summary closes the output.
 test: $(TEST_BIN) $(CLI_BIN) $(IWXD_BIN) check-install
