@@ -17,7 +17,9 @@
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define STAGE_LEN	65536	/* read-ahead for headers; payload is received in place */
 #define DIRECT_MIN	1024	/* receive straight into the target from this many bytes */
-#define TX_BUDGET	64	/* FPDUs built per progress call, so receive is not starved */
+#define TX_BUDGET	128	/* FPDUs built per progress call, so receive is not starved */
+#define BATCH_BYTES	65536	/* FPDUs handed to TCP in one sendmsg, about (one GSO packet) */
+#define BATCH_FPDUS	160	/* ... and at most this many */
 #define RX_BUDGET	256	/* socket reads per progress call */
 #define FPDU_BUF	(IWX_MPA_MAX_ULPDU + 1024)
 #define WR_INTERNAL	0x80	/* the RTR message: never completes to the application */
@@ -131,8 +133,12 @@ struct iwx_qp {
 
 	struct iwx_mpa_tx	tx;
 	struct tx_msg		msg;
-	uint8_t			*fpdu;		/* the FPDU being sent */
+	uint8_t			*fpdu;		/* the batch being sent: whole FPDUs, back to back */
 	size_t			fpdu_len, fpdu_sent;
+	uint32_t		fpdu_start[BATCH_FPDUS];	/* where each FPDU of the batch begins */
+	uint32_t		nfpdu, counted;	/* FPDUs in the batch; of them, looked at for alignment */
+	bool			split;		/* the batch went to TCP in more than one call */
+	uint32_t		emss;
 	uint8_t			*gather;	/* a segment's payload from several sges */
 
 	struct iwx_mpa_rx	*rx;
@@ -143,7 +149,7 @@ struct iwx_qp {
 	bool			rx_placed;	/* the segment in flight is received in place */
 	struct span		rx_remote;	/* ... or, if tagged, written out here once whole */
 	bool			term_pending;	/* a Terminate must go out next */
-	bool			term_built;	/* ... and is in qp->fpdu now */
+	bool			term_built;	/* ... and is in the batch now */
 	struct iwx_term		term;
 	struct iwx_term_cause	cause;
 	bool			cause_local;
@@ -497,8 +503,8 @@ static void finish_msg(struct iwx_qp *qp)
 	retire(qp);
 }
 
-/* Build the next FPDU into qp->fpdu. false: nothing to send now. */
-static bool next_fpdu(struct iwx_qp *qp)
+/* Build the next FPDU at the end of the batch. Its length, or 0: nothing to send now. */
+static size_t next_fpdu(struct iwx_qp *qp)
 {
 	struct tx_msg *msg = &qp->msg;
 	uint8_t hdr[IWX_DDP_UNTAGGED_HDR_LEN];
@@ -512,11 +518,11 @@ next:
 		if (qp->term_pending)
 			start_terminate(qp);
 		else if (qp->state != IWX_QP_RTS)
-			return false;
+			return 0;
 		else if (qp->reads_in.n)
 			start_read_response(qp);
 		else if ((!qp->sq.n || !start_sq_head(qp)) && !qp->term_pending)
-			return false;
+			return 0;
 	}
 	hl = iwx_ddp_segmenter_next(&msg->seg, hdr, &off, &len);
 	if (msg->nsrc == 1 && !msg->src[0].pid) {
@@ -532,15 +538,55 @@ next:
 		msg->active = false;
 		goto next;
 	}
-	n = iwx_mpa_fpdu_build(&qp->tx, qp->fpdu, FPDU_BUF, hdr, hl, payload, len);
+	n = iwx_mpa_fpdu_build(&qp->tx, qp->fpdu + qp->fpdu_len, FPDU_BUF, hdr, hl, payload, len);
 	if (n < 0)
 		abort();	/* sized by mulpdu: cannot happen */
-	qp->fpdu_len = n;
-	qp->fpdu_sent = 0;
+	qp->fpdu_start[qp->nfpdu++] = qp->fpdu_len;
+	qp->fpdu_len += n;
 	qp->stats.tx_fpdus++;
 	if (msg->seg.done)
 		finish_msg(qp);
-	return true;
+	return n;
+}
+
+/*
+ * Fill the next batch: whole FPDUs of one message, back to back, for one sendmsg
+ * ending in MSG_EOR. TCP starts a new packet for data after an end of record and cuts
+ * it into segments at multiples of the MSS from there, so with every FPDU but the
+ * last of a batch exactly EMSS long, each FPDU starts a segment (RFC 5044 §5), and a
+ * receiver can place segments on their own. A batch ends with its message, with an
+ * FPDU of any other size (markers: sizes vary), or when full. false: nothing to send.
+ */
+static bool fill_batch(struct iwx_qp *qp, int *budget)
+{
+	qp->fpdu_len = qp->fpdu_sent = 0;
+	qp->nfpdu = qp->counted = 0;
+	qp->split = false;
+	while (*budget > 0 && qp->nfpdu < BATCH_FPDUS && qp->fpdu_len < BATCH_BYTES) {
+		size_t n = next_fpdu(qp);
+
+		if (!n)
+			break;
+		(*budget)--;
+		if (n != qp->emss || !qp->msg.active || qp->term_built)
+			break;
+	}
+	return qp->nfpdu > 0;
+}
+
+/*
+ * The share of FPDUs that start a TCP segment, as far as the sender can tell (an upper
+ * bound): those that begin within the batch's first sendmsg. A batch TCP took in
+ * pieces may start new packets mid-FPDU after the first piece.
+ */
+static void count_aligned(struct iwx_qp *qp, size_t upto)
+{
+	while (!qp->split && qp->counted < qp->nfpdu && qp->fpdu_start[qp->counted] < upto) {
+		qp->stats.tx_fpdus_aligned++;
+		qp->counted++;
+	}
+	if (upto < qp->fpdu_len)
+		qp->split = true;
 }
 
 static void transmit(struct iwx_qp *qp, bool *want_write)
@@ -548,18 +594,17 @@ static void transmit(struct iwx_qp *qp, bool *want_write)
 	*want_write = false;
 	if (qp->hold_tx)
 		return;
-	for (int budget = TX_BUDGET; budget > 0;) {
+	for (int budget = TX_BUDGET; budget > 0 || qp->fpdu_sent < qp->fpdu_len;) {
 		if (qp->fpdu_sent == qp->fpdu_len) {
 			if (qp->term_built) {
 				enter_error(qp, qp->cause, true);
 				return;
 			}
-			if (!next_fpdu(qp))
+			if (!fill_batch(qp, &budget))
 				return;
-			budget--;
 		}
 		ssize_t n = send(qp->fd, qp->fpdu + qp->fpdu_sent, qp->fpdu_len - qp->fpdu_sent,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
+				 MSG_NOSIGNAL | MSG_DONTWAIT | MSG_EOR);
 
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR) {
@@ -569,10 +614,8 @@ static void transmit(struct iwx_qp *qp, bool *want_write)
 			enter_error(qp, IWX_CAUSE_MPA(IWX_MPA_EC_STREAM_LOST), true);
 			return;
 		}
-		/* handed to TCP whole: it starts a segment unless TCP had to queue (an upper bound) */
-		if (qp->fpdu_sent == 0 && (size_t)n == qp->fpdu_len)
-			qp->stats.tx_fpdus_aligned++;
 		qp->fpdu_sent += n;
+		count_aligned(qp, qp->fpdu_sent);
 		qp->stats.tx_bytes += n;
 	}
 	*want_write = true;
@@ -944,11 +987,12 @@ struct iwx_qp *iwx_qp_create(int fd, const struct iwx_mpa_agreed *agreed, uint32
 	qp->pd = pd;
 	qp->agreed = *agreed;
 	qp->mulpdu = iwx_mpa_mulpdu(emss, agreed->mode.markers_tx);
+	qp->emss = emss;
 	for (int i = 0; i < IWX_QN_COUNT; i++)
 		qp->tx_msn[i] = qp->rx_msn[i] = 1;	/* RFC 5041 §4.3: MSNs start at one */
 	iwx_mpa_tx_init(&qp->tx, &agreed->mode);
 	qp->rx = malloc(sizeof(*qp->rx));
-	qp->fpdu = malloc(FPDU_BUF);
+	qp->fpdu = malloc(BATCH_BYTES + FPDU_BUF);
 	qp->gather = malloc(65536);
 	qp->stage = malloc(STAGE_LEN);
 	if (qp->mulpdu <= IWX_RDMAP_READ_REQ_LEN + IWX_DDP_UNTAGGED_HDR_LEN || !qp->rx ||
