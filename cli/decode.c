@@ -63,6 +63,13 @@ struct side {
 	struct iwx_mpa_rx_stats	stats;
 	uint64_t		ops[IWX_OP_COUNT];
 	uint64_t		ignored;	/* bytes not decoded */
+	uint64_t		off;		/* stream bytes received */
+	/* where captured segments' payloads began, from the last FPDU start looked up on */
+	uint64_t		*seg_starts;
+	size_t			seg_head, seg_n, seg_cap;
+	uint64_t		fpdu_off;	/* where the FPDU being received began */
+	uint64_t		fpdus_checked;	/* FPDUs whose start was looked up */
+	uint64_t		fpdus_at_seg_start;
 };
 
 struct decoder;
@@ -456,6 +463,7 @@ static int maybe_start(struct conn *c)
 			return -ENOMEM;
 		iwx_mpa_rx_init(s->rx, &m, &seg_ops, s);
 		s->state = S_FPDU;
+		s->fpdu_off = s->rr_got;	/* FPDUs follow the frame that began the stream */
 	}
 	for (int d = 0; d < 2; d++) {
 		struct side *s = &c->side[d];
@@ -681,10 +689,50 @@ static void show_segment(struct side *s, const struct iwx_ddp_seg *seg)
 			       "malformed Terminate", &bad, seg);
 }
 
+/*
+ * The FPDU the parser completed last (counted in its stats, good or not): did it
+ * begin where a captured segment's payload did? Its first byte is a marker in front
+ * of its header when there is one, as its CRC covers that marker too.
+ */
+static void count_fpdu_start(struct side *s)
+{
+	if (s->fpdus_checked == s->rx->stats.fpdus)
+		return;
+	s->fpdus_checked++;
+	while (s->seg_head < s->seg_n && s->seg_starts[s->seg_head] < s->fpdu_off)
+		s->seg_head++;
+	if (s->seg_head < s->seg_n && s->seg_starts[s->seg_head] == s->fpdu_off)
+		s->fpdus_at_seg_start++;
+	s->fpdu_off = s->rr_got + s->rx->stats.bytes;
+}
+
+/* A captured segment's payload began at stream offset off (they come in order). */
+static int note_seg_start(struct side *s, uint64_t off)
+{
+	if (s->seg_n == s->seg_cap && s->seg_head) {
+		s->seg_n -= s->seg_head;
+		memmove(s->seg_starts, s->seg_starts + s->seg_head,
+			s->seg_n * sizeof(*s->seg_starts));
+		s->seg_head = 0;
+	}
+	if (s->seg_n == s->seg_cap) {
+		size_t cap = s->seg_cap ? s->seg_cap * 2 : 64;
+		uint64_t *q = realloc(s->seg_starts, cap * sizeof(*q));
+
+		if (!q)
+			return -ENOMEM;
+		s->seg_starts = q;
+		s->seg_cap = cap;
+	}
+	s->seg_starts[s->seg_n++] = off;
+	return 0;
+}
+
 static int on_segment(void *ctx, const struct iwx_ddp_seg *seg)
 {
 	struct side *s = ctx;
 
+	count_fpdu_start(s);
 	s->ops[seg->opcode]++;
 	show_segment(s, seg);
 	return 0;
@@ -700,6 +748,7 @@ static void feed_fpdus(struct side *s, const uint8_t *p, size_t len)
 
 	if (!iwx_mpa_rx_feed(s->rx, p, len, &used))
 		return;
+	count_fpdu_start(s);	/* one that failed its CRC is whole, and counted */
 	s->ignored += len - used;
 	if (iwx_mpa_rx_failed(s->rx, &cause, &seg))
 		report(s, true, "stream failed", &cause, seg);
@@ -735,13 +784,17 @@ static int on_open(void *ctx, struct tcp_conn *tc, uint64_t frame)
 }
 
 static int on_data(void *ctx, struct tcp_conn *tc, int dir, const uint8_t *p, size_t len,
-		   uint64_t frame)
+		   bool seg_start, uint64_t frame)
 {
 	struct decoder *dec = ctx;
 	struct side *s = &((struct conn *)tc->user)->side[dir];
 	int err;
 
 	dec->frame = frame;
+	/* starts inside the MPA frame are passed over as FPDUs are counted */
+	if (seg_start && s->state != S_IGNORE && (err = note_seg_start(s, s->off)))
+		return err;
+	s->off += len;
 	while (len) {
 		size_t n;
 
@@ -831,6 +884,9 @@ static int on_close(void *ctx, struct tcp_conn *tc, uint64_t frame)
 		free(s->pending);
 		s->pending = NULL;
 		s->pending_len = 0;
+		free(s->seg_starts);
+		s->seg_starts = NULL;
+		s->seg_head = s->seg_n = s->seg_cap = 0;
 	}
 	return 0;
 }
@@ -852,14 +908,22 @@ static void add_side_summary(struct sbuf *b, const struct side *s)
 	}
 	if (!first)
 		add(b, ")");
+	/* tenths of a percent, rounded down: 100.0% only when every FPDU began a segment */
+	if (s->stats.fpdus) {
+		uint64_t t = s->fpdus_at_seg_start * 1000 / s->stats.fpdus;
+
+		add(b, ", %" PRIu64 " of %" PRIu64 " FPDUs at a segment start (%" PRIu64 ".%" PRIu64 "%%)",
+		    s->fpdus_at_seg_start, s->stats.fpdus, t / 10, t % 10);
+	}
 }
 
 static void json_side_summary(const char *key, const struct side *s)
 {
 	bool first = true;
 
-	printf(",\"%s\":{\"fpdus\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"markers\":%" PRIu64
-	       ",\"segments\":{", key, s->stats.fpdus, s->stats.bytes, s->stats.markers);
+	printf(",\"%s\":{\"fpdus\":%" PRIu64 ",\"fpdus_at_segment_start\":%" PRIu64 ",\"bytes\":%"
+	       PRIu64 ",\"markers\":%" PRIu64 ",\"segments\":{", key, s->stats.fpdus,
+	       s->fpdus_at_seg_start, s->stats.bytes, s->stats.markers);
 	for (int op = 0; op < IWX_OP_COUNT; op++) {
 		if (!s->ops[op])
 			continue;
@@ -1032,6 +1096,7 @@ int cmd_decode(int argc, char **argv)
 		for (int d = 0; d < 2; d++) {
 			free(c->side[d].rx);
 			free(c->side[d].pending);
+			free(c->side[d].seg_starts);
 		}
 		free(c);
 		c = next;

@@ -23,6 +23,7 @@ struct held {
 	struct held	*next;
 	uint32_t	seq;
 	uint32_t	len;
+	bool		start;		/* data[0] is the first payload byte of its segment */
 	uint8_t		data[];
 };
 
@@ -35,7 +36,7 @@ struct half {
 	bool		fin_known;
 	uint32_t	fin_seq;
 	bool		broken;		/* a gap was reported: deliver nothing more */
-	struct held	*held;		/* sorted by seq */
+	struct held	*held;		/* sorted by seq, never overlapping */
 	size_t		held_bytes;
 };
 
@@ -101,12 +102,13 @@ static void set_err(struct reader *r, int err)
 		r->err = err;
 }
 
-static void deliver(struct reader *r, struct conn *c, int d, const uint8_t *p, size_t len)
+static void deliver(struct reader *r, struct conn *c, int d, const uint8_t *p, size_t len,
+		    bool start)
 {
 	c->h[d].next += len;
 	c->pub.dir[d].delivered += len;
 	if (r->ops->data && !r->err)
-		set_err(r, r->ops->data(r->ctx, &c->pub, d, p, len, r->frame));
+		set_err(r, r->ops->data(r->ctx, &c->pub, d, p, len, start, r->frame));
 }
 
 static void free_held(struct half *h)
@@ -169,56 +171,74 @@ static void drain(struct reader *r, struct conn *c, int d)
 			c->pub.dir[d].retrans += x->len;
 		} else {
 			c->pub.dir[d].retrans += dup;
-			deliver(r, c, d, x->data + dup, x->len - dup);
+			deliver(r, c, d, x->data + dup, x->len - dup, x->start && !dup);
 		}
 		free(x);
 	}
 }
 
-static void hold(struct reader *r, struct conn *c, int d, uint32_t seq, const uint8_t *p,
-		 size_t len)
+/* Keep len bytes at seq in front of *at till the stream reaches them; where the next piece goes. */
+static struct held **hold(struct reader *r, struct conn *c, int d, struct held **at, uint32_t seq,
+			  const uint8_t *p, size_t len, bool start)
 {
 	struct half *h = &c->h[d];
-	struct held *x = malloc(sizeof(*x) + len), **at = &h->held;
+	struct held *x = malloc(sizeof(*x) + len);
 
 	if (!x) {
 		set_err(r, -ENOMEM);
-		return;
+		return at;
 	}
 	x->seq = seq;
 	x->len = len;
+	x->start = start;
 	memcpy(x->data, p, len);
-	while (*at && !seq_before(seq, (*at)->seq))
-		at = &(*at)->next;
 	x->next = *at;
 	*at = x;
 	h->held_bytes += len;
 	if (h->held_bytes > HOLD_MAX)
 		declare_gap(r, c, d);
+	return &x->next;
 }
 
+/*
+ * Deliver or hold the bytes of a segment that no segment captured before carried.
+ * The first copy of each byte is the one kept, delivered or held (later copies
+ * count as retransmitted), so that held pieces never overlap and a piece starts a
+ * segment only if the first copy of its first byte did.
+ */
 static void take(struct reader *r, struct conn *c, int d, uint32_t seq, const uint8_t *p,
 		 size_t len)
 {
 	struct half *h = &c->h[d];
+	struct held **at = &h->held;	/* the first held piece not wholly before seq */
+	bool start = true;
 
-	if (seq_before(seq, h->next)) {
-		uint32_t dup = h->next - seq;
+	while (len && !h->broken && !r->err) {
+		size_t n = len, dup = 0;
 
-		if (dup >= len) {
-			c->pub.dir[d].retrans += len;
-			return;
+		if (seq_before(seq, h->next)) {
+			dup = h->next - seq;
+		} else {
+			while (*at && !seq_before(seq, (*at)->seq + (*at)->len))
+				at = &(*at)->next;
+			if (*at && !seq_before(seq, (*at)->seq))
+				dup = (*at)->seq + (*at)->len - seq;
+			else if (*at && (*at)->seq - seq < len)
+				n = (*at)->seq - seq;
 		}
-		c->pub.dir[d].retrans += dup;
-		p += dup;
-		len -= dup;
-		seq = h->next;
+		if (dup) {
+			n = dup < len ? dup : len;
+			c->pub.dir[d].retrans += n;
+		} else if (seq == h->next) {
+			deliver(r, c, d, p, n, start);
+		} else {
+			at = hold(r, c, d, at, seq, p, n, start);
+		}
+		seq += n;
+		p += n;
+		len -= n;
+		start = false;
 	}
-	if (seq != h->next) {
-		hold(r, c, d, seq, p, len);
-		return;
-	}
-	deliver(r, c, d, p, len);
 	drain(r, c, d);
 }
 

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * TCP flows out of a capture file: each connection's two byte streams, in sequence
- * order. Retransmitted bytes are delivered once; bytes that never appear in the
- * capture are reported as a gap, and nothing of that direction is delivered past
- * it. Reads pcap and pcapng through libpcap; Ethernet (with VLAN tags), Linux
- * cooked (SLL, SLL2), raw IP and BSD loopback; IPv4 and IPv6.
+ * order. Each byte is delivered once, from the first segment captured that carried
+ * it (later copies count as retransmitted); bytes that never appear in the capture
+ * are reported as a gap, and nothing of that direction is delivered past it. Reads
+ * pcap and pcapng through libpcap; Ethernet (with VLAN tags), Linux cooked (SLL,
+ * SLL2), raw IP and BSD loopback; IPv4 and IPv6.
  */
 #ifndef IWX_CLI_TCP_STREAMS_H
 #define IWX_CLI_TCP_STREAMS_H
@@ -43,9 +44,12 @@ struct tcp_conn {
  */
 struct tcp_streams_ops {
 	int (*open)(void *ctx, struct tcp_conn *c, uint64_t frame);
-	/* the next len bytes sent by c->ep[dir] */
+	/*
+	 * The next len bytes sent by c->ep[dir], all from one captured segment;
+	 * seg_start: buf[0] is the first byte of that segment's payload.
+	 */
 	int (*data)(void *ctx, struct tcp_conn *c, int dir, const uint8_t *buf, size_t len,
-		    uint64_t frame);
+		    bool seg_start, uint64_t frame);
 	/* lost bytes (0: unknown) are missing at stream offset off; no more data for dir */
 	int (*gap)(void *ctx, struct tcp_conn *c, int dir, uint64_t off, uint64_t lost,
 		   uint64_t frame);

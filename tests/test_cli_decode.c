@@ -220,6 +220,8 @@ struct collected {
 		uint64_t	gap_off[2], gap_lost[2];
 		int		closes;
 		struct tcp_dir_info dir[2];
+		uint64_t	starts[2][16];	/* offsets of chunks that begin a segment */
+		int		nstarts[2];
 	} c[MAX_CONNS];
 };
 
@@ -237,7 +239,7 @@ static int col_open(void *ctx, struct tcp_conn *tc, uint64_t frame)
 }
 
 static int col_data(void *ctx, struct tcp_conn *tc, int dir, const uint8_t *p, size_t len,
-		    uint64_t frame)
+		    bool seg_start, uint64_t frame)
 {
 	typeof(&((struct collected *)0)->c[0]) x = tc->user;
 
@@ -245,6 +247,10 @@ static int col_data(void *ctx, struct tcp_conn *tc, int dir, const uint8_t *p, s
 	(void)frame;
 	cr_assert_eq(x->gaps[dir], 0, "data after a gap");
 	cr_assert_leq(x->len[dir] + len, sizeof(x->data[dir]));
+	if (seg_start) {
+		cr_assert_lt(x->nstarts[dir], 16);
+		x->starts[dir][x->nstarts[dir]++] = x->len[dir];
+	}
 	memcpy(x->data[dir] + x->len[dir], p, len);
 	x->len[dir] += len;
 	return 0;
@@ -338,8 +344,10 @@ Test(tcp_streams, in_order_both_directions_every_link_type)
 	}
 }
 
+/* Each byte comes from the first copy captured: so do the segment starts. */
 Test(tcp_streams, retransmitted_and_reordered_segments_delivered_once)
 {
+	static const uint64_t starts[] = { 0, 100, 300, 450, 600 };
 	struct tcp_streams_stats st;
 	struct collected *col;
 	uint8_t a[1200];
@@ -350,13 +358,16 @@ Test(tcp_streams, retransmitted_and_reordered_segments_delivered_once)
 	cap_open(&c, DLT_EN10MB, false);
 	flow_init(&f, AF_INET, "192.0.2.1", 40001, "192.0.2.2", 7174);
 	flow_open(&c, &f);
-	flow_at(&c, &f, 0, 0, a, 300);
+	flow_at(&c, &f, 0, 0, a, 100);
 	flow_at(&c, &f, 0, 600, a + 600, 300);	/* ahead of a hole */
-	flow_at(&c, &f, 0, 0, a, 300);		/* plain retransmission */
-	flow_at(&c, &f, 0, 300, a + 300, 300);	/* fills the hole */
-	flow_at(&c, &f, 0, 450, a + 450, 300);	/* overlaps what is already in */
-	flow_at(&c, &f, 0, 900, a + 900, 300);
-	flow_at(&c, &f, 0, 1100, a + 1100, 100);	/* all duplicate */
+	flow_at(&c, &f, 0, 0, a, 100);		/* plain retransmission */
+	flow_at(&c, &f, 0, 450, a + 450, 300);	/* held before it; 600..749 came first above */
+	flow_at(&c, &f, 0, 850, a + 850, 150);	/* 900..999 first here, in mid-segment... */
+	flow_at(&c, &f, 0, 300, a + 300, 200);	/* 450..499 held already */
+	flow_at(&c, &f, 0, 100, a + 100, 300);	/* fills the hole; 300..399 held already */
+	flow_at(&c, &f, 0, 900, a + 900, 100);	/* ...so this retransmission starts nothing */
+	flow_at(&c, &f, 0, 950, a + 950, 250);	/* new from 1000, in mid-segment */
+	flow_at(&c, &f, 0, 1000, a + 1000, 100);	/* all duplicate */
 	flow_fin(&c, &f);
 	cap_close(&c);
 
@@ -365,8 +376,12 @@ Test(tcp_streams, retransmitted_and_reordered_segments_delivered_once)
 	cr_assert_eq(col->c[0].len[0], sizeof(a));
 	cr_assert_arr_eq(col->c[0].data[0], a, sizeof(a));
 	cr_assert_eq(col->c[0].gaps[0], 0);
-	cr_assert_eq(col->c[0].dir[0].retrans, 300 + 300 + 100);
+	cr_assert_eq(col->c[0].dir[0].retrans, 100 + 150 + 50 + 50 + 100 + 100 + 50 + 100);
 	cr_assert_eq(col->c[0].dir[0].delivered, sizeof(a));
+	cr_assert_eq(col->c[0].nstarts[0], 5);
+	for (int i = 0; i < 5; i++)
+		cr_assert_eq(col->c[0].starts[0][i], starts[i], "start %d: %lu, want %lu", i,
+			     (unsigned long)col->c[0].starts[0][i], (unsigned long)starts[i]);
 	free(col);
 }
 
@@ -588,9 +603,12 @@ Test(cli_decode, siw_rping_with_crc)
 	cr_assert_eq(count_lines(out, "RDMA Read Request  sink"), 2);
 	cr_assert_eq(count_lines(out, "RDMA Read Response STag"), 2);
 	cr_assert_eq(count_lines(out, "RDMA Write         STag"), 2);
+	/* siw sends each FPDU in a segment of its own */
 	assert_has(out, "summary 1: 192.0.2.3:42832 > 192.0.2.2:7174 iWARP rev 2, CRC on, markers off; "
-		   "initiator 6 FPDUs, 328 bytes (RDMA Read Response 2, Send 4); "
-		   "responder 8 FPDUs, 432 bytes (RDMA Write 2, RDMA Read Request 2, Send 4); no errors");
+		   "initiator 6 FPDUs, 328 bytes (RDMA Read Response 2, Send 4), "
+		   "6 of 6 FPDUs at a segment start (100.0%); "
+		   "responder 8 FPDUs, 432 bytes (RDMA Write 2, RDMA Read Request 2, Send 4), "
+		   "8 of 8 FPDUs at a segment start (100.0%); no errors");
 	assert_has(out, "total: 37 frames, 1 TCP connection (1 iWARP, 0 not iWARP), 0 with errors");
 	cr_assert_null(strstr(out, "  error: "));
 	free(out);
@@ -606,8 +624,10 @@ Test(cli_decode, siw_rping_without_crc_quiet_and_json)
 	out = decode("-q", path, &st);
 	cr_assert_eq(st, 0, "%s", out);
 	cr_assert_str_eq(out, "summary 1: 192.0.2.3:33787 > 192.0.2.2:7174 iWARP rev 2, CRC off, markers off; "
-			 "initiator 9 FPDUs, 492 bytes (RDMA Read Response 3, Send 6); "
-			 "responder 12 FPDUs, 648 bytes (RDMA Write 3, RDMA Read Request 3, Send 6); no errors\n"
+			 "initiator 9 FPDUs, 492 bytes (RDMA Read Response 3, Send 6), "
+			 "9 of 9 FPDUs at a segment start (100.0%); "
+			 "responder 12 FPDUs, 648 bytes (RDMA Write 3, RDMA Read Request 3, Send 6), "
+			 "12 of 12 FPDUs at a segment start (100.0%); no errors\n"
 			 "total: 44 frames, 1 TCP connection (1 iWARP, 0 not iWARP), 0 with errors\n");
 	free(out);
 
@@ -819,6 +839,70 @@ static void assert_exchange_decoded(const char *out, const char *i2r, const char
 	assert_has(out, line);
 }
 
+/* Direction d of x: its MPA frame, then its FPDUs in segments that begin at the n offsets of cut. */
+static void send_cut(struct cap *c, struct flow *f, const struct exchange *x, int d,
+		     const size_t *cut, int n)
+{
+	flow_at(c, f, d, 0, x->s[d], x->setup[d]);
+	for (int k = 0; k < n; k++) {
+		size_t end = k + 1 < n ? cut[k + 1] : x->len[d];
+
+		flow_at(c, f, d, cut[k], x->s[d] + cut[k], end - cut[k]);
+	}
+}
+
+/*
+ * x as one IPv4 connection 192.0.2.1:port > 192.0.2.2:7174 in a new capture, its
+ * streams cut as send_cut does: the initiator's first, so that the decoder holds
+ * its FPDUs until the Reply is in.
+ */
+static void capture_cut(struct cap *c, uint16_t port, const struct exchange *x, const size_t *cut0,
+			int n0, const size_t *cut1, int n1)
+{
+	struct flow f;
+
+	cap_open(c, DLT_EN10MB, false);
+	flow_init(&f, AF_INET, "192.0.2.1", port, "192.0.2.2", 7174);
+	flow_open(c, &f);
+	send_cut(c, &f, x, 0, cut0, n0);
+	send_cut(c, &f, x, 1, cut1, n1);
+	flow_fin(c, &f);
+	cap_close(c);
+}
+
+/*
+ * Decoding path, the initiator's FPDUs of x began a segment n0 times, the
+ * responder's n1 times: so say the summary (pct0, pct1) and the JSON. Removes path.
+ */
+static void assert_at_segment_start(const char *path, int n0, const char *pct0, int n1,
+				    const char *pct1)
+{
+	char want[256];
+	char *out;
+	int st;
+
+	out = decode("-q", path, &st);
+	cr_assert_eq(st, 0, "%s", out);
+	snprintf(want, sizeof(want), "(RDMA Write 4, RDMA Read Request 1, Send 1), %d of 6 FPDUs at a "
+		 "segment start (%s); responder 3 FPDUs, ", n0, pct0);
+	assert_has(out, want);
+	snprintf(want, sizeof(want), "(RDMA Read Response 1, Send with SE 1, Terminate 1), %d of 3 "
+		 "FPDUs at a segment start (%s); no errors\n", n1, pct1);
+	assert_has(out, want);
+	free(out);
+
+	out = decode("--json", path, &st);
+	cr_assert_eq(st, 0, "%s", out);
+	snprintf(want, sizeof(want), "\"initiator\":{\"fpdus\":6,\"fpdus_at_segment_start\":%d,"
+		 "\"bytes\":", n0);
+	assert_has(out, want);
+	snprintf(want, sizeof(want), "\"responder\":{\"fpdus\":3,\"fpdus_at_segment_start\":%d,"
+		 "\"bytes\":", n1);
+	assert_has(out, want);
+	free(out);
+	unlink(path);
+}
+
 Test(cli_decode, markers_crc_reordering_and_a_plain_tcp_flow)
 {
 	struct exchange *x = malloc(sizeof(*x));
@@ -850,8 +934,11 @@ Test(cli_decode, markers_crc_reordering_and_a_plain_tcp_flow)
 	/* 2122 bytes of initiator stream: markers at 0, 512, ... 2048 */
 	assert_has(out, "summary 2: [2001:db8::1]:40010 > [2001:db8::2]:7174 iWARP rev 1, CRC on, markers on; "
 		   "initiator 6 FPDUs, ");
-	assert_has(out, " markers (RDMA Write 4, RDMA Read Request 1, Send 1); responder 3 FPDUs, ");
-	assert_has(out, "(RDMA Read Response 1, Send with SE 1, Terminate 1); no errors");
+	/* 700-byte segments: only the first FPDU of each side starts one */
+	assert_has(out, " markers (RDMA Write 4, RDMA Read Request 1, Send 1), "
+		   "1 of 6 FPDUs at a segment start (16.6%); responder 3 FPDUs, ");
+	assert_has(out, "(RDMA Read Response 1, Send with SE 1, Terminate 1), "
+		   "1 of 3 FPDUs at a segment start (33.3%); no errors");
 	assert_has(out, "2 TCP connections (1 iWARP, 1 not iWARP), 0 with errors");
 	cr_assert_null(strstr(out, "  error: "), "%s", out);
 	free(out);
@@ -953,7 +1040,8 @@ Test(cli_decode, bad_crc_names_the_terminate_cause)
 	cr_assert_null(strstr(out, "Terminate  "), "nothing after it either");
 	/* the parser counts the damaged FPDU too; only the good one is a segment */
 	assert_has(out, "responder 2 FPDUs, ");
-	assert_has(out, "(RDMA Read Response 1); error: stream failed");
+	assert_has(out, "(RDMA Read Response 1), 1 of 2 FPDUs at a segment start (50.0%); "
+		   "error: stream failed");
 	free(out);
 
 	out = decode("--json", c.path, &st);
@@ -964,7 +1052,85 @@ Test(cli_decode, bad_crc_names_the_terminate_cause)
 	assert_has(out, "\"error\":true,\"first_error\":\"stream failed: LLP MPA error: MPA CRC error");
 	free(out);
 	unlink(c.path);
+
+	/* each FPDU in a segment of its own: the damaged one is whole, so it counts */
+	capture_cut(&c, 40018, x, x->fpdu_at[0], x->nfpdu[0], x->fpdu_at[1], x->nfpdu[1]);
+	out = decode("-q", c.path, &st);
+	cr_assert_eq(st, 1, "%s", out);
+	assert_has(out, "(RDMA Read Response 1), 2 of 2 FPDUs at a segment start (100.0%); error: ");
+	free(out);
+	out = decode("--json", c.path, &st);
+	assert_has(out, "\"responder\":{\"fpdus\":2,\"fpdus_at_segment_start\":2,\"bytes\":");
+	free(out);
+	unlink(c.path);
 	free(x);
+}
+
+Test(cli_decode, every_fpdu_in_a_segment_of_its_own)
+{
+	struct exchange *x = malloc(sizeof(*x));
+	struct cap c;
+
+	cr_assert_not_null(x);
+	/* with markers, the one in front of the first FPDU's header is part of that FPDU */
+	for (int markers = 0; markers < 2; markers++) {
+		build_exchange(x, markers ? IWX_MPA_REV1 : IWX_MPA_REV2, markers, markers, markers);
+		capture_cut(&c, 40015, x, x->fpdu_at[0], x->nfpdu[0], x->fpdu_at[1], x->nfpdu[1]);
+		assert_at_segment_start(c.path, 6, "100.0%", 3, "100.0%");
+	}
+	free(x);
+}
+
+Test(cli_decode, two_fpdus_in_a_segment)
+{
+	struct exchange *x = malloc(sizeof(*x));
+	size_t cut0[3], cut1[2];
+	struct cap c;
+
+	cr_assert_not_null(x);
+	build_exchange(x, IWX_MPA_REV2, false, false, false);
+	for (int k = 0; k < 3; k++)
+		cut0[k] = x->fpdu_at[0][2 * k];
+	for (int k = 0; k < 2; k++)
+		cut1[k] = x->fpdu_at[1][2 * k];	/* two, then the third alone */
+	capture_cut(&c, 40016, x, cut0, 3, cut1, 2);
+	free(x);
+	assert_at_segment_start(c.path, 3, "50.0%", 2, "66.6%");
+}
+
+Test(cli_decode, fpdu_split_across_segments_moves_the_next_ones)
+{
+	struct exchange *x = malloc(sizeof(*x));
+	size_t cut0[3], cut1[2];
+	struct cap c;
+	struct flow f;
+
+	cr_assert_not_null(x);
+	build_exchange(x, IWX_MPA_REV2, false, false, false);
+	/* Send | Write 1 split: its rest, Writes 2 to 4 mid-segment | the Read Request */
+	cut0[0] = x->fpdu_at[0][0];
+	cut0[1] = x->fpdu_at[0][1] + 10;
+	cut0[2] = x->fpdu_at[0][5];
+	/* Read Response | the Send split: its rest, the Terminate mid-segment */
+	cut1[0] = x->fpdu_at[1][0];
+	cut1[1] = x->fpdu_at[1][1] + 7;
+	cap_open(&c, DLT_EN10MB, false);
+	flow_init(&f, AF_INET, "192.0.2.1", 40017, "192.0.2.2", 7174);
+	flow_open(&c, &f);
+	flow_send(&c, &f, 0, x->s[0], x->setup[0]);
+	flow_at(&c, &f, 0, cut0[0], x->s[0] + cut0[0], cut0[1] - cut0[0]);
+	/* the Read Request's segment overtakes the one before it, and comes again */
+	flow_at(&c, &f, 0, cut0[2], x->s[0] + cut0[2], x->len[0] - cut0[2]);
+	/* the middle one in two copies: up to Write 3, then from Write 2 (new from Write 3 on) */
+	flow_at(&c, &f, 0, cut0[1], x->s[0] + cut0[1], x->fpdu_at[0][3] - cut0[1]);
+	flow_at(&c, &f, 0, x->fpdu_at[0][2], x->s[0] + x->fpdu_at[0][2],
+		cut0[2] - x->fpdu_at[0][2]);
+	flow_at(&c, &f, 0, cut0[2], x->s[0] + cut0[2], x->len[0] - cut0[2]);
+	send_cut(&c, &f, x, 1, cut1, 2);
+	flow_fin(&c, &f);
+	cap_close(&c);
+	free(x);
+	assert_at_segment_start(c.path, 2, "33.3%", 1, "33.3%");
 }
 
 Test(cli_decode, invalid_reply_is_an_mpa_error)
