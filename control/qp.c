@@ -136,8 +136,8 @@ struct iwx_qp {
 	uint8_t			*fpdu;		/* the batch being sent: whole FPDUs, back to back */
 	size_t			fpdu_len, fpdu_sent;
 	uint32_t		fpdu_start[BATCH_FPDUS];	/* where each FPDU of the batch begins */
-	uint32_t		nfpdu, counted;	/* FPDUs in the batch; of them, looked at for alignment */
-	bool			split;		/* the batch went to TCP in more than one call */
+	uint32_t		nfpdu;
+	bool			fresh;		/* what goes next starts a new TCP packet (after EOR) */
 	uint32_t		emss;
 	uint8_t			*gather;	/* a segment's payload from several sges */
 
@@ -560,8 +560,7 @@ next:
 static bool fill_batch(struct iwx_qp *qp, int *budget)
 {
 	qp->fpdu_len = qp->fpdu_sent = 0;
-	qp->nfpdu = qp->counted = 0;
-	qp->split = false;
+	qp->nfpdu = 0;
 	while (*budget > 0 && qp->nfpdu < BATCH_FPDUS && qp->fpdu_len < BATCH_BYTES) {
 		size_t n = next_fpdu(qp);
 
@@ -575,18 +574,34 @@ static bool fill_batch(struct iwx_qp *qp, int *budget)
 }
 
 /*
- * The share of FPDUs that start a TCP segment, as far as the sender can tell (an upper
- * bound): those that begin within the batch's first sendmsg. A batch TCP took in
- * pieces may start new packets mid-FPDU after the first piece.
+ * What the next sendmsg of the batch takes: to its end, or, when TCP took only part of
+ * an FPDU, to that FPDU's end, so that with MSG_EOR the FPDUs after it start a new
+ * packet again (the rest of the cut one may have to start a packet of its own: TCP
+ * may have sent the part it took). true when off is where an FPDU begins.
  */
-static void count_aligned(struct iwx_qp *qp, size_t upto)
+static bool next_send(const struct iwx_qp *qp, size_t off, size_t *end)
 {
-	while (!qp->split && qp->counted < qp->nfpdu && qp->fpdu_start[qp->counted] < upto) {
-		qp->stats.tx_fpdus_aligned++;
-		qp->counted++;
+	*end = qp->fpdu_len;
+	for (uint32_t i = 0; i < qp->nfpdu; i++) {
+		if (qp->fpdu_start[i] == off)
+			return true;
+		if (qp->fpdu_start[i] > off) {
+			*end = qp->fpdu_start[i];
+			return false;
+		}
 	}
-	if (upto < qp->fpdu_len)
-		qp->split = true;
+	return off == qp->fpdu_len;
+}
+
+/*
+ * FPDUs that begin within [from, to), sent from the start of a new TCP packet, start
+ * a segment as far as the sender can tell (an upper bound: retransmission may merge).
+ */
+static void count_aligned(struct iwx_qp *qp, size_t from, size_t to)
+{
+	for (uint32_t i = 0; i < qp->nfpdu; i++)
+		if (qp->fpdu_start[i] >= from && qp->fpdu_start[i] < to)
+			qp->stats.tx_fpdus_aligned++;
 }
 
 static void transmit(struct iwx_qp *qp, bool *want_write)
@@ -603,7 +618,9 @@ static void transmit(struct iwx_qp *qp, bool *want_write)
 			if (!fill_batch(qp, &budget))
 				return;
 		}
-		ssize_t n = send(qp->fd, qp->fpdu + qp->fpdu_sent, qp->fpdu_len - qp->fpdu_sent,
+		size_t end;
+		bool at_fpdu = next_send(qp, qp->fpdu_sent, &end);
+		ssize_t n = send(qp->fd, qp->fpdu + qp->fpdu_sent, end - qp->fpdu_sent,
 				 MSG_NOSIGNAL | MSG_DONTWAIT | MSG_EOR);
 
 		if (n < 0) {
@@ -614,8 +631,10 @@ static void transmit(struct iwx_qp *qp, bool *want_write)
 			enter_error(qp, IWX_CAUSE_MPA(IWX_MPA_EC_STREAM_LOST), true);
 			return;
 		}
+		if (qp->fresh && at_fpdu)
+			count_aligned(qp, qp->fpdu_sent, qp->fpdu_sent + n);
+		qp->fresh = qp->fpdu_sent + n == end;	/* all taken: the end of record holds */
 		qp->fpdu_sent += n;
-		count_aligned(qp, qp->fpdu_sent);
 		qp->stats.tx_bytes += n;
 	}
 	*want_write = true;
@@ -988,6 +1007,7 @@ struct iwx_qp *iwx_qp_create(int fd, const struct iwx_mpa_agreed *agreed, uint32
 	qp->agreed = *agreed;
 	qp->mulpdu = iwx_mpa_mulpdu(emss, agreed->mode.markers_tx);
 	qp->emss = emss;
+	qp->fresh = true;
 	for (int i = 0; i < IWX_QN_COUNT; i++)
 		qp->tx_msn[i] = qp->rx_msn[i] = 1;	/* RFC 5041 §4.3: MSNs start at one */
 	iwx_mpa_tx_init(&qp->tx, &agreed->mode);

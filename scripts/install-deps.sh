@@ -8,7 +8,7 @@ packages=(
 	clang llvm libclang-rt-14-dev   # BPF objects, libFuzzer and sanitizers
 	libbpf-dev bpftool libxdp-dev xdp-tools libelf-dev zlib1g-dev
 	libmnl-dev libisal-dev libpcap-dev libcriterion-dev
-	tshark iproute2 iperf3                 # iperf3: scripts/bench.sh
+	tshark iproute2 iperf3 ethtool         # iperf3: scripts/bench.sh; ethtool: offloads off in tests
 )
 
 missing=()

@@ -19,8 +19,9 @@ pid_t capture_start(const char *ns, const char *dev, const char *path, const cha
 	if (pid == 0) {
 		if (!freopen("/dev/null", "w", stderr))
 			_exit(127);
-		execlp("ip", "ip", "netns", "exec", ns, "dumpcap", "-q", "-i", dev, "-w", path,
-		       "-f", filter, NULL);
+		/* a 64 MiB buffer: a bulk transfer of MSS-sized packets must not be dropped */
+		execlp("ip", "ip", "netns", "exec", ns, "dumpcap", "-q", "-B", "64", "-i", dev, "-w",
+		       path, "-f", filter, NULL);
 		_exit(127);
 	}
 	for (int i = 0; i < 100 && access(path, F_OK); i++)
