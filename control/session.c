@@ -261,6 +261,7 @@ static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr 
 	int fds[3], nfds = 0, err = 0;
 	uint32_t out_len = 0;
 	int64_t v;
+	const struct iwx_mr *mr;
 	struct vcq *cq;
 	struct vqp *q;
 
@@ -303,6 +304,17 @@ static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr 
 		break;
 	case IWX_IPC_MR_DEREG:
 		err = iwx_mem_dereg(d->mem, c->id, r->id.id);
+		break;
+	case IWX_IPC_MR_INVALIDATE:
+		mr = iwx_mem_lookup(d->mem, r->id.id);
+		err = mr && mr->owner == c->id ? iwx_mem_invalidate(d->mem, r->id.id, mr->desc.pd) :
+						 -ENOENT;
+		break;
+	case IWX_IPC_MR_REVALIDATE:
+		v = iwx_mem_revalidate(d->mem, c->id, r->id.id);
+		err = v < 0 ? (int)v : 0;
+		r->id.id = v;
+		out_len = sizeof(r->id);
 		break;
 	case IWX_IPC_CQ_CREATE:
 		cq = vcq_create(d, c, r->cq.entries, &fds[0], &err);

@@ -124,6 +124,25 @@ int iwx_dereg_mr(struct iwx_mr *mr)
 	return 0;
 }
 
+int iwx_invalidate_mr(struct iwx_mr *mr)
+{
+	struct iwx_ipc_id req = { mr->lkey };
+
+	return client_call(mr->pd->dev, IWX_IPC_MR_INVALIDATE, &req, sizeof(req), NULL, 0, NULL,
+			   NULL);
+}
+
+int iwx_revalidate_mr(struct iwx_mr *mr)
+{
+	struct iwx_ipc_id req = { mr->lkey };
+	int err = client_call(mr->pd->dev, IWX_IPC_MR_REVALIDATE, &req, sizeof(req), &req,
+			      sizeof(req), NULL, NULL);
+
+	if (!err)
+		mr->lkey = mr->rkey = req.id;
+	return err;
+}
+
 /* ------------------------------------------------------- completion queues */
 
 struct iwx_cq *iwx_create_cq(struct iwx_device *dev, int entries)

@@ -424,6 +424,40 @@ Test(daemon_errors, write_to_stag_the_peer_invalidated)
 		     IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG));
 }
 
+/* Local invalidation (iwx_invalidate_mr) fails a peer's Write just as a remote one does. */
+Test(daemon_errors, write_to_stag_invalidated_locally)
+{
+	struct buf victim = region(&b, b.pd, 4096, ALL_ACCESS);
+
+	cr_assert_eq(iwx_invalidate_mr(victim.mr), 0);
+	connect_ab();
+	remote_error(bad_write(victim.mr->rkey, victim.p), IWX_WC_SUCCESS, 2,
+		     IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG));
+}
+
+/* Revalidated, the STag has a new key: Writes with it land, with the old key they fail. */
+Test(daemon_errors, revalidated_stag_takes_a_new_key)
+{
+	struct buf victim = region(&b, b.pd, 4096, ALL_ACCESS);
+	uint32_t old = victim.mr->rkey;
+
+	cr_assert_eq(iwx_revalidate_mr(victim.mr), -EBUSY, "a valid STag is not revalidated");
+	cr_assert_eq(iwx_invalidate_mr(victim.mr), 0);
+	cr_assert_eq(iwx_revalidate_mr(victim.mr), 0);
+	cr_assert_neq(victim.mr->rkey, old);
+	cr_assert_eq(victim.mr->rkey >> 8, old >> 8, "same index, new key");
+	cr_assert_eq(victim.mr->lkey, victim.mr->rkey);
+	connect_ab();
+	fill_pattern(abuf.p, 100, 3);
+	post(&a, op(1, IWX_WR_WRITE, sge_of(&abuf, 0, 100), victim.mr->rkey, victim.p));
+	post(&a, op(2, IWX_WR_READ, sge_of(&abuf, 4096, 100), victim.mr->rkey, victim.p));
+	expect_wc(&a, 1, IWX_WC_RDMA_WRITE, IWX_WC_SUCCESS);
+	expect_wc(&a, 2, IWX_WC_RDMA_READ, IWX_WC_SUCCESS);
+	cr_assert_arr_eq(victim.p, abuf.p, 100, "the Write with the new key landed");
+	remote_error(bad_write(old, victim.p), IWX_WC_SUCCESS, 2,
+		     IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG));
+}
+
 Test(daemon_errors, send_with_no_receive_posted)
 {
 	connect_ab();

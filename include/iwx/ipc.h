@@ -41,6 +41,8 @@ enum iwx_ipc_op {
 	IWX_IPC_STATUS,		/* the daemon's state, for `iwx status` (root only) */
 	IWX_IPC_LIST_CONNS,	/* replies in parts, IWX_IPC_F_MORE on all but the last */
 	IWX_IPC_LIST_STAGS,
+	IWX_IPC_MR_INVALIDATE,	/* the region's STag, locally */
+	IWX_IPC_MR_REVALIDATE,	/* -> the STag under a new key */
 	IWX_IPC_EVENT = 100,	/* daemon -> client, seq 0: struct iwx_ipc_event */
 };
 

@@ -106,6 +106,15 @@ struct iwx_mr {
 struct iwx_mr *iwx_reg_mr(struct iwx_pd *pd, void *addr, size_t length, int access);
 int iwx_dereg_mr(struct iwx_mr *mr);
 
+/*
+ * Invalidate the region's STag here (RFC 5040 §2.1, local invalidation): from now on a
+ * peer's use of it terminates the stream, as after a Send with Invalidate naming it.
+ */
+int iwx_invalidate_mr(struct iwx_mr *mr);
+
+/* Make an invalidated STag valid again under a new key: lkey and rkey change (-EBUSY: valid). */
+int iwx_revalidate_mr(struct iwx_mr *mr);
+
 /* ------------------------------------------------------- completion queues */
 
 /* A completion queue of at least entries (rounded up to a power of two). */
