@@ -49,7 +49,7 @@ static const char *state_name(uint32_t state)
 }
 
 /*
- * The share of sent FPDUs handed to TCP whole, in tenths of a percent, rounded down
+ * The share of sent FPDUs that started a TCP packet, in tenths of a percent, rounded down
  * so that 100.0% means all of them; false when none was sent.
  */
 static bool aligned_tenths(uint64_t aligned, uint64_t total, unsigned *tenths)
@@ -282,7 +282,7 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	LINE("FPDUs received", "%" PRIu64, s->traffic.rx_fpdus);
 	LINE("bytes sent", "%" PRIu64 " (%s)", s->traffic.tx_bytes, bytes_str(a, sizeof(a), s->traffic.tx_bytes));
 	LINE("bytes received", "%" PRIu64 " (%s)", s->traffic.rx_bytes, bytes_str(a, sizeof(a), s->traffic.rx_bytes));
-	LINE("sent whole to TCP", "%s (%" PRIu64 " of %" PRIu64 " FPDUs)",
+	LINE("at a packet start", "%s (%" PRIu64 " of %" PRIu64 " FPDUs)",
 	     pct_str(b, sizeof(b), s->traffic.tx_fpdus_aligned, s->traffic.tx_fpdus), s->traffic.tx_fpdus_aligned,
 	     s->traffic.tx_fpdus);
 	LINE("placed segments", "%" PRIu64, s->traffic.placed_segments);
@@ -638,8 +638,9 @@ static const struct admin_cmd status_cmd = {
 	"and what they made (PDs, MRs, CQs, QPs, listeners, connections being set up);\n"
 	"connections established, failed and rejected; Terminates sent and received; FPDUs\n"
 	"each way and the stream bytes they took (MPA headers, markers and CRC included),\n"
-	"and of the FPDUs sent the share handed to TCP whole, in one send() (\"-\" when none\n"
-	"was sent); segments placed straight into their target, doorbells and wakeups.\n"
+	"and of the FPDUs sent the share that started a TCP packet, so that TCP cut a segment\n"
+	"there (as far as the sender can tell: an upper bound; \"-\" when none was sent);\n"
+	"segments placed straight into their target, doorbells and wakeups.\n"
 	"The traffic counters include the queue pairs already destroyed.\n",
 	"JSON keys: the fields of struct iwx_ipc_status (iwx/ipc.h), and socket, and\n"
 	"aligned_pct (null when no FPDU was sent).\n",
@@ -663,9 +664,9 @@ static const struct admin_cmd conns_cmd = {
 	"error), LOCAL and PEER address:port, then what the MPA set-up agreed: revision,\n"
 	"CRC on or off, MARKERS in the stream received (rx) and sent (tx), IRD/ORD, EMSS;\n"
 	"then FPDUs each way and the stream bytes they took (MPA headers, markers and CRC\n"
-	"included), and ALIGNED, the share of sent FPDUs handed to TCP whole, in one send()\n"
-	"(\"-\" when none was sent). \"-\" also stands for what a queue pair not yet\n"
-	"connected does not have (null in JSON).\n",
+	"included), and ALIGNED, the share of sent FPDUs that started a TCP packet (an upper\n"
+	"bound on segment starts; \"-\" when none was sent). \"-\" also stands for what a\n"
+	"queue pair not yet connected does not have (null in JSON).\n",
 	NULL,
 	show_conns,
 };

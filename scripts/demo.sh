@@ -48,6 +48,8 @@ ip -n "$ns_b" addr add 192.0.2.2/24 dev iwxdemo-b
 for ns in "$ns_a" "$ns_b"; do
 	ip -n "$ns" link set lo up
 	ip -n "$ns" link set "iwxdemo-${ns##*-}" up
+	# segmentation offload off: the capture then shows the TCP segments a wire would carry
+	ip netns exec "$ns" ethtool -K "iwxdemo-${ns##*-}" tso off gso off >/dev/null
 done
 
 # start_iwxd NS NAME: an iwxd serving $out/NAME.sock in NS, logging to $out/NAME.log
