@@ -145,7 +145,7 @@ Test(daemon, write_read_send)
 	cr_assert_str_eq((char *)rbuf.p, "hello, iwx");
 }
 
-/* Writes and Reads from 0 bytes to 64 MiB, every byte checked both ways. */
+/* Writes, Reads and Sends from 0 bytes to 64 MiB, every byte checked. */
 Test(daemon_large, sizes_up_to_64_mib)
 {
 	static const size_t sizes[] = { 0, 1, 4095, 4097, (1 << 20) + 3, 64u << 20 };
@@ -171,6 +171,17 @@ Test(daemon_large, sizes_up_to_64_mib)
 		fill_pattern(want, n, i + 100);
 		cr_assert_eq(memcmp(dst.p, want, n), 0, "%zu bytes written as sent", n);
 		cr_assert_eq(memcmp(src.p, want, n), 0, "%zu bytes read back as written", n);
+
+		/* and as a Send, into a receive of the whole buffer */
+		struct iwx_send_wr s = { .wr_id = id, .opcode = IWX_WR_SEND, .flags = IWX_WR_SIGNALED,
+					 .num_sge = 1, .sge = { sge_of(&src, 0, n) } };
+
+		memset(dst.p, 0, n ? n : 1);
+		post_recv(&b, id, &dst, max);
+		cr_assert_eq(iwx_post_send(a.qp, &s), 0);
+		expect_wc(&a, id, IWX_WC_SEND);
+		cr_assert_eq(expect_wc(&b, id++, IWX_WC_RECV).byte_len, n, "a %zu-byte Send", n);
+		cr_assert_eq(memcmp(dst.p, want, n), 0, "%zu bytes received as sent", n);
 		free(want);
 	}
 }

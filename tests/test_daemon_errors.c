@@ -22,6 +22,7 @@
 
 #include <iwx/term.h>
 
+#include "capture.h"
 #include "iwxd_pair.h"
 #include "testutil.h"
 
@@ -485,6 +486,46 @@ Test(daemon_errors, mpa_revision_1)
 	cr_assert_eq(info[0].mpa_rev, 1, "client: revision %u", info[0].mpa_rev);
 	cr_assert_eq(info[1].mpa_rev, 1, "server: revision %u", info[1].mpa_rev);
 	transfer(256 << 10);
+}
+
+/*
+ * RFC 6581 peer-to-peer: both MPA frames say P2P, and the initiator's first FPDU is the
+ * ready-to-receive message, a zero-length RDMA Write or Read that completes nothing.
+ */
+Test(daemon_errors, peer_to_peer_with_rtr)
+{
+	struct iwx_conn_param p = { .p2p = true };
+	struct iwx_conn_info info[2];
+	char pcap[128], dev[32], cmd[256], line[512];
+	int p2p_frames = 0, first_fpdu_rtr = -1;
+	pid_t cap;
+	FILE *f;
+
+	snprintf(pcap, sizeof(pcap), "%s/p2p.pcap", pair.dir);
+	snprintf(dev, sizeof(dev), "iwx%da", getpid());
+	cap = capture_start(pair.ns.a, dev, pcap, "tcp");
+	cr_assert_gt(cap, 0);
+	establish(&a, &b, false, &p, info);
+	cr_assert_eq(info[0].mpa_rev, 2);
+	transfer(256 << 10);
+	expect_no_wc(&a);	/* the RTR completes nothing */
+	expect_no_wc(&b);
+	capture_stop(cap);
+
+	snprintf(cmd, sizeof(cmd), "build/iwx decode %s", pcap);
+	f = popen(cmd, "r");
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, "MPA Re") && strstr(line, "P2P 1"))
+			p2p_frames++;
+		else if (first_fpdu_rtr < 0 && strstr(line, "192.0.2.1:") &&
+			 strstr(line, " > 192.0.2.2:") && strstr(line, "RDMA"))
+			first_fpdu_rtr = (strstr(line, "RDMA Write") || strstr(line, "RDMA Read Request")) &&
+					 strstr(line, "len 0") != NULL;
+	}
+	pclose(f);
+	cr_assert_eq(p2p_frames, 2, "the Request and the Reply say P2P");
+	cr_assert_eq(first_fpdu_rtr, 1, "the initiator's first FPDU is a zero-length Write or Read");
 }
 
 Test(daemon_errors, crc_off)
