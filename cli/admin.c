@@ -345,8 +345,45 @@ static const char *markers_str(const struct iwx_ipc_conn_info *c)
 	return c->markers_tx ? "tx" : "off";
 }
 
-static void json_conn(struct json *j, const struct iwx_ipc_conn_info *c)
+/* How a listing shows: sorted, then a JSON array (an object a line) or a table. */
+struct listing {
+	size_t			esize;
+	int			(*cmp)(const void *x, const void *y);
+	void			(*json)(struct json *j, const void *e);
+	const struct column	*cols;
+	unsigned		ncols;
+	void			(*row)(struct table *t, size_t i, const void *e);
+};
+
+static int show_listing(void *buf, size_t n, const struct admin_opts *o, const struct listing *l)
 {
+	struct table t;
+	int err;
+
+	if (n)
+		qsort(buf, n, l->esize, l->cmp);
+	if (o->json) {
+		struct json j = { .f = stdout };
+
+		json_open(&j, '[', false);
+		for (size_t i = 0; i < n; i++)
+			l->json(&j, (const uint8_t *)buf + i * l->esize);
+		json_close(&j, ']');
+		return 0;
+	}
+	err = table_init(&t, l->cols, l->ncols, n);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++)
+		l->row(&t, i, (const uint8_t *)buf + i * l->esize);
+	table_print(&t, stdout);
+	return 0;
+}
+
+static void json_conn(struct json *j, const void *e)
+{
+	const struct iwx_ipc_conn_info *c = e;
+
 	bool agreed = c->mpa_rev != 0;	/* the MPA set-up is done: its results are known */
 
 	json_open(j, '{', true);
@@ -381,6 +418,33 @@ static void json_conn(struct json *j, const struct iwx_ipc_conn_info *c)
 	json_close(j, '}');
 }
 
+static void conn_row(struct table *t, size_t i, const void *e)
+{
+	const struct iwx_ipc_conn_info *c = e;
+	char s[CELL];
+
+	cell(t, i, 0, "%u", c->qp);
+	cell(t, i, 1, "%u", c->client);
+	cell(t, i, 2, "%s", state_name(c->state));
+	cell(t, i, 3, "%s", endpoint_str(s, sizeof(s), &c->local_addr));
+	cell(t, i, 4, "%s", endpoint_str(s, sizeof(s), &c->peer_addr));
+	if (c->mpa_rev) {	/* what the set-up agreed, once it has */
+		cell(t, i, 5, "%u", c->mpa_rev);
+		cell(t, i, 6, "%s", c->crc ? "on" : "off");
+		cell(t, i, 7, "%s", markers_str(c));
+		cell(t, i, 8, "%u/%u", c->ird, c->ord);
+		cell(t, i, 9, "%u", c->emss);
+	} else {
+		for (unsigned k = 5; k <= 9; k++)
+			cell(t, i, k, "-");
+	}
+	cell(t, i, 10, "%" PRIu64, c->traffic.tx_fpdus);
+	cell(t, i, 11, "%s", bytes_str(s, sizeof(s), c->traffic.tx_bytes));
+	cell(t, i, 12, "%" PRIu64, c->traffic.rx_fpdus);
+	cell(t, i, 13, "%s", bytes_str(s, sizeof(s), c->traffic.rx_bytes));
+	cell(t, i, 14, "%s", pct_str(s, sizeof(s), c->traffic.tx_fpdus_aligned, c->traffic.tx_fpdus));
+}
+
 static int show_conns(void *buf, size_t n, const struct admin_opts *o)
 {
 	static const struct column cols[] = {
@@ -389,56 +453,18 @@ static int show_conns(void *buf, size_t n, const struct admin_opts *o)
 		{ "IRD/ORD", true }, { "EMSS", true }, { "TX FPDUS", true }, { "TX BYTES", true },
 		{ "RX FPDUS", true }, { "RX BYTES", true }, { "ALIGNED", true },
 	};
-	struct iwx_ipc_conn_info *v = buf;
-	char s[CELL];
-	struct table t;
-	int err;
+	static const struct listing l = {
+		sizeof(struct iwx_ipc_conn_info), by_qp, json_conn, cols,
+		sizeof(cols) / sizeof(cols[0]), conn_row,
+	};
 
-	if (n)
-		qsort(v, n, sizeof(*v), by_qp);
-	if (o->json) {
-		struct json j = { .f = stdout };
-
-		json_open(&j, '[', false);
-		for (size_t i = 0; i < n; i++)
-			json_conn(&j, &v[i]);
-		json_close(&j, ']');
-		return 0;
-	}
-	err = table_init(&t, cols, sizeof(cols) / sizeof(cols[0]), n);
-	if (err)
-		return err;
-	for (size_t i = 0; i < n; i++) {
-		const struct iwx_ipc_conn_info *c = &v[i];
-		bool agreed = c->mpa_rev != 0;
-
-		cell(&t, i, 0, "%u", c->qp);
-		cell(&t, i, 1, "%u", c->client);
-		cell(&t, i, 2, "%s", state_name(c->state));
-		cell(&t, i, 3, "%s", endpoint_str(s, sizeof(s), &c->local_addr));
-		cell(&t, i, 4, "%s", endpoint_str(s, sizeof(s), &c->peer_addr));
-		if (agreed) {
-			cell(&t, i, 5, "%u", c->mpa_rev);
-			cell(&t, i, 6, "%s", c->crc ? "on" : "off");
-			cell(&t, i, 7, "%s", markers_str(c));
-			cell(&t, i, 8, "%u/%u", c->ird, c->ord);
-			cell(&t, i, 9, "%u", c->emss);
-		} else {
-			for (unsigned k = 5; k <= 9; k++)
-				cell(&t, i, k, "-");
-		}
-		cell(&t, i, 10, "%" PRIu64, c->traffic.tx_fpdus);
-		cell(&t, i, 11, "%s", bytes_str(s, sizeof(s), c->traffic.tx_bytes));
-		cell(&t, i, 12, "%" PRIu64, c->traffic.rx_fpdus);
-		cell(&t, i, 13, "%s", bytes_str(s, sizeof(s), c->traffic.rx_bytes));
-		cell(&t, i, 14, "%s", pct_str(s, sizeof(s), c->traffic.tx_fpdus_aligned, c->traffic.tx_fpdus));
-	}
-	table_print(&t, stdout);
-	return 0;
+	return show_listing(buf, n, o, &l);
 }
 
-static void json_stag(struct json *j, const struct iwx_ipc_stag_info *m)
+static void json_stag(struct json *j, const void *e)
 {
+	const struct iwx_ipc_stag_info *m = e;
+
 	json_open(j, '{', true);
 	json_hex(j, "stag", m->stag, 8);
 	json_u64(j, "client", m->client);
@@ -457,45 +483,33 @@ static void json_stag(struct json *j, const struct iwx_ipc_stag_info *m)
 	json_close(j, '}');
 }
 
+static void stag_row(struct table *t, size_t i, const void *e)
+{
+	const struct iwx_ipc_stag_info *m = e;
+	char s[CELL];
+
+	cell(t, i, 0, "0x%08x", m->stag);
+	cell(t, i, 1, "%u", m->client);
+	cell(t, i, 2, "%u", m->pd);
+	cell(t, i, 3, "%s", m->valid ? "valid" : "invalid");
+	cell(t, i, 4, "%s", access_str(s, sizeof(s), m->access));
+	cell(t, i, 5, "%s", m->in_arena ? "arena" : "process memory");
+	cell(t, i, 6, "0x%" PRIx64, m->base_to);
+	cell(t, i, 7, "%" PRIu64, m->len);
+}
+
 static int show_stags(void *buf, size_t n, const struct admin_opts *o)
 {
 	static const struct column cols[] = {
 		{ "STAG", false }, { "CLIENT", true }, { "PD", true }, { "STATE", false },
 		{ "ACCESS", false }, { "MEMORY", false }, { "BASE TO", false }, { "LENGTH", true },
 	};
-	struct iwx_ipc_stag_info *v = buf;
-	char s[CELL];
-	struct table t;
-	int err;
+	static const struct listing l = {
+		sizeof(struct iwx_ipc_stag_info), by_client_stag, json_stag, cols,
+		sizeof(cols) / sizeof(cols[0]), stag_row,
+	};
 
-	if (n)
-		qsort(v, n, sizeof(*v), by_client_stag);
-	if (o->json) {
-		struct json j = { .f = stdout };
-
-		json_open(&j, '[', false);
-		for (size_t i = 0; i < n; i++)
-			json_stag(&j, &v[i]);
-		json_close(&j, ']');
-		return 0;
-	}
-	err = table_init(&t, cols, sizeof(cols) / sizeof(cols[0]), n);
-	if (err)
-		return err;
-	for (size_t i = 0; i < n; i++) {
-		const struct iwx_ipc_stag_info *m = &v[i];
-
-		cell(&t, i, 0, "0x%08x", m->stag);
-		cell(&t, i, 1, "%u", m->client);
-		cell(&t, i, 2, "%u", m->pd);
-		cell(&t, i, 3, "%s", m->valid ? "valid" : "invalid");
-		cell(&t, i, 4, "%s", access_str(s, sizeof(s), m->access));
-		cell(&t, i, 5, "%s", m->in_arena ? "arena" : "process memory");
-		cell(&t, i, 6, "0x%" PRIx64, m->base_to);
-		cell(&t, i, 7, "%" PRIu64, m->len);
-	}
-	table_print(&t, stdout);
-	return 0;
+	return show_listing(buf, n, o, &l);
 }
 
 /* ---------------------------------------------------------- exchange */
