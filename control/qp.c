@@ -137,6 +137,7 @@ struct iwx_qp {
 	size_t			fpdu_len, fpdu_sent;
 	uint32_t		fpdu_start[BATCH_FPDUS];	/* where each FPDU of the batch begins */
 	uint32_t		nfpdu;
+	uint32_t		cur;		/* the FPDU fpdu_sent is in */
 	bool			fresh;		/* what goes next starts a new TCP packet (after EOR) */
 	uint32_t		emss;
 	uint8_t			*gather;	/* a segment's payload from several sges */
@@ -165,17 +166,11 @@ static void complete(struct iwx_qp *qp, const struct iwx_wc *wc)
 		abort();
 }
 
-static uint8_t wc_opcode(uint8_t wr_opcode)
-{
-	return wr_opcode == IWX_WR_WRITE ? IWX_WC_RDMA_WRITE :
-	       wr_opcode == IWX_WR_READ ? IWX_WC_RDMA_READ : IWX_WC_SEND;
-}
-
 static void complete_send_wr(struct iwx_qp *qp, const struct iwx_send_wr *wr, uint8_t status,
 			     uint32_t byte_len)
 {
 	struct iwx_wc wc = {
-		.wr_id = wr->wr_id, .status = status, .opcode = wc_opcode(wr->opcode),
+		.wr_id = wr->wr_id, .status = status, .opcode = iwx_wc_opcode_of(wr->opcode),
 		.byte_len = byte_len,
 	};
 
@@ -560,7 +555,7 @@ next:
 static bool fill_batch(struct iwx_qp *qp, int *budget)
 {
 	qp->fpdu_len = qp->fpdu_sent = 0;
-	qp->nfpdu = 0;
+	qp->nfpdu = qp->cur = 0;
 	while (*budget > 0 && qp->nfpdu < BATCH_FPDUS && qp->fpdu_len < BATCH_BYTES) {
 		size_t n = next_fpdu(qp);
 
@@ -573,35 +568,10 @@ static bool fill_batch(struct iwx_qp *qp, int *budget)
 	return qp->nfpdu > 0;
 }
 
-/*
- * What the next sendmsg of the batch takes: to its end, or, when TCP took only part of
- * an FPDU, to that FPDU's end, so that with MSG_EOR the FPDUs after it start a new
- * packet again (the rest of the cut one may have to start a packet of its own: TCP
- * may have sent the part it took). true when off is where an FPDU begins.
- */
-static bool next_send(const struct iwx_qp *qp, size_t off, size_t *end)
+/* Where FPDU i of the batch ends. */
+static size_t fpdu_end(const struct iwx_qp *qp, uint32_t i)
 {
-	*end = qp->fpdu_len;
-	for (uint32_t i = 0; i < qp->nfpdu; i++) {
-		if (qp->fpdu_start[i] == off)
-			return true;
-		if (qp->fpdu_start[i] > off) {
-			*end = qp->fpdu_start[i];
-			return false;
-		}
-	}
-	return off == qp->fpdu_len;
-}
-
-/*
- * FPDUs that begin within [from, to), sent from the start of a new TCP packet, start
- * a segment as far as the sender can tell (an upper bound: retransmission may merge).
- */
-static void count_aligned(struct iwx_qp *qp, size_t from, size_t to)
-{
-	for (uint32_t i = 0; i < qp->nfpdu; i++)
-		if (qp->fpdu_start[i] >= from && qp->fpdu_start[i] < to)
-			qp->stats.tx_fpdus_aligned++;
+	return i + 1 < qp->nfpdu ? qp->fpdu_start[i + 1] : qp->fpdu_len;
 }
 
 static void transmit(struct iwx_qp *qp, bool *want_write)
@@ -618,8 +588,14 @@ static void transmit(struct iwx_qp *qp, bool *want_write)
 			if (!fill_batch(qp, &budget))
 				return;
 		}
-		size_t end;
-		bool at_fpdu = next_send(qp, qp->fpdu_sent, &end);
+		/*
+		 * To the batch's end; but when TCP took only part of an FPDU, to that FPDU's
+		 * end, so that with MSG_EOR the FPDUs after it start a new packet again (the
+		 * rest of the cut one may have to start one of its own: TCP may have sent the
+		 * part it took).
+		 */
+		bool at_fpdu = qp->fpdu_start[qp->cur] == qp->fpdu_sent;
+		size_t end = at_fpdu ? qp->fpdu_len : fpdu_end(qp, qp->cur);
 		ssize_t n = send(qp->fd, qp->fpdu + qp->fpdu_sent, end - qp->fpdu_sent,
 				 MSG_NOSIGNAL | MSG_DONTWAIT | MSG_EOR);
 
@@ -631,10 +607,17 @@ static void transmit(struct iwx_qp *qp, bool *want_write)
 			enter_error(qp, IWX_CAUSE_MPA(IWX_MPA_EC_STREAM_LOST), true);
 			return;
 		}
-		if (qp->fresh && at_fpdu)
-			count_aligned(qp, qp->fpdu_sent, qp->fpdu_sent + n);
+		/*
+		 * FPDUs begun in a send from the start of a new TCP packet start a segment,
+		 * as far as the sender can tell (an upper bound: retransmission may merge).
+		 */
+		for (uint32_t i = qp->cur; qp->fresh && at_fpdu && i < qp->nfpdu &&
+		     qp->fpdu_start[i] < qp->fpdu_sent + n; i++)
+			qp->stats.tx_fpdus_aligned++;
 		qp->fresh = qp->fpdu_sent + n == end;	/* all taken: the end of record holds */
 		qp->fpdu_sent += n;
+		while (qp->cur < qp->nfpdu && fpdu_end(qp, qp->cur) <= qp->fpdu_sent)
+			qp->cur++;
 		qp->stats.tx_bytes += n;
 	}
 	*want_write = true;
