@@ -61,16 +61,6 @@ void cm_event_of_conn(struct iwx_ipc_event *ev, const struct iwx_conn *conn)
 	ev->peer_addr = conn->peer;
 }
 
-static void pconn_unlink(struct iwxd *d, struct pconn *p)
-{
-	for (struct pconn **pp = &d->pconns; *pp; pp = &(*pp)->next) {
-		if (*pp == p) {
-			*pp = p->next;
-			return;
-		}
-	}
-}
-
 void cm_pconn_free(struct iwxd *d, struct pconn *p)
 {
 	if (p->conn.fd >= 0)
@@ -78,7 +68,7 @@ void cm_pconn_free(struct iwxd *d, struct pconn *p)
 	iwx_conn_close(&p->conn);
 	if (p->qp && p->qp->setup == p)
 		p->qp->setup = NULL;
-	pconn_unlink(d, p);
+	IWX_LIST_UNLINK(&d->pconns, p);
 	free(p);
 }
 
@@ -86,8 +76,7 @@ void cm_pconn_free(struct iwxd *d, struct pconn *p)
 static void qp_back_to_init(struct vqp *q)
 {
 	q->setup = NULL;
-	q->state = IWX_SHQ_INIT;
-	__atomic_store_n(&q->sh->state, IWX_SHQ_INIT, __ATOMIC_RELEASE);
+	vqp_set_state(q, IWX_SHQ_INIT);
 }
 
 /* The set-up ended (the socket needs no more waiting): act on how. */
@@ -217,8 +206,7 @@ int cm_connect(struct iwxd *d, struct client *c, const struct iwx_ipc_connect *r
 	}
 	p->qp = q;
 	q->setup = p;
-	q->state = IWX_SHQ_CONNECTING;
-	__atomic_store_n(&q->sh->state, IWX_SHQ_CONNECTING, __ATOMIC_RELEASE);
+	vqp_set_state(q, IWX_SHQ_CONNECTING);
 	pconn_step(d, p);
 	return 0;
 }
@@ -291,12 +279,7 @@ static void listener_free(struct iwxd *d, struct listener *l)
 	}
 	watch_del(d, &l->w);
 	close(l->w.fd);
-	for (struct listener **pp = &d->listeners; *pp; pp = &(*pp)->next) {
-		if (*pp == l) {
-			*pp = l->next;
-			break;
-		}
-	}
+	IWX_LIST_UNLINK(&d->listeners, l);
 	free(l);
 }
 
@@ -335,8 +318,7 @@ int cm_answer(struct iwxd *d, struct client *c, const struct iwx_ipc_answer *req
 	if (q && !err) {
 		p->qp = q;
 		q->setup = p;
-		q->state = IWX_SHQ_CONNECTING;
-		__atomic_store_n(&q->sh->state, IWX_SHQ_CONNECTING, __ATOMIC_RELEASE);
+		vqp_set_state(q, IWX_SHQ_CONNECTING);
 	}
 	if (p->conn.state == IWX_CONN_SEND_REPLY && !pconn_watch(d, p))
 		pconn_step(d, p);

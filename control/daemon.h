@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include <iwx/ipc.h>
+#include <iwx/list.h>
 
 #include "arena.h"
 #include "conn.h"
@@ -76,15 +77,13 @@ struct vqp {
 	struct iwx_ipc_qp_shared *sh;
 	size_t			map_size;
 	struct iwx_ring		sq, rq;		/* daemon consumes */
-	uint32_t		sq_depth, rq_depth;
 	enum iwx_shq_state	state;
 	struct pconn		*setup;		/* while CONNECTING */
 	struct iwx_qp		*eng;		/* the engine, once the stream is in full operation */
-	struct watch		tcp_w;
-	uint32_t		tcp_events;
+	struct watch		tcp_w;		/* the stream once established (the engine's once it runs) */
+	uint32_t		tcp_events;	/* watched for; 0: not watched */
 	bool			blocked;	/* waits for the socket or for room in a CQ */
 	bool			backlog;	/* the engine holds completions the CQs had no room for */
-	bool			announced;	/* DISCONNECTED sent */
 	uint64_t		start_ms;	/* settle: the engine starts then (0: started) */
 	bool			closing;	/* a graceful close was asked for */
 	bool			fin_sent;
@@ -93,7 +92,6 @@ struct vqp {
 	bool			corrupt;	/* the client broke its rings: left alone */
 	struct iwx_ipc_event	est;		/* what was agreed: the ESTABLISHED event */
 	struct iwx_mpa_agreed	agreed;
-	int			tcp_fd;		/* once established: the stream (the engine's once it runs) */
 	struct iwx_qp_stats	gone;		/* counters of the engine, once it is gone */
 	struct vqp		*next;
 };
@@ -171,6 +169,8 @@ void vqp_destroy(struct iwxd *d, struct vqp *q);
 struct vqp *vqp_find(struct iwxd *d, struct client *c, uint32_t num);
 /* The stream of q is in full operation: run the engine on it (after the settle time). */
 void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn);
+/* The queue pair's state, here and in the page the client reads it from. */
+void vqp_set_state(struct vqp *q, enum iwx_shq_state s);
 bool vqp_has_work(const struct vqp *q);
 void vqp_service(struct iwxd *d, struct vqp *q);
 void vqp_timers(struct iwxd *d, struct vqp *q, uint64_t now, uint64_t *next);

@@ -336,8 +336,8 @@ static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr 
 		q = vqp_create(d, c, &r->qp, &fds[0], &err);
 		if (q) {
 			r->qp.qp = q->num;
-			r->qp.sq_depth = q->sq_depth;
-			r->qp.rq_depth = q->rq_depth;
+			r->qp.sq_depth = q->sq.size;
+			r->qp.rq_depth = q->rq.size;
 			r->qp.map_size = q->map_size;
 			nfds = 1;
 		}
@@ -488,11 +488,6 @@ void session_close(struct iwxd *d, struct client *c)
 		c->out = m->next;
 		outmsg_free(m);
 	}
-	for (struct client **pp = &d->clients; *pp; pp = &(*pp)->next) {
-		if (*pp == c) {
-			*pp = c->next;
-			break;
-		}
-	}
+	IWX_LIST_UNLINK(&d->clients, c);
 	free(c);
 }

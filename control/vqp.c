@@ -95,12 +95,7 @@ struct vcq *vcq_find(struct iwxd *d, struct client *c, uint32_t id)
 
 void vcq_destroy(struct iwxd *d, struct vcq *cq)
 {
-	for (struct vcq **pp = &d->cqs; *pp; pp = &(*pp)->next) {
-		if (*pp == cq) {
-			*pp = cq->next;
-			break;
-		}
-	}
+	IWX_LIST_UNLINK(&d->cqs, cq);
 	munmap(cq->sh, cq->map_size);
 	free(cq);
 }
@@ -190,19 +185,19 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 		*err = -ENOMEM;
 		return NULL;
 	}
-	q->sq_depth = pow2_at_least(sq);
-	q->rq_depth = pow2_at_least(rq);
-	q->map_size = iwx_ipc_qp_map_size(q->sq_depth, q->rq_depth);
+	sq = pow2_at_least(sq);
+	rq = pow2_at_least(rq);
+	q->map_size = iwx_ipc_qp_map_size(sq, rq);
 	q->sh = shared_map("iwx-qp", q->map_size, memfd);
 	if (!q->sh) {
 		*err = -errno;
 		free(q);
 		return NULL;
 	}
-	iwx_ring_init(&q->sq, &q->sh->sq, (uint8_t *)q->sh + IWX_IPC_QP_SQ_OFF, q->sq_depth,
+	iwx_ring_init(&q->sq, &q->sh->sq, (uint8_t *)q->sh + IWX_IPC_QP_SQ_OFF, sq,
 		      sizeof(struct iwx_send_wr));
-	iwx_ring_init(&q->rq, &q->sh->rq, (uint8_t *)q->sh + iwx_ipc_qp_rq_off(q->sq_depth),
-		      q->rq_depth, sizeof(struct iwx_recv_wr));
+	iwx_ring_init(&q->rq, &q->sh->rq, (uint8_t *)q->sh + iwx_ipc_qp_rq_off(sq), rq,
+		      sizeof(struct iwx_recv_wr));
 	q->num = iwxd_new_id(d);
 	q->owner = c;
 	q->pd = req->pd;
@@ -210,7 +205,6 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 	q->rcq = rcq;
 	scq->users++;
 	rcq->users++;
-	q->tcp_fd = -1;
 	q->tcp_w.fd = -1;
 	q->next = d->qps;
 	d->qps = q;
@@ -218,7 +212,7 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 }
 
 /* Seen by the client before the rings are read again (pairs with iwx_post_recv's fence). */
-static void set_state(struct vqp *q, enum iwx_shq_state s)
+void vqp_set_state(struct vqp *q, enum iwx_shq_state s)
 {
 	q->state = s;
 	__atomic_store_n(&q->sh->state, s, __ATOMIC_SEQ_CST);
@@ -257,17 +251,17 @@ static void engine_stop(struct vqp *q, bool abortive)
 		/* RST, not FIN: the application went away without a disconnect */
 		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
 
-		setsockopt(q->tcp_fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		setsockopt(q->tcp_w.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	}
 	if (q->eng) {
 		iwx_qp_stats(q->eng, &s);
 		vqp_stats_add(&q->gone, &s);
-		iwx_qp_destroy(q->eng);	/* closes tcp_fd */
+		iwx_qp_destroy(q->eng);	/* closes the socket */
 		q->eng = NULL;
-	} else if (q->tcp_fd >= 0) {
-		close(q->tcp_fd);
+	} else if (q->tcp_w.fd >= 0) {
+		close(q->tcp_w.fd);
 	}
-	q->tcp_fd = -1;
+	q->tcp_w.fd = -1;
 }
 
 /* The engine stopped: tell the client why, and flush what is still in the rings. */
@@ -294,25 +288,23 @@ static void stream_ended(struct iwxd *d, struct vqp *q)
 		 "closed", ev.terminated ? (local ? " (Terminate sent)" : " (Terminate received)") : "");
 	tcp_interest(d, q, 0);
 	engine_stop(q, false);
-	set_state(q, IWX_SHQ_ERROR);
-	q->announced = true;
+	vqp_set_state(q, IWX_SHQ_ERROR);
 	session_event(d, q->owner, &ev);
 }
 
 static void start_engine(struct iwxd *d, struct vqp *q)
 {
-	struct iwx_qp_attr attr = { .sq_depth = q->sq_depth, .rq_depth = q->rq_depth };
+	struct iwx_qp_attr attr = { .sq_depth = q->sq.size, .rq_depth = q->rq.size };
 
 	q->start_ms = 0;
-	q->eng = iwx_qp_create(q->tcp_fd, &q->agreed, q->est.emss, d->mem, q->pd, &attr);
-	q->tcp_w.fd = q->tcp_fd;
+	q->eng = iwx_qp_create(q->tcp_w.fd, &q->agreed, q->est.emss, d->mem, q->pd, &attr);
 	q->tcp_events = EPOLLIN;
 	if (!q->eng || watch_add(d, &q->tcp_w, EPOLLIN)) {
 		struct iwx_ipc_event ev = q->est;
 
 		log_err("qp %u: cannot start the engine", q->num);
 		engine_stop(q, true);
-		set_state(q, IWX_SHQ_ERROR);
+		vqp_set_state(q, IWX_SHQ_ERROR);
 		ev.type = IWX_IPC_EV_DISCONNECTED;
 		ev.local = 1;
 		session_event(d, q->owner, &ev);
@@ -330,14 +322,14 @@ static void on_tcp(struct iwxd *d, struct watch *w, uint32_t events)
 void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn)
 {
 	q->setup = NULL;
-	q->tcp_fd = conn->fd;
+	q->tcp_w.fd = conn->fd;
 	conn->fd = -1;
 	q->agreed = conn->agreed;
 	cm_event_of_conn(&q->est, conn);
 	q->est.type = IWX_IPC_EV_ESTABLISHED;
 	q->est.qp = q->num;
 	q->tcp_w.fn = on_tcp;
-	set_state(q, IWX_SHQ_RTS);
+	vqp_set_state(q, IWX_SHQ_RTS);
 	d->st.conns_established++;
 	session_event(d, q->owner, &q->est);
 	/* siw as Responder misses an FPDU sent before it attaches its QP: wait, as rdma_cm does */
@@ -415,7 +407,7 @@ void vqp_service(struct iwxd *d, struct vqp *q)
 		q->corrupt = true;
 		tcp_interest(d, q, 0);
 		engine_stop(q, true);
-		set_state(q, IWX_SHQ_ERROR);
+		vqp_set_state(q, IWX_SHQ_ERROR);
 		return;
 	}
 	if (q->eng) {
@@ -436,12 +428,12 @@ void vqp_service(struct iwxd *d, struct vqp *q)
 		iwx_qp_progress(q->eng, &want_write);
 		/* the state says error before the first flushed completion can be seen */
 		if (iwx_qp_get_state(q->eng) != IWX_QP_RTS && q->state == IWX_SHQ_RTS)
-			set_state(q, IWX_SHQ_ERROR);
+			vqp_set_state(q, IWX_SHQ_ERROR);
 		drain(q);
 		if (q->closing && !q->fin_sent && q->sq.mine == q->close_mark &&
 		    iwx_qp_tx_idle(q->eng)) {
 			/* RFC 5040 §6: all that was posted before the close is in TCP's hands */
-			shutdown(q->tcp_fd, SHUT_WR);
+			shutdown(q->tcp_w.fd, SHUT_WR);
 			q->fin_sent = true;
 		}
 		if (iwx_qp_get_state(q->eng) == IWX_QP_ERROR && !q->backlog) {
@@ -468,7 +460,7 @@ void vqp_timers(struct iwxd *d, struct vqp *q, uint64_t now, uint64_t *next)
 	if (q->close_ms && q->eng) {
 		if (now >= q->close_ms) {
 			log_info("qp %u: the close did not finish in time: aborting", q->num);
-			shutdown(q->tcp_fd, SHUT_RDWR);
+			shutdown(q->tcp_w.fd, SHUT_RDWR);
 			q->close_ms = 0;
 			vqp_service(d, q);
 		} else if (q->close_ms < *next) {
@@ -519,12 +511,7 @@ void vqp_destroy(struct iwxd *d, struct vqp *q)
 		cm_pconn_free(d, q->setup);
 	tcp_interest(d, q, 0);
 	engine_stop(q, true);
-	for (struct vqp **pp = &d->qps; *pp; pp = &(*pp)->next) {
-		if (*pp == q) {
-			*pp = q->next;
-			break;
-		}
-	}
+	IWX_LIST_UNLINK(&d->qps, q);
 	vqp_stats_add(&d->gone, &q->gone);
 	q->scq->users--;
 	q->rcq->users--;

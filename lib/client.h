@@ -12,6 +12,7 @@
 
 #include <iwx/ipc.h>
 #include <iwx/iwx.h>
+#include <iwx/list.h>
 
 #define IWX_HIDDEN	__attribute__((visibility("hidden")))
 

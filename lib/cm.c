@@ -91,12 +91,7 @@ int iwx_listener_destroy(struct iwx_listener *l)
 
 	if (err && err != -ESHUTDOWN)
 		return err;
-	for (struct iwx_listener **pp = &dev->listeners; *pp; pp = &(*pp)->next) {
-		if (*pp == l) {
-			*pp = l->next;
-			break;
-		}
-	}
+	IWX_LIST_UNLINK(&dev->listeners, l);
 	free(l);
 	return 0;
 }

@@ -61,12 +61,7 @@ int iwx_dealloc_pd(struct iwx_pd *pd)
 
 	if (err)
 		return err;
-	for (struct iwx_pd **pp = &dev->pds; *pp; pp = &(*pp)->next) {
-		if (*pp == pd) {
-			*pp = pd->next;
-			break;
-		}
-	}
+	IWX_LIST_UNLINK(&dev->pds, pd);
 	free(pd);
 	return 0;
 }
@@ -109,18 +104,12 @@ int iwx_dereg_mr(struct iwx_mr *mr)
 	struct iwx_device *dev = mr->pd->dev;
 	struct iwx_ipc_id req = { mr->lkey };
 	int err = client_call(dev, IWX_IPC_MR_DEREG, &req, sizeof(req), NULL, 0, NULL, NULL);
+	struct mr_entry *e = (struct mr_entry *)mr;	/* mr is its first member */
 
 	if (err && err != -ESHUTDOWN)
 		return err;
-	for (struct mr_entry **pp = &dev->mrs; *pp; pp = &(*pp)->next) {
-		if (&(*pp)->mr == mr) {
-			struct mr_entry *e = *pp;
-
-			*pp = e->next;
-			free(e);
-			break;
-		}
-	}
+	IWX_LIST_UNLINK(&dev->mrs, e);
+	free(e);
 	return 0;
 }
 
@@ -181,12 +170,7 @@ int iwx_destroy_cq(struct iwx_cq *cq)
 
 	if (err && err != -ESHUTDOWN)
 		return err;
-	for (struct iwx_cq **pp = &dev->cqs; *pp; pp = &(*pp)->next) {
-		if (*pp == cq) {
-			*pp = cq->next;
-			break;
-		}
-	}
+	IWX_LIST_UNLINK(&dev->cqs, cq);
 	munmap(cq->sh, cq->map_size);
 	free(cq);
 	return 0;
@@ -316,12 +300,7 @@ int iwx_destroy_qp(struct iwx_qp *qp)
 
 	if (err && err != -ESHUTDOWN)
 		return err;
-	for (struct iwx_qp **pp = &dev->qps; *pp; pp = &(*pp)->next) {
-		if (*pp == qp) {
-			*pp = qp->next;
-			break;
-		}
-	}
+	IWX_LIST_UNLINK(&dev->qps, qp);
 	munmap(qp->sh, qp->map_size);
 	free(qp);
 	return 0;
