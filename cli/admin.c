@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -520,30 +519,6 @@ struct reply {
 	size_t		len, cap;
 };
 
-/* A connected control socket, or -errno. */
-static int admin_connect(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct timeval tv = { .tv_sec = REPLY_TIMEOUT_S };
-	int fd, err;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	/* a stuck daemon must not hang a script: SO_SNDTIMEO bounds connect() too */
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
-	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
-	    connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	return fd;
-}
-
 /* Ask op of the daemon at path; every part of the reply into r (entries of esize). */
 static int admin_fetch(const char *path, uint16_t op, size_t esize, struct reply *r)
 {
@@ -551,7 +526,7 @@ static int admin_fetch(const char *path, uint16_t op, size_t esize, struct reply
 	bool answered = false;
 	int fd, n, err;
 
-	fd = admin_connect(path);
+	fd = iwx_ipc_connect(path, REPLY_TIMEOUT_S);
 	if (fd < 0)
 		return fd;
 	err = iwx_ipc_send(fd, &req, NULL, NULL, 0);
@@ -742,12 +717,10 @@ static int admin_run(const struct admin_cmd *c, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct admin_opts o = { .socket = getenv("IWX_SOCKET") };
+	struct admin_opts o = { 0 };
 	struct reply r = { 0 };
 	int opt, err;
 
-	if (!o.socket || !*o.socket)
-		o.socket = IWX_DEFAULT_SOCKET;
 	opterr = 0;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, ":s:jh", longopts, NULL)) != -1) {
@@ -772,10 +745,11 @@ static int admin_run(const struct admin_cmd *c, int argc, char **argv)
 			c->name, argv[optind], c->name);
 		return IWX_EXIT_USAGE;
 	}
-	if (!*o.socket) {
+	if (o.socket && !*o.socket) {
 		fprintf(stderr, "iwx %s: empty socket path\nTry 'iwx %s --help'.\n", c->name, c->name);
 		return IWX_EXIT_USAGE;
 	}
+	o.socket = iwx_ipc_socket_path(o.socket);
 	err = admin_fetch(o.socket, c->op, c->esize, &r);
 	/* STATUS is exactly one struct: anything else is another protocol */
 	if (!err && !c->listing && r.len != c->esize)

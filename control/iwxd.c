@@ -80,14 +80,12 @@ static int open_socket(struct iwxd *d)
 	strcpy(sa.sun_path, d->o.socket);
 	strcpy(dir, d->o.socket);
 	mkdir(dirname(dir), 0755);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+	fd = iwx_ipc_connect(d->o.socket, 1);
+	if (fd >= 0) {
 		fprintf(stderr, "iwxd: another iwxd is serving %s\n", d->o.socket);
 		close(fd);
 		return -1;
 	}
-	if (fd >= 0)
-		close(fd);
 	unlink(d->o.socket);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
@@ -256,7 +254,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct iwxd d = {
-		.o = { .socket = getenv("IWX_SOCKET") ? getenv("IWX_SOCKET") : IWX_DEFAULT_SOCKET,
+		.o = { .socket = iwx_ipc_socket_path(NULL),
 		       .gid = (gid_t)-1, .crc = true, .settle_ms = 200, .timeout_ms = 10000,
 		       .arena_max = 1ul << 30 },
 		.epfd = -1, .listen_w.fd = -1,

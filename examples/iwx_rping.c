@@ -251,9 +251,8 @@ static int setup(struct rping *r, const char *sock)
 	if (!r->dev) {
 		int err = errno;
 
-		fprintf(stderr, "iwx_rping: iwxd at %s: %s\n",
-			sock ? sock : getenv("IWX_SOCKET") ? getenv("IWX_SOCKET") :
-			IWX_DEFAULT_SOCKET, iwx_strerror(err));
+		fprintf(stderr, "iwx_rping: iwxd at %s: %s\n", iwx_socket_path(&o),
+			iwx_strerror(err));
 		return -err;
 	}
 	r->pd = iwx_alloc_pd(r->dev);

@@ -6,7 +6,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <iwx/term.h>
@@ -40,15 +39,23 @@ static void queue_event(struct iwx_device *dev, const struct iwx_ipc_event *ev)
 	dev->events_tail = &p->next;
 }
 
+/* Every message iwxd sends a device: an event, or a reply to one of its requests. */
+union inbound {
+	struct iwx_ipc_event		ev;
+	struct iwx_ipc_hello		hello;
+	struct iwx_ipc_id		id;
+	struct iwx_ipc_mr_reg		mr;
+	struct iwx_ipc_cq_create	cq;
+	struct iwx_ipc_qp_create	qp;
+	struct iwx_ipc_listen		listen;
+};
+
 /* Receive one message, waiting up to timeout_ms; events are queued, a reply returned. */
 static int receive(struct iwx_device *dev, struct iwx_ipc_hdr *h, void *body, size_t cap,
 		   int *fds, unsigned *nfds, int timeout_ms)
 {
 	struct pollfd p = { .fd = dev->sock, .events = POLLIN };
-	union {
-		struct iwx_ipc_event	ev;
-		uint8_t			b[IWX_IPC_MAX];
-	} *buf;
+	union inbound in;
 	int n;
 
 	if (dev->lost)
@@ -56,21 +63,17 @@ static int receive(struct iwx_device *dev, struct iwx_ipc_hdr *h, void *body, si
 	n = poll(&p, 1, timeout_ms);
 	if (n <= 0)
 		return n == 0 ? -EAGAIN : -errno;
-	buf = malloc(sizeof(*buf));
-	if (!buf)
-		return -ENOMEM;
-	n = iwx_ipc_recv(dev->sock, h, buf, sizeof(*buf), fds, nfds);
+	n = iwx_ipc_recv(dev->sock, h, &in, sizeof(in), fds, nfds);
 	if (n == -ECONNRESET || n == -EPROTO) {
 		lose(dev);
 		n = -ESHUTDOWN;
 	} else if (n >= 0 && h->op == IWX_IPC_EVENT) {
-		if ((size_t)n == sizeof(buf->ev))
-			queue_event(dev, &buf->ev);
+		if ((size_t)n == sizeof(in.ev))
+			queue_event(dev, &in.ev);
 		n = -EINTR;	/* not a reply */
 	} else if (n > 0 && cap) {
-		memcpy(body, buf, (size_t)n < cap ? (size_t)n : cap);
+		memcpy(body, &in, (size_t)n < cap ? (size_t)n : cap);
 	}
-	free(buf);
 	return n;
 }
 
@@ -130,10 +133,13 @@ void client_doorbell(struct iwx_device *dev, const uint32_t *need_wakeup, bool f
 	}
 }
 
+const char *iwx_socket_path(const struct iwx_open_opts *opts)
+{
+	return iwx_ipc_socket_path(opts ? opts->socket : NULL);
+}
+
 struct iwx_device *iwx_open(const struct iwx_open_opts *opts)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	const char *path = opts && opts->socket ? opts->socket : getenv("IWX_SOCKET");
 	struct iwx_ipc_hello hello = { .version = IWX_IPC_VERSION,
 				       .arena_size = opts && opts->arena_size ? opts->arena_size :
 									    DEFAULT_ARENA };
@@ -141,21 +147,14 @@ struct iwx_device *iwx_open(const struct iwx_open_opts *opts)
 	int fds[3] = { -1, -1, -1 }, err;
 	unsigned nfds = 3;
 
-	if (!path)
-		path = IWX_DEFAULT_SOCKET;
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		errno = ENAMETOOLONG;
-		return NULL;
-	}
-	strcpy(sa.sun_path, path);
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return NULL;
 	dev->bell_fd = dev->notify_fd = -1;
 	dev->events_tail = &dev->events;
-	dev->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (dev->sock < 0 || connect(dev->sock, (struct sockaddr *)&sa, sizeof(sa))) {
-		err = -errno;
+	dev->sock = iwx_ipc_connect(iwx_socket_path(opts), 0);
+	if (dev->sock < 0) {
+		err = dev->sock;
 		goto fail;
 	}
 	err = client_call(dev, IWX_IPC_HELLO, &hello, sizeof(hello), &hello, sizeof(hello), fds,

@@ -8,17 +8,25 @@
 
 #define MAX_FDS	8	/* room to take, and close, a few unexpected ones */
 
-ssize_t iwx_fd_send(int sock, const int *fds, unsigned nfds, const void *buf, size_t len)
+static size_t iov_total(const struct iovec *iov, int iovcnt)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < iovcnt; i++)
+		n += iov[i].iov_len;
+	return n;
+}
+
+ssize_t iwx_fd_send(int sock, const int *fds, unsigned nfds, const struct iovec *iov, int iovcnt)
 {
 	union {
 		struct cmsghdr	h;
 		char		b[CMSG_SPACE(IWX_FDPASS_MAX * sizeof(int))];
 	} ctl;
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct msghdr msg = { .msg_iov = (struct iovec *)iov, .msg_iovlen = iovcnt };
 	ssize_t n;
 
-	if (!len || nfds > IWX_FDPASS_MAX)
+	if (!iov_total(iov, iovcnt) || nfds > IWX_FDPASS_MAX)
 		return -EINVAL;	/* descriptors need at least one byte to travel with */
 	if (nfds) {
 		memset(&ctl, 0, sizeof(ctl));
@@ -40,15 +48,15 @@ static void close_all(int *fds, unsigned *n)
 	*n = 0;
 }
 
-ssize_t iwx_fd_recv(int sock, int *fds, unsigned *nfds, void *buf, size_t cap)
+ssize_t iwx_fd_recv(int sock, int *fds, unsigned *nfds, const struct iovec *iov, int iovcnt)
 {
 	union {
 		struct cmsghdr	h;
 		char		b[CMSG_SPACE(MAX_FDS * sizeof(int))];
 	} ctl;
-	struct iovec iov = { .iov_base = buf, .iov_len = cap };
 	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof(ctl.b),
+		.msg_iov = (struct iovec *)iov, .msg_iovlen = iovcnt, .msg_control = ctl.b,
+		.msg_controllen = sizeof(ctl.b),
 	};
 	ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
 	unsigned want = *nfds;

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* Framing of the messages between libiwx and iwxd (iwx/ipc.h). */
+/* The messages between libiwx, iwx and iwxd (iwx/ipc.h): framing, the socket, its path. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <iwx/fdpass.h>
@@ -11,20 +14,15 @@
 int iwx_ipc_send(int sock, const struct iwx_ipc_hdr *hdr, const void *body, const int *fds,
 		 unsigned nfds)
 {
+	const struct iovec iov[2] = {
+		{ (void *)hdr, sizeof(*hdr) }, { (void *)body, hdr->len },
+	};
 	size_t total = sizeof(*hdr) + hdr->len;
-	uint8_t small[2048], *buf = small;
 	ssize_t n;
 
 	if (total > IWX_IPC_MAX)
 		return -EMSGSIZE;
-	if (total > sizeof(small) && !(buf = malloc(total)))
-		return -ENOMEM;
-	memcpy(buf, hdr, sizeof(*hdr));
-	if (hdr->len)
-		memcpy(buf + sizeof(*hdr), body, hdr->len);
-	n = iwx_fd_send(sock, fds, nfds, buf, total);
-	if (buf != small)
-		free(buf);
+	n = iwx_fd_send(sock, fds, nfds, iov, hdr->len ? 2 : 1);
 	if (n < 0)
 		return n;
 	return (size_t)n == total ? 0 : -EPROTO;	/* SOCK_SEQPACKET: all or nothing */
@@ -33,32 +31,56 @@ int iwx_ipc_send(int sock, const struct iwx_ipc_hdr *hdr, const void *body, cons
 int iwx_ipc_recv(int sock, struct iwx_ipc_hdr *hdr, void *body, size_t cap, int *fds,
 		 unsigned *nfds)
 {
-	uint8_t *buf = malloc(IWX_IPC_MAX);
+	const struct iovec iov[2] = { { hdr, sizeof(*hdr) }, { body, cap } };
 	unsigned none = 0;
 	ssize_t n;
-	int ret;
 
 	if (!nfds)
 		nfds = &none;
-	if (!buf)
-		return -ENOMEM;
-	n = iwx_fd_recv(sock, fds, nfds, buf, IWX_IPC_MAX);
-	if (n <= 0) {
-		ret = n == 0 ? -ECONNRESET : (int)n;
-		goto out;
-	}
-	memcpy(hdr, buf, (size_t)n < sizeof(*hdr) ? (size_t)n : sizeof(*hdr));
-	if ((size_t)n < sizeof(*hdr) || hdr->len != n - sizeof(*hdr) || hdr->len > cap) {
+	n = iwx_fd_recv(sock, fds, nfds, iov, cap ? 2 : 1);
+	if (n == 0)
+		return -ECONNRESET;
+	if (n == -EMSGSIZE)
+		return -EPROTO;	/* longer than any message of ours the caller expects */
+	if (n < 0)
+		return n;
+	if ((size_t)n < sizeof(*hdr) || hdr->len != n - sizeof(*hdr)) {
 		for (unsigned i = 0; i < *nfds; i++)
 			close(fds[i]);
 		*nfds = 0;
-		ret = -EPROTO;
-		goto out;
+		return -EPROTO;
 	}
-	if (hdr->len)
-		memcpy(body, buf + sizeof(*hdr), hdr->len);
-	ret = hdr->len;
-out:
-	free(buf);
-	return ret;
+	return hdr->len;
+}
+
+const char *iwx_ipc_socket_path(const char *given)
+{
+	const char *env = getenv("IWX_SOCKET");
+
+	if (given && *given)
+		return given;
+	return env && *env ? env : IWX_DEFAULT_SOCKET;
+}
+
+int iwx_ipc_connect(const char *path, int timeout_s)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = timeout_s };
+	int fd, err;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* SO_SNDTIMEO bounds connect() too */
+	if ((timeout_s > 0 && (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
+			       setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))) ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
 }

@@ -30,8 +30,8 @@ static void map_as_client(const struct iwx_arena *a, struct iwx_arena *client)
 	char msg[8];
 
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
-	cr_assert_eq(iwx_fd_send(sv[0], &a->fd, 1, "arena", 5), 5);
-	cr_assert_eq(iwx_fd_recv(sv[1], &fd, &n, msg, sizeof(msg)), 5);
+	cr_assert_eq(iwx_fd_send(sv[0], &a->fd, 1, &IOV("arena", 5), 1), 5);
+	cr_assert_eq(iwx_fd_recv(sv[1], &fd, &n, &IOV(msg, sizeof(msg)), 1), 5);
 	cr_assert_eq(n, 1);
 	cr_assert_geq(fd, 0);
 	cr_assert_neq(fd, a->fd);
@@ -129,7 +129,7 @@ Test(arena, unprivileged_client_maps_bpf_arena)
 
 		close(sv[0]);
 		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534) ||
-		    iwx_fd_recv(sv[1], &fd, &n, msg, sizeof(msg)) != 5 || n != 1 ||
+		    iwx_fd_recv(sv[1], &fd, &n, &IOV(msg, sizeof(msg)), 1) != 5 || n != 1 ||
 		    iwx_arena_map(&c, fd, 64 * 4096, true) || !c.bpf)
 			_exit(1);
 		fill_pattern((uint8_t *)c.base + 7 * IWX_ARENA_ELEM, IWX_ARENA_ELEM, 1234);
@@ -137,7 +137,7 @@ Test(arena, unprivileged_client_maps_bpf_arena)
 		_exit(0);
 	}
 	close(sv[1]);
-	cr_assert_eq(iwx_fd_send(sv[0], &a.fd, 1, "arena", 5), 5);
+	cr_assert_eq(iwx_fd_send(sv[0], &a.fd, 1, &IOV("arena", 5), 1), 5);
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the client as nobody mapped the arena");
 	close(sv[0]);

@@ -11,6 +11,8 @@
 
 #include <iwx/fdpass.h>
 
+#include "testutil.h"
+
 static int open_fds(void)
 {
 	DIR *d = opendir("/proc/self/fd");
@@ -39,8 +41,8 @@ static void pass_one(int type)
 	char msg[16] = { 0 }, back[8] = { 0 };
 
 	cr_assert_eq(socketpair(AF_UNIX, type, 0, sv), 0);
-	cr_assert_eq(iwx_fd_send(sv[0], &fd, 1, "arena", 5), 5);
-	cr_assert_eq(iwx_fd_recv(sv[1], &got, &n, msg, sizeof(msg)), 5);
+	cr_assert_eq(iwx_fd_send(sv[0], &fd, 1, &IOV("arena", 5), 1), 5);
+	cr_assert_eq(iwx_fd_recv(sv[1], &got, &n, &IOV(msg, sizeof(msg)), 1), 5);
 	cr_assert_str_eq(msg, "arena");
 	cr_assert_eq(n, 1);
 	cr_assert_geq(got, 0);
@@ -53,15 +55,15 @@ static void pass_one(int type)
 	cr_assert_str_eq(back, "Jello");
 
 	/* A message without a descriptor, then the end. */
-	cr_assert_eq(iwx_fd_send(sv[0], NULL, 0, "x", 1), 1);
+	cr_assert_eq(iwx_fd_send(sv[0], NULL, 0, &IOV("x", 1), 1), 1);
 	n = 1;
-	cr_assert_eq(iwx_fd_recv(sv[1], &got, &n, msg, sizeof(msg)), 1);
+	cr_assert_eq(iwx_fd_recv(sv[1], &got, &n, &IOV(msg, sizeof(msg)), 1), 1);
 	cr_assert_eq(n, 0);
 	close(sv[0]);
 	n = 1;
-	cr_assert_eq(iwx_fd_recv(sv[1], &got, &n, msg, sizeof(msg)), 0);
+	cr_assert_eq(iwx_fd_recv(sv[1], &got, &n, &IOV(msg, sizeof(msg)), 1), 0);
 	cr_assert_eq(n, 0);
-	cr_assert_eq(iwx_fd_send(sv[1], &fd, 1, "y", 1), -EPIPE, "no SIGPIPE");
+	cr_assert_eq(iwx_fd_send(sv[1], &fd, 1, &IOV("y", 1), 1), -EPIPE, "no SIGPIPE");
 	close(sv[1]);
 	close(fd);
 }
@@ -83,17 +85,17 @@ Test(fdpass, errors)
 	char buf[4];
 
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
-	cr_assert_eq(iwx_fd_send(sv[0], &fd, 1, "", 0), -EINVAL, "no byte to carry the descriptor");
-	cr_assert_eq(iwx_fd_send(sv[0], &fd, IWX_FDPASS_MAX + 1, "a", 1), -EINVAL);
-	cr_assert_eq(iwx_fd_send(sv[0], &bad, 1, "a", 1), -EBADF);
-	cr_assert_eq(iwx_fd_recv(-1, &got, &n, buf, sizeof(buf)), -EBADF);
+	cr_assert_eq(iwx_fd_send(sv[0], &fd, 1, &IOV("", 0), 1), -EINVAL, "no byte to carry the descriptor");
+	cr_assert_eq(iwx_fd_send(sv[0], &fd, IWX_FDPASS_MAX + 1, &IOV("a", 1), 1), -EINVAL);
+	cr_assert_eq(iwx_fd_send(sv[0], &bad, 1, &IOV("a", 1), 1), -EBADF);
+	cr_assert_eq(iwx_fd_recv(-1, &got, &n, &IOV(buf, sizeof(buf)), 1), -EBADF);
 	cr_assert_eq(n, 0);
 
 	int before = open_fds();
 
-	cr_assert_eq(iwx_fd_send(sv[0], &fd, 1, "too long", 8), 8);
+	cr_assert_eq(iwx_fd_send(sv[0], &fd, 1, &IOV("too long", 8), 1), 8);
 	n = 1;
-	cr_assert_eq(iwx_fd_recv(sv[1], &got, &n, buf, sizeof(buf)), -EMSGSIZE, "datagram cut short");
+	cr_assert_eq(iwx_fd_recv(sv[1], &got, &n, &IOV(buf, sizeof(buf)), 1), -EMSGSIZE, "datagram cut short");
 	cr_assert_eq(n, 0);
 	cr_assert_eq(open_fds(), before, "the descriptor of a refused message is closed");
 	close(sv[0]);
@@ -124,7 +126,7 @@ Test(fdpass, several_and_extra_closed)
 
 	int before = open_fds();
 
-	cr_assert_eq(iwx_fd_recv(sv[1], got, &n, buf, sizeof(buf)), 1);
+	cr_assert_eq(iwx_fd_recv(sv[1], got, &n, &IOV(buf, sizeof(buf)), 1), 1);
 	cr_assert_eq(n, 2);
 	cr_assert_eq(open_fds(), before + 2, "the third descriptor is closed");
 	cr_assert_eq(pread(got[0], &c, 1, 0), 1);
@@ -138,8 +140,8 @@ Test(fdpass, several_and_extra_closed)
 	int three[3];
 
 	n = 3;
-	cr_assert_eq(iwx_fd_send(sv[0], fds, 3, "m", 1), 1);
-	cr_assert_eq(iwx_fd_recv(sv[1], three, &n, buf, sizeof(buf)), 1);
+	cr_assert_eq(iwx_fd_send(sv[0], fds, 3, &IOV("m", 1), 1), 1);
+	cr_assert_eq(iwx_fd_recv(sv[1], three, &n, &IOV(buf, sizeof(buf)), 1), 1);
 	cr_assert_eq(n, 3);
 	cr_assert_eq(pread(three[2], &c, 1, 0), 1);
 	cr_assert_eq(c, 'c');
@@ -149,4 +151,29 @@ Test(fdpass, several_and_extra_closed)
 		close(fds[i]);
 	close(sv[0]);
 	close(sv[1]);
+}
+
+/* A message gathered from pieces and scattered into pieces split elsewhere: the same bytes. */
+Test(fdpass, pieces)
+{
+	int sv[2], fd = memfd_with("p"), got;
+	unsigned n = 1;
+	char a[4] = { 0 }, b[16] = { 0 };
+	const struct iovec out[3] = { IOV("head", 4), IOV("er", 2), IOV("body", 5) };
+	const struct iovec in[2] = { IOV(a, sizeof(a)), IOV(b, sizeof(b)) };
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	cr_assert_eq(iwx_fd_send(sv[0], &fd, 1, out, 3), 11);
+	cr_assert_eq(iwx_fd_recv(sv[1], &got, &n, in, 2), 11);
+	cr_assert_eq(n, 1);
+	cr_assert_arr_eq(a, "head", 4);
+	cr_assert_str_eq(b, "erbody");
+	close(got);
+	/* a datagram longer than the pieces can hold is refused, not cut */
+	cr_assert_eq(iwx_fd_send(sv[0], NULL, 0, out, 3), 11);
+	n = 1;
+	cr_assert_eq(iwx_fd_recv(sv[1], &got, &n, in, 1), -EMSGSIZE);
+	close(sv[0]);
+	close(sv[1]);
+	close(fd);
 }

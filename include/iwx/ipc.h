@@ -187,13 +187,22 @@ int iwx_ipc_send(int sock, const struct iwx_ipc_hdr *hdr, const void *body, cons
 		 unsigned nfds);
 
 /*
- * Receive one message: its header into *hdr, up to cap bytes of body into body (the
- * rest of a longer body is an error), descriptors as iwx_fd_recv. Returns the body's
+ * Receive one message: its header into *hdr, its body straight into body (cap bytes
+ * at most: a longer one is an error), descriptors as iwx_fd_recv. Returns the body's
  * length, 0 for a message without one, -ECONNRESET at the end of the stream, -EPROTO
  * for a message that is not one of ours, or -errno.
  */
 int iwx_ipc_recv(int sock, struct iwx_ipc_hdr *hdr, void *body, size_t cap, int *fds,
 		 unsigned *nfds);
+
+/* The socket iwxd serves: given (if not NULL or empty), else $IWX_SOCKET, else the default. */
+const char *iwx_ipc_socket_path(const char *given);
+
+/*
+ * A SOCK_SEQPACKET socket connected to path; with timeout_s > 0, connecting, sending
+ * and receiving give up after that long. The fd or -errno (-ENAMETOOLONG, -ENOENT...).
+ */
+int iwx_ipc_connect(const char *path, int timeout_s);
 
 /* ------------------------------------------------------ shared memory */
 

@@ -65,6 +65,9 @@ struct iwx_open_opts {
 	size_t		arena_size;	/* registered memory the daemon maps for us; 0: 64 MiB */
 };
 
+/* The socket iwx_open(opts) connects to: opts->socket, else $IWX_SOCKET, else the default. */
+const char *iwx_socket_path(const struct iwx_open_opts *opts);
+
 /* Connect to iwxd. NULL and errno: ENOENT/ECONNREFUSED no daemon, EACCES not allowed. */
 struct iwx_device *iwx_open(const struct iwx_open_opts *opts);
 

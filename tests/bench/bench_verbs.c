@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,27 +53,9 @@ static int64_t now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-/* A connection to iwxd for STATUS; -1 when there is none (counters are then unknown). */
-static int status_open(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -1;
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
-}
-
 static struct rdma *rdma_new(const struct rdma_opts *o)
 {
 	struct iwx_open_opts oo = { .socket = o->daemon, .arena_size = o->arena };
-	const char *path = o->daemon ? o->daemon : getenv("IWX_SOCKET");
 	struct rdma *r = calloc(1, sizeof(*r));
 	struct iwx_qp_init_attr attr = { .sq_depth = o->sq_depth, .rq_depth = o->rq_depth };
 
@@ -99,7 +80,8 @@ static struct rdma *rdma_new(const struct rdma_opts *o)
 		rdma_close(r, false);
 		return NULL;
 	}
-	r->status_fd = status_open(path ? path : IWX_DEFAULT_SOCKET);
+	/* a connection for STATUS; none (counters unknown) where it cannot be had */
+	r->status_fd = iwx_ipc_connect(iwx_socket_path(&oo), 0);
 	return r;
 }
 

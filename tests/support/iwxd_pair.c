@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <iwx/ipc.h>
+
 #include "iwxd_pair.h"
 
 #define START_MS	5000
@@ -72,15 +74,11 @@ static pid_t spawn(const char *ns, const char *sock, const char *log, const char
 
 static bool serving(const char *path)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	bool ok;
+	int fd = iwx_ipc_connect(path, 0);
 
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	ok = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
 	if (fd >= 0)
 		close(fd);
-	return ok;
+	return fd >= 0;
 }
 
 static void log_path(const struct iwxd_pair *p, int i, char *out, size_t cap)

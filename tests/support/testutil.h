@@ -5,6 +5,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
+
+/* One piece of a message for iwx_fd_send/recv: &IOV(buf, len), 1. */
+#define IOV(b, n)	((struct iovec){ (void *)(b), (n) })
 
 /* Decode a hex string (spaces allowed) into out; returns the byte count. Aborts on bad input. */
 size_t hex_decode(const char *hex, uint8_t *out, size_t cap);
