@@ -104,18 +104,12 @@ static void up(void)
 {
 	if (geteuid() != 0)
 		cr_skip_test("needs root for namespaces and for iwx's admin requests");
-	cr_assert_eq(iwxd_pair_start(&pair, "--settle-ms 0"), 0);
-	cr_assert_eq(endpoint_open(&a, &pair, 0, 0), 0);
-	cr_assert_eq(endpoint_open(&b, &pair, 1, 0), 0);
+	cr_assert_eq(iwxd_pair_up(&pair, "--settle-ms 0", &a, &b, 0), 0);
 }
 
 static void down(void)
 {
-	if (a.dev)
-		endpoint_close(&a);
-	if (b.dev)
-		endpoint_close(&b);
-	iwxd_pair_stop(&pair);
+	iwxd_pair_down(&pair, &a, &b);
 }
 
 /* Registrations on both sides, a connection, one RDMA Write from a to b. */

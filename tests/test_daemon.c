@@ -23,9 +23,8 @@ static void start(size_t arena)
 {
 	if (geteuid() != 0)
 		cr_skip_test("needs root for namespaces");
-	cr_assert_eq(iwxd_pair_start(&pair, "--settle-ms 0 --timeout-ms 2000 --arena-max 512M"), 0);
-	cr_assert_eq(endpoint_open(&a, &pair, 0, arena), 0);
-	cr_assert_eq(endpoint_open(&b, &pair, 1, arena), 0);
+	cr_assert_eq(iwxd_pair_up(&pair, "--settle-ms 0 --timeout-ms 2000 --arena-max 512M", &a, &b,
+				  arena), 0);
 }
 
 static void up(void)
@@ -40,40 +39,11 @@ static void up_large(void)
 
 static void down(void)
 {
-	if (a.dev)
-		endpoint_close(&a);
-	if (b.dev)
-		endpoint_close(&b);
-	iwxd_pair_stop(&pair);
+	iwxd_pair_down(&pair, &a, &b);
 }
 
 TestSuite(daemon, .init = up, .fini = down, .timeout = 60);
 TestSuite(daemon_large, .init = up_large, .fini = down, .timeout = 120);
-
-/* A registered buffer: from the arena, or (outside) from malloc. */
-struct buf {
-	uint8_t		*p;
-	size_t		len;
-	struct iwx_mr	*mr;
-};
-
-static struct buf buf_new(struct endpoint *e, size_t len, int access, bool outside)
-{
-	struct buf x = { .len = len };
-	size_t n = len ? len : 1;
-
-	x.p = outside ? aligned_alloc(64, (n + 63) & ~(size_t)63) : iwx_alloc(e->dev, n);
-	cr_assert_not_null(x.p, "%zu bytes", n);
-	memset(x.p, 0, n);
-	x.mr = iwx_reg_mr(e->pd, x.p, n, access);
-	cr_assert_not_null(x.mr, "register %zu bytes: %s", n, iwx_strerror(errno));
-	return x;
-}
-
-static struct iwx_sge sge_of(const struct buf *x, size_t off, size_t len)
-{
-	return (struct iwx_sge){ (uintptr_t)x->p + off, len, x->mr->lkey };
-}
 
 static void post_rdma(struct endpoint *e, uint64_t id, uint8_t op, uint8_t flags,
 		      const struct buf *local, const struct buf *remote, size_t len)
@@ -117,9 +87,9 @@ static void connect_ab(void)
 Test(daemon, write_read_send)
 {
 	const size_t len = 1 << 20;
-	struct buf src = buf_new(&a, len, 0, false), back = buf_new(&a, len, IWX_ACCESS_LOCAL_WRITE, false);
-	struct buf msg = buf_new(&a, 64, 0, false), dst = buf_new(&b, len, ALL_ACCESS, false);
-	struct buf rbuf = buf_new(&b, 64, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf src = buf_new(&a, NULL, len, 0, false), back = buf_new(&a, NULL, len, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf msg = buf_new(&a, NULL, 64, 0, false), dst = buf_new(&b, NULL, len, ALL_ACCESS, false);
+	struct buf rbuf = buf_new(&b, NULL, 64, IWX_ACCESS_LOCAL_WRITE, false);
 	struct iwx_wc wc;
 
 	fill_pattern(src.p, len, 1);
@@ -150,8 +120,8 @@ Test(daemon_large, sizes_up_to_64_mib)
 {
 	static const size_t sizes[] = { 0, 1, 4095, 4097, (1 << 20) + 3, 64u << 20 };
 	const size_t max = 64u << 20;
-	struct buf src = buf_new(&a, max, IWX_ACCESS_LOCAL_WRITE, false);
-	struct buf dst = buf_new(&b, max, ALL_ACCESS, false);
+	struct buf src = buf_new(&a, NULL, max, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf dst = buf_new(&b, NULL, max, ALL_ACCESS, false);
 	uint64_t id = 1;
 
 	connect_ab();
@@ -189,11 +159,11 @@ Test(daemon_large, sizes_up_to_64_mib)
 /* A gathered Write from three regions, and a gathered Send into a scattered receive. */
 Test(daemon, scatter_gather)
 {
-	struct buf s1 = buf_new(&a, 5000, 0, false), s2 = buf_new(&a, 7, 0, false);
-	struct buf s3 = buf_new(&a, 70000, 0, false), dst = buf_new(&b, 80000, ALL_ACCESS, false);
-	struct buf r1 = buf_new(&b, 3, IWX_ACCESS_LOCAL_WRITE, false);
-	struct buf r2 = buf_new(&b, 60000, IWX_ACCESS_LOCAL_WRITE, false);
-	struct buf r3 = buf_new(&b, 20000, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf s1 = buf_new(&a, NULL, 5000, 0, false), s2 = buf_new(&a, NULL, 7, 0, false);
+	struct buf s3 = buf_new(&a, NULL, 70000, 0, false), dst = buf_new(&b, NULL, 80000, ALL_ACCESS, false);
+	struct buf r1 = buf_new(&b, NULL, 3, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf r2 = buf_new(&b, NULL, 60000, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf r3 = buf_new(&b, NULL, 20000, IWX_ACCESS_LOCAL_WRITE, false);
 	uint8_t *all = malloc(75007);
 	struct iwx_send_wr w = {
 		.wr_id = 1, .opcode = IWX_WR_WRITE, .flags = IWX_WR_SIGNALED, .num_sge = 3,
@@ -237,9 +207,9 @@ Test(daemon, send_after_writes_sees_their_data)
 {
 	const size_t chunk = 256 << 10;
 	const int writes = 32;
-	struct buf src = buf_new(&a, chunk * writes, 0, false), msg = buf_new(&a, 8, 0, false);
-	struct buf dst = buf_new(&b, chunk * writes, ALL_ACCESS, false);
-	struct buf rbuf = buf_new(&b, 8, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf src = buf_new(&a, NULL, chunk * writes, 0, false), msg = buf_new(&a, NULL, 8, 0, false);
+	struct buf dst = buf_new(&b, NULL, chunk * writes, ALL_ACCESS, false);
+	struct buf rbuf = buf_new(&b, NULL, 8, IWX_ACCESS_LOCAL_WRITE, false);
 
 	fill_pattern(src.p, chunk * writes, 7);
 	post_recv(&b, 100, &rbuf, 8);
@@ -267,8 +237,8 @@ Test(daemon, many_reads_complete_in_order)
 {
 	const int n = 64;
 	const size_t len = 64 << 10;
-	struct buf sink = buf_new(&a, len * n, IWX_ACCESS_LOCAL_WRITE, false);
-	struct buf src = buf_new(&b, len * n, ALL_ACCESS, false);
+	struct buf sink = buf_new(&a, NULL, len * n, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf src = buf_new(&b, NULL, len * n, ALL_ACCESS, false);
 	struct iwx_conn_param p = { .ird = 4, .ord = 4 };
 
 	fill_pattern(src.p, len * n, 3);
@@ -292,8 +262,8 @@ Test(daemon, many_reads_complete_in_order)
 Test(daemon, fence_orders_a_write_after_a_read)
 {
 	const size_t len = 4 << 20;
-	struct buf sink = buf_new(&a, len, IWX_ACCESS_LOCAL_WRITE, false);
-	struct buf fresh = buf_new(&a, len, 0, false), x = buf_new(&b, len, ALL_ACCESS, false);
+	struct buf sink = buf_new(&a, NULL, len, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf fresh = buf_new(&a, NULL, len, 0, false), x = buf_new(&b, NULL, len, ALL_ACCESS, false);
 
 	fill_pattern(x.p, len, 1);
 	fill_pattern(fresh.p, len, 2);
@@ -328,8 +298,8 @@ Test(daemon, many_queue_pairs_at_once)
 		cr_assert_eq(endpoint_open(&ea[i], &pair, 0, 8 << 20), 0);
 		cr_assert_eq(endpoint_open(&eb[i], &pair, 1, 8 << 20), 0);
 		cr_assert_eq(endpoint_connect(&ea[i], &eb[i], i & 1, NULL), 0, "pair %d", i);
-		src[i] = buf_new(&ea[i], len, 0, false);
-		dst[i] = buf_new(&eb[i], len, ALL_ACCESS, false);
+		src[i] = buf_new(&ea[i], NULL, len, 0, false);
+		dst[i] = buf_new(&eb[i], NULL, len, ALL_ACCESS, false);
 		fill_pattern(src[i].p, len, 50 + i);
 	}
 	for (int i = 0; i < N; i++)
@@ -348,7 +318,7 @@ Test(daemon, many_queue_pairs_at_once)
 	}
 	/* a Write's completion is local: read each buffer back to know it all arrived */
 	for (int i = 0; i < N; i++) {
-		struct buf back = buf_new(&ea[i], len, IWX_ACCESS_LOCAL_WRITE, false);
+		struct buf back = buf_new(&ea[i], NULL, len, IWX_ACCESS_LOCAL_WRITE, false);
 
 		post_rdma(&ea[i], 9, IWX_WR_READ, IWX_WR_SIGNALED, &back, &dst[i], len);
 		expect_wc(&ea[i], 9, IWX_WC_RDMA_READ);
@@ -365,9 +335,9 @@ Test(daemon, many_queue_pairs_at_once)
 Test(daemon, memory_outside_the_arena)
 {
 	const size_t len = 3 << 20;
-	struct buf src = buf_new(&a, len, 0, true), back = buf_new(&a, len, IWX_ACCESS_LOCAL_WRITE, true);
-	struct buf dst = buf_new(&b, len, ALL_ACCESS, true);
-	struct buf msg = buf_new(&a, 100, 0, true), rbuf = buf_new(&b, 100, IWX_ACCESS_LOCAL_WRITE, true);
+	struct buf src = buf_new(&a, NULL, len, 0, true), back = buf_new(&a, NULL, len, IWX_ACCESS_LOCAL_WRITE, true);
+	struct buf dst = buf_new(&b, NULL, len, ALL_ACCESS, true);
+	struct buf msg = buf_new(&a, NULL, 100, 0, true), rbuf = buf_new(&b, NULL, 100, IWX_ACCESS_LOCAL_WRITE, true);
 	struct iwx_wc wc;
 
 	fill_pattern(src.p, len, 11);
@@ -401,9 +371,9 @@ Test(daemon, memory_outside_the_arena)
 Test(daemon, traffic_decodes_cleanly_in_tshark)
 {
 	const size_t len = 1 << 20;
-	struct buf src = buf_new(&a, len, IWX_ACCESS_LOCAL_WRITE, false);
-	struct buf dst = buf_new(&b, len, ALL_ACCESS, false);
-	struct buf rbuf = buf_new(&b, 4096, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf src = buf_new(&a, NULL, len, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf dst = buf_new(&b, NULL, len, ALL_ACCESS, false);
+	struct buf rbuf = buf_new(&b, NULL, 4096, IWX_ACCESS_LOCAL_WRITE, false);
 	struct tshark_verdict v;
 	char pcap[128], dev[32];
 	pid_t cap;
@@ -445,7 +415,7 @@ Test(daemon, receives_posted_while_the_cq_is_full)
 {
 	struct iwx_cq *small = iwx_create_cq(b.dev, 2);
 	struct endpoint bs = { .dev = b.dev, .pd = b.pd, .cq = small };
-	struct buf src = buf_new(&a, 6 * 100, 0, false), rbuf = buf_new(&b, 6 * 100, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf src = buf_new(&a, NULL, 6 * 100, 0, false), rbuf = buf_new(&b, NULL, 6 * 100, IWX_ACCESS_LOCAL_WRITE, false);
 	struct iwx_wc wc[6];
 	int got = 0;
 
@@ -532,9 +502,9 @@ static void fpdus_at_segment_start(const char *pcap, const char *side, unsigned 
 Test(daemon, every_fpdu_starts_a_tcp_segment_on_the_wire)
 {
 	const size_t len = 4 << 20;
-	struct buf src = buf_new(&a, len, IWX_ACCESS_LOCAL_WRITE, false);
-	struct buf dst = buf_new(&b, len, ALL_ACCESS, false);
-	struct buf rbuf = buf_new(&b, 4 << 16, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf src = buf_new(&a, NULL, len, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf dst = buf_new(&b, NULL, len, ALL_ACCESS, false);
+	struct buf rbuf = buf_new(&b, NULL, 4 << 16, IWX_ACCESS_LOCAL_WRITE, false);
 	char pcap[128], dev_a[32], dev_b[32];
 	unsigned fpdus, at_start;
 	pid_t cap;

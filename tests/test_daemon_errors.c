@@ -38,12 +38,6 @@
 /* RFC 5040 §4.8: the error of the side that terminates for a fault of its own */
 #define LOCAL_CATASTROPHIC iwx_cause(IWX_LAYER_RDMAP, IWX_RDMAP_ETYPE_CATASTROPHIC, 0)
 
-/* A registered buffer from a device's arena. */
-struct buf {
-	uint8_t		*p;
-	struct iwx_mr	*mr;
-};
-
 static struct iwxd_pair pair;
 static struct endpoint a, b;		/* a on daemon a, b on daemon b */
 static struct endpoint other;		/* a second one, for the tests that need it */
@@ -52,36 +46,12 @@ static pid_t child = -1;
 
 /* ----------------------------------------------------------------- set-up */
 
-static struct buf region(struct endpoint *e, struct iwx_pd *pd, size_t len, int access)
-{
-	struct buf r = { .p = iwx_alloc(e->dev, len) };
-
-	cr_assert_not_null(r.p, "arena memory");
-	memset(r.p, 0, len);
-	r.mr = iwx_reg_mr(pd, r.p, len, access);
-	cr_assert_not_null(r.mr, "iwx_reg_mr: %s", iwx_strerror(errno));
-	return r;
-}
-
 static void open_endpoints(void)
 {
 	cr_assert_eq(endpoint_open(&a, &pair, 0, 0), 0, "a device on iwxd a");
 	cr_assert_eq(endpoint_open(&b, &pair, 1, 0), 0, "a device on iwxd b");
-	abuf = region(&a, a.pd, BUF_LEN, IWX_ACCESS_LOCAL_WRITE);
-	bbuf = region(&b, b.pd, BUF_LEN, ALL_ACCESS);
-}
-
-static void close_endpoint(struct endpoint *e)
-{
-	if (e->dev)
-		endpoint_close(e);
-}
-
-static void close_endpoints(void)
-{
-	close_endpoint(&a);
-	close_endpoint(&b);
-	close_endpoint(&other);
+	abuf = buf_new(&a, NULL, BUF_LEN, IWX_ACCESS_LOCAL_WRITE, false);
+	bbuf = buf_new(&b, NULL, BUF_LEN, ALL_ACCESS, false);
 }
 
 static void start(const char *args)
@@ -109,8 +79,9 @@ static void down(void)
 		waitpid(child, NULL, 0);
 		child = -1;
 	}
-	close_endpoints();
-	iwxd_pair_stop(&pair);
+	if (other.dev)
+		endpoint_close(&other);
+	iwxd_pair_down(&pair, &a, &b);
 }
 
 TestSuite(daemon_errors, .init = up, .fini = down, .timeout = 60);
@@ -125,11 +96,6 @@ static int64_t now_ms(void)
 }
 
 /* ----------------------------------------------------- work and completions */
-
-static struct iwx_sge sge_of(const struct buf *m, size_t off, uint32_t len)
-{
-	return (struct iwx_sge){ .addr = (uintptr_t)m->p + off, .len = len, .lkey = m->mr->lkey };
-}
 
 /* A signaled work request on one sge; rkey and raddr for Writes and Reads. */
 static struct iwx_send_wr op(uint64_t wr_id, uint8_t opcode, struct iwx_sge sge, uint32_t rkey,
@@ -387,7 +353,7 @@ Test(daemon_errors, write_beyond_bounds)
 
 Test(daemon_errors, write_without_remote_write_access)
 {
-	struct buf ro = region(&b, b.pd, 4096, IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_READ);
+	struct buf ro = buf_new(&b, NULL, 4096, IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_READ, false);
 
 	connect_ab();
 	remote_error(bad_write(ro.mr->rkey, ro.p), IWX_WC_SUCCESS, 2,
@@ -400,7 +366,7 @@ Test(daemon_errors, write_to_stag_of_another_pd)
 	struct buf foreign;
 
 	cr_assert_not_null(pd2, "a second protection domain");
-	foreign = region(&b, pd2, 4096, ALL_ACCESS);
+	foreign = buf_new(&b, pd2, 4096, ALL_ACCESS, false);
 	connect_ab();
 	remote_error(bad_write(foreign.mr->rkey, foreign.p), IWX_WC_SUCCESS, 2,
 		     IWX_CAUSE_DDP_T(IWX_DDP_T_STAG_NOT_ASSOC));
@@ -408,7 +374,7 @@ Test(daemon_errors, write_to_stag_of_another_pd)
 
 Test(daemon_errors, write_to_stag_the_peer_invalidated)
 {
-	struct buf victim = region(&b, b.pd, 4096, ALL_ACCESS);
+	struct buf victim = buf_new(&b, NULL, 4096, ALL_ACCESS, false);
 	struct iwx_send_wr inv = op(5, IWX_WR_SEND_INV, sge_of(&abuf, 0, 8), 0, NULL);
 	struct iwx_wc wc;
 
@@ -428,7 +394,7 @@ Test(daemon_errors, write_to_stag_the_peer_invalidated)
 /* Local invalidation (iwx_invalidate_mr) fails a peer's Write just as a remote one does. */
 Test(daemon_errors, write_to_stag_invalidated_locally)
 {
-	struct buf victim = region(&b, b.pd, 4096, ALL_ACCESS);
+	struct buf victim = buf_new(&b, NULL, 4096, ALL_ACCESS, false);
 
 	cr_assert_eq(iwx_invalidate_mr(victim.mr), 0);
 	connect_ab();
@@ -439,7 +405,7 @@ Test(daemon_errors, write_to_stag_invalidated_locally)
 /* Revalidated, the STag has a new key: Writes with it land, with the old key they fail. */
 Test(daemon_errors, revalidated_stag_takes_a_new_key)
 {
-	struct buf victim = region(&b, b.pd, 4096, ALL_ACCESS);
+	struct buf victim = buf_new(&b, NULL, 4096, ALL_ACCESS, false);
 	uint32_t old = victim.mr->rkey;
 
 	cr_assert_eq(iwx_revalidate_mr(victim.mr), -EBUSY, "a valid STag is not revalidated");
@@ -768,7 +734,8 @@ Test(daemon_errors, peer_process_killed)
 	expect_posts_flushed(&b, &bbuf);
 
 	/* iwxd a cleaned up after its client and still serves: new devices there connect */
-	close_endpoints();
+	endpoint_close(&a);
+	endpoint_close(&b);
 	open_endpoints();
 	connect_ab();
 	transfer(4096);
@@ -885,7 +852,7 @@ Test(daemon_errors, foreign_lkey_is_a_local_protection_error)
 	/* two devices on iwxd a: other's Send gathers from memory of a's region */
 	fill_pattern(abuf.p, 64, 9);
 	cr_assert_eq(endpoint_open(&other, &pair, 0, 0), 0);
-	obuf = region(&other, other.pd, 4096, IWX_ACCESS_LOCAL_WRITE);
+	obuf = buf_new(&other, NULL, 4096, IWX_ACCESS_LOCAL_WRITE, false);
 	establish(&other, &b, false, NULL, NULL);
 	post_recv(&b, 1, &bbuf, 0, 64);
 	post(&other, op(7, IWX_WR_SEND, sge_of(&abuf, 0, 64), 0, NULL));

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <arpa/inet.h>
+#include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -311,4 +312,43 @@ int endpoint_wc(struct endpoint *e, struct iwx_wc *wc)
 	int n = iwx_wait_cq(e->cq, 1, wc, 10000);
 
 	return n == 1 ? 0 : n == 0 ? -ETIMEDOUT : n;
+}
+
+int iwxd_pair_up(struct iwxd_pair *p, const char *args, struct endpoint *a, struct endpoint *b,
+		 size_t arena)
+{
+	int err = iwxd_pair_start(p, args);
+
+	if (!err)
+		err = endpoint_open(a, p, 0, arena);
+	if (!err)
+		err = endpoint_open(b, p, 1, arena);
+	return err;
+}
+
+void iwxd_pair_down(struct iwxd_pair *p, struct endpoint *a, struct endpoint *b)
+{
+	if (a->dev)
+		endpoint_close(a);
+	if (b->dev)
+		endpoint_close(b);
+	iwxd_pair_stop(p);
+}
+
+struct buf buf_new(struct endpoint *e, struct iwx_pd *pd, size_t len, int access, bool outside)
+{
+	struct buf x = { .len = len };
+	size_t n = len ? len : 1;
+
+	x.p = outside ? aligned_alloc(64, (n + 63) & ~(size_t)63) : iwx_alloc(e->dev, n);
+	cr_assert_not_null(x.p, "%zu bytes", n);
+	memset(x.p, 0, n);
+	x.mr = iwx_reg_mr(pd ? pd : e->pd, x.p, n, access);
+	cr_assert_not_null(x.mr, "register %zu bytes: %s", n, iwx_strerror(errno));
+	return x;
+}
+
+struct iwx_sge sge_of(const struct buf *x, size_t off, uint32_t len)
+{
+	return (struct iwx_sge){ (uintptr_t)x->p + off, len, x->mr->lkey };
 }

@@ -14,6 +14,8 @@
 
 #include "netns.h"
 
+struct endpoint;
+
 struct iwxd_pair {
 	struct netns_pair	ns;
 	char			dir[64];	/* sockets, logs, captures: removed at the end */
@@ -29,6 +31,16 @@ int iwxd_pair_start(struct iwxd_pair *p, const char *args);
 
 /* Stop both daemons (SIGTERM, then SIGKILL after 5 s) and remove the namespaces. */
 void iwxd_pair_stop(struct iwxd_pair *p);
+
+/*
+ * A test's usual start: the pair with args, endpoint a on daemon 0 and b on daemon 1
+ * (arenas of arena bytes; 0: the default). 0 or -errno.
+ */
+int iwxd_pair_up(struct iwxd_pair *p, const char *args, struct endpoint *a, struct endpoint *b,
+		 size_t arena);
+
+/* ... and its end: close a and b (those open), stop the pair. */
+void iwxd_pair_down(struct iwxd_pair *p, struct endpoint *a, struct endpoint *b);
 
 /* Kill daemon i (0 or 1) at once: the "daemon killed" case. */
 void iwxd_pair_kill(struct iwxd_pair *p, int i);
@@ -58,5 +70,21 @@ int endpoint_event(struct endpoint *e, struct iwx_event *ev, int timeout_ms);
 
 /* Wait for one completion on e's CQ (up to 10 s). 0 with *wc, -ETIMEDOUT or -errno. */
 int endpoint_wc(struct endpoint *e, struct iwx_wc *wc);
+
+/* A registered buffer. */
+struct buf {
+	uint8_t		*p;
+	size_t		len;
+	struct iwx_mr	*mr;
+};
+
+/*
+ * len bytes, zeroed, registered in pd (NULL: e's) with access: from e's arena, or with
+ * outside from the heap (the test frees p). The test fails if they cannot be had.
+ */
+struct buf buf_new(struct endpoint *e, struct iwx_pd *pd, size_t len, int access, bool outside);
+
+/* len bytes of x from off, as a work request names them. */
+struct iwx_sge sge_of(const struct buf *x, size_t off, uint32_t len);
 
 #endif /* IWX_IWXD_PAIR_H */
