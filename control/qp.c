@@ -1036,8 +1036,7 @@ int iwx_qp_post_send(struct iwx_qp *qp, const struct iwx_send_wr *wr)
 {
 	if (qp->state != IWX_QP_RTS)
 		return -ENOTCONN;
-	if (wr->opcode > IWX_WR_READ || wr->num_sge > IWX_MAX_SGE || (wr->flags & WR_INTERNAL) ||
-	    (wr->opcode == IWX_WR_READ && wr->num_sge != 1))
+	if (!iwx_send_wr_valid(wr))	/* which also keeps out WR_INTERNAL */
 		return -EINVAL;
 	return ring_push(&qp->sq, wr);
 }
@@ -1046,7 +1045,7 @@ int iwx_qp_post_recv(struct iwx_qp *qp, const struct iwx_recv_wr *wr)
 {
 	if (qp->state != IWX_QP_RTS)
 		return -ENOTCONN;
-	if (wr->num_sge > IWX_MAX_SGE)
+	if (!iwx_recv_wr_valid(wr))
 		return -EINVAL;
 	return ring_push(&qp->rq, wr);
 }

@@ -320,9 +320,7 @@ int iwx_post_send(struct iwx_qp *qp, const struct iwx_send_wr *wr)
 {
 	enum iwx_qp_state s = iwx_qp_state(qp);
 
-	if (wr->opcode > IWX_WR_READ || wr->num_sge > IWX_MAX_SGE ||
-	    (wr->opcode == IWX_WR_READ && wr->num_sge != 1) || (wr->flags & ~(IWX_WR_SIGNALED |
-									    IWX_WR_FENCE)))
+	if (!iwx_send_wr_valid(wr))
 		return -EINVAL;
 	if (s == IWX_QPS_INIT || s == IWX_QPS_CONNECTING)
 		return -ENOTCONN;
@@ -336,7 +334,7 @@ int iwx_post_send(struct iwx_qp *qp, const struct iwx_send_wr *wr)
 
 int iwx_post_recv(struct iwx_qp *qp, const struct iwx_recv_wr *wr)
 {
-	if (wr->num_sge > IWX_MAX_SGE)
+	if (!iwx_recv_wr_valid(wr))
 		return -EINVAL;
 	if (!iwx_ring_space(&qp->rq))
 		return -ENOMEM;

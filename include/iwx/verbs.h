@@ -51,6 +51,22 @@ struct iwx_recv_wr {
 	struct iwx_sge	sge[IWX_MAX_SGE];	/* scatter list */
 };
 
+/*
+ * Well formed: a known opcode and flags, at most IWX_MAX_SGE sges, a Read with one
+ * sink. libiwx checks before posting; iwxd again, as a client may not be libiwx.
+ */
+static inline bool iwx_send_wr_valid(const struct iwx_send_wr *wr)
+{
+	return wr->opcode <= IWX_WR_READ && wr->num_sge <= IWX_MAX_SGE &&
+	       !(wr->flags & ~(IWX_WR_SIGNALED | IWX_WR_FENCE)) &&
+	       (wr->opcode != IWX_WR_READ || wr->num_sge == 1);
+}
+
+static inline bool iwx_recv_wr_valid(const struct iwx_recv_wr *wr)
+{
+	return wr->num_sge <= IWX_MAX_SGE;
+}
+
 enum iwx_wc_status {
 	IWX_WC_SUCCESS,
 	IWX_WC_LOC_LEN_ERR,	/* a Send larger than the receive buffer */
