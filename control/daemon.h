@@ -51,6 +51,7 @@ struct client {
 	uid_t			uid;
 	bool			hello;		/* HELLO done: the arena exists */
 	bool			dead;		/* to be closed by the loop */
+	bool			refused;	/* neither root nor in the group: its request fails */
 	struct outmsg		*out, **out_tail;	/* messages the socket had no room for */
 	uint32_t		out_n;
 	struct iwx_arena	arena;

@@ -404,6 +404,12 @@ static void on_client(struct iwxd *d, struct watch *w, uint32_t events)
 			session_close(d, c);
 			return;
 		}
+		if (c->refused) {
+			/* answered, then hung up on: it has been read, so the answer reaches it */
+			session_reply(d, c, &h, -EACCES, NULL, 0, NULL, 0);
+			c->dead = true;
+			return;
+		}
 		dispatch(d, c, &h, &r);
 	}
 }
@@ -419,14 +425,8 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 
 		if (fd < 0)
 			return;
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
-		    !allowed(d, cred.uid, cred.gid)) {
-			log_warn("refused a client: pid %d uid %u is neither root nor in the group",
-				 (int)cred.pid, (unsigned)cred.uid);
-			close(fd);
-			continue;
-		}
-		c = calloc(1, sizeof(*c));
+		c = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ? NULL :
+		    calloc(1, sizeof(*c));
 		if (!c) {
 			close(fd);
 			return;
@@ -434,9 +434,13 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 		c->id = iwxd_new_id(d);
 		c->pid = cred.pid;
 		c->uid = cred.uid;
+		c->refused = !allowed(d, cred.uid, cred.gid);
+		if (c->refused)
+			log_warn("refused a client: pid %d uid %u is neither root nor in the group",
+				 (int)cred.pid, (unsigned)cred.uid);
 		/* the client itself, not whoever has its pid after it (regions outside the arena) */
-		c->pidfd = syscall(SYS_pidfd_open, cred.pid, 0);
-		if (c->pidfd < 0)
+		c->pidfd = c->refused ? -1 : syscall(SYS_pidfd_open, cred.pid, 0);
+		if (c->pidfd < 0 && !c->refused)
 			log_warn("client %u: pidfd_open: %m: its memory outside the arena is unchecked",
 				 c->id);
 		c->arena.fd = c->bell_w.fd = c->notify_fd = -1;

@@ -159,8 +159,6 @@ struct iwx_device *iwx_open(const struct iwx_open_opts *opts)
 	}
 	err = client_call(dev, IWX_IPC_HELLO, &hello, sizeof(hello), &hello, sizeof(hello), fds,
 			  &nfds);
-	if (err == -ESHUTDOWN)
-		err = -EACCES;	/* the daemon closed on us: not root, not in its group */
 	if (!err && nfds != 3)
 		err = -EPROTO;
 	if (err)
