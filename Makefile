@@ -34,7 +34,7 @@ Q := @
 msg = @printf '  %-7s %s\n' '$(1)' '$(2)';
 endif
 
-LIB_SRCS	:= $(wildcard lib/*.c)
+LIB_SRCS	:= $(wildcard lib/proto/*.c lib/ipc/*.c lib/client/*.c)
 LIB_OBJS	:= $(LIB_SRCS:%.c=$(BUILD)/%.o)
 LIB_A		:= $(BUILD)/libiwx.a
 LIB_SO		:= $(BUILD)/libiwx.so.$(SOVERSION)
@@ -45,8 +45,10 @@ CLI_BIN		:= $(BUILD)/iwx
 RPING_BIN	:= $(BUILD)/iwx_rping
 
 # the engine (connections, queue pairs, memory) and the daemon around it
-ENGINE_SRCS	:= control/arena.c control/conn.c control/mem.c control/qp.c
-DAEMON_SRCS	:= $(filter-out $(ENGINE_SRCS),$(wildcard control/*.c))
+ENGINE_SRCS	:= $(wildcard control/engine/*.c)
+ENGINE_HDRS	:= $(wildcard control/engine/*.h)
+DAEMON_SRCS	:= $(wildcard control/iwxd/*.c)
+DAEMON_HDRS	:= $(wildcard control/iwxd/*.h)
 IWXD_BIN	:= $(BUILD)/iwxd
 
 # the tests exercise the engine and the CLI's TCP reassembly directly
@@ -69,7 +71,7 @@ all: lib $(CLI_BIN) $(RPING_BIN) $(IWXD_BIN)
 
 lib: $(LIB_A) $(LIB_SO)
 
-$(BUILD)/lib/%.o: lib/%.c $(HEADERS) $(wildcard lib/*.h)
+$(BUILD)/lib/%.o: lib/%.c $(HEADERS) $(wildcard lib/*/*.h)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(IWX_CFLAGS) -fPIC -fvisibility=default -c $< -o $@
@@ -87,17 +89,17 @@ $(CLI_BIN): $(CLI_SRCS) $(wildcard cli/*.h) $(LIB_A) $(HEADERS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $(CLI_SRCS) $(LIB_A) -lpcap $(LDLIBS_CORE)
 
-$(IWXD_BIN): $(DAEMON_SRCS) $(ENGINE_SRCS) $(wildcard control/*.h) $(LIB_A) $(HEADERS)
+$(IWXD_BIN): $(DAEMON_SRCS) $(ENGINE_SRCS) $(ENGINE_HDRS) $(DAEMON_HDRS) $(LIB_A) $(HEADERS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) $(LIB_A) \
+	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -Icontrol/iwxd -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) $(LIB_A) \
 		-lbpf -lelf -lz $(LDLIBS_CORE)
 
 # ---------------------------------------------------------------- tests
 
-$(TEST_BIN): $(TEST_SRCS) $(LIB_A) $(HEADERS) $(wildcard tests/support/*.h cli/*.h control/*.h) $(BPF_TEST_SKEL)
+$(TEST_BIN): $(TEST_SRCS) $(LIB_A) $(HEADERS) $(wildcard tests/support/*.h cli/*.h control/*/*.h) $(BPF_TEST_SKEL)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -Itests/support -Itests/bpf -Icli -Icontrol -I$(BUILD)/bpf -o $@ $(TEST_SRCS) \
+	$(Q)$(CC) $(IWX_CFLAGS) -Itests/support -Itests/bpf -Icli -Icontrol/engine -I$(BUILD)/bpf -o $@ $(TEST_SRCS) \
 		$(LIB_A) -lcriterion -lpcap -lbpf -lelf -lz $(LDLIBS_CORE)
 
 # BPF objects and their skeletons: the shared headers must build for the BPF target.
@@ -128,21 +130,21 @@ ASAN_BIN	:= $(BUILD)/asan/unit
 ASAN_FLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=undefined
 
-$(ASAN_BIN): $(TEST_SRCS) $(LIB_SRCS) $(HEADERS) $(wildcard lib/*.h tests/support/*.h cli/*.h control/*.h) \
+$(ASAN_BIN): $(TEST_SRCS) $(LIB_SRCS) $(HEADERS) $(wildcard lib/*/*.h tests/support/*.h cli/*.h control/*/*.h) \
 		$(BPF_TEST_SKEL)
 	@mkdir -p $(@D)
 	$(call msg,CC-ASAN,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Itests/support -Itests/bpf -Icli -Icontrol \
+	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Itests/support -Itests/bpf -Icli -Icontrol/engine \
 		-I$(BUILD)/bpf -o $@ $(TEST_SRCS) $(LIB_SRCS) -lcriterion -lpcap -lbpf -lelf -lz \
 		$(LDLIBS_CORE)
 
 # the daemon the integration tests start, sanitized as well (tests/support/iwxd_pair.c)
 ASAN_IWXD	:= $(BUILD)/asan/iwxd
 
-$(ASAN_IWXD): $(DAEMON_SRCS) $(ENGINE_SRCS) $(LIB_SRCS) $(wildcard control/*.h lib/*.h) $(HEADERS)
+$(ASAN_IWXD): $(DAEMON_SRCS) $(ENGINE_SRCS) $(LIB_SRCS) $(wildcard control/*/*.h lib/*/*.h) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,CC-ASAN,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Icontrol -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) \
+	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Icontrol/engine -Icontrol/iwxd -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) \
 		$(LIB_SRCS) -lbpf -lelf -lz $(LDLIBS_CORE)
 
 test-asan: $(ASAN_BIN) $(ASAN_IWXD) $(CLI_BIN)
@@ -223,10 +225,10 @@ $(BUILD)/bench/bench_verbs: tests/bench/bench_verbs.c $(BENCH_NET) $(LIB_A) $(HE
 	$(Q)$(CC) $(IWX_CFLAGS) -o $@ tests/bench/bench.c $< $(LIB_A) $(LDLIBS_CORE)
 
 $(BUILD)/bench/bench_engine: tests/bench/bench_engine.c $(BENCH_NET) $(ENGINE_SRCS) \
-		$(wildcard control/*.h) $(LIB_A) $(HEADERS)
+		$(ENGINE_HDRS) $(DAEMON_HDRS) $(LIB_A) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol -o $@ tests/bench/bench.c $< $(ENGINE_SRCS) $(LIB_A) \
+	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -o $@ tests/bench/bench.c $< $(ENGINE_SRCS) $(LIB_A) \
 		-lbpf -lelf -lz $(LDLIBS_CORE)
 
 # -------------------------------------------------------------- install
