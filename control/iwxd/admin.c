@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "outbox.h"
 
 /* A listing, sent in parts that each fit one message. */
 struct listing {
@@ -21,7 +22,7 @@ static void listing_flush(struct listing *l, bool last)
 	struct iwx_ipc_hdr h = { .op = l->req->op, .seq = l->req->seq, .len = l->n * l->esize,
 				 .flags = last ? 0 : IWX_IPC_F_MORE };
 
-	session_send(l->d, l->c, &h, l->buf, NULL, 0);
+	outbox_send(l->d, l->c, &h, l->buf, NULL, 0);
 	l->n = 0;
 }
 
@@ -66,7 +67,7 @@ static void status(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *r
 	}
 	s.pds = iwx_mem_pd_count(d->mem);
 	iwx_mem_for_each(d->mem, count_mr, &s.mrs);
-	session_reply(d, c, req, 0, &s, sizeof(s), NULL, 0);
+	outbox_reply(d, c, req, 0, &s, sizeof(s), NULL, 0);
 }
 
 static void list_conns(struct iwxd *d, struct listing *l)
@@ -110,7 +111,7 @@ void admin_request(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *r
 	l.cap = (IWX_IPC_MAX - sizeof(struct iwx_ipc_hdr)) / l.esize;
 	l.buf = malloc((size_t)l.cap * l.esize);
 	if (!l.buf) {
-		session_reply(d, c, req, -ENOMEM, NULL, 0, NULL, 0);
+		outbox_reply(d, c, req, -ENOMEM, NULL, 0, NULL, 0);
 		return;
 	}
 	if (req->op == IWX_IPC_LIST_CONNS)

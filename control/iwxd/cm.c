@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "outbox.h"
 
 #define ACCEPT_BATCH	16
 
@@ -47,24 +48,10 @@ static void opts_of(const struct iwxd *d, const struct iwx_ipc_cm_param *p,
 	o->timeout_ms = d->o.timeout_ms;
 }
 
-void cm_event_of_conn(struct iwx_ipc_event *ev, const struct iwx_conn *conn)
-{
-	memset(ev, 0, sizeof(*ev));
-	ev->mpa_rev = conn->agreed.mode.rev;
-	ev->crc = conn->agreed.mode.crc;
-	ev->markers_rx = conn->agreed.mode.markers_rx;
-	ev->markers_tx = conn->agreed.mode.markers_tx;
-	ev->ird = conn->agreed.ird;
-	ev->ord = conn->agreed.ord;
-	ev->emss = conn->emss;
-	ev->local_addr = conn->local;
-	ev->peer_addr = conn->peer;
-}
-
 void cm_pconn_free(struct iwxd *d, struct pconn *p)
 {
 	if (p->conn.fd >= 0)
-		watch_del(d, &p->w);
+		watch_del(&d->loop, &p->w);
 	iwx_conn_close(&p->conn);
 	if (p->qp && p->qp->setup == p)
 		p->qp->setup = NULL;
@@ -85,8 +72,8 @@ static void pconn_done(struct iwxd *d, struct pconn *p)
 	struct iwx_conn *c = &p->conn;
 	struct iwx_ipc_event ev;
 
-	watch_del(d, &p->w);
-	cm_event_of_conn(&ev, c);
+	watch_del(&d->loop, &p->w);
+	outbox_event_of_conn(&ev, c);
 	switch (c->state) {
 	case IWX_CONN_REQUEST_IN:
 		/* what the peer asked, for the application to answer */
@@ -108,7 +95,7 @@ static void pconn_done(struct iwxd *d, struct pconn *p)
 		 */
 		p->answer_ms = iwx_conn_now_ms() + d->o.timeout_ms / 2;
 		log_info("connection request %u from a peer on listener %u", p->id, p->listener->id);
-		session_event(d, p->owner, &ev);
+		outbox_event(d, p->owner, &ev);
 		return;
 	case IWX_CONN_ESTABLISHED:
 		log_info("qp %u: established: MPA rev %u, CRC %s, IRD %u ORD %u", p->qp->num,
@@ -124,7 +111,7 @@ static void pconn_done(struct iwxd *d, struct pconn *p)
 			ev.pd_len = c->peer_pd_len;
 			memcpy(ev.pd, c->peer_pd, c->peer_pd_len);
 			qp_back_to_init(p->qp);
-			session_event(d, p->owner, &ev);
+			outbox_event(d, p->owner, &ev);
 		} else if (p->qp) {
 			qp_back_to_init(p->qp);	/* accepted, but no RTR type matched */
 		}
@@ -137,7 +124,7 @@ static void pconn_done(struct iwxd *d, struct pconn *p)
 			ev.qp = p->qp->num;
 			ev.status = c->error;
 			qp_back_to_init(p->qp);
-			session_event(d, p->owner, &ev);
+			outbox_event(d, p->owner, &ev);
 		}
 		break;
 	}
@@ -147,7 +134,7 @@ static void pconn_done(struct iwxd *d, struct pconn *p)
 static void pconn_step(struct iwxd *d, struct pconn *p)
 {
 	if (iwx_conn_step(&p->conn, iwx_conn_now_ms()) == -EAGAIN)
-		watch_mod(d, &p->w, epoll_of(p->conn.events));
+		watch_mod(&d->loop, &p->w, epoll_of(p->conn.events));
 	else
 		pconn_done(d, p);
 }
@@ -164,7 +151,7 @@ static struct pconn *pconn_new(struct iwxd *d, struct client *c)
 
 	if (!p)
 		return NULL;
-	p->id = iwxd_new_id(d);
+	p->id = loop_new_id(&d->loop);
 	p->owner = c;
 	p->conn.fd = -1;
 	p->w.fn = on_pconn;
@@ -177,7 +164,7 @@ static struct pconn *pconn_new(struct iwxd *d, struct client *c)
 static int pconn_watch(struct iwxd *d, struct pconn *p)
 {
 	p->w.fd = p->conn.fd;
-	return watch_add(d, &p->w, epoll_of(p->conn.events));
+	return watch_add(&d->loop, &p->w, epoll_of(p->conn.events));
 }
 
 int cm_connect(struct iwxd *d, struct client *c, const struct iwx_ipc_connect *req)
@@ -253,13 +240,13 @@ int cm_listen(struct iwxd *d, struct client *c, struct iwx_ipc_listen *req)
 	getsockname(fd, (struct sockaddr *)&l->addr, &len);
 	l->w.fd = fd;
 	l->w.fn = on_listen;
-	err = watch_add(d, &l->w, EPOLLIN);
+	err = watch_add(&d->loop, &l->w, EPOLLIN);
 	if (err) {
 		close(fd);
 		free(l);
 		return err;
 	}
-	l->id = iwxd_new_id(d);
+	l->id = loop_new_id(&d->loop);
 	l->owner = c;
 	l->next = d->listeners;
 	d->listeners = l;
@@ -277,7 +264,7 @@ static void listener_free(struct iwxd *d, struct listener *l)
 		else if (p->listener == l)
 			p->listener = NULL;
 	}
-	watch_del(d, &l->w);
+	watch_del(&d->loop, &l->w);
 	close(l->w.fd);
 	IWX_LIST_UNLINK(&d->listeners, l);
 	free(l);
@@ -327,7 +314,7 @@ int cm_answer(struct iwxd *d, struct client *c, const struct iwx_ipc_answer *req
 	return err;
 }
 
-void cm_timers(struct iwxd *d, uint64_t now, uint64_t *next)
+void cm_timers(struct iwxd *d, uint64_t now)
 {
 	struct iwx_ipc_answer reject = { 0 };
 
@@ -335,7 +322,7 @@ void cm_timers(struct iwxd *d, uint64_t now, uint64_t *next)
 		n = p->next;
 		if (p->announced) {
 			if (now < p->answer_ms) {
-				*next = p->answer_ms < *next ? p->answer_ms : *next;
+				loop_due(&d->loop, p->answer_ms);
 				continue;
 			}
 			log_info("connection request %u not answered in time: rejected", p->id);
@@ -343,8 +330,8 @@ void cm_timers(struct iwxd *d, uint64_t now, uint64_t *next)
 			cm_answer(d, p->owner, &reject, true);
 		} else if (p->conn.deadline_ms && now >= p->conn.deadline_ms) {
 			pconn_step(d, p);
-		} else if (p->conn.deadline_ms && p->conn.deadline_ms < *next) {
-			*next = p->conn.deadline_ms;
+		} else if (p->conn.deadline_ms) {
+			loop_due(&d->loop, p->conn.deadline_ms);
 		}
 	}
 }

@@ -4,8 +4,10 @@
  * queues, queue pairs, listeners) and the connections being set up, and the one
  * epoll loop that drives them all. Single-threaded: nothing here takes a lock.
  *
- *   iwxd.c     options, signals, the loop (and when it may sleep)
+ *   iwxd.c     options, signals, the daemon's turn (and when it may sleep)
+ *   loop.c     the event loop: epoll watches, timers' deadline, identifiers
  *   session.c  a client: authentication, requests, resources, teardown
+ *   outbox.c   what iwxd says to a client, in order (outbox.h)
  *   vqp.c      a queue pair's rings <-> the engine (qp.c) <-> completion rings
  *   cm.c       connection management: connect, listen, accept, reject, disconnect
  *   admin.c    status and listings for `iwx`
@@ -24,20 +26,9 @@
 #include "arena.h"
 #include "conn.h"
 #include "log.h"
+#include "loop.h"
 #include "mem.h"
 #include "qp.h"
-
-struct iwxd;
-
-/* Something the loop waits on: fn runs with the epoll events of fd. */
-struct watch {
-	int	fd;
-	void	(*fn)(struct iwxd *d, struct watch *w, uint32_t events);
-};
-
-int watch_add(struct iwxd *d, struct watch *w, uint32_t events);
-void watch_mod(struct iwxd *d, struct watch *w, uint32_t events);
-void watch_del(struct iwxd *d, struct watch *w);
 
 struct outmsg;
 
@@ -130,7 +121,7 @@ struct iwxd_opts {
 };
 
 struct iwxd {
-	int			epfd;
+	struct loop		loop;
 	struct watch		listen_w, signal_w;
 	struct iwxd_opts	o;
 	struct iwx_mem		*mem;
@@ -139,29 +130,15 @@ struct iwxd {
 	struct vqp		*qps;
 	struct listener		*listeners;
 	struct pconn		*pconns;
-	uint32_t		next_id;
 	uint64_t		start_ms;
 	bool			stop;
 	struct iwx_ipc_status	st;	/* counters; the gauges are filled in by admin.c */
 	struct iwx_qp_stats	gone;	/* counters of queue pairs destroyed */
-	struct epoll_event	*batch;	/* the events being dispatched: watch_del scrubs them */
-	int			batch_n;
 };
-
-uint32_t iwxd_new_id(struct iwxd *d);
 
 /* session.c */
 void session_accept(struct iwxd *d, struct watch *w, uint32_t events);
 void session_close(struct iwxd *d, struct client *c);
-/*
- * Send a message to c, in order: what the socket has no room for waits in c's queue
- * (descriptors duplicated) until it has. A client that lets too much wait is dropped.
- */
-void session_send(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *h, const void *body,
-		  const int *fds, unsigned nfds);
-void session_event(struct iwxd *d, struct client *c, const struct iwx_ipc_event *ev);
-void session_reply(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *req, int status,
-		   const void *body, uint32_t len, const int *fds, unsigned nfds);
 
 /* vqp.c */
 struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp_create *req,
@@ -174,7 +151,8 @@ void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn);
 void vqp_set_state(struct vqp *q, enum iwx_shq_state s);
 bool vqp_has_work(const struct vqp *q);
 void vqp_service(struct iwxd *d, struct vqp *q);
-void vqp_timers(struct iwxd *d, struct vqp *q, uint64_t now, uint64_t *next);
+/* Start or abort what is due by now; ask the loop for the next deadline (loop_due). */
+void vqp_timers(struct iwxd *d, struct vqp *q, uint64_t now);
 /* Graceful close (FIN after what TCP holds); the peer's close, or a time-out, ends it. */
 int vqp_disconnect(struct iwxd *d, struct vqp *q);
 /* q's traffic: its engine's, and that of engines it had before (it may reconnect). */
@@ -192,11 +170,10 @@ int cm_listen(struct iwxd *d, struct client *c, struct iwx_ipc_listen *req);
 int cm_listen_close(struct iwxd *d, struct client *c, uint32_t id);
 int cm_answer(struct iwxd *d, struct client *c, const struct iwx_ipc_answer *req, bool reject);
 int cm_disconnect(struct iwxd *d, struct client *c, uint32_t qp);
-void cm_timers(struct iwxd *d, uint64_t now, uint64_t *next);
+void cm_timers(struct iwxd *d, uint64_t now);
 /* A client leaves: its listeners and set-ups go. */
 void cm_client_gone(struct iwxd *d, struct client *c);
 void cm_pconn_free(struct iwxd *d, struct pconn *p);
-void cm_event_of_conn(struct iwx_ipc_event *ev, const struct iwx_conn *conn);
 
 /* admin.c: STATUS, LIST_CONNS, LIST_STAGS for a root client. */
 void admin_request(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *req);

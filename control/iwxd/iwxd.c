@@ -24,37 +24,7 @@
 
 #include "daemon.h"
 
-#define MAX_EVENTS	64
 #define IDLE_MS		60000	/* the longest sleep: nothing is due sooner */
-
-int watch_add(struct iwxd *d, struct watch *w, uint32_t events)
-{
-	struct epoll_event ev = { .events = events, .data.ptr = w };
-
-	return epoll_ctl(d->epfd, EPOLL_CTL_ADD, w->fd, &ev) ? -errno : 0;
-}
-
-void watch_mod(struct iwxd *d, struct watch *w, uint32_t events)
-{
-	struct epoll_event ev = { .events = events, .data.ptr = w };
-
-	epoll_ctl(d->epfd, EPOLL_CTL_MOD, w->fd, &ev);
-}
-
-/* Stop watching; also forget w's events not yet dispatched, as w is about to go. */
-void watch_del(struct iwxd *d, struct watch *w)
-{
-	if (w->fd >= 0)
-		epoll_ctl(d->epfd, EPOLL_CTL_DEL, w->fd, NULL);
-	for (int i = 0; i < d->batch_n; i++)
-		if (d->batch[i].data.ptr == w)
-			d->batch[i].data.ptr = NULL;
-}
-
-uint32_t iwxd_new_id(struct iwxd *d)
-{
-	return ++d->next_id;
-}
 
 static void on_signal(struct iwxd *d, struct watch *w, uint32_t events)
 {
@@ -108,18 +78,17 @@ static int setup(struct iwxd *d)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
-	d->epfd = epoll_create1(EPOLL_CLOEXEC);
 	d->signal_w.fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	d->signal_w.fn = on_signal;
 	d->mem = iwx_mem_new();
-	if (d->epfd < 0 || d->signal_w.fd < 0 || !d->mem) {
+	if (loop_init(&d->loop) || d->signal_w.fd < 0 || !d->mem) {
 		fprintf(stderr, "iwxd: %s\n", strerror(errno));
 		return -1;
 	}
 	d->listen_w.fd = open_socket(d);
 	d->listen_w.fn = session_accept;
-	if (d->listen_w.fd < 0 || watch_add(d, &d->listen_w, EPOLLIN) ||
-	    watch_add(d, &d->signal_w, EPOLLIN))
+	if (d->listen_w.fd < 0 || watch_add(&d->loop, &d->listen_w, EPOLLIN) ||
+	    watch_add(&d->loop, &d->signal_w, EPOLLIN))
 		return -1;
 	d->start_ms = iwx_conn_now_ms();
 	return 0;
@@ -157,37 +126,23 @@ static bool any_work(struct iwxd *d)
 
 static void run(struct iwxd *d)
 {
-	struct epoll_event ev[MAX_EVENTS];
-
 	while (!d->stop) {
 		bool work = service_all(d);
-		uint64_t now = iwx_conn_now_ms(), next = now + IDLE_MS;
-		int timeout = 0, n;
+		uint64_t now = iwx_conn_now_ms();
+		int n;
 
-		cm_timers(d, now, &next);
+		loop_timers_begin(&d->loop, now, IDLE_MS);
+		cm_timers(d, now);
 		for (struct vqp *q = d->qps; q; q = q->next)
-			vqp_timers(d, q, now, &next);
+			vqp_timers(d, q, now);
 		reap(d);
-		if (!work) {
-			/* publish "asleep", then look once more: a post that raced with it is seen */
+		if (!work)	/* publish "asleep", then look once more: a post that raced with it is seen */
 			vqp_need_wakeup(d, true);
-			now = iwx_conn_now_ms();
-			timeout = any_work(d) ? 0 : next > now ? (int)(next - now) : 0;
-		}
-		n = epoll_wait(d->epfd, ev, MAX_EVENTS, timeout);
+		n = loop_dispatch(&d->loop, d, !work && !any_work(d));
 		if (!work) {
 			vqp_need_wakeup(d, false);
 			d->st.wakeups += n > 0;
 		}
-		d->batch = ev;
-		d->batch_n = n > 0 ? n : 0;
-		for (int i = 0; i < d->batch_n; i++) {
-			struct watch *w = ev[i].data.ptr;
-
-			if (w)
-				w->fn(d, w, ev[i].events);
-		}
-		d->batch_n = 0;
 		reap(d);
 	}
 }
@@ -201,6 +156,7 @@ static void teardown(struct iwxd *d)
 		unlink(d->o.socket);
 	}
 	iwx_mem_free(d->mem);
+	loop_fini(&d->loop);
 }
 
 static void usage(FILE *f)
@@ -257,7 +213,7 @@ int main(int argc, char **argv)
 		.o = { .socket = iwx_ipc_socket_path(NULL),
 		       .gid = (gid_t)-1, .crc = true, .settle_ms = 200, .timeout_ms = 10000,
 		       .arena_max = 1ul << 30 },
-		.epfd = -1, .listen_w.fd = -1,
+		.loop.epfd = -1, .listen_w.fd = -1,
 	};
 	struct group *g;
 	char *end;

@@ -20,10 +20,10 @@
 #include <iwx/fdpass.h>
 
 #include "daemon.h"
+#include "outbox.h"
 
 #define DEFAULT_ARENA	(64u << 20)
 #define REQ_BATCH	32	/* requests taken from one client before others get a turn */
-#define MAX_QUEUED	8192	/* messages waiting for a client before it is dropped */
 
 /* Is uid (with primary group gid) root or a member of the configured group? */
 static bool allowed(const struct iwxd *d, uid_t uid, gid_t gid)
@@ -46,108 +46,6 @@ static bool allowed(const struct iwxd *d, uid_t uid, gid_t gid)
 		if (groups[i] == d->o.gid)
 			return true;
 	return false;
-}
-
-/* A message waiting for room in the client's socket. */
-struct outmsg {
-	struct iwx_ipc_hdr	h;
-	int			fds[IWX_FDPASS_MAX];
-	unsigned		nfds;
-	struct outmsg		*next;
-	uint8_t			body[];
-};
-
-static int enqueue(struct client *c, const struct iwx_ipc_hdr *h, const void *body,
-		   const int *fds, unsigned nfds)
-{
-	struct outmsg *m = malloc(sizeof(*m) + h->len);
-
-	if (!m)
-		return -ENOMEM;
-	m->h = *h;
-	memcpy(m->body, body, h->len);
-	m->nfds = 0;
-	m->next = NULL;
-	for (unsigned i = 0; i < nfds; i++) {
-		m->fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 0);
-		if (m->fds[i] < 0)
-			break;
-		m->nfds++;
-	}
-	*c->out_tail = m;
-	c->out_tail = &m->next;
-	c->out_n++;
-	return m->nfds == nfds ? 0 : -EMFILE;
-}
-
-static void outmsg_free(struct outmsg *m)
-{
-	for (unsigned i = 0; i < m->nfds; i++)
-		close(m->fds[i]);
-	free(m);
-}
-
-/* Send what waits, in order, while the socket takes it. */
-static void flush_out(struct iwxd *d, struct client *c)
-{
-	while (c->out && !c->dead) {
-		struct outmsg *m = c->out;
-		int err = iwx_ipc_send(c->sock_w.fd, &m->h, m->body, m->fds, m->nfds);
-
-		if (err == -EAGAIN)
-			return;
-		if (err) {
-			log_warn("client %u: %s: closing it", c->id, strerror(-err));
-			c->dead = true;
-			return;
-		}
-		c->out = m->next;
-		if (!c->out)
-			c->out_tail = &c->out;
-		c->out_n--;
-		outmsg_free(m);
-	}
-	watch_mod(d, &c->sock_w, EPOLLIN);
-}
-
-void session_send(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *h, const void *body,
-		  const int *fds, unsigned nfds)
-{
-	int err = -EAGAIN;
-
-	if (c->dead)
-		return;
-	if (!c->out)
-		err = iwx_ipc_send(c->sock_w.fd, h, body, fds, nfds);
-	if (err == -EAGAIN) {
-		if (c->out_n >= MAX_QUEUED) {
-			log_warn("client %u: %u messages unread: closing it", c->id, c->out_n);
-			c->dead = true;
-			return;
-		}
-		err = enqueue(c, h, body, fds, nfds);
-		if (!err && c->out_n == 1)
-			watch_mod(d, &c->sock_w, EPOLLIN | EPOLLOUT);
-	}
-	if (err) {
-		log_warn("client %u: cannot send (%s): closing it", c->id, strerror(-err));
-		c->dead = true;
-	}
-}
-
-void session_reply(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *req, int status,
-		   const void *body, uint32_t len, const int *fds, unsigned nfds)
-{
-	struct iwx_ipc_hdr h = { .op = req->op, .seq = req->seq, .status = status, .len = len };
-
-	session_send(d, c, &h, body, fds, nfds);
-}
-
-void session_event(struct iwxd *d, struct client *c, const struct iwx_ipc_event *ev)
-{
-	struct iwx_ipc_hdr h = { .op = IWX_IPC_EVENT, .len = sizeof(*ev) };
-
-	session_send(d, c, &h, ev, NULL, 0);
 }
 
 static void on_bell(struct iwxd *d, struct watch *w, uint32_t events)
@@ -181,7 +79,7 @@ static int hello(struct iwxd *d, struct client *c, struct iwx_ipc_hello *h, int 
 	c->bell_w.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	c->bell_w.fn = on_bell;
 	c->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (c->bell_w.fd < 0 || c->notify_fd < 0 || watch_add(d, &c->bell_w, EPOLLIN)) {
+	if (c->bell_w.fd < 0 || c->notify_fd < 0 || watch_add(&d->loop, &c->bell_w, EPOLLIN)) {
 		err = -errno;
 		return err ? err : -ENOMEM;	/* the client's teardown closes what was made */
 	}
@@ -375,7 +273,7 @@ reply:
 		out_len = 0;
 		log_debug("client %u: request %u: %s", c->id, h->op, strerror(-err));
 	}
-	session_reply(d, c, h, err, r, out_len, fds, nfds);
+	outbox_reply(d, c, h, err, r, out_len, fds, nfds);
 	/* ring memfds are the client's now; the arena and eventfds stay ours too */
 	if (nfds == 1)
 		close(fds[0]);
@@ -386,7 +284,7 @@ static void on_client(struct iwxd *d, struct watch *w, uint32_t events)
 	struct client *c = (struct client *)((char *)w - offsetof(struct client, sock_w));
 
 	if (events & EPOLLOUT)
-		flush_out(d, c);
+		outbox_flush(d, c);
 	for (int i = 0; i < REQ_BATCH && !c->dead; i++) {
 		struct iwx_ipc_hdr h;
 		union request r;
@@ -406,7 +304,7 @@ static void on_client(struct iwxd *d, struct watch *w, uint32_t events)
 		}
 		if (c->refused) {
 			/* answered, then hung up on: it has been read, so the answer reaches it */
-			session_reply(d, c, &h, -EACCES, NULL, 0, NULL, 0);
+			outbox_reply(d, c, &h, -EACCES, NULL, 0, NULL, 0);
 			c->dead = true;
 			return;
 		}
@@ -431,7 +329,7 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 			close(fd);
 			return;
 		}
-		c->id = iwxd_new_id(d);
+		c->id = loop_new_id(&d->loop);
 		c->pid = cred.pid;
 		c->uid = cred.uid;
 		c->refused = !allowed(d, cred.uid, cred.gid);
@@ -446,8 +344,8 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 		c->arena.fd = c->bell_w.fd = c->notify_fd = -1;
 		c->sock_w.fd = fd;
 		c->sock_w.fn = on_client;
-		c->out_tail = &c->out;
-		if (watch_add(d, &c->sock_w, EPOLLIN)) {
+		outbox_init(c);
+		if (watch_add(&d->loop, &c->sock_w, EPOLLIN)) {
 			close(fd);
 			if (c->pidfd >= 0)
 				close(c->pidfd);
@@ -477,21 +375,16 @@ void session_close(struct iwxd *d, struct client *c)
 	iwx_mem_release_owner(d->mem, c->id);
 	if (c->pidfd >= 0)
 		close(c->pidfd);	/* no region refers to it now */
-	watch_del(d, &c->sock_w);
+	watch_del(&d->loop, &c->sock_w);
 	close(c->sock_w.fd);
 	if (c->bell_w.fd >= 0) {
-		watch_del(d, &c->bell_w);
+		watch_del(&d->loop, &c->bell_w);
 		close(c->bell_w.fd);
 	}
 	if (c->notify_fd >= 0)
 		close(c->notify_fd);
 	iwx_arena_destroy(&c->arena);
-	while (c->out) {
-		struct outmsg *m = c->out;
-
-		c->out = m->next;
-		outmsg_free(m);
-	}
+	outbox_clear(c);
 	IWX_LIST_UNLINK(&d->clients, c);
 	free(c);
 }

@@ -20,6 +20,7 @@
 #include <iwx/term.h>
 
 #include "daemon.h"
+#include "outbox.h"
 
 #define MAX_QP_DEPTH	4096
 #define MAX_CQ_ENTRIES	65536
@@ -78,7 +79,7 @@ struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *
 	}
 	iwx_ring_init(&cq->ring, &cq->sh->ring, (uint8_t *)cq->sh + IWX_IPC_CQ_OFF, entries,
 		      sizeof(struct iwx_wc));
-	cq->id = iwxd_new_id(d);
+	cq->id = loop_new_id(&d->loop);
 	cq->owner = c;
 	cq->next = d->cqs;
 	d->cqs = cq;
@@ -198,7 +199,7 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 		      sizeof(struct iwx_send_wr));
 	iwx_ring_init(&q->rq, &q->sh->rq, (uint8_t *)q->sh + iwx_ipc_qp_rq_off(sq), rq,
 		      sizeof(struct iwx_recv_wr));
-	q->num = iwxd_new_id(d);
+	q->num = loop_new_id(&d->loop);
 	q->owner = c;
 	q->pd = req->pd;
 	q->scq = scq;
@@ -224,11 +225,11 @@ static void tcp_interest(struct iwxd *d, struct vqp *q, uint32_t events)
 	if (events == q->tcp_events)
 		return;
 	if (!q->tcp_events)
-		watch_add(d, &q->tcp_w, events);
+		watch_add(&d->loop, &q->tcp_w, events);
 	else if (!events)
-		watch_del(d, &q->tcp_w);
+		watch_del(&d->loop, &q->tcp_w);
 	else
-		watch_mod(d, &q->tcp_w, events);
+		watch_mod(&d->loop, &q->tcp_w, events);
 	q->tcp_events = events;
 }
 
@@ -289,7 +290,7 @@ static void stream_ended(struct iwxd *d, struct vqp *q)
 	tcp_interest(d, q, 0);
 	engine_stop(q, false);
 	vqp_set_state(q, IWX_SHQ_ERROR);
-	session_event(d, q->owner, &ev);
+	outbox_event(d, q->owner, &ev);
 }
 
 static void start_engine(struct iwxd *d, struct vqp *q)
@@ -299,7 +300,7 @@ static void start_engine(struct iwxd *d, struct vqp *q)
 	q->start_ms = 0;
 	q->eng = iwx_qp_create(q->tcp_w.fd, &q->agreed, q->est.emss, d->mem, q->pd, &attr);
 	q->tcp_events = EPOLLIN;
-	if (!q->eng || watch_add(d, &q->tcp_w, EPOLLIN)) {
+	if (!q->eng || watch_add(&d->loop, &q->tcp_w, EPOLLIN)) {
 		struct iwx_ipc_event ev = q->est;
 
 		log_err("qp %u: cannot start the engine", q->num);
@@ -307,7 +308,7 @@ static void start_engine(struct iwxd *d, struct vqp *q)
 		vqp_set_state(q, IWX_SHQ_ERROR);
 		ev.type = IWX_IPC_EV_DISCONNECTED;
 		ev.local = 1;
-		session_event(d, q->owner, &ev);
+		outbox_event(d, q->owner, &ev);
 		return;
 	}
 	vqp_service(d, q);
@@ -325,13 +326,13 @@ void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn)
 	q->tcp_w.fd = conn->fd;
 	conn->fd = -1;
 	q->agreed = conn->agreed;
-	cm_event_of_conn(&q->est, conn);
+	outbox_event_of_conn(&q->est, conn);
 	q->est.type = IWX_IPC_EV_ESTABLISHED;
 	q->est.qp = q->num;
 	q->tcp_w.fn = on_tcp;
 	vqp_set_state(q, IWX_SHQ_RTS);
 	d->st.conns_established++;
-	session_event(d, q->owner, &q->est);
+	outbox_event(d, q->owner, &q->est);
 	/* siw as Responder misses an FPDU sent before it attaches its QP: wait, as rdma_cm does */
 	if (conn->agreed.initiator && d->o.settle_ms > 0)
 		q->start_ms = iwx_conn_now_ms() + d->o.settle_ms;
@@ -449,13 +450,13 @@ void vqp_service(struct iwxd *d, struct vqp *q)
 	}
 }
 
-void vqp_timers(struct iwxd *d, struct vqp *q, uint64_t now, uint64_t *next)
+void vqp_timers(struct iwxd *d, struct vqp *q, uint64_t now)
 {
 	if (q->start_ms) {
 		if (now >= q->start_ms)
 			start_engine(d, q);
-		else if (q->start_ms < *next)
-			*next = q->start_ms;
+		else
+			loop_due(&d->loop, q->start_ms);
 	}
 	if (q->close_ms && q->eng) {
 		if (now >= q->close_ms) {
@@ -463,8 +464,8 @@ void vqp_timers(struct iwxd *d, struct vqp *q, uint64_t now, uint64_t *next)
 			shutdown(q->tcp_w.fd, SHUT_RDWR);
 			q->close_ms = 0;
 			vqp_service(d, q);
-		} else if (q->close_ms < *next) {
-			*next = q->close_ms;
+		} else {
+			loop_due(&d->loop, q->close_ms);
 		}
 	}
 }

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+/* iwxd's event loop: epoll watches, the deadline of the timers, identifiers (loop.h). */
+#include <errno.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "loop.h"
+
+#define MAX_EVENTS	64
+
+int loop_init(struct loop *l)
+{
+	l->epfd = epoll_create1(EPOLL_CLOEXEC);
+	return l->epfd < 0 ? -errno : 0;
+}
+
+void loop_fini(struct loop *l)
+{
+	if (l->epfd >= 0)
+		close(l->epfd);
+	l->epfd = -1;
+}
+
+int watch_add(struct loop *l, struct watch *w, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = w };
+
+	return epoll_ctl(l->epfd, EPOLL_CTL_ADD, w->fd, &ev) ? -errno : 0;
+}
+
+void watch_mod(struct loop *l, struct watch *w, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = w };
+
+	epoll_ctl(l->epfd, EPOLL_CTL_MOD, w->fd, &ev);
+}
+
+void watch_del(struct loop *l, struct watch *w)
+{
+	if (w->fd >= 0)
+		epoll_ctl(l->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+	for (int i = 0; i < l->batch_n; i++)
+		if (l->batch[i].data.ptr == w)
+			l->batch[i].data.ptr = NULL;
+}
+
+void loop_timers_begin(struct loop *l, uint64_t now, uint64_t idle_ms)
+{
+	l->due_ms = now + idle_ms;
+}
+
+void loop_due(struct loop *l, uint64_t at_ms)
+{
+	if (at_ms < l->due_ms)
+		l->due_ms = at_ms;
+}
+
+int loop_dispatch(struct loop *l, struct iwxd *d, bool may_sleep)
+{
+	struct epoll_event ev[MAX_EVENTS];
+	uint64_t now = iwx_conn_now_ms();
+	int timeout = may_sleep && l->due_ms > now ? (int)(l->due_ms - now) : 0;
+	int n = epoll_wait(l->epfd, ev, MAX_EVENTS, timeout);
+
+	if (n < 0)
+		return -errno;
+	l->batch = ev;
+	l->batch_n = n;
+	for (int i = 0; i < l->batch_n; i++) {
+		struct watch *w = ev[i].data.ptr;
+
+		if (w)
+			w->fn(d, w, ev[i].events);
+	}
+	l->batch_n = 0;
+	return n;
+}
+
+uint32_t loop_new_id(struct loop *l)
+{
+	return ++l->next_id;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iwxd's event loop: the descriptors it waits on (epoll), each with the function that
+ * serves it; the earliest deadline of its timers; identifiers for what the daemon makes.
+ * The daemon's modules use these services; iwxd.c decides when the loop may sleep.
+ */
+#ifndef IWXD_LOOP_H
+#define IWXD_LOOP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+
+struct iwxd;
+
+/* Something the loop waits on: fn runs with the epoll events of fd. */
+struct watch {
+	int	fd;
+	void	(*fn)(struct iwxd *d, struct watch *w, uint32_t events);
+};
+
+struct loop {
+	int			epfd;
+	uint64_t		due_ms;		/* the earliest deadline asked for this turn */
+	uint32_t		next_id;
+	struct epoll_event	*batch;		/* the events being dispatched: watch_del scrubs them */
+	int			batch_n;
+};
+
+int loop_init(struct loop *l);
+void loop_fini(struct loop *l);
+
+int watch_add(struct loop *l, struct watch *w, uint32_t events);
+void watch_mod(struct loop *l, struct watch *w, uint32_t events);
+/* Stop watching; also forget w's events not yet dispatched, as w is about to go. */
+void watch_del(struct loop *l, struct watch *w);
+
+/* A new turn of timers: nothing is due before now + idle_ms unless loop_due says so. */
+void loop_timers_begin(struct loop *l, uint64_t now, uint64_t idle_ms);
+/* Something must run again at at_ms: the loop sleeps no longer than that. */
+void loop_due(struct loop *l, uint64_t at_ms);
+
+/*
+ * Wait for events, at most until the earliest deadline (or not at all unless may_sleep),
+ * and run each ready watch's fn with d. Returns how many events came, or -errno.
+ */
+int loop_dispatch(struct loop *l, struct iwxd *d, bool may_sleep);
+
+/* An identifier for a new object (client, queue, listener, set-up). */
+uint32_t loop_new_id(struct loop *l);
+
+#endif /* IWXD_LOOP_H */
