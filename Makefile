@@ -34,11 +34,22 @@ Q := @
 msg = @printf '  %-7s %s\n' '$(1)' '$(2)';
 endif
 
-LIB_SRCS	:= $(wildcard lib/proto/*.c lib/ipc/*.c lib/client/*.c)
-LIB_OBJS	:= $(LIB_SRCS:%.c=$(BUILD)/%.o)
+# lib/proto: the protocol core (wire formats, CRC, the parser), for iwxd, the CLI and the
+# tests, in an internal archive. lib/ipc: the messages between libiwx and iwxd.
+# lib/client: libiwx, which applications link: the client, the IPC and, of the core, only
+# the names of a Terminate's cause that its events carry (term.c); no ISA-L.
+PROTO_SRCS	:= $(wildcard lib/proto/*.c)
+IPC_SRCS	:= $(wildcard lib/ipc/*.c)
+CLIENT_SRCS	:= $(wildcard lib/client/*.c)
+LIB_SRCS	:= $(PROTO_SRCS) $(IPC_SRCS) $(CLIENT_SRCS)
+PROTO_A		:= $(BUILD)/libiwx-proto.a
+IPC_A		:= $(BUILD)/libiwx-ipc.a
+LIBIWX_OBJS	:= $(patsubst %.c,$(BUILD)/%.o,$(CLIENT_SRCS) $(IPC_SRCS) lib/proto/term.c)
 LIB_A		:= $(BUILD)/libiwx.a
 LIB_SO		:= $(BUILD)/libiwx.so.$(SOVERSION)
 HEADERS		:= $(wildcard include/iwx/*.h)
+# what an application includes: the API and the headers it includes (the rest is internal)
+PUBLIC_HEADERS	:= $(addprefix include/iwx/,iwx.h verbs.h ddp_check.h wire.h term.h)
 
 CLI_SRCS	:= $(wildcard cli/*.c)
 CLI_BIN		:= $(BUILD)/iwx
@@ -69,38 +80,43 @@ BPF_CFLAGS	:= -target bpf -O2 -g -Wall -Wextra -Werror -Iinclude \
 .PHONY: all lib test test-asan check-install interop fuzz bench install clean
 all: lib $(CLI_BIN) $(RPING_BIN) $(IWXD_BIN)
 
-lib: $(LIB_A) $(LIB_SO)
+lib: $(LIB_A) $(LIB_SO) $(PROTO_A) $(IPC_A)
 
+# libiwx.so exports the API; the IPC inside it is libiwx's and iwxd's business alone
 $(BUILD)/lib/%.o: lib/%.c $(HEADERS) $(wildcard lib/*/*.h)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
-	$(Q)$(CC) $(IWX_CFLAGS) -fPIC -fvisibility=default -c $< -o $@
+	$(Q)$(CC) $(IWX_CFLAGS) -fPIC -fvisibility=$(if $(filter lib/ipc/%,$<),hidden,default) -c $< -o $@
 
-$(LIB_A): $(LIB_OBJS)
+$(LIB_A): $(LIBIWX_OBJS)
+$(PROTO_A): $(PROTO_SRCS:%.c=$(BUILD)/%.o)
+$(IPC_A): $(IPC_SRCS:%.c=$(BUILD)/%.o)
+$(LIB_A) $(PROTO_A) $(IPC_A):
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(LIB_SO): $(LIB_OBJS)
+$(LIB_SO): $(LIBIWX_OBJS)
 	$(call msg,LD,$@)
-	$(Q)$(CC) -shared -Wl,-soname,libiwx.so.$(SOVERSION) -o $@ $^ $(LDLIBS_CORE)
+	$(Q)$(CC) -shared -Wl,-soname,libiwx.so.$(SOVERSION) -Wl,--no-undefined -o $@ $^
 	$(Q)ln -sf libiwx.so.$(SOVERSION) $(BUILD)/libiwx.so
 
-$(CLI_BIN): $(CLI_SRCS) $(wildcard cli/*.h) $(LIB_A) $(HEADERS)
+$(CLI_BIN): $(CLI_SRCS) $(wildcard cli/*.h) $(PROTO_A) $(IPC_A) $(HEADERS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $(CLI_SRCS) $(LIB_A) -lpcap $(LDLIBS_CORE)
+	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $(CLI_SRCS) $(PROTO_A) $(IPC_A) -lpcap $(LDLIBS_CORE)
 
-$(IWXD_BIN): $(DAEMON_SRCS) $(ENGINE_SRCS) $(ENGINE_HDRS) $(DAEMON_HDRS) $(LIB_A) $(HEADERS)
+$(IWXD_BIN): $(DAEMON_SRCS) $(ENGINE_SRCS) $(ENGINE_HDRS) $(DAEMON_HDRS) $(PROTO_A) $(IPC_A) $(HEADERS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -Icontrol/iwxd -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) $(LIB_A) \
+	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -Icontrol/iwxd -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) \
+		$(PROTO_A) $(IPC_A) \
 		-lbpf -lelf -lz $(LDLIBS_CORE)
 
 # ---------------------------------------------------------------- tests
 
-$(TEST_BIN): $(TEST_SRCS) $(LIB_A) $(HEADERS) $(wildcard tests/support/*.h cli/*.h control/*/*.h) $(BPF_TEST_SKEL)
+$(TEST_BIN): $(TEST_SRCS) $(LIB_A) $(PROTO_A) $(HEADERS) $(wildcard tests/support/*.h cli/*.h control/*/*.h) $(BPF_TEST_SKEL)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) -Itests/support -Itests/bpf -Icli -Icontrol/engine -I$(BUILD)/bpf -o $@ $(TEST_SRCS) \
-		$(LIB_A) -lcriterion -lpcap -lbpf -lelf -lz $(LDLIBS_CORE)
+		$(LIB_A) $(PROTO_A) -lcriterion -lpcap -lbpf -lelf -lz $(LDLIBS_CORE)
 
 # BPF objects and their skeletons: the shared headers must build for the BPF target.
 $(BUILD)/bpf/%.bpf.o: tests/bpf/%.bpf.c $(HEADERS) $(wildcard tests/bpf/*.h)
@@ -124,6 +140,12 @@ check-install: all
 		sh -c '$(CC) -std=gnu11 -Wall -Werror tests/install/use_libiwx.c -o $(INSTALL_CHECK)/use_libiwx \
 			$$(pkg-config --cflags --libs libiwx)'
 	$(Q)LD_LIBRARY_PATH=$(INSTALL_CHECK)/usr/lib $(INSTALL_CHECK)/use_libiwx
+	$(call msg,CHECK,libiwx.so carries the client alone)
+	$(Q)so=$(INSTALL_CHECK)/usr/lib/libiwx.so.$(SOVERSION); \
+	if readelf -d $$so | grep 'NEEDED' | grep -v 'libc\.so'; then \
+		echo "libiwx.so needs more than libc"; exit 1; fi; \
+	if nm -D --defined-only $$so | grep -E ' (iwx_(mpa|ddp|rdmap|crc32c|read_req|ipc|fd)_|crc32_)'; then \
+		echo "libiwx.so exports more than its API"; exit 1; fi
 
 # The same suite under AddressSanitizer and UBSan; any report fails it.
 ASAN_BIN	:= $(BUILD)/asan/unit
@@ -141,11 +163,11 @@ $(ASAN_BIN): $(TEST_SRCS) $(LIB_SRCS) $(HEADERS) $(wildcard lib/*/*.h tests/supp
 # the daemon the integration tests start, sanitized as well (tests/support/iwxd_pair.c)
 ASAN_IWXD	:= $(BUILD)/asan/iwxd
 
-$(ASAN_IWXD): $(DAEMON_SRCS) $(ENGINE_SRCS) $(LIB_SRCS) $(wildcard control/*/*.h lib/*/*.h) $(HEADERS)
+$(ASAN_IWXD): $(DAEMON_SRCS) $(ENGINE_SRCS) $(PROTO_SRCS) $(IPC_SRCS) $(wildcard control/*/*.h lib/*/*.h) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,CC-ASAN,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Icontrol/engine -Icontrol/iwxd -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) \
-		$(LIB_SRCS) -lbpf -lelf -lz $(LDLIBS_CORE)
+		$(PROTO_SRCS) $(IPC_SRCS) -lbpf -lelf -lz $(LDLIBS_CORE)
 
 test-asan: $(ASAN_BIN) $(ASAN_IWXD) $(CLI_BIN)
 	$(call msg,TEST,$(ASAN_BIN) under ASan/UBSan)
@@ -170,7 +192,7 @@ test: $(TEST_BIN) $(CLI_BIN) $(IWXD_BIN) check-install
 $(RPING_BIN): examples/iwx_rping.c $(LIB_A) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS_CORE)
+	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $< $(LIB_A)
 
 # Against Linux's siw in a qemu guest (../shared/interop): rping both ways, through iwxd.
 interop: $(RPING_BIN) $(CLI_BIN) $(IWXD_BIN)
@@ -178,19 +200,19 @@ interop: $(RPING_BIN) $(CLI_BIN) $(IWXD_BIN)
 
 # ----------------------------------------------------------------- fuzz
 
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(HEADERS)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(PROTO_SRCS) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,FUZZ-CC,$@)
-	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRCS) $(LDLIBS_CORE)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(PROTO_SRCS) $(LDLIBS_CORE)
 
 # Seeds are valid FPDU streams and frames built with the library at build time.
 SEEDS_BIN	:= $(BUILD)/fuzz/make_seeds
 SEEDS_DIR	:= $(BUILD)/fuzz/seeds
 
-$(SEEDS_BIN): tests/fuzz/make_seeds.c $(LIB_A) $(HEADERS)
+$(SEEDS_BIN): tests/fuzz/make_seeds.c $(PROTO_A) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS_CORE)
+	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $< $(PROTO_A) $(LDLIBS_CORE)
 
 fuzz: $(FUZZ_BINS) $(SEEDS_BIN)
 	$(Q)rm -rf $(SEEDS_DIR) && $(SEEDS_BIN) $(SEEDS_DIR)
@@ -206,10 +228,10 @@ fuzz: $(FUZZ_BINS) $(SEEDS_BIN)
 
 # ---------------------------------------------------------------- bench
 
-$(BENCH_BIN): tests/bench/bench_proto.c $(LIB_A) $(HEADERS)
+$(BENCH_BIN): tests/bench/bench_proto.c $(PROTO_A) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS_CORE)
+	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $< $(PROTO_A) $(LDLIBS_CORE)
 
 bench: $(BENCH_BIN)
 	$(Q)$(BENCH_BIN)
@@ -222,13 +244,13 @@ BENCH_NET	:= tests/bench/bench.c tests/bench/bench.h
 $(BUILD)/bench/bench_verbs: tests/bench/bench_verbs.c $(BENCH_NET) $(LIB_A) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -o $@ tests/bench/bench.c $< $(LIB_A) $(LDLIBS_CORE)
+	$(Q)$(CC) $(IWX_CFLAGS) -o $@ tests/bench/bench.c $< $(LIB_A)
 
 $(BUILD)/bench/bench_engine: tests/bench/bench_engine.c $(BENCH_NET) $(ENGINE_SRCS) \
-		$(ENGINE_HDRS) $(DAEMON_HDRS) $(LIB_A) $(HEADERS)
+		$(ENGINE_HDRS) $(PROTO_A) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -o $@ tests/bench/bench.c $< $(ENGINE_SRCS) $(LIB_A) \
+	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -o $@ tests/bench/bench.c $< $(ENGINE_SRCS) $(PROTO_A) \
 		-lbpf -lelf -lz $(LDLIBS_CORE)
 
 # -------------------------------------------------------------- install
@@ -241,7 +263,7 @@ install: all
 	$(Q)install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	$(Q)install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
 	$(Q)ln -sf libiwx.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libiwx.so
-	$(Q)install -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/iwx/
+	$(Q)install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCLUDEDIR)/iwx/
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 		libiwx.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/libiwx.pc

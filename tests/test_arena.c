@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The shared memory arena (control/arena.c): a mmapable BPF array, or a sealed memfd. */
+/* The shared memory arena (control/engine/arena.c): a mmapable BPF array, or a sealed memfd. */
 #include <bpf/bpf.h>
 #include <criterion/criterion.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Passing descriptors over Unix sockets (lib/fdpass.c). */
+/* Passing descriptors over Unix sockets (lib/ipc/fdpass.c). */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Protection domains, memory regions and STags (control/mem.c). */
+/* Protection domains, memory regions and STags (control/engine/mem.c). */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * implements and which one program links exactly one of:
  *
  *   bench_verbs.c   libiwx, served by iwxd: the product path (build/bench/bench_verbs)
- *   bench_engine.c  the engine of control/ in this process, no daemon: what the daemon
+ *   bench_engine.c  the engine of control/engine/ in this process, no daemon: what the daemon
  *                   costs is the difference (build/bench/bench_engine)
  *
  * Work requests and completions are those of iwx/verbs.h for both. Every function that

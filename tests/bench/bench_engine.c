@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The benchmark's RDMA side (bench.h) on the engine of control/, in this process:
+ * The benchmark's RDMA side (bench.h) on the engine of control/engine/, in this process:
  * no daemon, the program drives the queue pair and its TCP socket itself. Beside
  * bench_verbs, it shows what the path through iwxd costs.
  */
