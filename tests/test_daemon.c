@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "capture.h"
@@ -331,7 +332,7 @@ Test(daemon, many_queue_pairs_at_once)
 	}
 }
 
-/* Memory outside the arena: the daemon reaches it with process_vm_readv/writev. */
+/* Memory outside the arena, moved into memory the daemon shares: every operation. */
 Test(daemon, memory_outside_the_arena)
 {
 	const size_t len = 3 << 20;
@@ -365,6 +366,113 @@ Test(daemon, memory_outside_the_arena)
 	free(dst.p);
 	free(msg.p);
 	free(rbuf.p);
+}
+
+/* 's' when the page at p is mapped shared (moved for a registration), 'p' when private. */
+static char page_kind(const void *p)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512], perms[5] = "";
+	unsigned long lo, hi;
+
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 && lo <= (uintptr_t)p &&
+		    (uintptr_t)p < hi)
+			break;
+	fclose(f);
+	return perms[3];
+}
+
+/*
+ * Memory outside the arena moves, in place, into memory iwxd shares: whole pages, so
+ * neighbours' bytes move too; pages already moved are shared by the next registration;
+ * a registration over moved and unmoved pages takes both; deregistration moves them
+ * back. The application's bytes survive every step, byte for byte.
+ */
+Test(daemon, registration_moves_pages_in_place)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE), len = 4 * page;
+	uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *want = malloc(len);
+	struct buf src = buf_new(&b, NULL, 5000, IWX_ACCESS_LOCAL_WRITE, false);
+	struct iwx_mr *x, *y, *z;
+
+	cr_assert_neq(m, MAP_FAILED);
+	fill_pattern(m, len, 31);
+	memcpy(want, m, len);
+	x = iwx_reg_mr(a.pd, m + 100, 200, ALL_ACCESS);
+	cr_assert_not_null(x, "%s", iwx_strerror(errno));
+	cr_assert_eq(page_kind(m), 's', "the page moved");
+	cr_assert_eq(page_kind(m + page), 'p', "its neighbour did not");
+	cr_assert_arr_eq(m, want, len, "the bytes survived the move, the neighbours' too");
+	y = iwx_reg_mr(a.pd, m + 1000, 100, IWX_ACCESS_REMOTE_READ);
+	cr_assert_not_null(y, "the same page again: %s", iwx_strerror(errno));
+	z = iwx_reg_mr(a.pd, m + page - 96, page + 5000 - page + 96, ALL_ACCESS);
+	cr_assert_not_null(z, "over a moved page and two unmoved: %s", iwx_strerror(errno));
+	cr_assert(page_kind(m + page) == 's' && page_kind(m + 2 * page) == 's');
+	cr_assert_eq(page_kind(m + 3 * page), 'p');
+	cr_assert_arr_eq(m, want, len);
+	errno = 0;
+	cr_assert_null(iwx_reg_mr(b.pd, m + 50, 10, 0), "another device, the same page");
+	cr_assert_eq(errno, EBUSY, "%s", strerror(errno));
+
+	/* the peer writes across the moved pages, and reads what a registered */
+	fill_pattern(src.p, 5000, 32);
+	connect_ab();
+	struct iwx_send_wr w = { .wr_id = 1, .opcode = IWX_WR_WRITE, .flags = IWX_WR_SIGNALED,
+				 .num_sge = 1, .sge = { sge_of(&src, 0, 5000) },
+				 .remote_addr = (uintptr_t)m + page - 96, .rkey = z->rkey };
+	cr_assert_eq(iwx_post_send(b.qp, &w), 0);
+	memcpy(want + page - 96, src.p, 5000);
+	/* answered after the Write is placed (RFC 5040 §5.2.1: in order) */
+	struct iwx_send_wr r = { .wr_id = 2, .opcode = IWX_WR_READ, .flags = IWX_WR_SIGNALED,
+				 .num_sge = 1, .sge = { sge_of(&src, 0, 100) },
+				 .remote_addr = (uintptr_t)m + 1000, .rkey = y->rkey };
+	cr_assert_eq(iwx_post_send(b.qp, &r), 0);
+	expect_wc(&b, 1, IWX_WC_RDMA_WRITE);
+	expect_wc(&b, 2, IWX_WC_RDMA_READ);
+	cr_assert_arr_eq(m, want, len, "the Write landed where the application sees it");
+	cr_assert_arr_eq(src.p, m + 1000, 100, "the Read brought a's bytes");
+
+	cr_assert_eq(iwx_dereg_mr(z), 0);
+	cr_assert_eq(page_kind(m + page), 'p', "no registration holds it: moved back");
+	cr_assert_eq(page_kind(m), 's', "x and y still hold this one");
+	cr_assert_eq(iwx_dereg_mr(x), 0);
+	cr_assert_eq(iwx_dereg_mr(y), 0);
+	for (size_t off = 0; off < len; off += page)
+		cr_assert_eq(page_kind(m + off), 'p', "page %zu is private again", off / page);
+	cr_assert_arr_eq(m, want, len, "and every byte is as it was");
+	munmap(m, len);
+	free(want);
+}
+
+/* Memory that cannot move gets a clear error, and stays as it was. */
+Test(daemon, unmovable_memory_is_refused)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *shared = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	uint8_t *none = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			     -1, 0);
+
+	cr_assert(shared != MAP_FAILED && none != MAP_FAILED);
+	memset(shared, 7, page);
+	errno = 0;
+	cr_assert_null(iwx_reg_mr(a.pd, shared, 100, 0), "a shared mapping");
+	cr_assert_eq(errno, EINVAL, "%s", strerror(errno));
+	cr_assert_eq(page_kind(shared), 's');
+	cr_assert_eq(shared[99], 7);
+	cr_assert_eq(mprotect(none + page, page, PROT_NONE), 0);
+	errno = 0;
+	cr_assert_null(iwx_reg_mr(a.pd, none + page - 10, 20, 0), "a page that cannot be read");
+	cr_assert_eq(errno, EFAULT, "%s", strerror(errno));
+	cr_assert_eq(page_kind(none), 'p', "its readable neighbour did not move either");
+	cr_assert_eq(munmap(none + page, page), 0);
+	errno = 0;
+	cr_assert_null(iwx_reg_mr(a.pd, none + page - 10, 20, 0), "a page not mapped at all");
+	cr_assert_eq(errno, EFAULT, "%s", strerror(errno));
+	munmap(shared, page);
+	munmap(none, page);
 }
 
 /* The daemons' traffic, captured on the veth: tshark finds every CRC good, nothing wrong. */

@@ -144,50 +144,6 @@ Test(mem, argument_checks)
 	cr_assert_gt(iwx_mem_reg(m, 1, pd, (void *)(UINTPTR_MAX - 7), 8, 0, RW), 0);
 }
 
-/* Memory of another process: the same checks, on the address there. */
-Test(mem, remote_argument_checks)
-{
-	uint32_t pd = pd_new(1);
-	const pid_t pid = 4242;	/* not touched here: only the queue pair reaches it */
-	const uint64_t a = 0x7f0000001000;
-
-	cr_assert_eq(iwx_mem_reg_remote(m, 2, pd, pid, -1, a, 10, 0, RW), -ENOENT, "another owner's PD");
-	cr_assert_eq(iwx_mem_reg_remote(m, 1, 0, 0, -1, a, 10, 0, RW), -ENOENT, "the PD first");
-	cr_assert_eq(iwx_mem_reg_remote(m, 1, pd, 0, -1, a, 10, 0, RW), -EINVAL, "no process");
-	cr_assert_eq(iwx_mem_reg_remote(m, 1, pd, -1, -1, a, 10, 0, RW), -EINVAL);
-	cr_assert_eq(iwx_mem_reg_remote(m, 1, pd, pid, -1, a, 10, 0, 0x8), -EINVAL, "unknown access bit");
-	cr_assert_eq(iwx_mem_reg_remote(m, 1, pd, pid, -1, a, 10, UINT64_MAX - 9, RW), -EINVAL,
-		     "base_to + len wraps");
-	cr_assert_eq(iwx_mem_reg_remote(m, 1, pd, pid, -1, a, UINT64_MAX, 1, RW), -EINVAL);
-	cr_assert_eq(iwx_mem_reg_remote(m, 1, pd, pid, -1, 0, 1, 0, RW), -EINVAL, "no memory");
-	cr_assert_eq(iwx_mem_reg_remote(m, 1, pd, pid, -1, UINTPTR_MAX - 7, 9, 0, RW), -EINVAL,
-		     "address range wraps");
-	cr_assert_gt(iwx_mem_reg_remote(m, 1, pd, pid, -1, UINTPTR_MAX - 7, 8, 0, RW), 0);
-	cr_assert_gt(iwx_mem_reg_remote(m, 1, pd, pid, -1, 0, 0, 0, RW), 0, "zero-length: legal, useless");
-
-	int64_t stag = iwx_mem_reg_remote(m, 1, pd, pid, -1, a, 100, 0x1000, IWX_ACCESS_REMOTE_READ);
-	const struct iwx_mr *mr;
-
-	cr_assert_gt(stag, 0);
-	mr = iwx_mem_lookup(m, stag);
-	cr_assert_not_null(mr);
-	cr_assert_eq(mr->pid, pid);
-	cr_assert_eq(mr->raddr, a);
-	cr_assert_null(mr->addr, "not mapped here");
-	cr_assert_eq(mr->desc.pd, pd);
-	cr_assert_eq(mr->desc.access, IWX_ACCESS_REMOTE_READ);
-	cr_assert_eq(mr->desc.base_to, 0x1000);
-	cr_assert_eq(mr->desc.len, 100);
-	cr_assert_eq(mr->owner, 1);
-	cr_assert_eq(iwx_mem_pd_free(m, 1, pd), -EBUSY, "a remote region uses its PD too");
-	cr_assert_eq(iwx_mem_dereg(m, 1, stag), 0);
-
-	/* and a region here says so */
-	mr = iwx_mem_lookup(m, reg(1, pd, 10, 0, RW));
-	cr_assert_eq(mr->pid, 0);
-	cr_assert_eq(mr->addr, buf);
-}
-
 Test(mem, invalidate_revalidate)
 {
 	uint32_t pd = pd_new(1), other = pd_new(1);

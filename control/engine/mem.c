@@ -233,10 +233,10 @@ int iwx_mem_pd_free(struct iwx_mem *m, uint32_t owner, uint32_t id)
 	return 0;
 }
 
-/* Register the bytes at start (an address here, or in process where->pid). */
-static int64_t reg(struct iwx_mem *m, uint32_t owner, uint32_t pd_id, const struct iwx_mr *where,
-		   uint64_t start, uint64_t len, uint64_t base_to, uint8_t access)
+int64_t iwx_mem_reg(struct iwx_mem *m, uint32_t owner, uint32_t pd_id, void *addr, uint64_t len,
+		    uint64_t base_to, uint8_t access)
 {
+	uintptr_t start = (uintptr_t)addr;
 	struct pd *pd = pd_of(m, owner, pd_id);
 	struct mr *e;
 	int64_t idx;
@@ -246,7 +246,7 @@ static int64_t reg(struct iwx_mem *m, uint32_t owner, uint32_t pd_id, const stru
 	if (!pd)
 		return -ENOENT;
 	if ((access & ~ACCESS_ALL) || len > UINT64_MAX - base_to ||
-	    (len && (!start || start > UINTPTR_MAX || len - 1 > UINTPTR_MAX - start)))
+	    (len && (!start || len - 1 > UINTPTR_MAX - start)))
 		return -EINVAL;
 	idx = new_index(m);
 	if (idx < 0)
@@ -257,7 +257,7 @@ static int64_t reg(struct iwx_mem *m, uint32_t owner, uint32_t pd_id, const stru
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
-	e->mr = *where;
+	e->mr.addr = addr;
 	e->mr.desc.stag = (uint32_t)idx << 8 | (key & 0xff);
 	e->mr.desc.pd = pd->id;
 	e->mr.desc.valid = 1;
@@ -273,24 +273,6 @@ static int64_t reg(struct iwx_mem *m, uint32_t owner, uint32_t pd_id, const stru
 	}
 	pd->nmr++;
 	return e->mr.desc.stag;
-}
-
-int64_t iwx_mem_reg(struct iwx_mem *m, uint32_t owner, uint32_t pd, void *addr, uint64_t len,
-		    uint64_t base_to, uint8_t access)
-{
-	struct iwx_mr where = { .addr = addr, .pidfd = -1 };
-
-	return reg(m, owner, pd, &where, (uintptr_t)addr, len, base_to, access);
-}
-
-int64_t iwx_mem_reg_remote(struct iwx_mem *m, uint32_t owner, uint32_t pd, pid_t pid, int pidfd,
-			   uint64_t raddr, uint64_t len, uint64_t base_to, uint8_t access)
-{
-	struct iwx_mr where = { .pid = pid, .pidfd = pidfd, .raddr = raddr };
-
-	if (pid <= 0)
-		return pd_of(m, owner, pd) ? -EINVAL : -ENOENT;
-	return reg(m, owner, pd, &where, raddr, len, base_to, access);
 }
 
 int iwx_mem_dereg(struct iwx_mem *m, uint32_t owner, uint32_t stag)

@@ -10,23 +10,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
 
 #include <iwx/ddp_check.h>
 
 struct iwx_mem;
 
 /*
- * A registered region: what the checks see, and where the daemon reaches the bytes:
- * in this process (memory of the shared arena), or only in the client's own process,
- * through process_vm_readv/writev.
+ * A registered region: what the checks see, and where the bytes are in this process
+ * (memory the client shares with the daemon: never the client's own address space).
  */
 struct iwx_mr {
 	struct iwx_stag_desc	desc;	/* stag, pd, valid, access, base_to, len */
-	uint8_t			*addr;	/* the byte at desc.base_to, here; NULL if pid */
-	pid_t			pid;	/* 0: the bytes are at addr; else in process pid */
-	int			pidfd;	/* that process, not another given its pid later; -1: unchecked */
-	uint64_t		raddr;	/* the byte at desc.base_to, in process pid */
+	uint8_t			*addr;	/* the byte at desc.base_to */
 	uint32_t		owner;	/* the client that registered it */
 };
 
@@ -55,16 +50,6 @@ int iwx_mem_pd_free(struct iwx_mem *m, uint32_t owner, uint32_t pd);
  */
 int64_t iwx_mem_reg(struct iwx_mem *m, uint32_t owner, uint32_t pd, void *addr, uint64_t len,
 		    uint64_t base_to, uint8_t access);
-
-/*
- * The same for len bytes at raddr in process pid (> 0), memory the daemon does not
- * map: the queue pair reaches it with process_vm_readv/writev, after checking through
- * pidfd (the caller's, kept open while the region lives; -1: no check) that the process
- * is still the one that registered it. Same checks and results as iwx_mem_reg, raddr
- * taking the place of addr.
- */
-int64_t iwx_mem_reg_remote(struct iwx_mem *m, uint32_t owner, uint32_t pd, pid_t pid, int pidfd,
-			   uint64_t raddr, uint64_t len, uint64_t base_to, uint8_t access);
 
 /* Deregister: -ENOENT when stag is not owner's. */
 int iwx_mem_dereg(struct iwx_mem *m, uint32_t owner, uint32_t stag);

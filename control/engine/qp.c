@@ -4,8 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <iwx/crc32c.h>
@@ -70,19 +68,10 @@ static uint32_t sge_total(const struct iwx_sge *sge, uint8_t n)
 	return t > UINT32_MAX ? UINT32_MAX : t;
 }
 
-/*
- * A piece of registered memory: at p in this process (the shared arena: placed and
- * sent without a copy), or, when pid is set, at raddr in that client's process,
- * which only process_vm_readv/writev reach (the slow path).
- */
+/* A piece of registered memory, mapped here: placed and sent without a copy. */
 struct span {
-	union {
-		uint8_t		*p;
-		uint64_t	raddr;
-	};
+	uint8_t		*p;
 	uint32_t	len;
-	pid_t		pid;	/* 0: at p */
-	int		pidfd;	/* the process that registered it (-1: unchecked) */
 };
 
 /*
@@ -147,8 +136,8 @@ struct iwx_qp {
 	size_t			stage_len, stage_off;
 
 	bool			hold_tx;	/* nothing goes out before the peer's first FPDU */
-	bool			rx_placed;	/* the segment in flight is received in place */
-	struct span		rx_remote;	/* ... or, if tagged, written out here once whole */
+	bool			rx_placed;	/* the segment in flight is received in place: */
+	struct span		rx_dst;		/* ... here, until it is whole */
 	bool			term_pending;	/* a Terminate must go out next */
 	bool			term_built;	/* ... and is in the batch now */
 	struct iwx_term		term;
@@ -245,58 +234,7 @@ static void fail(struct iwx_qp *qp, struct iwx_term_cause cause, const struct iw
 /* Bytes [to, to + len) of mr, checked by the caller (len > 0). */
 static struct span span_of(const struct iwx_mr *mr, uint64_t to, uint32_t len)
 {
-	struct span s = { .len = len, .pid = mr->pid, .pidfd = mr->pidfd };
-
-	if (mr->pid)
-		s.raddr = mr->raddr + (to - mr->desc.base_to);
-	else
-		s.p = mr->addr + (to - mr->desc.base_to);
-	return s;
-}
-
-/*
- * Move len bytes between buf and another process's span at off. A short transfer
- * means the next page is gone (man 2 process_vm_readv): the retry reports why.
- */
-static int span_remote_rw(const struct span *s, uint32_t off, uint8_t *buf, uint32_t len,
-			  bool write)
-{
-	/*
-	 * The pid alone could name another process by now, should the client have gone
-	 * and its number come round again: its pidfd says whether it is still the one.
-	 */
-	if (s->pidfd >= 0 && syscall(SYS_pidfd_send_signal, s->pidfd, 0, NULL, 0))
-		return -ESRCH;
-	while (len) {
-		struct iovec l = { .iov_base = buf, .iov_len = len };
-		struct iovec r = { .iov_base = (void *)(uintptr_t)(s->raddr + off), .iov_len = len };
-		ssize_t n = write ? process_vm_writev(s->pid, &l, 1, &r, 1, 0) :
-				    process_vm_readv(s->pid, &l, 1, &r, 1, 0);
-
-		if (n <= 0)
-			return n < 0 ? -errno : -EFAULT;
-		buf += n;
-		off += n;
-		len -= n;
-	}
-	return 0;
-}
-
-/* len bytes from the span, off bytes in, to dst: 0, or -errno when the client's memory is gone. */
-static int copy_from_span(const struct span *s, uint32_t off, uint8_t *dst, uint32_t len)
-{
-	if (s->pid)
-		return span_remote_rw(s, off, dst, len, false);
-	memcpy(dst, s->p + off, len);
-	return 0;
-}
-
-static int copy_to_span(const struct span *s, uint32_t off, const uint8_t *src, uint32_t len)
-{
-	if (s->pid)
-		return span_remote_rw(s, off, (uint8_t *)src, len, true);
-	memcpy(s->p + off, src, len);
-	return 0;
+	return (struct span){ .p = mr->addr + (to - mr->desc.base_to), .len = len };
 }
 
 /* Resolve an sge to its bytes, checking region, PD and access (local_write for sinks). */
@@ -316,7 +254,7 @@ static int resolve(const struct iwx_qp *qp, const struct iwx_sge *sge, bool loca
 }
 
 /* Copy len bytes from the span list, starting off bytes in, to dst. */
-static int gather(const struct span *s, uint8_t n, uint32_t off, uint8_t *dst, uint32_t len)
+static void gather(const struct span *s, uint8_t n, uint32_t off, uint8_t *dst, uint32_t len)
 {
 	for (uint8_t i = 0; i < n && len; i++) {
 		if (off >= s[i].len) {
@@ -324,15 +262,12 @@ static int gather(const struct span *s, uint8_t n, uint32_t off, uint8_t *dst, u
 			continue;
 		}
 		uint32_t k = MIN(len, s[i].len - off);
-		int err = copy_from_span(&s[i], off, dst, k);
 
-		if (err)
-			return err;
+		memcpy(dst, s[i].p + off, k);
 		dst += k;
 		len -= k;
 		off = 0;
 	}
-	return 0;
 }
 
 /* ---------------------------------------------------------------- transmit */
@@ -508,7 +443,6 @@ static size_t next_fpdu(struct iwx_qp *qp)
 	size_t hl;
 	ssize_t n;
 
-next:
 	while (!msg->active) {
 		if (qp->term_pending)
 			start_terminate(qp);
@@ -520,18 +454,11 @@ next:
 			return 0;
 	}
 	hl = iwx_ddp_segmenter_next(&msg->seg, hdr, &off, &len);
-	if (msg->nsrc == 1 && !msg->src[0].pid) {
+	if (msg->nsrc == 1) {
 		payload = msg->src[0].p + off;
-	} else if (!gather(msg->src, msg->nsrc, off, qp->gather, len)) {
-		payload = qp->gather;
 	} else {
-		/* the client died or unmapped the source: a Terminate goes next */
-		if (msg->from_sq)
-			fail_sq_head(qp);
-		else
-			fail(qp, CAUSE_LOCAL_CATASTROPHIC, NULL, NULL);
-		msg->active = false;
-		goto next;
+		gather(msg->src, msg->nsrc, off, qp->gather, len);
+		payload = qp->gather;
 	}
 	n = iwx_mpa_fpdu_build(&qp->tx, qp->fpdu + qp->fpdu_len, FPDU_BUF, hdr, hl, payload, len);
 	if (n < 0)
@@ -646,13 +573,19 @@ static uint8_t *recv_target(const struct iwx_qp *qp, const struct iwx_recv_wr *w
 		if (mo < wr->sge[i].len) {
 			struct span s;
 
-			if (len > wr->sge[i].len - mo || resolve(qp, &wr->sge[i], true, &s) || s.pid)
+			if (len > wr->sge[i].len - mo || resolve(qp, &wr->sge[i], true, &s))
 				return NULL;
 			return s.p + mo;
 		}
 		mo -= wr->sge[i].len;
 	}
 	return NULL;
+}
+
+static void place_at(struct iwx_qp *qp, uint8_t *dst, uint32_t len)
+{
+	qp->rx_placed = dst != NULL;
+	qp->rx_dst = (struct span){ .p = dst, .len = dst ? len : 0 };
 }
 
 static int place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
@@ -672,11 +605,9 @@ static int place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 			*cause = cause_of_check(r);
 			return -EPROTO;
 		}
-		if (seg->len && !mr->pid)
+		if (seg->len)
 			*dst = mr->addr + (seg->to - mr->desc.base_to);
-		else if (seg->len)
-			qp->rx_remote = span_of(mr, seg->to, seg->len);	/* see write_out */
-		qp->rx_placed = *dst != NULL;
+		place_at(qp, *dst, seg->len);
 		return 0;
 	}
 
@@ -692,7 +623,7 @@ static int place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 		if (!r && seg->len)
 			*dst = recv_target(qp, wr, seg->mo, seg->len);
 		/* else the payload waits in the parser's buffer, to be scattered */
-		qp->rx_placed = *dst != NULL;
+		place_at(qp, *dst, seg->len);
 		break;
 	}
 	case IWX_QN_READ_REQ:
@@ -712,17 +643,6 @@ static int place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 	return 0;
 }
 
-/*
- * Write a tagged segment the parser kept, its region being in another process,
- * where it belongs. 0, or -errno when that memory is gone.
- */
-static int write_out(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
-{
-	if (!seg->len || qp->rx_placed)
-		return 0;
-	return copy_to_span(&qp->rx_remote, 0, seg->payload, seg->len);
-}
-
 static int scatter(const struct iwx_qp *qp, const struct iwx_recv_wr *wr, uint32_t mo,
 		   const uint8_t *src, uint32_t len)
 {
@@ -739,9 +659,7 @@ static int scatter(const struct iwx_qp *qp, const struct iwx_recv_wr *wr, uint32
 			return err;
 		uint32_t k = MIN(len, s.len - mo);
 
-		err = copy_to_span(&s, mo, src, k);
-		if (err)
-			return err;
+		memcpy(s.p + mo, src, k);
 		src += k;
 		len -= k;
 		mo = 0;
@@ -812,14 +730,6 @@ static void take_read_response(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
 		fail(qp, IWX_CAUSE_RDMAP_OP(IWX_RDMAP_EC_OPCODE), seg, NULL);
 		return;
 	}
-	if (write_out(qp, seg)) {
-		/* the sink is gone: the Read fails, and with it the stream */
-		f->done = true;
-		f->status = IWX_WC_LOC_PROT_ERR;
-		qp->reads_out--;
-		fail(qp, CAUSE_LOCAL_CATASTROPHIC, NULL, NULL);
-		return;
-	}
 	if (!seg->last)
 		return;
 	f->done = true;
@@ -860,13 +770,12 @@ static int on_segment(void *ctx, const struct iwx_ddp_seg *seg)
 
 	qp->stats.rx_fpdus++;
 	qp->hold_tx = false;
+	qp->rx_dst.len = 0;	/* whole: the parser is done with it */
 	if (qp->state != IWX_QP_RTS)
 		return -ENOTCONN;	/* RFC 5041 §7.1: drop everything after an error */
 	switch (seg->opcode) {
 	case IWX_OP_WRITE:
-		if (write_out(qp, seg))
-			fail(qp, CAUSE_LOCAL_CATASTROPHIC, NULL, NULL);
-		break;
+		break;	/* placed by place() */
 	case IWX_OP_READ_RESP:
 		take_read_response(qp, seg);
 		break;
@@ -1100,4 +1009,25 @@ void iwx_qp_stats(const struct iwx_qp *qp, struct iwx_qp_stats *st)
 {
 	*st = qp->stats;
 	st->placed_segments = qp->rx->stats.placed;
+}
+
+static bool span_within(const struct span *s, uintptr_t base, size_t len)
+{
+	return s->len && (uintptr_t)s->p < base + len && (uintptr_t)s->p + s->len > base;
+}
+
+bool iwx_qp_refers_to(const struct iwx_qp *qp, const void *addr, size_t len)
+{
+	uintptr_t base = (uintptr_t)addr;
+
+	if (span_within(&qp->rx_dst, base, len))
+		return true;
+	for (uint8_t i = 0; qp->msg.active && i < qp->msg.nsrc; i++)
+		if (span_within(&qp->msg.src[i], base, len))
+			return true;
+	for (uint32_t i = 0; i < qp->reads_in.n; i++)
+		if (span_within(&((const struct inbound_read *)ring_at(&qp->reads_in, i))->src,
+				base, len))
+			return true;
+	return false;
 }

@@ -80,4 +80,11 @@ bool iwx_qp_error(const struct iwx_qp *qp, struct iwx_term_cause *cause, bool *l
 /* Counters for `iwx status` (struct iwx_qp_stats is in iwx/ipc.h: iwxd reports them as they are). */
 void iwx_qp_stats(const struct iwx_qp *qp, struct iwx_qp_stats *st);
 
+/*
+ * Does qp hold a pointer into [addr, addr + len): a message being sent from it, a
+ * peer's Read to answer from it, a segment being received into it? Memory it refers
+ * to must stay mapped, whether or not it is still registered.
+ */
+bool iwx_qp_refers_to(const struct iwx_qp *qp, const void *addr, size_t len);
+
 #endif /* IWX_QP_H */

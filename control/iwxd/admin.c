@@ -86,11 +86,21 @@ static void list_conns(struct iwxd *d, struct listing *l)
 	}
 }
 
+/* Is mr in its client's arena (else in memory moved out of the client's way)? */
+static bool in_arena(const struct listing *l, const struct iwx_mr *mr)
+{
+	for (const struct client *c = l->d->clients; c; c = c->next)
+		if (c->id == mr->owner)
+			return mr->addr >= (uint8_t *)c->arena.base &&
+			       mr->addr < (uint8_t *)c->arena.base + c->arena.size;
+	return false;
+}
+
 static int add_stag(const struct iwx_mr *mr, void *ctx)
 {
 	struct iwx_ipc_stag_info e = {
 		.stag = mr->desc.stag, .client = mr->owner, .pd = mr->desc.pd, .valid = mr->desc.valid,
-		.access = mr->desc.access, .in_arena = mr->pid == 0, .base_to = mr->desc.base_to,
+		.access = mr->desc.access, .in_arena = in_arena(ctx, mr), .base_to = mr->desc.base_to,
 		.len = mr->desc.len,
 	};
 

@@ -8,6 +8,7 @@
  *   loop.c     the event loop: epoll watches, timers' deadline, identifiers
  *   session.c  a client: authentication, requests, resources, teardown
  *   outbox.c   what iwxd says to a client, in order (outbox.h)
+ *   shm.c      memory a client shares for registrations outside the arena (shm.h)
  *   vqp.c      a queue pair's rings <-> the engine (qp.c) <-> completion rings
  *   cm.c       connection management: connect, listen, accept, reject, disconnect
  *   admin.c    status and listings for `iwx`
@@ -31,6 +32,11 @@
 #include "qp.h"
 
 struct outmsg;
+struct shm;
+struct shm_mr;
+struct retired;
+
+#define IWXD_MAX_SHMS	4096	/* shared memories of one client (each a mapping here) */
 
 struct client {
 	struct watch		sock_w;		/* the control socket (SOCK_SEQPACKET) */
@@ -38,7 +44,6 @@ struct client {
 	int			notify_fd;	/* eventfd: an armed CQ got a completion */
 	uint32_t		id;
 	pid_t			pid;
-	int			pidfd;		/* the client process, for regions outside the arena */
 	uid_t			uid;
 	bool			hello;		/* HELLO done: the arena exists */
 	bool			dead;		/* to be closed by the loop */
@@ -46,6 +51,11 @@ struct client {
 	struct outmsg		*out, **out_tail;	/* messages the socket had no room for */
 	uint32_t		out_n;
 	struct iwx_arena	arena;
+	struct shm		*shms;		/* memory shared for registrations outside the arena */
+	uint32_t		nshms;
+	size_t			shm_bytes;
+	struct shm_mr		*shm_mrs;	/* registrations in it */
+	struct retired		*retired;	/* mapped until no queue pair refers to it */
 	struct client		*next;
 };
 

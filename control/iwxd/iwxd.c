@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "shm.h"
 
 #define IDLE_MS		60000	/* the longest sleep: nothing is due sooner */
 
@@ -94,12 +95,15 @@ static int setup(struct iwxd *d)
 	return 0;
 }
 
+/* Close clients that are done; unmap memory their queue pairs have let go of. */
 static void reap(struct iwxd *d)
 {
 	for (struct client *c = d->clients, *n; c; c = n) {
 		n = c->next;
 		if (c->dead)
 			session_close(d, c);
+		else if (c->retired)
+			shm_reclaim(d, c);
 	}
 }
 

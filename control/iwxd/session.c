@@ -14,13 +14,13 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <iwx/fdpass.h>
 
 #include "daemon.h"
 #include "outbox.h"
+#include "shm.h"
 
 #define DEFAULT_ARENA	(64u << 20)
 #define REQ_BATCH	32	/* requests taken from one client before others get a turn */
@@ -113,9 +113,7 @@ static int64_t mr_reg(struct iwxd *d, struct client *c, const struct iwx_ipc_mr_
 	    ((r->access & IWX_ACCESS_REMOTE_WRITE) && !(r->access & IWX_ACCESS_LOCAL_WRITE)))
 		return -EINVAL;
 	if (r->arena_off == IWX_IPC_NOT_ARENA)
-		/* outside the arena: reached with process_vm_readv/writev, the slow path */
-		return iwx_mem_reg_remote(d->mem, c->id, r->pd, c->pid, c->pidfd, r->addr, r->len,
-					  r->addr, r->access);
+		return shm_mr_reg(d, c, r);	/* in memory the client shared with us */
 	if (r->arena_off > c->arena.size || r->len > c->arena.size - r->arena_off)
 		return -EFAULT;
 	return iwx_mem_reg(d->mem, c->id, r->pd, (uint8_t *)c->arena.base + r->arena_off, r->len,
@@ -127,6 +125,7 @@ union request {
 	struct iwx_ipc_hello		hello;
 	struct iwx_ipc_id		id;
 	struct iwx_ipc_mr_reg		mr;
+	struct iwx_ipc_shm		shm;
 	struct iwx_ipc_cq_create	cq;
 	struct iwx_ipc_qp_create	qp;
 	struct iwx_ipc_connect		connect;
@@ -139,6 +138,7 @@ static uint32_t body_len(uint16_t op)
 	switch (op) {
 	case IWX_IPC_HELLO:		return sizeof(struct iwx_ipc_hello);
 	case IWX_IPC_MR_REG:		return sizeof(struct iwx_ipc_mr_reg);
+	case IWX_IPC_SHM_CREATE:	return sizeof(struct iwx_ipc_shm);
 	case IWX_IPC_CQ_CREATE:		return sizeof(struct iwx_ipc_cq_create);
 	case IWX_IPC_QP_CREATE:		return sizeof(struct iwx_ipc_qp_create);
 	case IWX_IPC_CONNECT:		return sizeof(struct iwx_ipc_connect);
@@ -201,7 +201,7 @@ static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr 
 		out_len = sizeof(r->mr);
 		break;
 	case IWX_IPC_MR_DEREG:
-		err = iwx_mem_dereg(d->mem, c->id, r->id.id);
+		err = shm_mr_dereg(d, c, r->id.id);
 		break;
 	case IWX_IPC_MR_INVALIDATE:
 		mr = iwx_mem_lookup(d->mem, r->id.id);
@@ -213,6 +213,14 @@ static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr 
 		err = v < 0 ? (int)v : 0;
 		r->id.id = v;
 		out_len = sizeof(r->id);
+		break;
+	case IWX_IPC_SHM_CREATE:
+		err = shm_create(d, c, &r->shm, &fds[0]);
+		nfds = err ? 0 : 1;
+		out_len = sizeof(r->shm);
+		break;
+	case IWX_IPC_SHM_FREE:
+		err = shm_free(d, c, r->id.id);
 		break;
 	case IWX_IPC_CQ_CREATE:
 		cq = vcq_create(d, c, r->cq.entries, &fds[0], &err);
@@ -274,8 +282,8 @@ reply:
 		log_debug("client %u: request %u: %s", c->id, h->op, strerror(-err));
 	}
 	outbox_reply(d, c, h, err, r, out_len, fds, nfds);
-	/* ring memfds are the client's now; the arena and eventfds stay ours too */
-	if (nfds == 1)
+	/* ring memfds are the client's now; the arena, eventfds and shared memory stay ours too */
+	if (nfds == 1 && h->op != IWX_IPC_SHM_CREATE)
 		close(fds[0]);
 }
 
@@ -336,19 +344,12 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 		if (c->refused)
 			log_warn("refused a client: pid %d uid %u is neither root nor in the group",
 				 (int)cred.pid, (unsigned)cred.uid);
-		/* the client itself, not whoever has its pid after it (regions outside the arena) */
-		c->pidfd = c->refused ? -1 : syscall(SYS_pidfd_open, cred.pid, 0);
-		if (c->pidfd < 0 && !c->refused)
-			log_warn("client %u: pidfd_open: %m: its memory outside the arena is unchecked",
-				 c->id);
 		c->arena.fd = c->bell_w.fd = c->notify_fd = -1;
 		c->sock_w.fd = fd;
 		c->sock_w.fn = on_client;
 		outbox_init(c);
 		if (watch_add(&d->loop, &c->sock_w, EPOLLIN)) {
 			close(fd);
-			if (c->pidfd >= 0)
-				close(c->pidfd);
 			free(c);
 			return;
 		}
@@ -373,8 +374,7 @@ void session_close(struct iwxd *d, struct client *c)
 			vcq_destroy(d, cq);
 	}
 	iwx_mem_release_owner(d->mem, c->id);
-	if (c->pidfd >= 0)
-		close(c->pidfd);	/* no region refers to it now */
+	shm_client_gone(d, c);
 	watch_del(&d->loop, &c->sock_w);
 	close(c->sock_w.fd);
 	if (c->bell_w.fd >= 0) {

@@ -15,7 +15,7 @@
 #include <iwx/ring.h>
 #include <iwx/verbs.h>
 
-#define IWX_IPC_VERSION		1
+#define IWX_IPC_VERSION		2
 #ifndef IWX_DEFAULT_SOCKET	/* also in iwx/iwx.h, for applications */
 #define IWX_DEFAULT_SOCKET	"/run/iwx/iwxd.sock"
 #endif
@@ -43,6 +43,8 @@ enum iwx_ipc_op {
 	IWX_IPC_LIST_STAGS,
 	IWX_IPC_MR_INVALIDATE,	/* the region's STag, locally */
 	IWX_IPC_MR_REVALIDATE,	/* -> the STag under a new key */
+	IWX_IPC_SHM_CREATE,	/* -> memory for pages moved out of the client's way: its fd */
+	IWX_IPC_SHM_FREE,
 	IWX_IPC_EVENT = 100,	/* daemon -> client, seq 0: struct iwx_ipc_event */
 };
 
@@ -70,15 +72,39 @@ struct iwx_ipc_id {		/* PD_ALLOC reply, PD_FREE, MR_DEREG, *_DESTROY, DISCONNECT
 	uint32_t	id;
 };
 
+/*
+ * Memory a registration outside the arena lives in: iwxd creates it (as it does the
+ * arena: a BPF array map, or a memfd) and hands the client its fd; the client copies
+ * its pages into it and maps it over them, so that both see the same bytes. iwxd never
+ * reaches memory the client has not shared with it this way.
+ */
+struct iwx_ipc_shm {
+	uint64_t	size;		/* request: bytes, whole pages; reply: granted */
+	uint32_t	shm;		/* reply: its id (SHM_FREE names it in an iwx_ipc_id) */
+	uint32_t	bpf;		/* reply: a BPF array map (else a memfd) */
+	uint32_t	map_id;		/* reply */
+	uint32_t	pad;
+};
+
 #define IWX_IPC_NOT_ARENA	UINT64_MAX
+#define IWX_IPC_MR_PIECES	16	/* shared memories one registration outside the arena spans */
+
+/* Whole pages of a shared memory, in the order they lie in the client's address space. */
+struct iwx_ipc_mr_piece {
+	uint32_t	shm;
+	uint32_t	pad;
+	uint64_t	off, len;	/* page-aligned, within the shared memory */
+};
 
 struct iwx_ipc_mr_reg {
 	uint32_t	pd;
 	uint32_t	access;		/* IWX_ACCESS_* */
 	uint64_t	addr;		/* the client's address: also the base tagged offset */
 	uint64_t	len;
-	uint64_t	arena_off;	/* offset in the arena, or IWX_IPC_NOT_ARENA */
+	uint64_t	arena_off;	/* offset in the arena, or IWX_IPC_NOT_ARENA: */
+	uint32_t	npieces;	/* ... the pages of [addr, addr + len) are these */
 	uint32_t	stag;		/* reply */
+	struct iwx_ipc_mr_piece	piece[IWX_IPC_MR_PIECES];
 };
 
 struct iwx_ipc_cq_create {

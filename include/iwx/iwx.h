@@ -80,8 +80,8 @@ const char *iwx_strerror(int err);
 /*
  * Memory from the device's arena: shared with iwxd, where incoming RDMA data is placed
  * directly (and, with the fast path, by the kernel). Aligned to 64 bytes; NULL and
- * ENOMEM when the arena is full. Memory registered anywhere else works too, through
- * a copy by the daemon (process_vm_readv/writev): correct, but slower.
+ * ENOMEM when the arena is full. Memory registered anywhere else is moved into memory
+ * shared with iwxd when it is registered (see iwx_reg_mr): as fast, once registered.
  */
 void *iwx_alloc(struct iwx_device *dev, size_t len);
 void iwx_free(struct iwx_device *dev, void *p);
@@ -105,6 +105,21 @@ struct iwx_mr {
  * _REMOTE_READ). Tagged offsets are virtual addresses: a peer names byte p of the
  * region as rkey + (uint64_t)p, and so does an sge. Remote write access requires
  * local write (RFC 5040 §7.1 leaves that to the verbs; ibverbs requires it too).
+ *
+ * iwxd never reads or writes the application's address space itself. Memory outside
+ * the arena is moved, in place, into memory iwxd shares with the application: its whole
+ * pages (so the bytes of other objects on those pages too) are copied into it, and it is
+ * mapped over the same addresses. Pointers and contents stay as they were. What that
+ * changes, until the last registration of those pages is deregistered (the pages then
+ * move back into private memory, contents kept):
+ *   - after fork(), those pages are shared with the child, not copied (rdma-core's
+ *     ibv_fork_init exists for the same reason): a child should not use them;
+ *   - other threads must not write the pages while they move (during iwx_reg_mr and
+ *     iwx_dereg_mr); madvise() and mlock() settings of those pages are not kept.
+ * Errors (NULL and errno): EINVAL for memory that cannot move (a shared mapping, file-
+ * backed or anonymous; hugetlb pages; device memory) or that spans the pages of more
+ * than 16 earlier registrations; EBUSY for pages another device's registration or arena
+ * holds; EFAULT for pages not mapped, or not readable; ENOSPC over the daemon's limit.
  */
 struct iwx_mr *iwx_reg_mr(struct iwx_pd *pd, void *addr, size_t length, int access);
 int iwx_dereg_mr(struct iwx_mr *mr);

@@ -34,6 +34,21 @@ IWX_HIDDEN int64_t arena_alloc_get(struct arena_alloc *a, size_t len, size_t ali
 /* Give back the block at off: 0, or -EINVAL when none starts there. */
 IWX_HIDDEN int arena_alloc_put(struct arena_alloc *a, size_t off);
 
+/* Pages moved into memory shared with iwxd, for registrations outside the arena (move.c). */
+struct moved;
+
+/*
+ * Make the pages of [addr, addr + len) shared with iwxd, moving those not moved yet,
+ * and name them in req's pieces; held[] (IWX_IPC_MR_PIECES) gets what the registration
+ * holds. 0, or -errno: -EINVAL memory that cannot move (shared, hugetlb, device) or
+ * that spans too many earlier registrations' pages, -EBUSY pages another device shares,
+ * -EFAULT unmapped or unreadable.
+ */
+IWX_HIDDEN int move_acquire(struct iwx_device *dev, uintptr_t addr, size_t len,
+			    struct iwx_ipc_mr_reg *req, struct moved **held);
+/* Let go of what a registration held; the last user moves the pages back (tell: iwxd too). */
+IWX_HIDDEN void move_release(struct iwx_device *dev, struct moved **held, uint32_t n, bool tell);
+
 struct pending_event {
 	struct iwx_ipc_event	ev;
 	struct pending_event	*next;
@@ -53,6 +68,7 @@ struct iwx_device {
 	bool			lost_told;	/* IWX_EVENT_DEVICE_LOST delivered */
 	struct iwx_pd		*pds;
 	struct mr_entry		*mrs;
+	struct moved		*moved;		/* sorted by address */
 	struct iwx_cq		*cqs;
 	struct iwx_qp		*qps;
 	struct iwx_listener	*listeners;
@@ -67,6 +83,8 @@ struct iwx_pd {
 /* A registration: the public struct iwx_mr, and the device's list of them. */
 struct mr_entry {
 	struct iwx_mr		mr;	/* first: the application's pointer */
+	struct moved		*held[IWX_IPC_MR_PIECES];	/* outside the arena */
+	uint32_t		nheld;
 	struct mr_entry		*next;
 };
 

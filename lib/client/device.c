@@ -209,6 +209,7 @@ void iwx_close(struct iwx_device *dev)
 		struct mr_entry *e = dev->mrs;
 
 		dev->mrs = e->next;
+		move_release(dev, e->held, e->nheld, false);	/* iwxd lets go as we hang up */
 		free(e);
 	}
 	while (dev->pds) {

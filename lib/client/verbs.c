@@ -77,18 +77,24 @@ struct iwx_mr *iwx_reg_mr(struct iwx_pd *pd, void *addr, size_t length, int acce
 		.arena_off = IWX_IPC_NOT_ARENA,
 	};
 	struct mr_entry *e;
-	int err;
+	int err = 0;
 
 	if (!addr || !length)
 		return fail_null(EINVAL);
-	if (p >= dev->arena && p < dev->arena + dev->arena_size &&
-	    length <= (size_t)(dev->arena + dev->arena_size - p))
-		req.arena_off = p - dev->arena;
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
-	err = client_call(dev, IWX_IPC_MR_REG, &req, sizeof(req), &req, sizeof(req), NULL, NULL);
+	if (p >= dev->arena && p < dev->arena + dev->arena_size &&
+	    length <= (size_t)(dev->arena + dev->arena_size - p))
+		req.arena_off = p - dev->arena;
+	else
+		err = move_acquire(dev, (uintptr_t)addr, length, &req, e->held);
+	e->nheld = req.npieces;
+	if (!err)
+		err = client_call(dev, IWX_IPC_MR_REG, &req, sizeof(req), &req, sizeof(req), NULL,
+				  NULL);
 	if (err) {
+		move_release(dev, e->held, e->nheld, true);
 		free(e);
 		return fail_null(err);
 	}
@@ -108,6 +114,7 @@ int iwx_dereg_mr(struct iwx_mr *mr)
 
 	if (err && err != -ESHUTDOWN)
 		return err;
+	move_release(dev, e->held, e->nheld, !err);
 	IWX_LIST_UNLINK(&dev->mrs, e);
 	free(e);
 	return 0;

@@ -338,9 +338,10 @@ void iwxd_pair_down(struct iwxd_pair *p, struct endpoint *a, struct endpoint *b)
 struct buf buf_new(struct endpoint *e, struct iwx_pd *pd, size_t len, int access, bool outside)
 {
 	struct buf x = { .len = len };
-	size_t n = len ? len : 1;
+	size_t n = len ? len : 1, page = (size_t)sysconf(_SC_PAGESIZE);
 
-	x.p = outside ? aligned_alloc(64, (n + 63) & ~(size_t)63) : iwx_alloc(e->dev, n);
+	/* whole pages: the two endpoints' devices cannot share one (iwx_reg_mr, EBUSY) */
+	x.p = outside ? aligned_alloc(page, (n + page - 1) & ~(page - 1)) : iwx_alloc(e->dev, n);
 	cr_assert_not_null(x.p, "%zu bytes", n);
 	memset(x.p, 0, n);
 	x.mr = iwx_reg_mr(pd ? pd : e->pd, x.p, n, access);

@@ -80,7 +80,8 @@ struct buf {
 
 /*
  * len bytes, zeroed, registered in pd (NULL: e's) with access: from e's arena, or with
- * outside from the heap (the test frees p). The test fails if they cannot be had.
+ * outside from the heap, in pages of their own (the test frees p). The test fails if
+ * they cannot be had.
  */
 struct buf buf_new(struct endpoint *e, struct iwx_pd *pd, size_t len, int access, bool outside);
 
