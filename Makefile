@@ -118,6 +118,14 @@ $(TEST_BIN): $(TEST_SRCS) $(LIB_A) $(PROTO_A) $(HEADERS) $(wildcard tests/suppor
 	$(Q)$(CC) $(IWX_CFLAGS) -Itests/support -Itests/bpf -Icli -Icontrol/engine -I$(BUILD)/bpf -o $@ $(TEST_SRCS) \
 		$(LIB_A) $(PROTO_A) -lcriterion -lpcap -lbpf -lelf -lz $(LDLIBS_CORE)
 
+# the setuid-root victim of tests/test_daemon_shm.c's attack
+VICTIM_BIN	:= $(BUILD)/tests/setuid_victim
+
+$(VICTIM_BIN): tests/attack/setuid_victim.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $<
+
 # BPF objects and their skeletons: the shared headers must build for the BPF target.
 $(BUILD)/bpf/%.bpf.o: tests/bpf/%.bpf.c $(HEADERS) $(wildcard tests/bpf/*.h)
 	@mkdir -p $(@D)
@@ -169,7 +177,7 @@ $(ASAN_IWXD): $(DAEMON_SRCS) $(ENGINE_SRCS) $(PROTO_SRCS) $(IPC_SRCS) $(wildcard
 	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Icontrol/engine -Icontrol/iwxd -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) \
 		$(PROTO_SRCS) $(IPC_SRCS) -lbpf -lelf -lz $(LDLIBS_CORE)
 
-test-asan: $(ASAN_BIN) $(ASAN_IWXD) $(CLI_BIN)
+test-asan: $(ASAN_BIN) $(ASAN_IWXD) $(CLI_BIN) $(VICTIM_BIN)
 	$(call msg,TEST,$(ASAN_BIN) under ASan/UBSan)
 	$(Q)IWX_IWXD=$(ASAN_IWXD) LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp) \
 		$(ASAN_BIN) --jobs 2 > $(BUILD)/asan/unit.log 2>&1; st=$$?; \
@@ -179,7 +187,7 @@ test-asan: $(ASAN_BIN) $(ASAN_IWXD) $(CLI_BIN)
 	fi; grep -a "Synthesis:" $(BUILD)/asan/unit.log | tail -1
 
 # Criterion runs last so that its summary closes the output.
-test: $(TEST_BIN) $(CLI_BIN) $(IWXD_BIN) check-install
+test: $(TEST_BIN) $(CLI_BIN) $(IWXD_BIN) $(VICTIM_BIN) check-install
 	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
 	$(Q)$(MAKE) --no-print-directory test-asan
 	$(Q)$(MAKE) --no-print-directory interop
@@ -235,6 +243,12 @@ $(BENCH_BIN): tests/bench/bench_proto.c $(PROTO_A) $(HEADERS)
 
 bench: $(BENCH_BIN)
 	$(Q)$(BENCH_BIN)
+
+# the cost of registering ordinary memory (1 MiB, 64 MiB): run it against an iwxd
+$(BUILD)/bench/bench_reg: tests/bench/bench_reg.c $(LIB_A) $(HEADERS)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $< $(LIB_A)
 
 # RDMA between two namespaces beside plain TCP and iperf3: scripts/bench.sh runs both.
 # One benchmark (bench.c), two RDMA sides (bench.h): bench_verbs through libiwx and
