@@ -41,6 +41,7 @@ struct client {
 	int			pidfd;		/* the client process, for regions outside the arena */
 	uid_t			uid;
 	bool			hello;		/* HELLO done: the arena exists */
+	bool			hello_tried;	/* HELLO asked for, done or failed: never again */
 	bool			dead;		/* to be closed by the loop */
 	bool			refused;	/* neither root nor in the group: its request fails */
 	struct outmsg		*out, **out_tail;	/* messages the socket had no room for */

@@ -62,15 +62,32 @@ static void on_bell(struct iwxd *d, struct watch *w, uint32_t events)
 			q->blocked = false;
 }
 
+/* What hello made goes: when the client does, or when hello fails part way. */
+static void hello_undo(struct iwxd *d, struct client *c)
+{
+	if (c->bell_w.fd >= 0) {
+		watch_del(&d->loop, &c->bell_w);
+		close(c->bell_w.fd);
+		c->bell_w.fd = -1;
+	}
+	if (c->notify_fd >= 0) {
+		close(c->notify_fd);
+		c->notify_fd = -1;
+	}
+	iwx_arena_destroy(&c->arena);
+}
+
 static int hello(struct iwxd *d, struct client *c, struct iwx_ipc_hello *h, int fds[3])
 {
 	size_t size = h->arena_size ? h->arena_size : DEFAULT_ARENA;
 	int err;
 
+	/* once per client, whatever became of the first: a retry could only leak or confuse */
+	if (c->hello_tried)
+		return -EALREADY;
+	c->hello_tried = true;
 	if (h->version != IWX_IPC_VERSION)
 		return -EPROTONOSUPPORT;
-	if (c->hello)
-		return -EALREADY;
 	if (size > d->o.arena_max)
 		return -EFBIG;
 	err = iwx_arena_create(&c->arena, size, true);
@@ -79,9 +96,10 @@ static int hello(struct iwxd *d, struct client *c, struct iwx_ipc_hello *h, int 
 	c->bell_w.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	c->bell_w.fn = on_bell;
 	c->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (c->bell_w.fd < 0 || c->notify_fd < 0 || watch_add(&d->loop, &c->bell_w, EPOLLIN)) {
-		err = -errno;
-		return err ? err : -ENOMEM;	/* the client's teardown closes what was made */
+	err = c->bell_w.fd < 0 || c->notify_fd < 0 ? -errno : watch_add(&d->loop, &c->bell_w, EPOLLIN);
+	if (err) {
+		hello_undo(d, c);
+		return err;
 	}
 	c->hello = true;
 	h->client_id = c->id;
@@ -377,13 +395,7 @@ void session_close(struct iwxd *d, struct client *c)
 		close(c->pidfd);	/* no region refers to it now */
 	watch_del(&d->loop, &c->sock_w);
 	close(c->sock_w.fd);
-	if (c->bell_w.fd >= 0) {
-		watch_del(&d->loop, &c->bell_w);
-		close(c->bell_w.fd);
-	}
-	if (c->notify_fd >= 0)
-		close(c->notify_fd);
-	iwx_arena_destroy(&c->arena);
+	hello_undo(d, c);
 	outbox_clear(c);
 	IWX_LIST_UNLINK(&d->clients, c);
 	free(c);
