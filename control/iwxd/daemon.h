@@ -132,6 +132,8 @@ struct iwxd {
 	struct listener		*listeners;
 	struct pconn		*pconns;
 	uint64_t		start_ms;
+	uint64_t		accept_at_ms;	/* accepting paused until then; 0: not paused */
+	bool			accept_warned;	/* said so, until accept catches up */
 	bool			stop;
 	struct iwx_ipc_status	st;	/* counters; the gauges are filled in by admin.c */
 	struct iwx_qp_stats	gone;	/* counters of queue pairs destroyed */
@@ -140,6 +142,8 @@ struct iwxd {
 /* session.c */
 void session_accept(struct iwxd *d, struct watch *w, uint32_t events);
 void session_close(struct iwxd *d, struct client *c);
+/* Accept again once a pause for want of descriptors is over (loop_due until then). */
+void session_timers(struct iwxd *d, uint64_t now);
 
 /* vqp.c */
 struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp_create *req,

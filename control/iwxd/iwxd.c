@@ -133,6 +133,7 @@ static void run(struct iwxd *d)
 
 		loop_timers_begin(&d->loop, now, IDLE_MS);
 		cm_timers(d, now);
+		session_timers(d, now);
 		for (struct vqp *q = d->qps; q; q = q->next)
 			vqp_timers(d, q, now);
 		reap(d);

@@ -24,6 +24,7 @@
 
 #define DEFAULT_ARENA	(64u << 20)
 #define REQ_BATCH	32	/* requests taken from one client before others get a turn */
+#define ACCEPT_PAUSE_MS	250	/* out of descriptors: try accepting again after this long */
 
 /* Is uid (with primary group gid) root or a member of the configured group? */
 static bool allowed(const struct iwxd *d, uid_t uid, gid_t gid)
@@ -330,6 +331,32 @@ static void on_client(struct iwxd *d, struct watch *w, uint32_t events)
 	}
 }
 
+/* Stop taking clients for a while: the listening socket would stay readable, and the loop spin. */
+static void accept_pause(struct iwxd *d, const char *why)
+{
+	if (!d->accept_warned)
+		log_warn("not accepting clients for now: %s", why);
+	d->accept_warned = true;
+	watch_mod(&d->loop, &d->listen_w, 0);
+	d->accept_at_ms = iwx_conn_now_ms() + ACCEPT_PAUSE_MS;
+}
+
+static void accept_resume(struct iwxd *d)
+{
+	if (!d->accept_at_ms)
+		return;
+	d->accept_at_ms = 0;
+	watch_mod(&d->loop, &d->listen_w, EPOLLIN);
+}
+
+void session_timers(struct iwxd *d, uint64_t now)
+{
+	if (d->accept_at_ms && now >= d->accept_at_ms)
+		accept_resume(d);
+	else if (d->accept_at_ms)
+		loop_due(&d->loop, d->accept_at_ms);
+}
+
 void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 {
 	(void)events;
@@ -339,11 +366,19 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 		int fd = accept4(w->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct client *c;
 
-		if (fd < 0)
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno == EAGAIN)
+				d->accept_warned = false;	/* caught up: a new shortage is news */
+			else	/* EMFILE, ENFILE, ENOMEM...: until a client goes, or a while */
+				accept_pause(d, strerror(errno));
 			return;
+		}
 		c = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ? NULL :
 		    calloc(1, sizeof(*c));
 		if (!c) {
+			accept_pause(d, strerror(errno));
 			close(fd);
 			return;
 		}
@@ -364,6 +399,7 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 		c->sock_w.fn = on_client;
 		outbox_init(c);
 		if (watch_add(&d->loop, &c->sock_w, EPOLLIN)) {
+			accept_pause(d, strerror(errno));
 			close(fd);
 			if (c->pidfd >= 0)
 				close(c->pidfd);
@@ -399,4 +435,5 @@ void session_close(struct iwxd *d, struct client *c)
 	outbox_clear(c);
 	IWX_LIST_UNLINK(&d->clients, c);
 	free(c);
+	accept_resume(d);	/* a descriptor, and room, for the next */
 }
