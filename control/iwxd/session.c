@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <inttypes.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #define DEFAULT_ARENA	(64u << 20)
 #define REQ_BATCH	32	/* requests taken from one client before others get a turn */
 #define ACCEPT_PAUSE_MS	250	/* out of descriptors: try accepting again after this long */
+#define TURNED_MAX	64	/* clients waiting to be told "no": accepting waits beyond */
 
 /* Is uid (with primary group gid) root or a member of the configured group? */
 static bool allowed(const struct iwxd *d, uid_t uid, gid_t gid)
@@ -47,6 +49,28 @@ static bool allowed(const struct iwxd *d, uid_t uid, gid_t gid)
 		if (groups[i] == d->o.gid)
 			return true;
 	return false;
+}
+
+void limit_warn(const struct iwxd *d, const struct client *c, enum iwxd_limit lim,
+		const char *action)
+{
+	log_warn("client %u (pid %d, uid %u): at the limit of %s (--%s %" PRIu64 "): %s", c->id,
+		 (int)c->pid, (unsigned)c->uid, limits[lim].what, limits[lim].flag, d->o.max[lim],
+		 action);
+}
+
+/* A request of c fails with err for limit lim: said once per client, not at every retry. */
+static int client_refuse(const struct iwxd *d, struct client *c, enum iwxd_limit lim, int err)
+{
+	if (!(c->warned & 1u << lim))
+		limit_warn(d, c, lim, "refused");
+	c->warned |= 1u << lim;
+	return err;
+}
+
+int client_room(const struct iwxd *d, struct client *c, enum iwxd_limit lim)
+{
+	return c->used[lim] < d->o.max[lim] ? 0 : client_refuse(d, c, lim, -ENOSPC);
 }
 
 static void on_bell(struct iwxd *d, struct watch *w, uint32_t events)
@@ -89,8 +113,11 @@ static int hello(struct iwxd *d, struct client *c, struct iwx_ipc_hello *h, int 
 	c->hello_tried = true;
 	if (h->version != IWX_IPC_VERSION)
 		return -EPROTONOSUPPORT;
-	if (size > d->o.arena_max)
-		return -EFBIG;
+	if (size > d->o.max[LIMIT_ARENA])
+		return client_refuse(d, c, LIMIT_ARENA, -EFBIG);
+	/* what the arena will take, as the kernel allocates all of it now */
+	if (iwx_arena_size(size) > d->o.max[LIMIT_ARENA_TOTAL] - d->arena_bytes)
+		return client_refuse(d, c, LIMIT_ARENA_TOTAL, -ENOSPC);
 	err = iwx_arena_create(&c->arena, size, true);
 	if (err)
 		return err;
@@ -103,6 +130,7 @@ static int hello(struct iwxd *d, struct client *c, struct iwx_ipc_hello *h, int 
 		return err;
 	}
 	c->hello = true;
+	d->arena_bytes += c->arena.size;
 	h->client_id = c->id;
 	h->arena_size = c->arena.size;
 	h->arena_bpf = c->arena.bpf;
@@ -205,22 +233,28 @@ static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr 
 		out_len = sizeof(r->hello);
 		break;
 	case IWX_IPC_PD_ALLOC:
-		v = iwx_mem_pd_alloc(d->mem, c->id);
+		err = client_room(d, c, LIMIT_PDS);
+		v = err ? err : iwx_mem_pd_alloc(d->mem, c->id);
 		err = v < 0 ? (int)v : 0;
+		c->used[LIMIT_PDS] += !err;
 		r->id.id = v;
 		out_len = sizeof(r->id);
 		break;
 	case IWX_IPC_PD_FREE:
 		err = pd_in_use(d, c, r->id.id) ? -EBUSY : iwx_mem_pd_free(d->mem, c->id, r->id.id);
+		c->used[LIMIT_PDS] -= !err;
 		break;
 	case IWX_IPC_MR_REG:
-		v = mr_reg(d, c, &r->mr);
+		err = client_room(d, c, LIMIT_MRS);
+		v = err ? err : mr_reg(d, c, &r->mr);
 		err = v < 0 ? (int)v : 0;
+		c->used[LIMIT_MRS] += !err;
 		r->mr.stag = v;
 		out_len = sizeof(r->mr);
 		break;
 	case IWX_IPC_MR_DEREG:
 		err = iwx_mem_dereg(d->mem, c->id, r->id.id);
+		c->used[LIMIT_MRS] -= !err;
 		break;
 	case IWX_IPC_MR_INVALIDATE:
 		mr = iwx_mem_lookup(d->mem, r->id.id);
@@ -323,7 +357,7 @@ static void on_client(struct iwxd *d, struct watch *w, uint32_t events)
 		}
 		if (c->refused) {
 			/* answered, then hung up on: it has been read, so the answer reaches it */
-			outbox_reply(d, c, &h, -EACCES, NULL, 0, NULL, 0);
+			outbox_reply(d, c, &h, c->refused, NULL, 0, NULL, 0);
 			c->dead = true;
 			return;
 		}
@@ -357,15 +391,47 @@ void session_timers(struct iwxd *d, uint64_t now)
 		loop_due(&d->loop, d->accept_at_ms);
 }
 
+/* May this client in? 0, or the answer to its request, before iwxd hangs up on it. */
+static int admit(struct iwxd *d, struct client *c, gid_t gid)
+{
+	if (!allowed(d, c->uid, gid)) {
+		log_warn("refused a client: pid %d uid %u is neither root nor in the group",
+			 (int)c->pid, (unsigned)c->uid);
+		return -EACCES;
+	}
+	if (d->nclients >= d->o.max[LIMIT_CLIENTS]) {
+		if (!d->clients_warned)
+			limit_warn(d, c, LIMIT_CLIENTS, "turned away");
+		d->clients_warned = true;
+		return -EMFILE;
+	}
+	/* the client itself, not whoever has its pid after it (regions outside the arena) */
+	c->pidfd = syscall(SYS_pidfd_open, c->pid, 0);
+	if (c->pidfd < 0 && (errno == EMFILE || errno == ENFILE)) {
+		/* unchecked for want of a descriptor: rather not at all */
+		accept_pause(d, strerror(errno));
+		return -EMFILE;
+	}
+	if (c->pidfd < 0)
+		log_warn("client %u: pidfd_open: %m: its memory outside the arena is unchecked",
+			 c->id);
+	return 0;
+}
+
 void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 {
 	(void)events;
 	for (;;) {
 		struct ucred cred;
 		socklen_t len = sizeof(cred);
-		int fd = accept4(w->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd;
 		struct client *c;
 
+		if (d->nturned >= TURNED_MAX) {
+			accept_pause(d, "too many clients not let in are still connected");
+			return;
+		}
+		fd = accept4(w->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
@@ -385,16 +451,8 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 		c->id = loop_new_id(&d->loop);
 		c->pid = cred.pid;
 		c->uid = cred.uid;
-		c->refused = !allowed(d, cred.uid, cred.gid);
-		if (c->refused)
-			log_warn("refused a client: pid %d uid %u is neither root nor in the group",
-				 (int)cred.pid, (unsigned)cred.uid);
-		/* the client itself, not whoever has its pid after it (regions outside the arena) */
-		c->pidfd = c->refused ? -1 : syscall(SYS_pidfd_open, cred.pid, 0);
-		if (c->pidfd < 0 && !c->refused)
-			log_warn("client %u: pidfd_open: %m: its memory outside the arena is unchecked",
-				 c->id);
-		c->arena.fd = c->bell_w.fd = c->notify_fd = -1;
+		c->pidfd = c->arena.fd = c->bell_w.fd = c->notify_fd = -1;
+		c->refused = admit(d, c, cred.gid);
 		c->sock_w.fd = fd;
 		c->sock_w.fn = on_client;
 		outbox_init(c);
@@ -406,6 +464,10 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 			free(c);
 			return;
 		}
+		if (c->refused)
+			d->nturned++;
+		else
+			d->nclients++;
 		c->next = d->clients;
 		d->clients = c;
 		log_info("client %u connected: pid %d uid %u", c->id, (int)c->pid, (unsigned)c->uid);
@@ -431,8 +493,16 @@ void session_close(struct iwxd *d, struct client *c)
 		close(c->pidfd);	/* no region refers to it now */
 	watch_del(&d->loop, &c->sock_w);
 	close(c->sock_w.fd);
+	if (c->hello)
+		d->arena_bytes -= c->arena.size;
 	hello_undo(d, c);
 	outbox_clear(c);
+	if (c->refused) {
+		d->nturned--;
+	} else {
+		d->nclients--;
+		d->clients_warned = false;
+	}
 	IWX_LIST_UNLINK(&d->clients, c);
 	free(c);
 	accept_resume(d);	/* a descriptor, and room, for the next */
