@@ -164,7 +164,7 @@ struct iwxd {
 	struct vqp		*qps;
 	struct listener		*listeners;
 	struct pconn		*pconns;
-	uint32_t		nclients;	/* let in: held to max-clients */
+	uint32_t		nclients;	/* let in: held to max-clients (root aside) */
 	uint32_t		nturned;	/* refused or turned away, until answered */
 	bool			clients_warned;	/* said max-clients was reached, until one goes */
 	uint64_t		arena_bytes;	/* of every client's arena */

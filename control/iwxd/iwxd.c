@@ -194,9 +194,10 @@ static void usage(FILE *f)
 		"  -h, --help            this text\n"
 		"\n"
 		"Limits: a request beyond one fails with ENOSPC (an arena larger than --arena-max\n"
-		"with EFBIG, a client beyond --max-clients with EMFILE) and is logged; a client\n"
-		"beyond --max-queued is dropped; a connection request beyond --max-requests is\n"
-		"rejected. Sizes take K, M or G.\n", IWX_DEFAULT_SOCKET);
+		"with EFBIG) and is logged; a client beyond --max-clients is answered EMFILE (root\n"
+		"is let in regardless), one beyond --max-queued is dropped, and a connection\n"
+		"request beyond --max-requests is rejected. Sizes take K, M or G.\n",
+		IWX_DEFAULT_SOCKET);
 	for (int i = 0; i < LIMIT_N; i++) {
 		char flag[32], dflt[32];
 

@@ -26,7 +26,7 @@
 #define DEFAULT_ARENA	(64u << 20)
 #define REQ_BATCH	32	/* requests taken from one client before others get a turn */
 #define ACCEPT_PAUSE_MS	250	/* out of descriptors: try accepting again after this long */
-#define TURNED_MAX	64	/* clients waiting to be told "no": accepting waits beyond */
+#define TURNED_MAX	64	/* clients not let in, waiting for their answer */
 
 /* Is uid (with primary group gid) root or a member of the configured group? */
 static bool allowed(const struct iwxd *d, uid_t uid, gid_t gid)
@@ -399,7 +399,8 @@ static int admit(struct iwxd *d, struct client *c, gid_t gid)
 			 (int)c->pid, (unsigned)c->uid);
 		return -EACCES;
 	}
-	if (d->nclients >= d->o.max[LIMIT_CLIENTS]) {
+	/* root is let in all the same: `iwx status` must work when members took every place */
+	if (c->uid != 0 && d->nclients >= d->o.max[LIMIT_CLIENTS]) {
 		if (!d->clients_warned)
 			limit_warn(d, c, LIMIT_CLIENTS, "turned away");
 		d->clients_warned = true;
@@ -427,10 +428,6 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 		int fd;
 		struct client *c;
 
-		if (d->nturned >= TURNED_MAX) {
-			accept_pause(d, "too many clients not let in are still connected");
-			return;
-		}
 		fd = accept4(w->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
@@ -453,6 +450,11 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 		c->uid = cred.uid;
 		c->pidfd = c->arena.fd = c->bell_w.fd = c->notify_fd = -1;
 		c->refused = admit(d, c, cred.gid);
+		if (c->refused && d->nturned >= TURNED_MAX) {
+			close(fd);	/* enough wait for their answer: hung up on without one */
+			free(c);
+			continue;
+		}
 		c->sock_w.fd = fd;
 		c->sock_w.fn = on_client;
 		outbox_init(c);
