@@ -251,6 +251,18 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 		json_u64(&j, "qps", s->qps);
 		json_u64(&j, "listeners", s->listeners);
 		json_u64(&j, "conns_pending", s->conns_pending);
+		json_u64(&j, "connected", s->connected);
+		json_u64(&j, "max_clients", s->max_clients);
+		json_u64(&j, "arena_bytes", s->arena_bytes);
+		json_u64(&j, "arena_total", s->arena_total);
+		json_u64(&j, "arena_max", s->arena_max);
+		json_u64(&j, "max_pds", s->max_pds);
+		json_u64(&j, "max_mrs", s->max_mrs);
+		json_u64(&j, "max_cqs", s->max_cqs);
+		json_u64(&j, "max_qps", s->max_qps);
+		json_u64(&j, "max_listeners", s->max_listeners);
+		json_u64(&j, "max_requests", s->max_requests);
+		json_u64(&j, "max_queued", s->max_queued);
 		json_counters(&j, s);
 		json_pct(&j, "aligned_pct", s->traffic.tx_fpdus_aligned, s->traffic.tx_fpdus);
 		json_close(&j, '}');
@@ -270,6 +282,16 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	LINE("queue pairs", "%u", s->qps);
 	LINE("listeners", "%u", s->listeners);
 	LINE("pending set-ups", "%u", s->conns_pending);
+	puts("limits (iwxd --help)");
+	LINE("clients connected", "%u of %u", s->connected, s->max_clients);
+	LINE("arenas", "%s of %s", bytes_str(a, sizeof(a), s->arena_bytes),
+	     bytes_str(b, sizeof(b), s->arena_total));
+	LINE("per client: arena", "%s", bytes_str(a, sizeof(a), s->arena_max));
+	LINE("  PDs, MRs", "%u, %u", s->max_pds, s->max_mrs);
+	LINE("  CQs, QPs", "%u, %u", s->max_cqs, s->max_qps);
+	LINE("  listeners", "%u", s->max_listeners);
+	LINE("  unanswered requests", "%u", s->max_requests);
+	LINE("  unread messages", "%u", s->max_queued);
 	puts("connections");
 	LINE("established", "%" PRIu64, s->conns_established);
 	LINE("failed", "%" PRIu64, s->conns_failed);
@@ -620,11 +642,12 @@ static const struct admin_cmd status_cmd = {
 	"status", IWX_IPC_STATUS, sizeof(struct iwx_ipc_status), false, "one JSON object",
 	"Show iwxd's state: version, pid, uptime, CRC default and settle time; the clients\n"
 	"and what they made (PDs, MRs, CQs, QPs, listeners, connections being set up);\n"
-	"connections established, failed and rejected; Terminates sent and received; FPDUs\n"
-	"each way and the stream bytes they took (MPA headers, markers and CRC included),\n"
-	"and of the FPDUs sent the share that started a TCP packet, so that TCP cut a segment\n"
-	"there (as far as the sender can tell: an upper bound; \"-\" when none was sent);\n"
-	"segments placed straight into their target, doorbells and wakeups.\n"
+	"its limits (iwxd --help), with the clients connected and the arenas' bytes against\n"
+	"theirs; connections established, failed and rejected; Terminates sent and\n"
+	"received; FPDUs each way and the stream bytes they took (MPA headers, markers and\n"
+	"CRC included), and of the FPDUs sent the share that started a TCP packet, so that\n"
+	"TCP cut a segment there (as far as the sender can tell: an upper bound; \"-\" when\n"
+	"none was sent); segments placed straight into their target, doorbells and wakeups.\n"
 	"The traffic counters include the queue pairs already destroyed.\n",
 	"JSON keys: the fields of struct iwx_ipc_status (iwx/ipc.h), and socket, and\n"
 	"aligned_pct (null when no FPDU was sent).\n",

@@ -9,17 +9,16 @@
 #include <errno.h>
 #include <grp.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "iwx_cli.h"
 #include "iwxd_pair.h"
 #include "testutil.h"
 
-#define IWX_BIN		"build/iwx"
 #define EXIT_FAIL	1	/* IWX_EXIT_FAIL of cli/decode.h: a runtime failure */
 #define EXIT_USAGE	2
 #define OUT_MAX		(64 << 10)
@@ -32,35 +31,6 @@ static struct iwxd_pair pair;
 static struct endpoint a, b;
 static uint8_t outside[OUT_LEN];	/* process memory, not the arena */
 
-/* Run `build/iwx ARGS` (stderr with stdout) into out; its exit status, or -1. */
-__attribute__((format(printf, 3, 4)))
-static int run_iwx(char *out, size_t cap, const char *fmt, ...)
-{
-	char args[512], cmd[640];
-	size_t n = 0;
-	va_list ap;
-	FILE *p;
-	int st;
-
-	cr_assert_eq(access(IWX_BIN, X_OK), 0, IWX_BIN " is missing: build it first (make)");
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
-	snprintf(cmd, sizeof(cmd), IWX_BIN " %s 2>&1", args);
-	p = popen(cmd, "r");
-	cr_assert_not_null(p, "popen %s", cmd);
-	while (n + 1 < cap && !feof(p)) {
-		size_t got = fread(out + n, 1, cap - 1 - n, p);
-
-		if (!got)
-			break;
-		n += got;
-	}
-	out[n] = 0;
-	st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* How many times needle occurs in s. */
 static int count(const char *s, const char *needle)
 {
@@ -69,19 +39,6 @@ static int count(const char *s, const char *needle)
 	for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
 		n++;
 	return n;
-}
-
-/* The number after "key": in s (the first one), or -1. */
-static int64_t json_num(const char *s, const char *key)
-{
-	char k[64];
-	const char *p;
-
-	snprintf(k, sizeof(k), "\"%s\": ", key);
-	p = strstr(s, k);
-	if (!p || p[strlen(k)] < '0' || p[strlen(k)] > '9')
-		return -1;
-	return strtoll(p + strlen(k), NULL, 10);
 }
 
 /* The line of s holding needle (a listing's object), into line; false if none. */

@@ -15,8 +15,7 @@
 #define ENOTSUPP 524	/* the kernel's internal "not supported", seen by user space */
 #endif
 
-/* Round size up to whole pages; 0 when it is 0, overflows or needs more than 2^32 elements. */
-static size_t arena_size(size_t size)
+size_t iwx_arena_size(size_t size)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 
@@ -98,7 +97,7 @@ int iwx_arena_create(struct iwx_arena *a, size_t size, bool allow_fallback)
 
 	memset(a, 0, sizeof(*a));
 	a->fd = -1;
-	size = arena_size(size);
+	size = iwx_arena_size(size);
 	if (!size)
 		return -EINVAL;
 	err = create_bpf(a, size);
@@ -114,7 +113,7 @@ int iwx_arena_map(struct iwx_arena *a, int fd, size_t size, bool bpf)
 
 	memset(a, 0, sizeof(*a));
 	a->fd = -1;
-	if (fd < 0 || !size || arena_size(size) != size)
+	if (fd < 0 || !size || iwx_arena_size(size) != size)
 		return -EINVAL;
 	/* A memfd shorter than the mapping would SIGBUS; the kernel checks a map's size itself. */
 	if (!bpf && fstat(fd, &st))

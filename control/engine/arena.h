@@ -26,6 +26,12 @@ struct iwx_arena {
 };
 
 /*
+ * The bytes an arena of size bytes takes: size rounded up to whole pages; 0 when it is
+ * 0, overflows or needs more than 2^32 elements.
+ */
+size_t iwx_arena_size(size_t size);
+
+/*
  * Create an arena of size bytes, rounded up to whole pages, zero-filled. BPF first;
  * when BPF is unavailable (no permission, no bpf(), a kernel without mmapable arrays)
  * and allow_fallback, a memfd sealed against resizing, so that a client cannot shrink

@@ -67,6 +67,18 @@ static void status(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *r
 	}
 	s.pds = iwx_mem_pd_count(d->mem);
 	iwx_mem_for_each(d->mem, count_mr, &s.mrs);
+	s.connected = d->nclients;
+	s.max_clients = d->o.max[LIMIT_CLIENTS];
+	s.arena_bytes = d->arena_bytes;
+	s.arena_total = d->o.max[LIMIT_ARENA_TOTAL];
+	s.arena_max = d->o.max[LIMIT_ARENA];
+	s.max_pds = d->o.max[LIMIT_PDS];
+	s.max_mrs = d->o.max[LIMIT_MRS];
+	s.max_cqs = d->o.max[LIMIT_CQS];
+	s.max_qps = d->o.max[LIMIT_QPS];
+	s.max_listeners = d->o.max[LIMIT_LISTENERS];
+	s.max_requests = d->o.max[LIMIT_REQUESTS];
+	s.max_queued = d->o.max[LIMIT_QUEUED];
 	outbox_reply(d, c, req, 0, &s, sizeof(s), NULL, 0);
 }
 

@@ -48,8 +48,17 @@ static void opts_of(const struct iwxd *d, const struct iwx_ipc_cm_param *p,
 	o->timeout_ms = d->o.timeout_ms;
 }
 
+/* A request announced to the client is answered (or gone): it no longer counts. */
+static void pconn_unannounce(struct pconn *p)
+{
+	if (p->announced)
+		p->owner->used[LIMIT_REQUESTS]--;
+	p->announced = false;
+}
+
 void cm_pconn_free(struct iwxd *d, struct pconn *p)
 {
+	pconn_unannounce(p);
 	if (p->conn.fd >= 0)
 		watch_del(&d->loop, &p->w);
 	iwx_conn_close(&p->conn);
@@ -66,6 +75,38 @@ static void qp_back_to_init(struct vqp *q)
 	vqp_set_state(q, IWX_SHQ_INIT);
 }
 
+/* Tell the client of the peer's request (the set-up's socket is not watched meanwhile). */
+static void announce(struct iwxd *d, struct pconn *p)
+{
+	struct iwx_conn *c = &p->conn;
+	struct iwx_ipc_event ev;
+
+	/* what the peer asked, for the application to answer */
+	outbox_event_of_conn(&ev, c);
+	ev.type = IWX_IPC_EV_CONNECT_REQUEST;
+	ev.listener = p->listener->id;
+	ev.conn_id = p->id;
+	ev.mpa_rev = c->request.rev;
+	ev.crc = c->request.crc;
+	ev.markers_tx = c->request.markers;
+	ev.ird = c->request.ird;
+	ev.ord = c->request.ord;
+	ev.pd_len = c->peer_pd_len;
+	memcpy(ev.pd, c->peer_pd, c->peer_pd_len);
+	p->announced = true;
+	p->owner->used[LIMIT_REQUESTS]++;
+	/*
+	 * The application's answer is part of the set-up: unanswered by half its time
+	 * limit, it is rejected, so an initiator with the same limit hears the reject
+	 * rather than waiting out its own time.
+	 */
+	p->answer_ms = iwx_conn_now_ms() + d->o.timeout_ms / 2;
+	log_info("connection request %u from a peer on listener %u", p->id, p->listener->id);
+	outbox_event(d, p->owner, &ev);
+}
+
+static int answer(struct iwxd *d, struct pconn *p, struct vqp *q, bool reject);
+
 /* The set-up ended (the socket needs no more waiting): act on how. */
 static void pconn_done(struct iwxd *d, struct pconn *p)
 {
@@ -76,26 +117,13 @@ static void pconn_done(struct iwxd *d, struct pconn *p)
 	outbox_event_of_conn(&ev, c);
 	switch (c->state) {
 	case IWX_CONN_REQUEST_IN:
-		/* what the peer asked, for the application to answer */
-		ev.type = IWX_IPC_EV_CONNECT_REQUEST;
-		ev.listener = p->listener->id;
-		ev.conn_id = p->id;
-		ev.mpa_rev = c->request.rev;
-		ev.crc = c->request.crc;
-		ev.markers_tx = c->request.markers;
-		ev.ird = c->request.ird;
-		ev.ord = c->request.ord;
-		ev.pd_len = c->peer_pd_len;
-		memcpy(ev.pd, c->peer_pd, c->peer_pd_len);
-		p->announced = true;
-		/*
-		 * The application's answer is part of the set-up: unanswered by half its time
-		 * limit, it is rejected, so an initiator with the same limit hears the reject
-		 * rather than waiting out its own time.
-		 */
-		p->answer_ms = iwx_conn_now_ms() + d->o.timeout_ms / 2;
-		log_info("connection request %u from a peer on listener %u", p->id, p->listener->id);
-		outbox_event(d, p->owner, &ev);
+		if (!client_room(d, p->owner, LIMIT_REQUESTS)) {
+			announce(d, p);
+			return;
+		}
+		/* the client has enough to answer: the peer hears no, as if unanswered */
+		log_info("connection request %u on listener %u: rejected", p->id, p->listener->id);
+		answer(d, p, NULL, true);
 		return;
 	case IWX_CONN_ESTABLISHED:
 		log_info("qp %u: established: MPA rev %u, CRC %s, IRD %u ORD %u", p->qp->num,
@@ -227,6 +255,9 @@ int cm_listen(struct iwxd *d, struct client *c, struct iwx_ipc_listen *req)
 
 	if (!len)
 		return -EAFNOSUPPORT;
+	err = client_room(d, c, LIMIT_LISTENERS);
+	if (err)
+		return err;
 	fd = iwx_conn_listen((const struct sockaddr *)&req->addr, len,
 			     req->backlog ? (int)req->backlog : 64);
 	if (fd < 0)
@@ -248,6 +279,7 @@ int cm_listen(struct iwxd *d, struct client *c, struct iwx_ipc_listen *req)
 	}
 	l->id = loop_new_id(&d->loop);
 	l->owner = c;
+	c->used[LIMIT_LISTENERS]++;
 	l->next = d->listeners;
 	d->listeners = l;
 	req->addr = l->addr;
@@ -266,6 +298,7 @@ static void listener_free(struct iwxd *d, struct listener *l)
 	}
 	watch_del(&d->loop, &l->w);
 	close(l->w.fd);
+	l->owner->used[LIMIT_LISTENERS]--;
 	IWX_LIST_UNLINK(&d->listeners, l);
 	free(l);
 }
@@ -281,11 +314,31 @@ int cm_listen_close(struct iwxd *d, struct client *c, uint32_t id)
 	return -ENOENT;
 }
 
+/* Answer the peer's request: accept onto q, or reject; the set-up goes on with the reply. */
+static int answer(struct iwxd *d, struct pconn *p, struct vqp *q, bool reject)
+{
+	int err;
+
+	pconn_unannounce(p);
+	err = iwx_conn_answer(&p->conn, &p->opts, reject);
+	if (q && !err) {
+		p->qp = q;
+		q->setup = p;
+		vqp_set_state(q, IWX_SHQ_CONNECTING);
+	}
+	if (p->conn.state == IWX_CONN_SEND_REPLY && !pconn_watch(d, p))
+		pconn_step(d, p);
+	else if (p->conn.state == IWX_CONN_REQUEST_IN)
+		announce(d, p);		/* no answer could be made of it: ask again */
+	else
+		pconn_done(d, p);
+	return err;
+}
+
 int cm_answer(struct iwxd *d, struct client *c, const struct iwx_ipc_answer *req, bool reject)
 {
 	struct pconn *p;
 	struct vqp *q = NULL;
-	int err;
 
 	for (p = d->pconns; p; p = p->next)
 		if (p->id == req->conn_id && p->owner == c && p->announced)
@@ -300,18 +353,7 @@ int cm_answer(struct iwxd *d, struct client *c, const struct iwx_ipc_answer *req
 			return -EISCONN;
 	}
 	opts_of(d, &req->param, &p->opts, p->pd);
-	p->announced = false;
-	err = iwx_conn_answer(&p->conn, &p->opts, reject);
-	if (q && !err) {
-		p->qp = q;
-		q->setup = p;
-		vqp_set_state(q, IWX_SHQ_CONNECTING);
-	}
-	if (p->conn.state == IWX_CONN_SEND_REPLY && !pconn_watch(d, p))
-		pconn_step(d, p);
-	else
-		pconn_done(d, p);
-	return err;
+	return answer(d, p, q, reject);
 }
 
 void cm_timers(struct iwxd *d, uint64_t now)

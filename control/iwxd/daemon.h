@@ -38,6 +38,37 @@ struct retired;
 
 #define IWXD_MAX_SHMS	4096	/* shared memories of one client (each a mapping here) */
 
+/*
+ * What one client, and all of them together, may hold: iwxd's options (iwxd.c). A request
+ * beyond a limit fails with -ENOSPC (a client beyond max-clients: -EMFILE).
+ */
+enum iwxd_limit {
+	/* per client, counted in client.used[] */
+	LIMIT_PDS,
+	LIMIT_MRS,
+	LIMIT_CQS,
+	LIMIT_QPS,
+	LIMIT_LISTENERS,
+	LIMIT_REQUESTS,		/* CONNECT_REQUESTs announced to it, not answered yet */
+	LIMIT_COUNTED,
+	/* per client, counted where they are */
+	LIMIT_QUEUED = LIMIT_COUNTED,	/* messages waiting for it to read: client.out_n */
+	LIMIT_ARENA,		/* bytes it shares: its arena (-EFBIG beyond), shm.c's memory */
+	/* of all clients together */
+	LIMIT_ARENA_TOTAL,	/* bytes all share, arenas and shm.c's: iwxd.arena_bytes */
+	LIMIT_CLIENTS,		/* clients connected: iwxd.nclients */
+	LIMIT_N
+};
+
+struct limit_info {
+	const char	*flag;		/* iwxd's option, without its "--" */
+	const char	*what;		/* what it counts, for --help and the log */
+	uint64_t	dflt;
+	bool		bytes;		/* a size (256M), not a count */
+};
+
+extern const struct limit_info limits[LIMIT_N];
+
 struct client {
 	struct watch		sock_w;		/* the control socket (SOCK_SEQPACKET) */
 	struct watch		bell_w;		/* doorbell eventfd: the client posted work */
@@ -46,10 +77,13 @@ struct client {
 	pid_t			pid;
 	uid_t			uid;
 	bool			hello;		/* HELLO done: the arena exists */
+	bool			hello_tried;	/* HELLO asked for, done or failed: never again */
 	bool			dead;		/* to be closed by the loop */
-	bool			refused;	/* neither root nor in the group: its request fails */
+	int			refused;	/* -EACCES, -EMFILE (no room): its request's answer */
 	struct outmsg		*out, **out_tail;	/* messages the socket had no room for */
 	uint32_t		out_n;
+	uint32_t		used[LIMIT_COUNTED];	/* what it holds, by LIMIT_* */
+	uint32_t		warned;		/* limits (1 << LIMIT_*) it was told of */
 	struct iwx_arena	arena;
 	struct shm		*shms;		/* memory shared for registrations outside the arena */
 	uint32_t		nshms;
@@ -127,7 +161,7 @@ struct iwxd_opts {
 	bool		crc;		/* ask for CRC unless the application says otherwise */
 	int		settle_ms;	/* initiator: hold the first FPDU this long (siw) */
 	int		timeout_ms;	/* TCP connect and each MPA frame of a set-up */
-	size_t		arena_max;
+	uint64_t	max[LIMIT_N];
 };
 
 struct iwxd {
@@ -140,7 +174,13 @@ struct iwxd {
 	struct vqp		*qps;
 	struct listener		*listeners;
 	struct pconn		*pconns;
+	uint32_t		nclients;	/* let in: held to max-clients (root aside) */
+	uint32_t		nturned;	/* refused or turned away, until answered */
+	bool			clients_warned;	/* said max-clients was reached, until one goes */
+	uint64_t		arena_bytes;	/* shared by every client: arenas, shm.c's memory */
 	uint64_t		start_ms;
+	uint64_t		accept_at_ms;	/* accepting paused until then; 0: not paused */
+	bool			accept_warned;	/* said so, until accept catches up */
 	bool			stop;
 	struct iwx_ipc_status	st;	/* counters; the gauges are filled in by admin.c */
 	struct iwx_qp_stats	gone;	/* counters of queue pairs destroyed */
@@ -149,6 +189,15 @@ struct iwxd {
 /* session.c */
 void session_accept(struct iwxd *d, struct watch *w, uint32_t events);
 void session_close(struct iwxd *d, struct client *c);
+/* Accept again once a pause for want of descriptors is over (loop_due until then). */
+void session_timers(struct iwxd *d, uint64_t now);
+/* Log that c is at limit lim, and what iwxd does about it (action). */
+void limit_warn(const struct iwxd *d, const struct client *c, enum iwxd_limit lim,
+		const char *action);
+/* May c have one more of what used[lim] counts? 0, or -ENOSPC, logged once per client and limit. */
+int client_room(const struct iwxd *d, struct client *c, enum iwxd_limit lim);
+/* A request of c fails with err for limit lim (logged once per client and limit). */
+int client_refuse(const struct iwxd *d, struct client *c, enum iwxd_limit lim, int err);
 
 /* vqp.c */
 struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp_create *req,

@@ -8,9 +8,11 @@
  * rings, and sleeps only after telling the clients so (need_wakeup in each queue
  * pair's shared page): while it is busy, posting costs a client no system call.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <grp.h>
+#include <inttypes.h>
 #include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,6 +28,20 @@
 #include "shm.h"
 
 #define IDLE_MS		60000	/* the longest sleep: nothing is due sooner */
+#define OPT_LIMIT	256	/* getopt's value of the option of limit i: OPT_LIMIT + i */
+
+const struct limit_info limits[LIMIT_N] = {
+	[LIMIT_CLIENTS]		= { "max-clients", "clients connected at once", 1024 },
+	[LIMIT_ARENA_TOTAL]	= { "arena-total", "bytes all clients share with iwxd (arenas, registered memory)", 4ull << 30, true },
+	[LIMIT_ARENA]		= { "arena-max", "bytes one client shares with iwxd (its arena, registered memory)", 1ull << 30, true },
+	[LIMIT_PDS]		= { "max-pds", "protection domains per client", 256 },
+	[LIMIT_MRS]		= { "max-mrs", "memory regions per client", 65536 },
+	[LIMIT_CQS]		= { "max-cqs", "completion queues per client", 1024 },
+	[LIMIT_QPS]		= { "max-qps", "queue pairs per client", 1024 },
+	[LIMIT_LISTENERS]	= { "max-listeners", "listeners per client", 64 },
+	[LIMIT_REQUESTS]	= { "max-requests", "connection requests a client has not answered", 256 },
+	[LIMIT_QUEUED]		= { "max-queued", "replies and events a client has not read", 8192 },
+};
 
 static void on_signal(struct iwxd *d, struct watch *w, uint32_t events)
 {
@@ -137,6 +153,7 @@ static void run(struct iwxd *d)
 
 		loop_timers_begin(&d->loop, now, IDLE_MS);
 		cm_timers(d, now);
+		session_timers(d, now);
 		for (struct vqp *q = d->qps; q; q = q->next)
 			vqp_timers(d, q, now);
 		reap(d);
@@ -177,53 +194,95 @@ static void usage(FILE *f)
 		"      --timeout-ms MS   give up a connection set-up after MS ms (default 10000):\n"
 		"                        the TCP connect, each MPA frame; a request the\n"
 		"                        application has not answered in MS/2 ms is rejected\n"
-		"      --arena-max BYTES largest arena one client may ask for (default 1 GiB)\n"
 		"  -v, --verbose         log connections and clients; twice: every failed request\n"
 		"  -h, --help            this text\n"
 		"\n"
+		"Limits: a request beyond one fails with ENOSPC (an arena larger than --arena-max\n"
+		"with EFBIG) and is logged; a client beyond --max-clients is answered EMFILE (root\n"
+		"is let in regardless), one beyond --max-queued is dropped, and a connection\n"
+		"request beyond --max-requests is rejected. Sizes take K, M or G.\n",
+		IWX_DEFAULT_SOCKET);
+	for (int i = 0; i < LIMIT_N; i++) {
+		char flag[32], dflt[32];
+
+		snprintf(flag, sizeof(flag), "%s %s", limits[i].flag, limits[i].bytes ? "BYTES" : "N");
+		if (limits[i].bytes)
+			snprintf(dflt, sizeof(dflt), "%" PRIu64 "G", limits[i].dflt >> 30);
+		else
+			snprintf(dflt, sizeof(dflt), "%" PRIu64, limits[i].dflt);
+		fprintf(f, "  --%-18s  %s (default %s)\n", flag, limits[i].what, dflt);
+	}
+	fprintf(f, "\n"
 		"It runs in the foreground and logs to stderr; SIGINT or SIGTERM stop it, closing\n"
-		"every connection.\n", IWX_DEFAULT_SOCKET);
+		"every connection.\n");
 }
 
-static int parse_size(const char *s, size_t *out)
+/* A size (K, M or G after it) or a count (none) from 1 up to max; -1 for anything else. */
+static int parse_limit(const char *s, bool size, uint64_t max, uint64_t *out)
 {
+	unsigned shift = 0;
 	char *end;
-	unsigned long long v = strtoull(s, &end, 0);
+	uint64_t v;
 
-	if (end == s)
+	if (!isdigit((unsigned char)*s))
+		return -1;	/* strtoull would take a sign, or spaces */
+	errno = 0;
+	v = strtoull(s, &end, size ? 0 : 10);	/* sizes as ever (0x...), counts in decimal */
+	if (errno)
 		return -1;
-	switch (*end) {
-	case 'G': v <<= 10; /* fall through */
-	case 'M': v <<= 10; /* fall through */
-	case 'K': v <<= 10; end++; break;
-	default: break;
+	if (size && *end) {
+		const char *units = "KMG", *u = strchr(units, *end);
+
+		if (!u)
+			return -1;
+		shift = 10 * (unsigned)(u - units + 1);
+		end++;
 	}
-	if (*end || !v)
+	if (*end || !v || v > max >> shift)
 		return -1;
-	*out = v;
+	*out = v << shift;
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
+	static const struct option fixed[] = {
 		{ "socket", required_argument, NULL, 's' }, { "group", required_argument, NULL, 'g' },
 		{ "no-crc", no_argument, NULL, 'n' }, { "settle-ms", required_argument, NULL, 'w' },
-		{ "arena-max", required_argument, NULL, 'a' }, { "timeout-ms", required_argument, NULL, 't' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "timeout-ms", required_argument, NULL, 't' }, { "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
 	};
+	struct option longopts[sizeof(fixed) / sizeof(fixed[0]) + LIMIT_N + 1] = { 0 };
 	struct iwxd d = {
 		.o = { .socket = iwx_ipc_socket_path(NULL),
-		       .gid = (gid_t)-1, .crc = true, .settle_ms = 200, .timeout_ms = 10000,
-		       .arena_max = 1ul << 30 },
+		       .gid = (gid_t)-1, .crc = true, .settle_ms = 200, .timeout_ms = 10000 },
 		.loop.epfd = -1, .listen_w.fd = -1,
 	};
+	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]);
 	struct group *g;
 	char *end;
 	int c;
 
+	memcpy(longopts, fixed, sizeof(fixed));
+	for (int i = 0; i < LIMIT_N; i++) {
+		longopts[nfixed + i] = (struct option){ limits[i].flag, required_argument, NULL,
+							OPT_LIMIT + i };
+		d.o.max[i] = limits[i].dflt;
+	}
 	while ((c = getopt_long(argc, argv, "s:g:vh", longopts, NULL)) != -1) {
+		if (c >= OPT_LIMIT && c < OPT_LIMIT + LIMIT_N) {
+			const struct limit_info *l = &limits[c - OPT_LIMIT];
+
+			/* counts are kept in 32 bits */
+			if (parse_limit(optarg, l->bytes, l->bytes ? SIZE_MAX : UINT32_MAX,
+					&d.o.max[c - OPT_LIMIT])) {
+				fprintf(stderr, "iwxd: --%s takes %s, not %s\n", l->flag,
+					l->bytes ? "a size (e.g. 256M)" : "a number from 1 to 4294967295",
+					optarg);
+				return 2;
+			}
+			continue;
+		}
 		switch (c) {
 		case 's':
 			d.o.socket = optarg;
@@ -250,13 +309,6 @@ int main(int argc, char **argv)
 			d.o.timeout_ms = strtol(optarg, &end, 10);
 			if (*end || d.o.timeout_ms < 1 || d.o.timeout_ms > 600000) {
 				fprintf(stderr, "iwxd: --timeout-ms takes 1 to 600000, not %s\n", optarg);
-				return 2;
-			}
-			break;
-		case 'a':
-			if (parse_size(optarg, &d.o.arena_max)) {
-				fprintf(stderr, "iwxd: --arena-max takes a size (e.g. 256M), not %s\n",
-					optarg);
 				return 2;
 			}
 			break;

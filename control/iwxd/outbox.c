@@ -2,7 +2,7 @@
 /*
  * What iwxd says to a client (replies to its requests, events), in order: what the
  * socket has no room for waits in the client's queue, its descriptors duplicated, until
- * it has. A client that lets too much wait is dropped.
+ * it has. A client that lets too much wait (iwxd --max-queued) is dropped.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,8 +14,6 @@
 
 #include "daemon.h"
 #include "outbox.h"
-
-#define MAX_QUEUED	8192	/* messages waiting for a client before it is dropped */
 
 /* A message waiting for room in the client's socket. */
 struct outmsg {
@@ -89,8 +87,8 @@ void outbox_send(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *h, 
 	if (!c->out)
 		err = iwx_ipc_send(c->sock_w.fd, h, body, fds, nfds);
 	if (err == -EAGAIN) {
-		if (c->out_n >= MAX_QUEUED) {
-			log_warn("client %u: %u messages unread: closing it", c->id, c->out_n);
+		if (c->out_n >= d->o.max[LIMIT_QUEUED]) {
+			limit_warn(d, c, LIMIT_QUEUED, "closing it");
 			c->dead = true;
 			return;
 		}

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <inttypes.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,8 @@
 
 #define DEFAULT_ARENA	(64u << 20)
 #define REQ_BATCH	32	/* requests taken from one client before others get a turn */
+#define ACCEPT_PAUSE_MS	250	/* out of descriptors: try accepting again after this long */
+#define TURNED_MAX	64	/* clients not let in, waiting for their answer */
 
 /* Is uid (with primary group gid) root or a member of the configured group? */
 static bool allowed(const struct iwxd *d, uid_t uid, gid_t gid)
@@ -48,6 +51,28 @@ static bool allowed(const struct iwxd *d, uid_t uid, gid_t gid)
 	return false;
 }
 
+void limit_warn(const struct iwxd *d, const struct client *c, enum iwxd_limit lim,
+		const char *action)
+{
+	log_warn("client %u (pid %d, uid %u): at the limit of %s (--%s %" PRIu64 "): %s", c->id,
+		 (int)c->pid, (unsigned)c->uid, limits[lim].what, limits[lim].flag, d->o.max[lim],
+		 action);
+}
+
+/* Said once per client, not at every retry. */
+int client_refuse(const struct iwxd *d, struct client *c, enum iwxd_limit lim, int err)
+{
+	if (!(c->warned & 1u << lim))
+		limit_warn(d, c, lim, "refused");
+	c->warned |= 1u << lim;
+	return err;
+}
+
+int client_room(const struct iwxd *d, struct client *c, enum iwxd_limit lim)
+{
+	return c->used[lim] < d->o.max[lim] ? 0 : client_refuse(d, c, lim, -ENOSPC);
+}
+
 static void on_bell(struct iwxd *d, struct watch *w, uint32_t events)
 {
 	struct client *c = (struct client *)((char *)w - offsetof(struct client, bell_w));
@@ -62,28 +87,50 @@ static void on_bell(struct iwxd *d, struct watch *w, uint32_t events)
 			q->blocked = false;
 }
 
+/* What hello made goes: when the client does, or when hello fails part way. */
+static void hello_undo(struct iwxd *d, struct client *c)
+{
+	if (c->bell_w.fd >= 0) {
+		watch_del(&d->loop, &c->bell_w);
+		close(c->bell_w.fd);
+		c->bell_w.fd = -1;
+	}
+	if (c->notify_fd >= 0) {
+		close(c->notify_fd);
+		c->notify_fd = -1;
+	}
+	iwx_arena_destroy(&c->arena);
+}
+
 static int hello(struct iwxd *d, struct client *c, struct iwx_ipc_hello *h, int fds[3])
 {
 	size_t size = h->arena_size ? h->arena_size : DEFAULT_ARENA;
 	int err;
 
+	/* once per client, whatever became of the first: a retry could only leak or confuse */
+	if (c->hello_tried)
+		return -EALREADY;
+	c->hello_tried = true;
 	if (h->version != IWX_IPC_VERSION)
 		return -EPROTONOSUPPORT;
-	if (c->hello)
-		return -EALREADY;
-	if (size > d->o.arena_max)
-		return -EFBIG;
+	if (size > d->o.max[LIMIT_ARENA])
+		return client_refuse(d, c, LIMIT_ARENA, -EFBIG);
+	/* what the arena will take, as the kernel allocates all of it now */
+	if (iwx_arena_size(size) > d->o.max[LIMIT_ARENA_TOTAL] - d->arena_bytes)
+		return client_refuse(d, c, LIMIT_ARENA_TOTAL, -ENOSPC);
 	err = iwx_arena_create(&c->arena, size, true);
 	if (err)
 		return err;
 	c->bell_w.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	c->bell_w.fn = on_bell;
 	c->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (c->bell_w.fd < 0 || c->notify_fd < 0 || watch_add(&d->loop, &c->bell_w, EPOLLIN)) {
-		err = -errno;
-		return err ? err : -ENOMEM;	/* the client's teardown closes what was made */
+	err = c->bell_w.fd < 0 || c->notify_fd < 0 ? -errno : watch_add(&d->loop, &c->bell_w, EPOLLIN);
+	if (err) {
+		hello_undo(d, c);
+		return err;
 	}
 	c->hello = true;
+	d->arena_bytes += c->arena.size;
 	h->client_id = c->id;
 	h->arena_size = c->arena.size;
 	h->arena_bpf = c->arena.bpf;
@@ -186,22 +233,28 @@ static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr 
 		out_len = sizeof(r->hello);
 		break;
 	case IWX_IPC_PD_ALLOC:
-		v = iwx_mem_pd_alloc(d->mem, c->id);
+		err = client_room(d, c, LIMIT_PDS);
+		v = err ? err : iwx_mem_pd_alloc(d->mem, c->id);
 		err = v < 0 ? (int)v : 0;
+		c->used[LIMIT_PDS] += !err;
 		r->id.id = v;
 		out_len = sizeof(r->id);
 		break;
 	case IWX_IPC_PD_FREE:
 		err = pd_in_use(d, c, r->id.id) ? -EBUSY : iwx_mem_pd_free(d->mem, c->id, r->id.id);
+		c->used[LIMIT_PDS] -= !err;
 		break;
 	case IWX_IPC_MR_REG:
-		v = mr_reg(d, c, &r->mr);
+		err = client_room(d, c, LIMIT_MRS);
+		v = err ? err : mr_reg(d, c, &r->mr);
 		err = v < 0 ? (int)v : 0;
+		c->used[LIMIT_MRS] += !err;
 		r->mr.stag = v;
 		out_len = sizeof(r->mr);
 		break;
 	case IWX_IPC_MR_DEREG:
 		err = shm_mr_dereg(d, c, r->id.id);
+		c->used[LIMIT_MRS] -= !err;
 		break;
 	case IWX_IPC_MR_INVALIDATE:
 		mr = iwx_mem_lookup(d->mem, r->id.id);
@@ -312,12 +365,56 @@ static void on_client(struct iwxd *d, struct watch *w, uint32_t events)
 		}
 		if (c->refused) {
 			/* answered, then hung up on: it has been read, so the answer reaches it */
-			outbox_reply(d, c, &h, -EACCES, NULL, 0, NULL, 0);
+			outbox_reply(d, c, &h, c->refused, NULL, 0, NULL, 0);
 			c->dead = true;
 			return;
 		}
 		dispatch(d, c, &h, &r);
 	}
+}
+
+/* Stop taking clients for a while: the listening socket would stay readable, and the loop spin. */
+static void accept_pause(struct iwxd *d, const char *why)
+{
+	if (!d->accept_warned)
+		log_warn("not accepting clients for now: %s", why);
+	d->accept_warned = true;
+	watch_mod(&d->loop, &d->listen_w, 0);
+	d->accept_at_ms = iwx_conn_now_ms() + ACCEPT_PAUSE_MS;
+}
+
+static void accept_resume(struct iwxd *d)
+{
+	if (!d->accept_at_ms)
+		return;
+	d->accept_at_ms = 0;
+	watch_mod(&d->loop, &d->listen_w, EPOLLIN);
+}
+
+void session_timers(struct iwxd *d, uint64_t now)
+{
+	if (d->accept_at_ms && now >= d->accept_at_ms)
+		accept_resume(d);
+	else if (d->accept_at_ms)
+		loop_due(&d->loop, d->accept_at_ms);
+}
+
+/* May this client in? 0, or the answer to its request, before iwxd hangs up on it. */
+static int admit(struct iwxd *d, struct client *c, gid_t gid)
+{
+	if (!allowed(d, c->uid, gid)) {
+		log_warn("refused a client: pid %d uid %u is neither root nor in the group",
+			 (int)c->pid, (unsigned)c->uid);
+		return -EACCES;
+	}
+	/* root is let in all the same: `iwx status` must work when members took every place */
+	if (c->uid != 0 && d->nclients >= d->o.max[LIMIT_CLIENTS]) {
+		if (!d->clients_warned)
+			limit_warn(d, c, LIMIT_CLIENTS, "turned away");
+		d->clients_warned = true;
+		return -EMFILE;
+	}
+	return 0;
 }
 
 void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
@@ -326,33 +423,49 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 	for (;;) {
 		struct ucred cred;
 		socklen_t len = sizeof(cred);
-		int fd = accept4(w->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd;
 		struct client *c;
 
-		if (fd < 0)
+		fd = accept4(w->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno == EAGAIN)
+				d->accept_warned = false;	/* caught up: a new shortage is news */
+			else	/* EMFILE, ENFILE, ENOMEM...: until a client goes, or a while */
+				accept_pause(d, strerror(errno));
 			return;
+		}
 		c = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ? NULL :
 		    calloc(1, sizeof(*c));
 		if (!c) {
+			accept_pause(d, strerror(errno));
 			close(fd);
 			return;
 		}
 		c->id = loop_new_id(&d->loop);
 		c->pid = cred.pid;
 		c->uid = cred.uid;
-		c->refused = !allowed(d, cred.uid, cred.gid);
-		if (c->refused)
-			log_warn("refused a client: pid %d uid %u is neither root nor in the group",
-				 (int)cred.pid, (unsigned)cred.uid);
 		c->arena.fd = c->bell_w.fd = c->notify_fd = -1;
+		c->refused = admit(d, c, cred.gid);
+		if (c->refused && d->nturned >= TURNED_MAX) {
+			close(fd);	/* enough wait for their answer: hung up on without one */
+			free(c);
+			continue;
+		}
 		c->sock_w.fd = fd;
 		c->sock_w.fn = on_client;
 		outbox_init(c);
 		if (watch_add(&d->loop, &c->sock_w, EPOLLIN)) {
+			accept_pause(d, strerror(errno));
 			close(fd);
 			free(c);
 			return;
 		}
+		if (c->refused)
+			d->nturned++;
+		else
+			d->nclients++;
 		c->next = d->clients;
 		d->clients = c;
 		log_info("client %u connected: pid %d uid %u", c->id, (int)c->pid, (unsigned)c->uid);
@@ -377,14 +490,17 @@ void session_close(struct iwxd *d, struct client *c)
 	shm_client_gone(d, c);
 	watch_del(&d->loop, &c->sock_w);
 	close(c->sock_w.fd);
-	if (c->bell_w.fd >= 0) {
-		watch_del(&d->loop, &c->bell_w);
-		close(c->bell_w.fd);
-	}
-	if (c->notify_fd >= 0)
-		close(c->notify_fd);
-	iwx_arena_destroy(&c->arena);
+	if (c->hello)
+		d->arena_bytes -= c->arena.size;
+	hello_undo(d, c);
 	outbox_clear(c);
+	if (c->refused) {
+		d->nturned--;
+	} else {
+		d->nclients--;
+		d->clients_warned = false;
+	}
 	IWX_LIST_UNLINK(&d->clients, c);
 	free(c);
+	accept_resume(d);	/* a descriptor, and room, for the next */
 }

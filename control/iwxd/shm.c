@@ -78,12 +78,15 @@ int shm_create(struct iwxd *d, struct client *c, struct iwx_ipc_shm *req, int *f
 	struct shm *s;
 	int err;
 
-	if (!req->size || req->size % page || req->size > d->o.arena_max)
+	if (!req->size || req->size % page)
 		return -EINVAL;
-	if (c->nshms >= IWXD_MAX_SHMS ||
-	    c->arena.size + c->shm_bytes + req->size > d->o.arena_max) {
-		log_warn("client %u: shared memory over its limit (%u, %zu bytes)", c->id, c->nshms,
-			 c->shm_bytes);
+	/* the arena's limits hold for all the memory a client shares, and all clients' */
+	if (req->size > d->o.max[LIMIT_ARENA] - c->arena.size - c->shm_bytes)
+		return client_refuse(d, c, LIMIT_ARENA, -ENOSPC);
+	if (req->size > d->o.max[LIMIT_ARENA_TOTAL] - d->arena_bytes)
+		return client_refuse(d, c, LIMIT_ARENA_TOTAL, -ENOSPC);
+	if (c->nshms >= IWXD_MAX_SHMS) {
+		log_warn("client %u: %u shared memories already: refused", c->id, c->nshms);
 		return -ENOSPC;
 	}
 	s = calloc(1, sizeof(*s));
@@ -99,6 +102,7 @@ int shm_create(struct iwxd *d, struct client *c, struct iwx_ipc_shm *req, int *f
 	c->shms = s;
 	c->nshms++;
 	c->shm_bytes += s->mem.size;
+	d->arena_bytes += s->mem.size;
 	req->size = s->mem.size;
 	req->shm = s->id;
 	req->bpf = s->mem.bpf;
@@ -112,6 +116,7 @@ static void shm_release(struct iwxd *d, struct client *c, struct shm *s)
 	IWX_LIST_UNLINK(&c->shms, s);
 	c->nshms--;
 	c->shm_bytes -= s->mem.size;
+	d->arena_bytes -= s->mem.size;
 	close(s->mem.fd);	/* the mapping keeps the memory */
 	retire(d, c, s->mem.base, s->mem.size);
 	free(s);

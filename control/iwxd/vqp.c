@@ -64,6 +64,9 @@ struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *
 		*err = -EINVAL;
 		return NULL;
 	}
+	*err = client_room(d, c, LIMIT_CQS);
+	if (*err)
+		return NULL;
 	cq = calloc(1, sizeof(*cq));
 	if (!cq) {
 		*err = -ENOMEM;
@@ -81,6 +84,7 @@ struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *
 		      sizeof(struct iwx_wc));
 	cq->id = loop_new_id(&d->loop);
 	cq->owner = c;
+	c->used[LIMIT_CQS]++;
 	cq->next = d->cqs;
 	d->cqs = cq;
 	return cq;
@@ -97,6 +101,7 @@ struct vcq *vcq_find(struct iwxd *d, struct client *c, uint32_t id)
 void vcq_destroy(struct iwxd *d, struct vcq *cq)
 {
 	IWX_LIST_UNLINK(&d->cqs, cq);
+	cq->owner->used[LIMIT_CQS]--;
 	munmap(cq->sh, cq->map_size);
 	free(cq);
 }
@@ -181,6 +186,9 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 		*err = -EINVAL;
 		return NULL;
 	}
+	*err = client_room(d, c, LIMIT_QPS);
+	if (*err)
+		return NULL;
 	q = calloc(1, sizeof(*q));
 	if (!q) {
 		*err = -ENOMEM;
@@ -201,6 +209,7 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 		      sizeof(struct iwx_recv_wr));
 	q->num = loop_new_id(&d->loop);
 	q->owner = c;
+	c->used[LIMIT_QPS]++;
 	q->pd = req->pd;
 	q->scq = scq;
 	q->rcq = rcq;
@@ -513,6 +522,7 @@ void vqp_destroy(struct iwxd *d, struct vqp *q)
 	tcp_interest(d, q, 0);
 	engine_stop(q, true);
 	IWX_LIST_UNLINK(&d->qps, q);
+	q->owner->used[LIMIT_QPS]--;
 	vqp_stats_add(&d->gone, &q->gone);
 	q->scq->users--;
 	q->rcq->users--;

@@ -186,6 +186,13 @@ struct iwx_ipc_status {
 	uint64_t	terms_sent, terms_received;
 	struct iwx_qp_stats traffic;		/* of queue pairs alive and gone */
 	uint64_t	doorbells, wakeups;
+	/* the limits (iwxd --help), and what all clients together use of theirs */
+	uint32_t	connected, max_clients;	/* clients let in, devices or not (iwx too) */
+	uint64_t	arena_bytes, arena_total;	/* of every arena */
+	uint64_t	arena_max;		/* per client, as those below */
+	uint32_t	max_pds, max_mrs, max_cqs, max_qps, max_listeners;
+	uint32_t	max_requests;		/* connection requests announced, not answered */
+	uint32_t	max_queued;		/* replies and events not read */
 };
 
 /* LIST_CONNS entry: one queue pair; the MPA fields hold what was agreed once mpa_rev != 0. */

@@ -13,7 +13,9 @@
  * else is a request over the device's Unix socket.
  *
  * Errors: functions returning int give 0 (or a count) or -errno; those returning a
- * pointer give NULL and set errno. iwx_strerror() names iwx's own meanings.
+ * pointer give NULL and set errno. iwx_strerror() names iwx's own meanings. ENOSPC
+ * from a call that makes something: the client holds as many as iwxd allows (its
+ * limits: iwxd --help, iwx status).
  *
  * Threads: a device and everything made from it are used by one thread at a time
  * (serialise with a lock of your own if several threads share one).
@@ -68,7 +70,11 @@ struct iwx_open_opts {
 /* The socket iwx_open(opts) connects to: opts->socket, else $IWX_SOCKET, else the default. */
 const char *iwx_socket_path(const struct iwx_open_opts *opts);
 
-/* Connect to iwxd. NULL and errno: ENOENT/ECONNREFUSED no daemon, EACCES not allowed. */
+/*
+ * Connect to iwxd. NULL and errno: ENOENT/ECONNREFUSED no daemon, EACCES not allowed,
+ * EMFILE iwxd serves as many clients as it may, EFBIG arena_size beyond what one client
+ * may have, ENOSPC the arenas of all clients would take more than iwxd allows.
+ */
 struct iwx_device *iwx_open(const struct iwx_open_opts *opts);
 
 /* Destroy everything made from the device and disconnect from iwxd. */

@@ -40,7 +40,7 @@ static const char *iwxd_path(void)
 
 static pid_t spawn(const char *ns, const char *sock, const char *log, const char *args)
 {
-	char *argv[32], copy[256];
+	char *argv[64], copy[512];
 	int n = 0;
 	pid_t pid;
 
@@ -53,7 +53,7 @@ static pid_t spawn(const char *ns, const char *sock, const char *log, const char
 	argv[n++] = "-s";
 	argv[n++] = (char *)sock;
 	argv[n++] = "-v";
-	for (char *tok = strtok(copy, " "); tok && n < 30; tok = strtok(NULL, " "))
+	for (char *tok = strtok(copy, " "); tok && n < 62; tok = strtok(NULL, " "))
 		argv[n++] = tok;
 	argv[n] = NULL;
 	pid = fork();
@@ -188,6 +188,21 @@ static void dump_log(const struct iwxd_pair *p, int i)
 		fputs(line, stderr);
 	if (f)
 		fclose(f);
+}
+
+int iwxd_pair_log_count(const struct iwxd_pair *p, int i, const char *what)
+{
+	char log[128], line[512];
+	FILE *f;
+	int n = 0;
+
+	log_path(p, i, log, sizeof(log));
+	f = fopen(log, "r");
+	while (f && fgets(line, sizeof(line), f))
+		n += strstr(line, what) != NULL;
+	if (f)
+		fclose(f);
+	return n;
 }
 
 void iwxd_pair_kill(struct iwxd_pair *p, int i)

@@ -45,6 +45,9 @@ void iwxd_pair_down(struct iwxd_pair *p, struct endpoint *a, struct endpoint *b)
 /* Kill daemon i (0 or 1) at once: the "daemon killed" case. */
 void iwxd_pair_kill(struct iwxd_pair *p, int i);
 
+/* How many lines of daemon i's log (it runs with -v) hold what. */
+int iwxd_pair_log_count(const struct iwxd_pair *p, int i, const char *what);
+
 /* One side of a connection: a device on a daemon, a PD, one CQ, one QP. */
 struct endpoint {
 	struct iwx_device	*dev;

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* Running the iwx CLI (build/iwx) from a test, and reading its JSON. */
+#ifndef IWX_TEST_IWX_CLI_H
+#define IWX_TEST_IWX_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define IWX_BIN		"build/iwx"
+
+/* Run `build/iwx ARGS` (stderr with stdout) into out; its exit status, or -1. */
+__attribute__((format(printf, 3, 4)))
+int run_iwx(char *out, size_t cap, const char *fmt, ...);
+
+/* The number after "key": in s (the first one), or -1. */
+int64_t json_num(const char *s, const char *key);
+
+#endif /* IWX_TEST_IWX_CLI_H */

@@ -1,0 +1,587 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What one client may take of iwxd, and all of them together (iwxd --help, "Limits"):
+ * each limit holds, answers its error and is logged once, and what is freed may be
+ * taken again; a client that does not read is dropped; running out of descriptors does
+ * not make iwxd spin; HELLO is taken once. The clients that push against the limits
+ * are uid and gid nobody, members of iwxd's group (-g nogroup) but not root: the test
+ * takes those credentials while it connects, which is when iwxd reads them.
+ */
+#include <criterion/criterion.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <iwx/fdpass.h>
+#include <iwx/ipc.h>
+
+#include "iwx_cli.h"
+#include "iwxd_pair.h"
+
+#define ARGS		"--settle-ms 0 -g nogroup "
+#define NOBODY		65534		/* uid nobody, gid nogroup */
+#define MIB		(1u << 20)
+#define EVENT_MS	5000
+#define QUIET_MS	300		/* nothing more arrives in this long */
+#define RETRY_MS	3000		/* for iwxd to see a client go */
+#define MAX_DEVS	8
+#define MAX_FDS		256
+
+static struct iwxd_pair pair;
+static struct endpoint ea, eb, ec;
+static struct iwx_device *devs[MAX_DEVS];	/* closed at the end */
+static int fds[MAX_FDS], nfds;			/* raw connections, closed at the end */
+
+static void need_root(void)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root for namespaces and to act as nobody");
+}
+
+static void down(void)
+{
+	/* an assertion may have failed while the test was nobody */
+	if (seteuid(0) || setegid(0))
+		fprintf(stderr, "cannot be root again: %m\n");
+	while (nfds)
+		close(fds[--nfds]);
+	for (int i = 0; i < MAX_DEVS; i++) {
+		iwx_close(devs[i]);
+		devs[i] = NULL;
+	}
+	if (ec.dev)
+		endpoint_close(&ec);
+	iwxd_pair_down(&pair, &ea, &eb);
+}
+
+TestSuite(daemon_limits, .init = need_root, .fini = down, .timeout = 60);
+
+static void start(const char *args)
+{
+	cr_assert_eq(iwxd_pair_start(&pair, args), 0, "two daemons with %s", args);
+	/* mkdtemp made their directory 0700: let nobody reach the sockets (0660, nogroup) */
+	cr_assert_eq(chmod(pair.dir, 0711), 0);
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Be nobody (a member of nogroup, iwxd's group), or root again. */
+static void be_nobody(bool on)
+{
+	if (on)
+		cr_assert(!setegid(NOBODY) && !seteuid(NOBODY), "become nobody: %m");
+	else
+		cr_assert(!seteuid(0) && !setegid(0), "become root again: %m");
+}
+
+/* A device on daemon i, opened as nobody: NULL and errno on failure. */
+static struct iwx_device *open_nobody(int i, size_t arena)
+{
+	struct iwx_open_opts o = { .socket = pair.sock[i], .arena_size = arena };
+	struct iwx_device *dev;
+	int err;
+
+	be_nobody(true);
+	dev = iwx_open(&o);
+	err = errno;
+	be_nobody(false);
+	errno = err;
+	return dev;
+}
+
+/* ... kept in devs[] so that it is closed at the end; slot k. */
+static struct iwx_device *dev_nobody(int k, int i, size_t arena)
+{
+	devs[k] = open_nobody(i, arena);
+	cr_assert_not_null(devs[k], "device %d as nobody: %s", k, strerror(errno));
+	return devs[k];
+}
+
+/* The next device as nobody, retried while iwxd has not yet seen a client go. */
+static struct iwx_device *open_nobody_retry(int i, size_t arena)
+{
+	struct iwx_device *dev = NULL;
+
+	for (int t = 0; t < RETRY_MS / 20 && !dev; t++) {
+		dev = open_nobody(i, arena);
+		if (!dev)
+			sleep_ms(20);
+	}
+	return dev;
+}
+
+/* An endpoint (device, PD, CQ, QP) on daemon i, as nobody. */
+static void endpoint_nobody(struct endpoint *e, int i)
+{
+	struct iwx_qp_init_attr attr = { 0 };
+
+	e->dev = open_nobody(i, MIB);
+	cr_assert_not_null(e->dev, "%s", strerror(errno));
+	e->pd = iwx_alloc_pd(e->dev);
+	e->cq = iwx_create_cq(e->dev, 64);
+	cr_assert(e->pd && e->cq);
+	attr.send_cq = attr.recv_cq = e->cq;
+	e->qp = iwx_create_qp(e->pd, &attr);
+	cr_assert_not_null(e->qp);
+}
+
+/* A raw connection to daemon i's socket as nobody (timeout_s for each call). */
+static int raw_nobody(int i, int timeout_s)
+{
+	int fd;
+
+	cr_assert_lt(nfds, MAX_FDS);
+	be_nobody(true);
+	fd = iwx_ipc_connect(pair.sock[i], timeout_s);
+	be_nobody(false);
+	if (fd >= 0)
+		fds[nfds++] = fd;
+	return fd;
+}
+
+/* One request on a raw connection and its reply's status; descriptors sent back are closed. */
+static int call(int fd, uint16_t op, const void *body, uint32_t len, void *rep, size_t cap,
+		unsigned *got_fds)
+{
+	static uint32_t seq;
+	struct iwx_ipc_hdr h = { .op = op, .seq = ++seq, .len = len }, r;
+	int rfds[IWX_FDPASS_MAX];
+	unsigned n = IWX_FDPASS_MAX;
+
+	cr_assert_eq(iwx_ipc_send(fd, &h, body, NULL, 0), 0);
+	cr_assert_geq(iwx_ipc_recv(fd, &r, rep, cap, rfds, &n), 0, "a reply to request %u", op);
+	cr_assert(r.seq == h.seq && r.op == op, "the reply to request %u", op);
+	for (unsigned k = 0; k < n; k++)
+		close(rfds[k]);
+	if (got_fds)
+		*got_fds = n;
+	return r.status;
+}
+
+static int hello(int fd, uint64_t arena, unsigned *got_fds)
+{
+	struct iwx_ipc_hello h = { .version = IWX_IPC_VERSION, .arena_size = arena };
+
+	return call(fd, IWX_IPC_HELLO, &h, sizeof(h), &h, sizeof(h), got_fds);
+}
+
+/* Lines of daemon i's log that hold what, waiting up to ms for at least one. */
+static int logged(int i, const char *what, int ms)
+{
+	int n = iwxd_pair_log_count(&pair, i, what);
+
+	for (int t = 0; t < ms / 20 && !n; t++) {
+		sleep_ms(20);
+		n = iwxd_pair_log_count(&pair, i, what);
+	}
+	return n;
+}
+
+/* The warning a limit gives: it names the client (uid nobody) and the limit. */
+#define LIMIT_LOG(what, flag)	"uid 65534): at the limit of " what " (--" flag ")"
+
+/* ------------------------------------------------------------ per client */
+
+Test(daemon_limits, protection_domains)
+{
+	struct iwx_device *dev, *other;
+	struct iwx_pd *pd[2];
+
+	start(ARGS "--max-pds 2");
+	dev = dev_nobody(0, 0, MIB);
+	pd[0] = iwx_alloc_pd(dev);
+	pd[1] = iwx_alloc_pd(dev);
+	cr_assert(pd[0] && pd[1], "two PDs: %s", strerror(errno));
+	for (int i = 0; i < 2; i++) {
+		cr_assert_null(iwx_alloc_pd(dev), "a third PD");
+		cr_assert_eq(errno, ENOSPC, "%s", strerror(errno));
+	}
+	cr_assert_eq(iwx_dealloc_pd(pd[1]), 0);
+	cr_assert_not_null(iwx_alloc_pd(dev), "one freed, the next: %s", strerror(errno));
+	cr_assert_eq(logged(0, LIMIT_LOG("protection domains per client", "max-pds 2") ": refused",
+			    0), 1, "one warning for two refusals, naming client and limit");
+	/* per client: another one has its own */
+	other = dev_nobody(1, 0, MIB);
+	cr_assert(iwx_alloc_pd(other) && iwx_alloc_pd(other), "%s", strerror(errno));
+}
+
+Test(daemon_limits, memory_regions)
+{
+	struct iwx_device *dev;
+	struct iwx_mr *mr[3];
+	struct iwx_pd *pd;
+	uint8_t *buf;
+
+	start(ARGS "--max-mrs 3");
+	dev = dev_nobody(0, 0, MIB);
+	pd = iwx_alloc_pd(dev);
+	buf = iwx_alloc(dev, 4096);
+	cr_assert(pd && buf);
+	for (int i = 0; i < 3; i++)
+		cr_assert_not_null(mr[i] = iwx_reg_mr(pd, buf, 64 + i, IWX_ACCESS_LOCAL_WRITE));
+	cr_assert_null(iwx_reg_mr(pd, buf, 64, IWX_ACCESS_LOCAL_WRITE), "a fourth MR");
+	cr_assert_eq(errno, ENOSPC, "%s", strerror(errno));
+	cr_assert_eq(iwx_dereg_mr(mr[0]), 0);
+	cr_assert_not_null(iwx_reg_mr(pd, buf, 64, IWX_ACCESS_LOCAL_WRITE), "%s", strerror(errno));
+	cr_assert_eq(logged(0, LIMIT_LOG("memory regions per client", "max-mrs 3"), 0), 1);
+}
+
+Test(daemon_limits, completion_queues)
+{
+	struct iwx_device *dev;
+	struct iwx_cq *cq[2];
+
+	start(ARGS "--max-cqs 2");
+	dev = dev_nobody(0, 0, MIB);
+	cq[0] = iwx_create_cq(dev, 16);
+	cq[1] = iwx_create_cq(dev, 16);
+	cr_assert(cq[0] && cq[1], "%s", strerror(errno));
+	cr_assert_null(iwx_create_cq(dev, 16), "a third CQ");
+	cr_assert_eq(errno, ENOSPC, "%s", strerror(errno));
+	cr_assert_eq(iwx_destroy_cq(cq[1]), 0);
+	cr_assert_not_null(iwx_create_cq(dev, 16), "%s", strerror(errno));
+	cr_assert_eq(logged(0, LIMIT_LOG("completion queues per client", "max-cqs 2"), 0), 1);
+}
+
+Test(daemon_limits, queue_pairs)
+{
+	struct iwx_qp_init_attr attr = { 0 };
+	struct iwx_device *dev;
+	struct iwx_qp *qp[2];
+	struct iwx_pd *pd;
+
+	start(ARGS "--max-qps 2");
+	dev = dev_nobody(0, 0, MIB);
+	pd = iwx_alloc_pd(dev);
+	attr.send_cq = attr.recv_cq = iwx_create_cq(dev, 64);
+	cr_assert(pd && attr.send_cq);
+	qp[0] = iwx_create_qp(pd, &attr);
+	qp[1] = iwx_create_qp(pd, &attr);
+	cr_assert(qp[0] && qp[1], "%s", strerror(errno));
+	cr_assert_null(iwx_create_qp(pd, &attr), "a third QP");
+	cr_assert_eq(errno, ENOSPC, "%s", strerror(errno));
+	cr_assert_eq(iwx_destroy_qp(qp[0]), 0);
+	cr_assert_not_null(iwx_create_qp(pd, &attr), "%s", strerror(errno));
+	cr_assert_eq(logged(0, LIMIT_LOG("queue pairs per client", "max-qps 2"), 0), 1);
+}
+
+static struct sockaddr_in addr4(const char *host)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+
+	inet_pton(AF_INET, host, &a.sin_addr);
+	return a;
+}
+
+Test(daemon_limits, listeners)
+{
+	struct sockaddr_in a = addr4(NETNS_A4);
+	struct iwx_device *dev;
+	struct iwx_listener *l;
+
+	start(ARGS "--max-listeners 1");
+	dev = dev_nobody(0, 0, MIB);
+	l = iwx_listen(dev, (struct sockaddr *)&a, sizeof(a), 8);
+	cr_assert_not_null(l, "%s", strerror(errno));
+	cr_assert_null(iwx_listen(dev, (struct sockaddr *)&a, sizeof(a), 8), "a second listener");
+	cr_assert_eq(errno, ENOSPC, "%s", strerror(errno));
+	cr_assert_eq(iwx_listener_destroy(l), 0);
+	cr_assert_not_null(iwx_listen(dev, (struct sockaddr *)&a, sizeof(a), 8), "%s",
+			   strerror(errno));
+	cr_assert_eq(logged(0, LIMIT_LOG("listeners per client", "max-listeners 1"), 0), 1);
+}
+
+static void expect_event(struct endpoint *e, enum iwx_event_type type, int ms,
+			 struct iwx_event *ev)
+{
+	int err = endpoint_event(e, ev, ms);
+
+	cr_assert_eq(err, 0, "event '%s' within %d ms: %s", iwx_event_name(type), ms,
+		     strerror(-err));
+	cr_assert_eq(ev->type, type, "event '%s', not '%s'", iwx_event_name(type),
+		     iwx_event_name(ev->type));
+}
+
+/*
+ * Connection requests a client has not answered: beyond the limit the peer is rejected
+ * on the wire at once, not announced (an unanswered one would be after 5 s, half of the
+ * default --timeout-ms).
+ */
+Test(daemon_limits, unanswered_connection_requests)
+{
+	struct sockaddr_in b4 = addr4(NETNS_B4);
+	struct sockaddr_storage ss;
+	struct iwx_listener *l;
+	struct iwx_event ev;
+	uint32_t first;
+
+	start(ARGS "--max-requests 1");
+	endpoint_nobody(&eb, 1);
+	cr_assert_eq(endpoint_open(&ea, &pair, 0, MIB), 0);
+	cr_assert_eq(endpoint_open(&ec, &pair, 0, MIB), 0);
+	l = iwx_listen(eb.dev, (struct sockaddr *)&b4, sizeof(b4), 8);
+	cr_assert_not_null(l);
+	cr_assert_eq(iwx_listener_addr(l, &ss), 0);
+
+	cr_assert_eq(iwx_connect(ea.qp, (struct sockaddr *)&ss, sizeof(b4), NULL), 0);
+	expect_event(&eb, IWX_EVENT_CONNECT_REQUEST, EVENT_MS, &ev);
+	first = ev.conn_id;
+	cr_assert_eq(iwx_connect(ec.qp, (struct sockaddr *)&ss, sizeof(b4), NULL), 0);
+	expect_event(&ec, IWX_EVENT_REJECTED, 2000, &ev);
+	cr_assert_eq(endpoint_event(&eb, &ev, QUIET_MS), -EAGAIN, "the second was not announced");
+	cr_assert_eq(logged(1, LIMIT_LOG("connection requests a client has not answered",
+					 "max-requests 1") ": refused", 0), 1);
+
+	/* the first answered, the next is announced */
+	cr_assert_eq(iwx_accept(eb.qp, first, NULL), 0);
+	expect_event(&eb, IWX_EVENT_ESTABLISHED, EVENT_MS, &ev);
+	expect_event(&ea, IWX_EVENT_ESTABLISHED, EVENT_MS, &ev);
+	cr_assert_eq(iwx_connect(ec.qp, (struct sockaddr *)&ss, sizeof(b4), NULL), 0);
+	expect_event(&eb, IWX_EVENT_CONNECT_REQUEST, EVENT_MS, &ev);
+	cr_assert_eq(iwx_reject(eb.dev, ev.conn_id, NULL, 0), 0);
+	expect_event(&ec, IWX_EVENT_REJECTED, EVENT_MS, &ev);
+}
+
+/* A client that asks and never reads what it is told is dropped, and iwxd carries on. */
+Test(daemon_limits, client_that_does_not_read)
+{
+	struct iwx_ipc_hdr h = { .op = IWX_IPC_PD_ALLOC };
+	int fd, sent = 0, got = 0, n;
+	uint8_t body[IWX_IPC_MAX];
+
+	start(ARGS "--max-queued 64");
+	fd = raw_nobody(0, 5);
+	cr_assert_geq(fd, 0, "%s", strerror(-fd));
+	/* fewer than the 8192 iwxd used to queue; it answers each with ENOTCONN (no HELLO) */
+	for (; sent < 5000; sent++) {
+		h.seq = sent + 1;
+		if (iwx_ipc_send(fd, &h, NULL, NULL, 0))
+			break;	/* iwxd hung up */
+	}
+	cr_assert_eq(logged(0, LIMIT_LOG("replies and events a client has not read",
+					 "max-queued 64") ": closing it", EVENT_MS), 1);
+	while ((n = iwx_ipc_recv(fd, &h, body, sizeof(body), NULL, NULL)) >= 0)
+		got++;
+	cr_assert_eq(n, -ECONNRESET, "the end of the stream, not %s", strerror(-n));
+	cr_assert_lt(got, sent, "%d of %d requests answered before iwxd hung up", got, sent);
+
+	cr_assert_not_null(iwx_alloc_pd(dev_nobody(0, 0, MIB)), "iwxd serves others");
+}
+
+/* ------------------------------------------------------------ in total */
+
+Test(daemon_limits, arena_bytes_of_all_clients)
+{
+	struct iwx_device *second;
+
+	static uint8_t outside[MIB] __attribute__((aligned(65536)));
+	struct iwx_pd *pd;
+
+	start(ARGS "--arena-total 3M --arena-max 2M");
+	pd = iwx_alloc_pd(dev_nobody(0, 0, 2 * MIB));
+	cr_assert_not_null(pd);
+	cr_assert_null(iwx_reg_mr(pd, outside, 65536, 0), "registered memory counts too");
+	cr_assert_eq(errno, ENOSPC, "%s", strerror(errno));
+	cr_assert_null(open_nobody(0, 2 * MIB), "2 MiB more than 3 MiB allow");
+	cr_assert_eq(errno, ENOSPC, "%s", strerror(errno));
+	cr_assert_null(open_nobody(0, 3 * MIB), "more than --arena-max");
+	cr_assert_eq(errno, EFBIG, "%s", strerror(errno));
+	cr_assert_geq(logged(0, LIMIT_LOG("bytes all clients share with iwxd (arenas, registered memory)",
+					  "arena-total 3145728"), 0), 1);
+
+	iwx_close(devs[0]);
+	devs[0] = NULL;
+	second = devs[1] = open_nobody_retry(0, 2 * MIB);
+	cr_assert_not_null(second, "the first gone, its bytes are free: %s", strerror(errno));
+	cr_assert_not_null(iwx_alloc_pd(second));
+}
+
+Test(daemon_limits, clients_connected)
+{
+	static char out[16384];
+
+	start(ARGS "--max-clients 3");
+	for (int i = 0; i < 3; i++)
+		dev_nobody(i, 0, MIB);
+	for (int i = 0; i < 2; i++) {
+		cr_assert_null(open_nobody(0, MIB), "a fourth client");
+		cr_assert_eq(errno, EMFILE, "%s", strerror(errno));
+	}
+	cr_assert_eq(logged(0, LIMIT_LOG("clients connected at once", "max-clients 3") ": turned away",
+			    0), 1, "said once while the places are taken");
+
+	/* those in are served, and root gets in to look */
+	cr_assert_not_null(iwx_alloc_pd(devs[0]), "%s", strerror(errno));
+	cr_assert_eq(run_iwx(out, sizeof(out), "status -s %s -j", pair.sock[0]), 0, "%s", out);
+	cr_assert_eq(json_num(out, "connected"), 4, "three and iwx itself: %s", out);
+	cr_assert_eq(json_num(out, "max_clients"), 3, "%s", out);
+
+	iwx_close(devs[2]);
+	devs[2] = open_nobody_retry(0, MIB);
+	cr_assert_not_null(devs[2], "one gone, the next gets in: %s", strerror(errno));
+}
+
+/* utime + stime of process pid, in seconds. */
+static double cpu_s(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long ut, st;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "%s: %m", path);
+	cr_assert_not_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	p = strrchr(buf, ')');	/* the name may hold spaces */
+	cr_assert(p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
+			      &st) == 2, "%s", buf);
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Out of descriptors, iwxd waits for them rather than spinning on its socket. */
+Test(daemon_limits, out_of_descriptors_on_accept)
+{
+	struct rlimit few = { 32, 32 };
+	pid_t pid;
+	char comm[32] = "";
+	double used;
+	FILE *f;
+	int fd;
+
+	start(ARGS);
+	pid = pair.pid[0];
+	snprintf(comm, sizeof(comm), "/proc/%d/comm", (int)pid);
+	f = fopen(comm, "r");
+	cr_assert(f && fgets(comm, sizeof(comm), f), "pid %d", (int)pid);
+	fclose(f);
+	cr_assert_str_eq(comm, "iwxd\n", "ip netns exec became iwxd");
+	cr_assert_eq(prlimit(pid, RLIMIT_NOFILE, &few, NULL), 0, "%m");
+
+	/* connect until the daemon's backlog is full too */
+	while ((fd = raw_nobody(0, 1)) >= 0)
+		cr_assert_lt(nfds, MAX_FDS, "iwxd kept accepting with 32 descriptors");
+	cr_assert_eq(logged(0, "not accepting clients for now: Too many open files", 0), 1);
+
+	used = cpu_s(pid);
+	sleep_ms(2000);
+	used = cpu_s(pid) - used;
+	cr_assert_lt(used, 0.5, "iwxd used %.2f s of CPU in 2 s while out of descriptors", used);
+
+	while (nfds)
+		close(fds[--nfds]);
+	for (int t = 0; t < RETRY_MS / 50 && endpoint_open(&ea, &pair, 0, MIB); t++)
+		sleep_ms(50);
+	cr_assert_not_null(ea.qp, "a new client once the descriptors are back");
+}
+
+/* ------------------------------------------------------------ HELLO */
+
+Test(daemon_limits, hello_only_once)
+{
+	unsigned got;
+	int fd;
+
+	start(ARGS "--arena-max 2M");
+	fd = raw_nobody(0, 5);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(hello(fd, MIB, &got), 0);
+	cr_assert_eq(got, 3, "arena, doorbell and notify descriptors");
+	cr_assert_eq(hello(fd, MIB, &got), -EALREADY);
+	cr_assert_eq(got, 0);
+
+	/* a failed HELLO counts as the one */
+	fd = raw_nobody(0, 5);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(hello(fd, 4 * MIB, NULL), -EFBIG, "more than --arena-max");
+	cr_assert_eq(hello(fd, MIB, &got), -EALREADY);
+	cr_assert_eq(got, 0);
+	cr_assert_eq(call(fd, IWX_IPC_PD_ALLOC, NULL, 0, NULL, 0, NULL), -ENOTCONN);
+}
+
+/* ------------------------------------------------------------ iwx status */
+
+Test(daemon_limits, status_shows_limits_and_use)
+{
+	static char out[16384];
+	static const struct {
+		const char	*key;
+		int64_t		value;
+	} want[] = {
+		{ "connected", 2 }, { "max_clients", 7 }, { "clients", 1 },
+		{ "arena_bytes", 4 * MIB }, { "arena_total", 64 * MIB }, { "arena_max", 8 * MIB },
+		{ "max_pds", 5 }, { "max_mrs", 6 }, { "max_cqs", 9 }, { "max_qps", 10 },
+		{ "max_listeners", 11 }, { "max_requests", 12 }, { "max_queued", 13 },
+	};
+
+	start(ARGS "--max-clients 7 --arena-total 64M --arena-max 8M --max-pds 5 --max-mrs 6 "
+	      "--max-cqs 9 --max-qps 10 --max-listeners 11 --max-requests 12 --max-queued 13");
+	dev_nobody(0, 0, 4 * MIB);
+	cr_assert_eq(run_iwx(out, sizeof(out), "status -s %s -j", pair.sock[0]), 0, "%s", out);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		cr_assert_eq(json_num(out, want[i].key), want[i].value, "%s: %s", want[i].key, out);
+
+	cr_assert_eq(run_iwx(out, sizeof(out), "status -s %s", pair.sock[0]), 0, "%s", out);
+	cr_assert(strstr(out, "clients connected     2 of 7"), "%s", out);
+	cr_assert(strstr(out, "arenas                4.0 MiB of 64.0 MiB"), "%s", out);
+	cr_assert(strstr(out, "CQs, QPs            9, 10"), "%s", out);
+}
+
+/* ------------------------------------------------------------ options */
+
+/* Run iwxd with args (it must not start serving); its exit status, its output in out. */
+static int run_iwxd(char *out, size_t cap, const char *args)
+{
+	const char *bin = getenv("IWX_IWXD");
+	char cmd[512];
+	size_t n;
+	FILE *p;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "%s -s /nonexistent/iwxd.sock %s 2>&1", bin ? bin : "build/iwxd",
+		 args);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	n = fread(out, 1, cap - 1, p);
+	out[n] = 0;
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(daemon_limits_usage, options)
+{
+	static const char *const flags[] = {
+		"--max-clients N", "--arena-total BYTES", "--arena-max BYTES", "--max-pds N",
+		"--max-mrs N", "--max-cqs N", "--max-qps N", "--max-listeners N", "--max-requests N",
+		"--max-queued N",
+	};
+	static const char *const bad[] = {
+		"--max-cqs 0", "--max-qps -1", "--max-pds 4294967296", "--max-mrs 12x",
+		"--arena-total 0", "--arena-total 3X", "--arena-max ' 1M'",
+	};
+	static char out[8192];
+
+	cr_assert_eq(run_iwxd(out, sizeof(out), "--help"), 0, "%s", out);
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		cr_assert(strstr(out, flags[i]), "%s in:\n%s", flags[i], out);
+	cr_assert(strstr(out, "(default 4G)") && strstr(out, "(default 1024)"), "%s", out);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char opt[32];
+
+		cr_assert_eq(run_iwxd(out, sizeof(out), bad[i]), 2, "%s: %s", bad[i], out);
+		snprintf(opt, sizeof(opt), "%.*s takes", (int)strcspn(bad[i], " "), bad[i]);
+		cr_assert(strstr(out, opt), "%s: %s", bad[i], out);
+	}
+}
