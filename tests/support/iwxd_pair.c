@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -197,6 +198,26 @@ void iwxd_pair_kill(struct iwxd_pair *p, int i)
 		waitpid(p->pid[i], NULL, 0);
 		p->pid[i] = -1;
 	}
+}
+
+int iwxd_pair_reachable(const struct iwxd_pair *p)
+{
+	return chmod(p->dir, 0711) ? -errno : 0;
+}
+
+bool iwxd_pair_logged(const struct iwxd_pair *p, int i, const char *what)
+{
+	char log[128], line[512];
+	bool found = false;
+	FILE *f;
+
+	log_path(p, i, log, sizeof(log));
+	f = fopen(log, "r");
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, what) != NULL;
+	if (f)
+		fclose(f);
+	return found;
 }
 
 void iwxd_pair_stop(struct iwxd_pair *p)
