@@ -195,6 +195,14 @@ int iwx_ipc_send(int sock, const struct iwx_ipc_hdr *hdr, const void *body, cons
 int iwx_ipc_recv(int sock, struct iwx_ipc_hdr *hdr, void *body, size_t cap, int *fds,
 		 unsigned *nfds);
 
+/*
+ * The same, but every descriptor that came is the caller's, whatever the result, as
+ * iwx_fd_recv_all (fds has room for IWX_FDPASS_ANY): iwxd's way, which closes none of a
+ * client's descriptors on its loop's thread.
+ */
+int iwx_ipc_recv_all(int sock, struct iwx_ipc_hdr *hdr, void *body, size_t cap, int *fds,
+		     unsigned *nfds);
+
 /* The socket iwxd serves: given (if not NULL or empty), else $IWX_SOCKET, else the default. */
 const char *iwx_ipc_socket_path(const char *given);
 
