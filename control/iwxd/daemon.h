@@ -2,10 +2,12 @@
 /*
  * iwxd's objects: the clients (one per libiwx device), what they made (completion
  * queues, queue pairs, listeners) and the connections being set up, and the one
- * epoll loop that drives them all. Single-threaded: nothing here takes a lock.
+ * epoll loop that drives them all. Single-threaded (but for the closer, which shares
+ * nothing but a pipe): nothing here takes a lock.
  *
  *   iwxd.c     options, signals, the daemon's turn (and when it may sleep)
  *   loop.c     the event loop: epoll watches, timers' deadline, identifiers
+ *   closer.c   closing what clients may make linger, on a thread of its own (closer.h)
  *   session.c  a client: authentication, requests, resources, teardown
  *   outbox.c   what iwxd says to a client, in order (outbox.h)
  *   vqp.c      a queue pair's rings <-> the engine (qp.c) <-> completion rings
@@ -24,6 +26,7 @@
 #include <iwx/list.h>
 
 #include "arena.h"
+#include "closer.h"
 #include "conn.h"
 #include "log.h"
 #include "loop.h"
@@ -122,6 +125,7 @@ struct iwxd_opts {
 
 struct iwxd {
 	struct loop		loop;
+	struct closer		closer;
 	struct watch		listen_w, signal_w;
 	struct iwxd_opts	o;
 	struct iwx_mem		*mem;

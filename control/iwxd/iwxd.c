@@ -72,6 +72,7 @@ static int open_socket(struct iwxd *d)
 static int setup(struct iwxd *d)
 {
 	sigset_t mask;
+	int err;
 
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&mask);
@@ -83,6 +84,11 @@ static int setup(struct iwxd *d)
 	d->mem = iwx_mem_new();
 	if (loop_init(&d->loop) || d->signal_w.fd < 0 || !d->mem) {
 		fprintf(stderr, "iwxd: %s\n", strerror(errno));
+		return -1;
+	}
+	err = closer_start(&d->closer);	/* after the mask: the signals are the loop's */
+	if (err) {
+		fprintf(stderr, "iwxd: closer thread: %s\n", strerror(-err));
 		return -1;
 	}
 	d->listen_w.fd = open_socket(d);
@@ -152,9 +158,11 @@ static void teardown(struct iwxd *d)
 	while (d->clients)
 		session_close(d, d->clients);
 	if (d->listen_w.fd >= 0) {
-		close(d->listen_w.fd);
+		/* connections it never accepted may hold descriptors */
+		closer_close(&d->closer, d->listen_w.fd);
 		unlink(d->o.socket);
 	}
+	closer_stop(&d->closer);
 	iwx_mem_free(d->mem);
 	loop_fini(&d->loop);
 }

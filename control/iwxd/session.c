@@ -288,12 +288,19 @@ static void on_client(struct iwxd *d, struct watch *w, uint32_t events)
 	for (int i = 0; i < REQ_BATCH && !c->dead; i++) {
 		struct iwx_ipc_hdr h;
 		union request r;
-		int fds[IWX_FDPASS_MAX];
-		unsigned nfds = IWX_FDPASS_MAX;
-		int n = iwx_ipc_recv(w->fd, &h, &r, sizeof(r), fds, &nfds);
+		int fds[IWX_FDPASS_ANY];
+		unsigned nfds;
+		int n = iwx_ipc_recv_all(w->fd, &h, &r, sizeof(r), fds, &nfds);
 
-		for (unsigned k = 0; k < nfds; k++)
-			close(fds[k]);	/* clients send none */
+		if (nfds) {
+			/* no request carries one: what else it sends is not to be read either */
+			log_warn("client %u (pid %d, uid %u) sent a descriptor: closing it", c->id,
+				 (int)c->pid, (unsigned)c->uid);
+			session_close(d, c);	/* its socket first: it hears at once */
+			for (unsigned k = 0; k < nfds; k++)
+				closer_close(&d->closer, fds[k]);
+			return;
+		}
 		if (n == -EAGAIN)
 			return;
 		if (n < 0) {
@@ -326,7 +333,7 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 		c = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ? NULL :
 		    calloc(1, sizeof(*c));
 		if (!c) {
-			close(fd);
+			closer_close(&d->closer, fd);	/* it may have sent descriptors already */
 			return;
 		}
 		c->id = loop_new_id(&d->loop);
@@ -346,7 +353,7 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 		c->sock_w.fn = on_client;
 		outbox_init(c);
 		if (watch_add(&d->loop, &c->sock_w, EPOLLIN)) {
-			close(fd);
+			closer_close(&d->closer, fd);
 			if (c->pidfd >= 0)
 				close(c->pidfd);
 			free(c);
@@ -376,7 +383,8 @@ void session_close(struct iwxd *d, struct client *c)
 	if (c->pidfd >= 0)
 		close(c->pidfd);	/* no region refers to it now */
 	watch_del(&d->loop, &c->sock_w);
-	close(c->sock_w.fd);
+	/* what it sent and iwxd did not read goes with the socket, descriptors included */
+	closer_close(&d->closer, c->sock_w.fd);
 	if (c->bell_w.fd >= 0) {
 		watch_del(&d->loop, &c->bell_w);
 		close(c->bell_w.fd);
