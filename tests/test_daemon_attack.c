@@ -7,7 +7,6 @@
 #include <criterion/criterion.h>
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/sockios.h>
 #include <poll.h>
 #include <signal.h>
@@ -239,4 +238,107 @@ Test(daemon_attack, stops_while_the_close_of_a_passed_socket_hangs)
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		  "iwxd a stops on SIGTERM (wait status %#x)", status);
 	cr_assert(iwxd_pair_logged(&pair, 0, "close hangs"), "and says it left a close behind");
+}
+
+/* ------------------------------------------------------------------ ports */
+
+struct where {
+	const char	*addr;	/* an IPv4 or IPv6 address */
+	uint16_t	port;
+};
+
+static struct iwx_listener *listen_at(struct iwx_device *dev, struct where w)
+{
+	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+	bool v6 = strchr(w.addr, ':');
+
+	if (v6) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(w.port);
+		cr_assert_eq(inet_pton(AF_INET6, w.addr, &s6->sin6_addr), 1);
+	} else {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(w.port);
+		cr_assert_eq(inet_pton(AF_INET, w.addr, &s4->sin_addr), 1);
+	}
+	return iwx_listen(dev, (struct sockaddr *)&ss, v6 ? sizeof(*s6) : sizeof(*s4), 8);
+}
+
+/* In a child: open a device on iwxd a and listen at *arg: 0 or the errno. */
+static int listen_in_child(void *arg)
+{
+	struct iwx_device *dev = open_dev();
+
+	if (!dev)
+		return errno;
+	return listen_at(dev, *(const struct where *)arg) ? 0 : errno;
+}
+
+static int listen_as_member(const char *addr, uint16_t port)
+{
+	struct where w = { addr, port };
+
+	return run_as(NOBODY, NOBODY, listen_in_child, &w);
+}
+
+static int set_unprivileged_port_start(void *value)
+{
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_unprivileged_port_start", "w");
+	int err = f && fputs(value, f) >= 0 ? 0 : -errno;
+
+	if (f && fclose(f))
+		err = -errno;
+	return err;
+}
+
+Test(daemon_attack, member_may_not_listen_on_a_privileged_port)
+{
+	struct iwx_device *dev;
+
+	cr_assert_eq(listen_as_member("0.0.0.0", 23), EACCES, "telnet's port: refused");
+	cr_assert_eq(listen_as_member("0.0.0.0", 1023), EACCES, "below 1024: refused");
+	cr_assert_eq(listen_as_member(NETNS_A6, 1023), EACCES, "IPv6 as well");
+	cr_assert_eq(listen_as_member("0.0.0.0", 1024), 0, "1024 and above: allowed");
+	cr_assert_eq(listen_as_member("0.0.0.0", 0), 0, "an ephemeral port: allowed");
+
+	/* the first unprivileged port as iwxd's namespace has it, not as this one does */
+	cr_assert_eq(netns_call(pair.ns.a, set_unprivileged_port_start, "2000"), 0);
+	cr_assert_eq(listen_as_member("0.0.0.0", 1999), EACCES, "below the namespace's 2000");
+	cr_assert_eq(listen_as_member("0.0.0.0", 2000), 0);
+
+	dev = open_dev();
+	cr_assert_not_null(dev);
+	cr_assert_not_null(listen_at(dev, (struct where){ "0.0.0.0", 23 }), "root may: %s",
+			   strerror(errno));
+	iwx_close(dev);
+}
+
+Test(daemon_attack, no_client_may_listen_on_a_port_another_holds)
+{
+	struct iwx_device *dev = open_dev(), *other = open_dev();
+	struct sockaddr_storage ss;
+	struct iwx_listener *l;
+	uint16_t port;
+
+	cr_assert(dev && other);
+	l = listen_at(dev, (struct where){ NETNS_A4, 0 });
+	cr_assert_not_null(l);
+	cr_assert_eq(iwx_listener_addr(l, &ss), 0);
+	port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+
+	/* another address, which the kernel would allow: still refused to other clients */
+	cr_assert_eq(listen_as_member(NETNS_A6, port), EADDRINUSE, "a member, another address");
+	cr_assert_eq(listen_as_member("0.0.0.0", port), EADDRINUSE, "a member, any address");
+	cr_assert_null(listen_at(other, (struct where){ NETNS_A6, port }), "another root client");
+	cr_assert_eq(errno, EADDRINUSE);
+
+	/* the client that holds it gets what the kernel says */
+	cr_assert_not_null(listen_at(dev, (struct where){ NETNS_A6, port }),
+			   "its own port on another address: %s", strerror(errno));
+	cr_assert_null(listen_at(dev, (struct where){ NETNS_A4, port }), "the same address twice");
+	cr_assert_eq(errno, EADDRINUSE, "the kernel's answer: %s", strerror(errno));
+	iwx_close(dev);
+	iwx_close(other);
 }
