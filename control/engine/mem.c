@@ -32,7 +32,7 @@ struct table {
 
 struct pd {
 	uint32_t	id;
-	uint32_t	owner;
+	uint64_t	owner;
 	uint32_t	nmr;	/* regions in it, valid or not */
 };
 
@@ -194,7 +194,7 @@ void iwx_mem_free(struct iwx_mem *m)
 	free(m);
 }
 
-int64_t iwx_mem_pd_alloc(struct iwx_mem *m, uint32_t owner)
+int64_t iwx_mem_pd_alloc(struct iwx_mem *m, uint64_t owner)
 {
 	struct pd *pd = calloc(1, sizeof(*pd));
 
@@ -213,14 +213,14 @@ fail:
 	return -ENOMEM;
 }
 
-static struct pd *pd_of(const struct iwx_mem *m, uint32_t owner, uint32_t id)
+static struct pd *pd_of(const struct iwx_mem *m, uint64_t owner, uint32_t id)
 {
 	struct pd *pd = id ? table_get(&m->pds, id) : NULL;
 
 	return pd && pd->owner == owner ? pd : NULL;
 }
 
-int iwx_mem_pd_free(struct iwx_mem *m, uint32_t owner, uint32_t id)
+int iwx_mem_pd_free(struct iwx_mem *m, uint64_t owner, uint32_t id)
 {
 	struct pd *pd = pd_of(m, owner, id);
 
@@ -234,7 +234,7 @@ int iwx_mem_pd_free(struct iwx_mem *m, uint32_t owner, uint32_t id)
 }
 
 /* Register the bytes at start (an address here, or in process where->pid). */
-static int64_t reg(struct iwx_mem *m, uint32_t owner, uint32_t pd_id, const struct iwx_mr *where,
+static int64_t reg(struct iwx_mem *m, uint64_t owner, uint32_t pd_id, const struct iwx_mr *where,
 		   uint64_t start, uint64_t len, uint64_t base_to, uint8_t access)
 {
 	struct pd *pd = pd_of(m, owner, pd_id);
@@ -275,7 +275,7 @@ static int64_t reg(struct iwx_mem *m, uint32_t owner, uint32_t pd_id, const stru
 	return e->mr.desc.stag;
 }
 
-int64_t iwx_mem_reg(struct iwx_mem *m, uint32_t owner, uint32_t pd, void *addr, uint64_t len,
+int64_t iwx_mem_reg(struct iwx_mem *m, uint64_t owner, uint32_t pd, void *addr, uint64_t len,
 		    uint64_t base_to, uint8_t access)
 {
 	struct iwx_mr where = { .addr = addr, .pidfd = -1 };
@@ -283,7 +283,7 @@ int64_t iwx_mem_reg(struct iwx_mem *m, uint32_t owner, uint32_t pd, void *addr, 
 	return reg(m, owner, pd, &where, (uintptr_t)addr, len, base_to, access);
 }
 
-int64_t iwx_mem_reg_remote(struct iwx_mem *m, uint32_t owner, uint32_t pd, pid_t pid, int pidfd,
+int64_t iwx_mem_reg_remote(struct iwx_mem *m, uint64_t owner, uint32_t pd, pid_t pid, int pidfd,
 			   uint64_t raddr, uint64_t len, uint64_t base_to, uint8_t access)
 {
 	struct iwx_mr where = { .pid = pid, .pidfd = pidfd, .raddr = raddr };
@@ -293,7 +293,7 @@ int64_t iwx_mem_reg_remote(struct iwx_mem *m, uint32_t owner, uint32_t pd, pid_t
 	return reg(m, owner, pd, &where, raddr, len, base_to, access);
 }
 
-int iwx_mem_dereg(struct iwx_mem *m, uint32_t owner, uint32_t stag)
+int iwx_mem_dereg(struct iwx_mem *m, uint64_t owner, uint32_t stag)
 {
 	struct mr *e = mr_of(m, stag);
 
@@ -324,7 +324,7 @@ int iwx_mem_invalidate(struct iwx_mem *m, uint32_t stag, uint32_t pd)
 	return 0;
 }
 
-int64_t iwx_mem_revalidate(struct iwx_mem *m, uint32_t owner, uint32_t stag)
+int64_t iwx_mem_revalidate(struct iwx_mem *m, uint64_t owner, uint32_t stag)
 {
 	struct mr *e = mr_of(m, stag);
 	uint32_t r;
@@ -356,7 +356,7 @@ int iwx_mem_for_each(const struct iwx_mem *m, int (*fn)(const struct iwx_mr *mr,
 	return 0;
 }
 
-bool iwx_mem_pd_owned(const struct iwx_mem *m, uint32_t owner, uint32_t pd)
+bool iwx_mem_pd_owned(const struct iwx_mem *m, uint64_t owner, uint32_t pd)
 {
 	return pd_of(m, owner, pd) != NULL;
 }
@@ -367,7 +367,7 @@ uint32_t iwx_mem_pd_count(const struct iwx_mem *m)
 }
 
 /* The keys of owner's entries in t (deleting while walking would move entries under us). */
-static uint32_t *owned_keys(const struct table *t, uint32_t owner, bool mrs, uint32_t *n)
+static uint32_t *owned_keys(const struct table *t, uint64_t owner, bool mrs, uint32_t *n)
 {
 	uint32_t *keys = malloc(sizeof(*keys) * (t->n ? t->n : 1));
 
@@ -381,7 +381,7 @@ static uint32_t *owned_keys(const struct table *t, uint32_t owner, bool mrs, uin
 	return keys;
 }
 
-void iwx_mem_release_owner(struct iwx_mem *m, uint32_t owner)
+void iwx_mem_release_owner(struct iwx_mem *m, uint64_t owner)
 {
 	uint32_t n, *keys = owned_keys(&m->mrs, owner, true, &n);
 

@@ -39,7 +39,8 @@ struct client {
 	struct watch		sock_w;		/* the control socket (SOCK_SEQPACKET) */
 	struct watch		bell_w;		/* doorbell eventfd: the client posted work */
 	int			notify_fd;	/* eventfd: an armed CQ got a completion */
-	uint32_t		id;
+	uint64_t		ident;		/* owns its PDs and regions (mem.c): never reused */
+	uint32_t		id;		/* in logs and listings: ident's low bits */
 	pid_t			pid;
 	int			pidfd;		/* the client process, for regions outside the arena */
 	uid_t			uid;

@@ -80,3 +80,8 @@ uint32_t loop_new_id(struct loop *l)
 {
 	return ++l->next_id;
 }
+
+uint64_t loop_new_ident(struct loop *l)
+{
+	return ++l->next_ident;
+}

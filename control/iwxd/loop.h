@@ -23,6 +23,7 @@ struct loop {
 	int			epfd;
 	uint64_t		due_ms;		/* the earliest deadline asked for this turn */
 	uint32_t		next_id;
+	uint64_t		next_ident;
 	struct epoll_event	*batch;		/* the events being dispatched: watch_del scrubs them */
 	int			batch_n;
 };
@@ -46,7 +47,13 @@ void loop_due(struct loop *l, uint64_t at_ms);
  */
 int loop_dispatch(struct loop *l, struct iwxd *d, bool may_sleep);
 
-/* An identifier for a new object (client, queue, listener, set-up). */
+/* An identifier for a new object (queue, listener, set-up). */
 uint32_t loop_new_id(struct loop *l);
+
+/*
+ * A new client's identity, which owns its memory: never one an earlier client had
+ * (2^64 of them would take longer than iwxd runs), unlike 32-bit ids.
+ */
+uint64_t loop_new_ident(struct loop *l);
 
 #endif /* IWXD_LOOP_H */

@@ -114,11 +114,11 @@ static int64_t mr_reg(struct iwxd *d, struct client *c, const struct iwx_ipc_mr_
 		return -EINVAL;
 	if (r->arena_off == IWX_IPC_NOT_ARENA)
 		/* outside the arena: reached with process_vm_readv/writev, the slow path */
-		return iwx_mem_reg_remote(d->mem, c->id, r->pd, c->pid, c->pidfd, r->addr, r->len,
+		return iwx_mem_reg_remote(d->mem, c->ident, r->pd, c->pid, c->pidfd, r->addr, r->len,
 					  r->addr, r->access);
 	if (r->arena_off > c->arena.size || r->len > c->arena.size - r->arena_off)
 		return -EFAULT;
-	return iwx_mem_reg(d->mem, c->id, r->pd, (uint8_t *)c->arena.base + r->arena_off, r->len,
+	return iwx_mem_reg(d->mem, c->ident, r->pd, (uint8_t *)c->arena.base + r->arena_off, r->len,
 			   r->addr, r->access);
 }
 
@@ -186,13 +186,13 @@ static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr 
 		out_len = sizeof(r->hello);
 		break;
 	case IWX_IPC_PD_ALLOC:
-		v = iwx_mem_pd_alloc(d->mem, c->id);
+		v = iwx_mem_pd_alloc(d->mem, c->ident);
 		err = v < 0 ? (int)v : 0;
 		r->id.id = v;
 		out_len = sizeof(r->id);
 		break;
 	case IWX_IPC_PD_FREE:
-		err = pd_in_use(d, c, r->id.id) ? -EBUSY : iwx_mem_pd_free(d->mem, c->id, r->id.id);
+		err = pd_in_use(d, c, r->id.id) ? -EBUSY : iwx_mem_pd_free(d->mem, c->ident, r->id.id);
 		break;
 	case IWX_IPC_MR_REG:
 		v = mr_reg(d, c, &r->mr);
@@ -201,15 +201,15 @@ static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr 
 		out_len = sizeof(r->mr);
 		break;
 	case IWX_IPC_MR_DEREG:
-		err = iwx_mem_dereg(d->mem, c->id, r->id.id);
+		err = iwx_mem_dereg(d->mem, c->ident, r->id.id);
 		break;
 	case IWX_IPC_MR_INVALIDATE:
 		mr = iwx_mem_lookup(d->mem, r->id.id);
-		err = mr && mr->owner == c->id ? iwx_mem_invalidate(d->mem, r->id.id, mr->desc.pd) :
+		err = mr && mr->owner == c->ident ? iwx_mem_invalidate(d->mem, r->id.id, mr->desc.pd) :
 						 -ENOENT;
 		break;
 	case IWX_IPC_MR_REVALIDATE:
-		v = iwx_mem_revalidate(d->mem, c->id, r->id.id);
+		v = iwx_mem_revalidate(d->mem, c->ident, r->id.id);
 		err = v < 0 ? (int)v : 0;
 		r->id.id = v;
 		out_len = sizeof(r->id);
@@ -336,7 +336,8 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 			closer_close(&d->closer, fd);	/* it may have sent descriptors already */
 			return;
 		}
-		c->id = loop_new_id(&d->loop);
+		c->ident = loop_new_ident(&d->loop);
+		c->id = (uint32_t)c->ident;
 		c->pid = cred.pid;
 		c->uid = cred.uid;
 		c->refused = !allowed(d, cred.uid, cred.gid);
@@ -379,7 +380,7 @@ void session_close(struct iwxd *d, struct client *c)
 		if (cq->owner == c)
 			vcq_destroy(d, cq);
 	}
-	iwx_mem_release_owner(d->mem, c->id);
+	iwx_mem_release_owner(d->mem, c->ident);
 	if (c->pidfd >= 0)
 		close(c->pidfd);	/* no region refers to it now */
 	watch_del(&d->loop, &c->sock_w);

@@ -60,7 +60,7 @@ struct iwx_ipc_hdr {
 
 struct iwx_ipc_hello {
 	uint32_t	version;
-	uint32_t	client_id;	/* reply */
+	uint32_t	client_id;	/* reply: the low bits of the client's identity */
 	uint64_t	arena_size;	/* request: wanted; reply: granted */
 	uint32_t	arena_bpf;	/* reply: the arena is a BPF array map (else a memfd) */
 	uint32_t	arena_map_id;
@@ -162,7 +162,10 @@ struct iwx_ipc_status {
 	uint64_t	doorbells, wakeups;
 };
 
-/* LIST_CONNS entry: one queue pair; the MPA fields hold what was agreed once mpa_rev != 0. */
+/*
+ * LIST_CONNS entry: one queue pair; the MPA fields hold what was agreed once mpa_rev != 0.
+ * client (here and in LIST_STAGS): the client_id its HELLO was answered with.
+ */
 struct iwx_ipc_conn_info {
 	uint32_t		qp, client, pd, state;	/* state: IWX_SHQ_* */
 	uint8_t			mpa_rev, crc, markers_rx, markers_tx;
