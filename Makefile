@@ -62,9 +62,9 @@ DAEMON_SRCS	:= $(wildcard control/iwxd/*.c)
 DAEMON_HDRS	:= $(wildcard control/iwxd/*.h)
 IWXD_BIN	:= $(BUILD)/iwxd
 
-# the tests exercise the engine and the CLI's TCP reassembly directly
+# the tests exercise the engine, iwxd's identifiers and the CLI's TCP reassembly directly
 TEST_SRCS	:= $(wildcard tests/test_*.c) $(wildcard tests/support/*.c) cli/tcp_streams.c \
-		   $(ENGINE_SRCS)
+		   $(ENGINE_SRCS) control/iwxd/loop.c
 TEST_BIN	:= $(BUILD)/tests/unit
 FUZZ_SRCS	:= $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS	:= $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
@@ -115,7 +115,8 @@ $(IWXD_BIN): $(DAEMON_SRCS) $(ENGINE_SRCS) $(ENGINE_HDRS) $(DAEMON_HDRS) $(PROTO
 $(TEST_BIN): $(TEST_SRCS) $(LIB_A) $(PROTO_A) $(HEADERS) $(wildcard tests/support/*.h cli/*.h control/*/*.h) $(BPF_TEST_SKEL)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -Itests/support -Itests/bpf -Icli -Icontrol/engine -I$(BUILD)/bpf -o $@ $(TEST_SRCS) \
+	$(Q)$(CC) $(IWX_CFLAGS) -Itests/support -Itests/bpf -Icli -Icontrol/engine -Icontrol/iwxd \
+		-I$(BUILD)/bpf -o $@ $(TEST_SRCS) \
 		$(LIB_A) $(PROTO_A) -lcriterion -lpcap -lbpf -lelf -lz $(LDLIBS_CORE)
 
 # BPF objects and their skeletons: the shared headers must build for the BPF target.
@@ -156,7 +157,7 @@ $(ASAN_BIN): $(TEST_SRCS) $(LIB_SRCS) $(HEADERS) $(wildcard lib/*/*.h tests/supp
 		$(BPF_TEST_SKEL)
 	@mkdir -p $(@D)
 	$(call msg,CC-ASAN,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Itests/support -Itests/bpf -Icli -Icontrol/engine \
+	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Itests/support -Itests/bpf -Icli -Icontrol/engine -Icontrol/iwxd \
 		-I$(BUILD)/bpf -o $@ $(TEST_SRCS) $(LIB_SRCS) -lcriterion -lpcap -lbpf -lelf -lz \
 		$(LDLIBS_CORE)
 

@@ -13,6 +13,7 @@
 #include <grp.h>
 #include <libgen.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,26 @@ static int open_socket(struct iwxd *d)
 	return fd;
 }
 
+/* Is id a queue's, a listener's or a connection request's (which requests name by it)? */
+static bool id_in_use(const struct loop *l, uint32_t id)
+{
+	const struct iwxd *d = (const struct iwxd *)((const char *)l - offsetof(struct iwxd, loop));
+
+	for (const struct vcq *cq = d->cqs; cq; cq = cq->next)
+		if (cq->id == id)
+			return true;
+	for (const struct vqp *q = d->qps; q; q = q->next)
+		if (q->num == id)
+			return true;
+	for (const struct listener *ls = d->listeners; ls; ls = ls->next)
+		if (ls->id == id)
+			return true;
+	for (const struct pconn *p = d->pconns; p; p = p->next)
+		if (p->id == id)
+			return true;
+	return false;
+}
+
 static int setup(struct iwxd *d)
 {
 	sigset_t mask;
@@ -82,7 +103,7 @@ static int setup(struct iwxd *d)
 	d->signal_w.fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	d->signal_w.fn = on_signal;
 	d->mem = iwx_mem_new();
-	if (loop_init(&d->loop) || d->signal_w.fd < 0 || !d->mem) {
+	if (loop_init(&d->loop, id_in_use) || d->signal_w.fd < 0 || !d->mem) {
 		fprintf(stderr, "iwxd: %s\n", strerror(errno));
 		return -1;
 	}
