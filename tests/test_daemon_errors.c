@@ -10,7 +10,6 @@
 #include <criterion/criterion.h>
 #include <arpa/inet.h>
 #include <errno.h>
-#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +22,7 @@
 #include <iwx/term.h>
 
 #include "capture.h"
+#include "child.h"
 #include "iwxd_pair.h"
 #include "testutil.h"
 
@@ -31,8 +31,6 @@
 #define BUF_LEN		(1u << 20)
 #define EVENT_MS	5000
 #define QUIET_MS	200		/* nothing more arrives in this long */
-#define CHILD_MS	10000
-#define NOBODY		65534		/* uid nobody, gid nogroup */
 #define ALL_ACCESS	(IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE | \
 			 IWX_ACCESS_REMOTE_READ)
 /* RFC 5040 §4.8: the error of the side that terminates for a fault of its own */
@@ -670,21 +668,6 @@ Test(daemon_errors, destroying_a_connected_qp_aborts)
 	expect_posts_flushed(&b, &bbuf);
 }
 
-/* Wait up to ms for pid to end: its wait status, or -1 (then it is killed). */
-static int wait_child(pid_t pid, int ms)
-{
-	int status;
-
-	for (int t = 0; t < ms / 10; t++) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			return status;
-		poll(NULL, 0, 10);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	return -1;
-}
-
 /* In a child: connect a device of its own on daemon a to `to`, say so on fd, wait to be killed. */
 static void __attribute__((noreturn)) connecting_child(const struct sockaddr_storage *to,
 						       socklen_t len, int fd)
@@ -727,7 +710,7 @@ Test(daemon_errors, peer_process_killed)
 	close(fds[1]);
 
 	kill(child, SIGKILL);
-	cr_assert(WIFSIGNALED(wait_child(child, CHILD_MS)));
+	cr_assert(WIFSIGNALED(child_wait(child, CHILD_MS)));
 	child = -1;
 	expect_closed(&b, false);
 	expect_wc(&b, 1, IWX_WC_RECV, IWX_WC_WR_FLUSH_ERR);
@@ -764,38 +747,21 @@ Test(daemon_errors, daemon_killed)
 
 /* ------------------------------------------------------------ access control */
 
-/*
- * A child that drops to uid and gid (no supplementary groups) opens a device on iwxd a
- * and allocates a protection domain: its exit code is 0, or the errno of the failure.
- */
-static int open_as(uid_t uid, gid_t gid)
+/* In a child: open a device on the daemon at socket path arg, allocate a PD: 0 or the errno. */
+static int open_and_alloc(void *arg)
 {
-	int status;
+	struct iwx_open_opts o = { .socket = arg, .arena_size = 1 << 20 };
+	struct iwx_device *dev = iwx_open(&o);
 
-	child = fork();
-	cr_assert_geq(child, 0);
-	if (child == 0) {
-		struct iwx_open_opts o = { .socket = pair.sock[0], .arena_size = 1 << 20 };
-		struct iwx_device *dev;
-
-		if (setgroups(0, NULL) || setresgid(gid, gid, gid) || setresuid(uid, uid, uid))
-			_exit(200);
-		dev = iwx_open(&o);
-		if (!dev)
-			_exit(errno);
-		_exit(iwx_alloc_pd(dev) ? 0 : errno);
-	}
-	status = wait_child(child, CHILD_MS);
-	child = -1;
-	cr_assert(WIFEXITED(status), "the child ended (wait status 0x%x)", status);
-	cr_assert_neq(WEXITSTATUS(status), 200, "the child could not drop its privileges");
-	return WEXITSTATUS(status);
+	if (!dev)
+		return errno;
+	return iwx_alloc_pd(dev) ? 0 : errno;
 }
 
-/* mkdtemp made the daemons' directory 0700: let others reach the sockets in it. */
-static void sockets_reachable(void)
+/* A child as uid and gid (no supplementary groups) opens a device on iwxd a: 0 or the errno. */
+static int open_as(uid_t uid, gid_t gid)
 {
-	cr_assert_eq(chmod(pair.dir, 0711), 0);
+	return run_as(uid, gid, open_and_alloc, pair.sock[0]);
 }
 
 /* Open iwxd a's socket file to everyone, so that only the daemon's own check stands. */
@@ -804,35 +770,30 @@ static void socket_open_to_all(void)
 	cr_assert_eq(chmod(pair.sock[0], 0666), 0);
 }
 
-static bool daemon_logged(int i, const char *what)
-{
-	return iwxd_pair_log_count(&pair, i, what) > 0;
-}
-
 Test(daemon_access, group_member_may_open)
 {
-	sockets_reachable();
+	cr_assert_eq(iwxd_pair_reachable(&pair), 0);
 	cr_assert_eq(open_as(NOBODY, NOBODY), 0, "uid and gid nogroup: allowed");
 }
 
 Test(daemon_access, non_member_is_refused)
 {
-	sockets_reachable();
+	cr_assert_eq(iwxd_pair_reachable(&pair), 0);
 	cr_assert_eq(open_as(NOBODY, 1), EACCES, "the socket (0660, group nogroup) refuses it");
-	cr_assert_not(daemon_logged(0, "refused a client"), "refused before reaching iwxd");
+	cr_assert_not(iwxd_pair_logged(&pair, 0, "refused a client"), "refused before reaching iwxd");
 	socket_open_to_all();
 	cr_assert_eq(open_as(NOBODY, 1), EACCES, "refused by iwxd itself: EACCES");
-	cr_assert(daemon_logged(0, "refused a client"), "iwxd says it refused the client");
+	cr_assert(iwxd_pair_logged(&pair, 0, "refused a client"), "iwxd says it refused the client");
 }
 
 Test(daemon_errors, unprivileged_user_refused_without_group)
 {
-	sockets_reachable();
+	cr_assert_eq(iwxd_pair_reachable(&pair), 0);
 	cr_assert_eq(open_as(NOBODY, NOBODY), EACCES, "the socket (0600, root's) refuses it");
-	cr_assert_not(daemon_logged(0, "refused a client"), "refused before reaching iwxd");
+	cr_assert_not(iwxd_pair_logged(&pair, 0, "refused a client"), "refused before reaching iwxd");
 	socket_open_to_all();
 	cr_assert_eq(open_as(NOBODY, NOBODY), EACCES, "refused by iwxd itself: EACCES");
-	cr_assert(daemon_logged(0, "refused a client"), "iwxd says it refused the client");
+	cr_assert(iwxd_pair_logged(&pair, 0, "refused a client"), "iwxd says it refused the client");
 }
 
 Test(daemon_errors, foreign_lkey_is_a_local_protection_error)

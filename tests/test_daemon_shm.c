@@ -23,9 +23,9 @@
 #include <iwx/fdpass.h>
 #include <iwx/ipc.h>
 
+#include "child.h"
 #include "iwxd_pair.h"
 
-#define NOBODY		65534		/* uid nobody, gid nogroup */
 #define VICTIM_BIN	"build/tests/setuid_victim"
 #define SECRET		"root-only secret 7f3a9c"
 
@@ -90,28 +90,6 @@ static int raw_client(uint32_t *pd)
 	return fd;
 }
 
-static void drop_to_nobody(void)
-{
-	if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
-	    setresuid(NOBODY, NOBODY, NOBODY))
-		_exit(200);
-}
-
-/* Wait up to 10 s for pid: its wait status (it is killed after that). */
-static int reap(pid_t pid)
-{
-	int status;
-
-	for (int t = 0; t < 1000; t++) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			return status;
-		poll(NULL, 0, 10);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
-	return status;
-}
-
 /* The victim: a root-only secret, and a setuid-root copy of VICTIM_BIN that loads it. */
 static void make_victim(char *bin, char *secret, size_t cap)
 {
@@ -136,6 +114,49 @@ static void make_victim(char *bin, char *secret, size_t cap)
 	close(fd);
 }
 
+struct attack {
+	const char	*bin, *secret;
+	int		victim_in, *victim_out, report;
+};
+
+/*
+ * As a group member: connect and say hello, fork, and become the setuid-root victim;
+ * the child keeps the socket and asks for the victim's memory, then reports iwxd's
+ * answers (three statuses) on report.
+ */
+static int attacker(void *arg)
+{
+	const struct attack *at = arg;
+	uint32_t pd;
+	int sock = raw_client(&pd);
+
+	if (sock < 0)
+		return 1;
+	if (fork() == 0) {
+		struct iwx_ipc_mr_reg r = { .pd = pd, .access = IWX_ACCESS_REMOTE_READ,
+					    .len = 4096, .arena_off = IWX_IPC_NOT_ARENA };
+		FILE *in = fdopen(at->victim_out[0], "r");
+		int32_t got[3];
+		char line[64] = "";
+
+		if (!in || !fgets(line, sizeof(line), in) || sscanf(line, "%" SCNx64, &r.addr) != 1)
+			_exit(2);
+		got[0] = call(sock, IWX_IPC_MR_REG, &r, sizeof(r), &r, sizeof(r), NULL);
+		r.npieces = 1;	/* ... or pretend shared memory is there */
+		r.piece[0] = (struct iwx_ipc_mr_piece){ .shm = 1, .len = 4096 };
+		got[1] = call(sock, IWX_IPC_MR_REG, &r, sizeof(r), &r, sizeof(r), NULL);
+		r.arena_off = 0;	/* ... or that it is the arena */
+		r.len = 1 << 21;
+		got[2] = call(sock, IWX_IPC_MR_REG, &r, sizeof(r), &r, sizeof(r), NULL);
+		_exit(write(at->report, got, sizeof(got)) == sizeof(got) ? 0 : 3);
+	}
+	/* the parent becomes the setuid-root victim */
+	dup2(at->victim_in, 0);
+	dup2(at->victim_out[1], 1);
+	execl(at->bin, at->bin, at->secret, (char *)NULL);
+	return 4;
+}
+
 /*
  * The attack that once read a setuid-root program's memory: a group member connects
  * and says hello, forks, and execs the setuid program; the child keeps the socket and
@@ -145,8 +166,9 @@ static void make_victim(char *bin, char *secret, size_t cap)
  */
 Test(daemon_shm, setuid_victim_memory_is_out_of_reach)
 {
-	char bin[128], secret[128], addr_txt[64] = "";
+	char bin[128], secret[128], path[64], line[256];
 	int to_victim[2], from_victim[2], report[2];
+	unsigned ruid = 1, euid = 1;
 	int32_t got[3] = { 1, 1, 1 };
 	FILE *f;
 	pid_t p;
@@ -154,68 +176,30 @@ Test(daemon_shm, setuid_victim_memory_is_out_of_reach)
 	make_victim(bin, secret, sizeof(bin));
 	cr_assert_eq(pipe2(to_victim, O_CLOEXEC) | pipe2(from_victim, O_CLOEXEC) |
 		     pipe2(report, O_CLOEXEC), 0);	/* the victim keeps none */
-	p = fork();
+	p = child_as(NOBODY, NOBODY, attacker, &(struct attack){ bin, secret, to_victim[0],
+			from_victim, report[1] });
 	cr_assert_geq(p, 0);
-	if (p == 0) {
-		uint32_t pd;
-		int sock;
-
-		drop_to_nobody();
-		sock = raw_client(&pd);
-		if (sock < 0)
-			_exit(201);
-		if (fork() == 0) {
-			/* the child: keeps the socket, and asks for the victim's memory */
-			struct iwx_ipc_mr_reg r = { .pd = pd, .access = IWX_ACCESS_REMOTE_READ,
-						    .len = 4096, .arena_off = IWX_IPC_NOT_ARENA };
-			char line[64] = "";
-			FILE *in = fdopen(from_victim[0], "r");
-
-			if (!in || !fgets(line, sizeof(line), in) ||
-			    sscanf(line, "%" SCNx64, &r.addr) != 1)
-				_exit(202);
-			got[0] = call(sock, IWX_IPC_MR_REG, &r, sizeof(r), &r, sizeof(r), NULL);
-			r.npieces = 1;	/* ... or pretend shared memory is there */
-			r.piece[0] = (struct iwx_ipc_mr_piece){ .shm = 1, .len = 4096 };
-			got[1] = call(sock, IWX_IPC_MR_REG, &r, sizeof(r), &r, sizeof(r), NULL);
-			r.arena_off = 0;	/* ... or that it is the arena */
-			r.len = 1 << 21;
-			got[2] = call(sock, IWX_IPC_MR_REG, &r, sizeof(r), &r, sizeof(r), NULL);
-			_exit(write(report[1], got, sizeof(got)) == sizeof(got) ? 0 : 203);
-		}
-		/* the parent becomes the setuid-root victim */
-		dup2(to_victim[0], 0);
-		dup2(from_victim[1], 1);
-		execl(bin, bin, secret, (char *)NULL);
-		_exit(204);
-	}
 	close(to_victim[0]);
 	close(from_victim[1]);
 	close(report[1]);
 	cr_assert_eq(read(report[0], got, sizeof(got)), (ssize_t)sizeof(got),
 		     "the attacker reported (the victim printed its address)");
 	/* the victim really ran as root, holding the secret */
-	snprintf(addr_txt, sizeof(addr_txt), "/proc/%d/status", (int)p);
-	f = fopen(addr_txt, "r");
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)p);
+	f = fopen(path, "r");
 	cr_assert_not_null(f);
-	{
-		char line[256];
-		unsigned ruid = 1, euid = 1;
-
-		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "Uid: %u %u", &ruid, &euid) == 2)
-				break;
-		fclose(f);
-		cr_assert(ruid == NOBODY && euid == 0, "a setuid-root victim (uid %u, euid %u)", ruid,
-			  euid);
-	}
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %u %u", &ruid, &euid) == 2)
+			break;
+	fclose(f);
+	cr_assert(ruid == NOBODY && euid == 0, "a setuid-root victim (uid %u, euid %u)", ruid, euid);
 	cr_assert_eq(got[0], -EINVAL, "an address alone names no memory: %d", got[0]);
 	cr_assert_eq(got[1], -ENOENT, "shared memory that is not the client's: %d", got[1]);
 	cr_assert_eq(got[2], -EFAULT, "beyond the arena: %d", got[2]);
 	close(to_victim[1]);
 	close(from_victim[0]);
 	close(report[0]);
-	cr_assert(WIFEXITED(reap(p)), "the victim ended");
+	cr_assert(WIFEXITED(child_wait(p, CHILD_MS)), "the victim ended");
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
 }

@@ -177,3 +177,54 @@ Test(fdpass, pieces)
 	close(sv[1]);
 	close(fd);
 }
+
+/* Send fds (n of them, up to the kernel's most) with a message of len bytes, as anyone may. */
+static void send_raw(int sock, const int *fds, unsigned n, const void *buf, size_t len)
+{
+	union {
+		struct cmsghdr	h;
+		char		b[CMSG_SPACE(IWX_FDPASS_ANY * sizeof(int))];
+	} ctl = { 0 };
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b,
+			      .msg_controllen = CMSG_SPACE(n * sizeof(int)) };
+
+	ctl.h.cmsg_level = SOL_SOCKET;
+	ctl.h.cmsg_type = SCM_RIGHTS;
+	ctl.h.cmsg_len = CMSG_LEN(n * sizeof(int));
+	memcpy(CMSG_DATA(&ctl.h), fds, n * sizeof(int));
+	cr_assert_eq(sendmsg(sock, &msg, 0), (ssize_t)len);
+}
+
+/*
+ * iwx_fd_recv_all hands over every descriptor, as many as a message can carry, even with
+ * a message it refuses: none is closed (nor dropped by the kernel) in the receiver.
+ */
+Test(fdpass, recv_all_keeps_every_descriptor)
+{
+	int sv[2], fd = memfd_with("x"), many[IWX_FDPASS_ANY], got[IWX_FDPASS_ANY];
+	unsigned n;
+	char buf[4], c;
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	for (int i = 0; i < IWX_FDPASS_ANY; i++)
+		many[i] = fd;
+	send_raw(sv[0], many, IWX_FDPASS_ANY, "m", 1);
+	cr_assert_eq(iwx_fd_recv_all(sv[1], got, &n, &IOV(buf, sizeof(buf)), 1), 1);
+	cr_assert_eq(n, IWX_FDPASS_ANY, "all %d descriptors", IWX_FDPASS_ANY);
+	for (unsigned i = 0; i < n; i++) {
+		cr_assert_eq(pread(got[i], &c, 1, 0), 1);
+		cr_assert_eq(c, 'x');
+		cr_assert(fcntl(got[i], F_GETFD) & FD_CLOEXEC);
+		close(got[i]);
+	}
+
+	send_raw(sv[0], &fd, 1, "too long", 8);
+	cr_assert_eq(iwx_fd_recv_all(sv[1], got, &n, &IOV(buf, sizeof(buf)), 1), -EMSGSIZE);
+	cr_assert_eq(n, 1, "the descriptor of a refused message is the caller's");
+	cr_assert_eq(pread(got[0], &c, 1, 0), 1);
+	close(got[0]);
+	close(sv[0]);
+	close(sv[1]);
+	close(fd);
+}

@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <iwx/ddp_check.h>
 
@@ -26,7 +27,7 @@ static void teardown(void)
 
 TestSuite(mem, .init = setup, .fini = teardown);
 
-static uint32_t pd_new(uint32_t owner)
+static uint32_t pd_new(uint64_t owner)
 {
 	int64_t pd = iwx_mem_pd_alloc(m, owner);
 
@@ -35,7 +36,7 @@ static uint32_t pd_new(uint32_t owner)
 	return pd;
 }
 
-static uint32_t reg(uint32_t owner, uint32_t pd, uint64_t len, uint64_t base_to, uint8_t access)
+static uint32_t reg(uint64_t owner, uint32_t pd, uint64_t len, uint64_t base_to, uint8_t access)
 {
 	int64_t stag = iwx_mem_reg(m, owner, pd, buf, len, base_to, access);
 
@@ -124,6 +125,32 @@ Test(mem, other_owner)
 	cr_assert_eq(iwx_mem_invalidate(m, stag, pd1), 0);
 	cr_assert_eq(iwx_mem_revalidate(m, 2, stag), -ENOENT);
 	cr_assert_eq(iwx_mem_lookup(m, stag)->desc.valid, 0);
+}
+
+/*
+ * An owner is a client's identity, which never repeats: two that are equal in their low
+ * 32 bits (a client's id in logs and listings) are still two, and neither sees the other's.
+ */
+Test(mem, owners_equal_modulo_2_32_are_two)
+{
+	uint64_t a = 5, b = a + (1ull << 32);
+	uint32_t pd = pd_new(a);
+	uint32_t stag = reg(a, pd, 10, 0, RW);
+
+	cr_assert_not(iwx_mem_pd_owned(m, b, pd), "a's PD is not b's");
+	cr_assert_eq(iwx_mem_reg(m, b, pd, buf, 10, 0, RW), -ENOENT, "register in a's PD");
+	cr_assert_eq(iwx_mem_pd_free(m, b, pd), -ENOENT, "free a's PD");
+	cr_assert_eq(iwx_mem_dereg(m, b, stag), -ENOENT, "deregister a's region");
+	cr_assert_eq(iwx_mem_invalidate(m, stag, pd), 0);
+	cr_assert_eq(iwx_mem_revalidate(m, b, stag), -ENOENT, "revalidate a's region");
+	iwx_mem_release_owner(m, b);
+	cr_assert_not_null(iwx_mem_lookup(m, stag), "b leaving takes nothing of a's");
+	cr_assert_eq(iwx_mem_lookup(m, stag)->owner, a);
+	cr_assert(iwx_mem_pd_owned(m, a, pd));
+	cr_assert_eq(iwx_mem_revalidate(m, a, stag) > 0, 1, "a's own");
+	iwx_mem_release_owner(m, a);
+	cr_assert_null(iwx_mem_lookup(m, stag));
+	cr_assert_not(iwx_mem_pd_owned(m, a, pd));
 }
 
 Test(mem, argument_checks)

@@ -32,7 +32,7 @@ struct table {
 
 struct pd {
 	uint32_t	id;
-	uint32_t	owner;
+	uint64_t	owner;
 	uint32_t	nmr;	/* regions in it, valid or not */
 };
 
@@ -194,7 +194,7 @@ void iwx_mem_free(struct iwx_mem *m)
 	free(m);
 }
 
-int64_t iwx_mem_pd_alloc(struct iwx_mem *m, uint32_t owner)
+int64_t iwx_mem_pd_alloc(struct iwx_mem *m, uint64_t owner)
 {
 	struct pd *pd = calloc(1, sizeof(*pd));
 
@@ -213,14 +213,14 @@ fail:
 	return -ENOMEM;
 }
 
-static struct pd *pd_of(const struct iwx_mem *m, uint32_t owner, uint32_t id)
+static struct pd *pd_of(const struct iwx_mem *m, uint64_t owner, uint32_t id)
 {
 	struct pd *pd = id ? table_get(&m->pds, id) : NULL;
 
 	return pd && pd->owner == owner ? pd : NULL;
 }
 
-int iwx_mem_pd_free(struct iwx_mem *m, uint32_t owner, uint32_t id)
+int iwx_mem_pd_free(struct iwx_mem *m, uint64_t owner, uint32_t id)
 {
 	struct pd *pd = pd_of(m, owner, id);
 
@@ -233,7 +233,7 @@ int iwx_mem_pd_free(struct iwx_mem *m, uint32_t owner, uint32_t id)
 	return 0;
 }
 
-int64_t iwx_mem_reg(struct iwx_mem *m, uint32_t owner, uint32_t pd_id, void *addr, uint64_t len,
+int64_t iwx_mem_reg(struct iwx_mem *m, uint64_t owner, uint32_t pd_id, void *addr, uint64_t len,
 		    uint64_t base_to, uint8_t access)
 {
 	uintptr_t start = (uintptr_t)addr;
@@ -275,7 +275,7 @@ int64_t iwx_mem_reg(struct iwx_mem *m, uint32_t owner, uint32_t pd_id, void *add
 	return e->mr.desc.stag;
 }
 
-int iwx_mem_dereg(struct iwx_mem *m, uint32_t owner, uint32_t stag)
+int iwx_mem_dereg(struct iwx_mem *m, uint64_t owner, uint32_t stag)
 {
 	struct mr *e = mr_of(m, stag);
 
@@ -306,7 +306,7 @@ int iwx_mem_invalidate(struct iwx_mem *m, uint32_t stag, uint32_t pd)
 	return 0;
 }
 
-int64_t iwx_mem_revalidate(struct iwx_mem *m, uint32_t owner, uint32_t stag)
+int64_t iwx_mem_revalidate(struct iwx_mem *m, uint64_t owner, uint32_t stag)
 {
 	struct mr *e = mr_of(m, stag);
 	uint32_t r;
@@ -338,7 +338,7 @@ int iwx_mem_for_each(const struct iwx_mem *m, int (*fn)(const struct iwx_mr *mr,
 	return 0;
 }
 
-bool iwx_mem_pd_owned(const struct iwx_mem *m, uint32_t owner, uint32_t pd)
+bool iwx_mem_pd_owned(const struct iwx_mem *m, uint64_t owner, uint32_t pd)
 {
 	return pd_of(m, owner, pd) != NULL;
 }
@@ -349,7 +349,7 @@ uint32_t iwx_mem_pd_count(const struct iwx_mem *m)
 }
 
 /* The keys of owner's entries in t (deleting while walking would move entries under us). */
-static uint32_t *owned_keys(const struct table *t, uint32_t owner, bool mrs, uint32_t *n)
+static uint32_t *owned_keys(const struct table *t, uint64_t owner, bool mrs, uint32_t *n)
 {
 	uint32_t *keys = malloc(sizeof(*keys) * (t->n ? t->n : 1));
 
@@ -363,7 +363,7 @@ static uint32_t *owned_keys(const struct table *t, uint32_t owner, bool mrs, uin
 	return keys;
 }
 
-void iwx_mem_release_owner(struct iwx_mem *m, uint32_t owner)
+void iwx_mem_release_owner(struct iwx_mem *m, uint64_t owner)
 {
 	uint32_t n, *keys = owned_keys(&m->mrs, owner, true, &n);
 

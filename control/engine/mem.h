@@ -22,37 +22,37 @@ struct iwx_mem;
 struct iwx_mr {
 	struct iwx_stag_desc	desc;	/* stag, pd, valid, access, base_to, len */
 	uint8_t			*addr;	/* the byte at desc.base_to */
-	uint32_t		owner;	/* the client that registered it */
+	uint64_t		owner;	/* the client that registered it: an identity never reused */
 };
 
 struct iwx_mem *iwx_mem_new(void);
 void iwx_mem_free(struct iwx_mem *m);
 
 /* A new protection domain of owner. Returns its id (> 0) or -ENOMEM. */
-int64_t iwx_mem_pd_alloc(struct iwx_mem *m, uint32_t owner);
+int64_t iwx_mem_pd_alloc(struct iwx_mem *m, uint64_t owner);
 
 /* Does protection domain pd exist and belong to owner? */
-bool iwx_mem_pd_owned(const struct iwx_mem *m, uint32_t owner, uint32_t pd);
+bool iwx_mem_pd_owned(const struct iwx_mem *m, uint64_t owner, uint32_t pd);
 
 /* Protection domains of every owner, for `iwx status`. */
 uint32_t iwx_mem_pd_count(const struct iwx_mem *m);
 
 /* Deregister every region and free every protection domain of owner (a client gone). */
-void iwx_mem_release_owner(struct iwx_mem *m, uint32_t owner);
+void iwx_mem_release_owner(struct iwx_mem *m, uint64_t owner);
 
 /* Free a protection domain: -EBUSY while regions use it, -ENOENT if not owner's. */
-int iwx_mem_pd_free(struct iwx_mem *m, uint32_t owner, uint32_t pd);
+int iwx_mem_pd_free(struct iwx_mem *m, uint64_t owner, uint32_t pd);
 
 /*
  * Register len bytes at addr in pd with access (IWX_ACCESS_*), tagged offsets starting
  * at base_to. Returns the new STag (> 0 as int64) or -errno: -ENOENT pd not owner's,
  * -EINVAL bad arguments, -ENOSPC no STag left.
  */
-int64_t iwx_mem_reg(struct iwx_mem *m, uint32_t owner, uint32_t pd, void *addr, uint64_t len,
+int64_t iwx_mem_reg(struct iwx_mem *m, uint64_t owner, uint32_t pd, void *addr, uint64_t len,
 		    uint64_t base_to, uint8_t access);
 
 /* Deregister: -ENOENT when stag is not owner's. */
-int iwx_mem_dereg(struct iwx_mem *m, uint32_t owner, uint32_t stag);
+int iwx_mem_dereg(struct iwx_mem *m, uint64_t owner, uint32_t stag);
 
 /*
  * The region an incoming STag names: matched on the full STag (index and key), valid
@@ -69,7 +69,7 @@ const struct iwx_mr *iwx_mem_lookup(const struct iwx_mem *m, uint32_t stag);
 int iwx_mem_invalidate(struct iwx_mem *m, uint32_t stag, uint32_t pd);
 
 /* Make an invalidated STag valid again under a new key; returns the new STag or -errno. */
-int64_t iwx_mem_revalidate(struct iwx_mem *m, uint32_t owner, uint32_t stag);
+int64_t iwx_mem_revalidate(struct iwx_mem *m, uint64_t owner, uint32_t stag);
 
 /* Visit every region (for `iwx stags`); stop when fn returns non-zero. */
 int iwx_mem_for_each(const struct iwx_mem *m, int (*fn)(const struct iwx_mr *mr, void *ctx),

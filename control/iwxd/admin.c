@@ -102,7 +102,7 @@ static void list_conns(struct iwxd *d, struct listing *l)
 static bool in_arena(const struct listing *l, const struct iwx_mr *mr)
 {
 	for (const struct client *c = l->d->clients; c; c = c->next)
-		if (c->id == mr->owner)
+		if (c->ident == mr->owner)
 			return mr->addr >= (uint8_t *)c->arena.base &&
 			       mr->addr < (uint8_t *)c->arena.base + c->arena.size;
 	return false;

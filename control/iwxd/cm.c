@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -247,6 +248,43 @@ static void on_listen(struct iwxd *d, struct watch *w, uint32_t events)
 	}
 }
 
+static uint16_t port_of(const struct sockaddr_storage *a)
+{
+	return ntohs(a->ss_family == AF_INET ? ((const struct sockaddr_in *)a)->sin_port :
+					       ((const struct sockaddr_in6 *)a)->sin6_port);
+}
+
+/* The lowest port anyone may bind in iwxd's network namespace, IPv6 too (ip-sysctl.rst). */
+static unsigned int unprivileged_port_start(void)
+{
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_unprivileged_port_start", "re");
+	unsigned int port;
+
+	if (!f)
+		return 1024;
+	if (fscanf(f, "%u", &port) != 1)
+		port = 1024;
+	fclose(f);
+	return port;
+}
+
+/*
+ * iwxd binds as root, for clients that may not be: one that is not gets no port it could
+ * not bind itself (bind(2): EACCES), and no client a port another's listener holds, on
+ * any address (the kernel would let a second bind in on another address).
+ */
+static int port_allowed(const struct iwxd *d, const struct client *c, uint16_t port)
+{
+	if (!port)
+		return 0;	/* the kernel picks one nobody holds */
+	if (c->uid != 0 && port < unprivileged_port_start())
+		return -EACCES;
+	for (const struct listener *l = d->listeners; l; l = l->next)
+		if (l->owner != c && port_of(&l->addr) == port)
+			return -EADDRINUSE;
+	return 0;
+}
+
 int cm_listen(struct iwxd *d, struct client *c, struct iwx_ipc_listen *req)
 {
 	socklen_t len = addr_len(&req->addr);
@@ -256,6 +294,8 @@ int cm_listen(struct iwxd *d, struct client *c, struct iwx_ipc_listen *req)
 	if (!len)
 		return -EAFNOSUPPORT;
 	err = client_room(d, c, LIMIT_LISTENERS);
+	if (!err)
+		err = port_allowed(d, c, port_of(&req->addr));
 	if (err)
 		return err;
 	fd = iwx_conn_listen((const struct sockaddr *)&req->addr, len,

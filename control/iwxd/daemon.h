@@ -2,10 +2,12 @@
 /*
  * iwxd's objects: the clients (one per libiwx device), what they made (completion
  * queues, queue pairs, listeners) and the connections being set up, and the one
- * epoll loop that drives them all. Single-threaded: nothing here takes a lock.
+ * epoll loop that drives them all. Single-threaded (but for the closer, which shares
+ * nothing but a pipe): nothing here takes a lock.
  *
  *   iwxd.c     options, signals, the daemon's turn (and when it may sleep)
  *   loop.c     the event loop: epoll watches, timers' deadline, identifiers
+ *   closer.c   closing what clients may make linger, on a thread of its own (closer.h)
  *   session.c  a client: authentication, requests, resources, teardown
  *   outbox.c   what iwxd says to a client, in order (outbox.h)
  *   shm.c      memory a client shares for registrations outside the arena (shm.h)
@@ -25,6 +27,7 @@
 #include <iwx/list.h>
 
 #include "arena.h"
+#include "closer.h"
 #include "conn.h"
 #include "log.h"
 #include "loop.h"
@@ -73,7 +76,8 @@ struct client {
 	struct watch		sock_w;		/* the control socket (SOCK_SEQPACKET) */
 	struct watch		bell_w;		/* doorbell eventfd: the client posted work */
 	int			notify_fd;	/* eventfd: an armed CQ got a completion */
-	uint32_t		id;
+	uint64_t		ident;		/* owns its PDs and regions (mem.c): never reused */
+	uint32_t		id;		/* in logs and listings: ident's low bits */
 	pid_t			pid;
 	uid_t			uid;
 	bool			hello;		/* HELLO done: the arena exists */
@@ -86,7 +90,7 @@ struct client {
 	uint32_t		warned;		/* limits (1 << LIMIT_*) it was told of */
 	struct iwx_arena	arena;
 	struct shm		*shms;		/* memory shared for registrations outside the arena */
-	uint32_t		nshms;
+	uint32_t		nshms, shm_ids;	/* ... how many; the last id given */
 	size_t			shm_bytes;
 	struct shm_mr		*shm_mrs;	/* registrations in it */
 	struct retired		*retired;	/* mapped until no queue pair refers to it */
@@ -166,6 +170,7 @@ struct iwxd_opts {
 
 struct iwxd {
 	struct loop		loop;
+	struct closer		closer;
 	struct watch		listen_w, signal_w;
 	struct iwxd_opts	o;
 	struct iwx_mem		*mem;

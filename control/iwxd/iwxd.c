@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <libgen.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,9 +87,30 @@ static int open_socket(struct iwxd *d)
 	return fd;
 }
 
+/* Is id a queue's, a listener's or a connection request's (which requests name by it)? */
+static bool id_in_use(const struct loop *l, uint32_t id)
+{
+	const struct iwxd *d = (const struct iwxd *)((const char *)l - offsetof(struct iwxd, loop));
+
+	for (const struct vcq *cq = d->cqs; cq; cq = cq->next)
+		if (cq->id == id)
+			return true;
+	for (const struct vqp *q = d->qps; q; q = q->next)
+		if (q->num == id)
+			return true;
+	for (const struct listener *ls = d->listeners; ls; ls = ls->next)
+		if (ls->id == id)
+			return true;
+	for (const struct pconn *p = d->pconns; p; p = p->next)
+		if (p->id == id)
+			return true;
+	return false;
+}
+
 static int setup(struct iwxd *d)
 {
 	sigset_t mask;
+	int err;
 
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&mask);
@@ -98,8 +120,13 @@ static int setup(struct iwxd *d)
 	d->signal_w.fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	d->signal_w.fn = on_signal;
 	d->mem = iwx_mem_new();
-	if (loop_init(&d->loop) || d->signal_w.fd < 0 || !d->mem) {
+	if (loop_init(&d->loop, id_in_use) || d->signal_w.fd < 0 || !d->mem) {
 		fprintf(stderr, "iwxd: %s\n", strerror(errno));
+		return -1;
+	}
+	err = closer_start(&d->closer);	/* after the mask: the signals are the loop's */
+	if (err) {
+		fprintf(stderr, "iwxd: closer thread: %s\n", strerror(-err));
 		return -1;
 	}
 	d->listen_w.fd = open_socket(d);
@@ -173,9 +200,11 @@ static void teardown(struct iwxd *d)
 	while (d->clients)
 		session_close(d, d->clients);
 	if (d->listen_w.fd >= 0) {
-		close(d->listen_w.fd);
+		/* connections it never accepted may hold descriptors */
+		closer_close(&d->closer, d->listen_w.fd);
 		unlink(d->o.socket);
 	}
+	closer_stop(&d->closer);
 	iwx_mem_free(d->mem);
 	loop_fini(&d->loop);
 }

@@ -8,8 +8,9 @@
 
 #define MAX_EVENTS	64
 
-int loop_init(struct loop *l)
+int loop_init(struct loop *l, bool (*id_in_use)(const struct loop *l, uint32_t id))
 {
+	l->id_in_use = id_in_use;
 	l->epfd = epoll_create1(EPOLL_CLOEXEC);
 	return l->epfd < 0 ? -errno : 0;
 }
@@ -78,5 +79,20 @@ int loop_dispatch(struct loop *l, struct iwxd *d, bool may_sleep)
 
 uint32_t loop_new_id(struct loop *l)
 {
-	return ++l->next_id;
+	/*
+	 * Until the counter wraps every id is new; after, skip those still held (they cannot
+	 * all be: 2^32 live objects would take more memory than iwxd may have).
+	 */
+	do {
+		if (!++l->next_id) {
+			l->ids_wrapped = true;
+			l->next_id = 1;
+		}
+	} while (l->ids_wrapped && l->id_in_use(l, l->next_id));
+	return l->next_id;
+}
+
+uint64_t loop_new_ident(struct loop *l)
+{
+	return ++l->next_ident;
 }

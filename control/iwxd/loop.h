@@ -23,11 +23,15 @@ struct loop {
 	int			epfd;
 	uint64_t		due_ms;		/* the earliest deadline asked for this turn */
 	uint32_t		next_id;
+	bool			ids_wrapped;	/* next_id went round: an id may be held still */
+	bool			(*id_in_use)(const struct loop *l, uint32_t id);
+	uint64_t		next_ident;
 	struct epoll_event	*batch;		/* the events being dispatched: watch_del scrubs them */
 	int			batch_n;
 };
 
-int loop_init(struct loop *l);
+/* id_in_use: does a live object hold id? (loop_new_id asks, once ids have wrapped) */
+int loop_init(struct loop *l, bool (*id_in_use)(const struct loop *l, uint32_t id));
 void loop_fini(struct loop *l);
 
 int watch_add(struct loop *l, struct watch *w, uint32_t events);
@@ -46,7 +50,16 @@ void loop_due(struct loop *l, uint64_t at_ms);
  */
 int loop_dispatch(struct loop *l, struct iwxd *d, bool may_sleep);
 
-/* An identifier for a new object (client, queue, listener, set-up). */
+/*
+ * An identifier for a new object (queue, listener, set-up), as requests name it: never 0,
+ * and never one a live object holds, though the counter wraps.
+ */
 uint32_t loop_new_id(struct loop *l);
+
+/*
+ * A new client's identity, which owns its memory: never one an earlier client had
+ * (2^64 of them would take longer than iwxd runs), unlike 32-bit ids.
+ */
+uint64_t loop_new_ident(struct loop *l);
 
 #endif /* IWXD_LOOP_H */

@@ -163,7 +163,7 @@ static int64_t mr_reg(struct iwxd *d, struct client *c, const struct iwx_ipc_mr_
 		return shm_mr_reg(d, c, r);	/* in memory the client shared with us */
 	if (r->arena_off > c->arena.size || r->len > c->arena.size - r->arena_off)
 		return -EFAULT;
-	return iwx_mem_reg(d->mem, c->id, r->pd, (uint8_t *)c->arena.base + r->arena_off, r->len,
+	return iwx_mem_reg(d->mem, c->ident, r->pd, (uint8_t *)c->arena.base + r->arena_off, r->len,
 			   r->addr, r->access);
 }
 
@@ -234,14 +234,14 @@ static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr 
 		break;
 	case IWX_IPC_PD_ALLOC:
 		err = client_room(d, c, LIMIT_PDS);
-		v = err ? err : iwx_mem_pd_alloc(d->mem, c->id);
+		v = err ? err : iwx_mem_pd_alloc(d->mem, c->ident);
 		err = v < 0 ? (int)v : 0;
 		c->used[LIMIT_PDS] += !err;
 		r->id.id = v;
 		out_len = sizeof(r->id);
 		break;
 	case IWX_IPC_PD_FREE:
-		err = pd_in_use(d, c, r->id.id) ? -EBUSY : iwx_mem_pd_free(d->mem, c->id, r->id.id);
+		err = pd_in_use(d, c, r->id.id) ? -EBUSY : iwx_mem_pd_free(d->mem, c->ident, r->id.id);
 		c->used[LIMIT_PDS] -= !err;
 		break;
 	case IWX_IPC_MR_REG:
@@ -258,11 +258,11 @@ static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr 
 		break;
 	case IWX_IPC_MR_INVALIDATE:
 		mr = iwx_mem_lookup(d->mem, r->id.id);
-		err = mr && mr->owner == c->id ? iwx_mem_invalidate(d->mem, r->id.id, mr->desc.pd) :
+		err = mr && mr->owner == c->ident ? iwx_mem_invalidate(d->mem, r->id.id, mr->desc.pd) :
 						 -ENOENT;
 		break;
 	case IWX_IPC_MR_REVALIDATE:
-		v = iwx_mem_revalidate(d->mem, c->id, r->id.id);
+		v = iwx_mem_revalidate(d->mem, c->ident, r->id.id);
 		err = v < 0 ? (int)v : 0;
 		r->id.id = v;
 		out_len = sizeof(r->id);
@@ -349,12 +349,19 @@ static void on_client(struct iwxd *d, struct watch *w, uint32_t events)
 	for (int i = 0; i < REQ_BATCH && !c->dead; i++) {
 		struct iwx_ipc_hdr h;
 		union request r;
-		int fds[IWX_FDPASS_MAX];
-		unsigned nfds = IWX_FDPASS_MAX;
-		int n = iwx_ipc_recv(w->fd, &h, &r, sizeof(r), fds, &nfds);
+		int fds[IWX_FDPASS_ANY];
+		unsigned nfds;
+		int n = iwx_ipc_recv_all(w->fd, &h, &r, sizeof(r), fds, &nfds);
 
-		for (unsigned k = 0; k < nfds; k++)
-			close(fds[k]);	/* clients send none */
+		if (nfds) {
+			/* no request carries one: what else it sends is not to be read either */
+			log_warn("client %u (pid %d, uid %u) sent a descriptor: closing it", c->id,
+				 (int)c->pid, (unsigned)c->uid);
+			session_close(d, c);	/* its socket first: it hears at once */
+			for (unsigned k = 0; k < nfds; k++)
+				closer_close(&d->closer, fds[k]);
+			return;
+		}
 		if (n == -EAGAIN)
 			return;
 		if (n < 0) {
@@ -440,10 +447,11 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 		    calloc(1, sizeof(*c));
 		if (!c) {
 			accept_pause(d, strerror(errno));
-			close(fd);
+			closer_close(&d->closer, fd);	/* it may have sent descriptors already */
 			return;
 		}
-		c->id = loop_new_id(&d->loop);
+		c->ident = loop_new_ident(&d->loop);
+		c->id = (uint32_t)c->ident;
 		c->pid = cred.pid;
 		c->uid = cred.uid;
 		c->arena.fd = c->bell_w.fd = c->notify_fd = -1;
@@ -458,7 +466,7 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 		outbox_init(c);
 		if (watch_add(&d->loop, &c->sock_w, EPOLLIN)) {
 			accept_pause(d, strerror(errno));
-			close(fd);
+			closer_close(&d->closer, fd);
 			free(c);
 			return;
 		}
@@ -486,10 +494,11 @@ void session_close(struct iwxd *d, struct client *c)
 		if (cq->owner == c)
 			vcq_destroy(d, cq);
 	}
-	iwx_mem_release_owner(d->mem, c->id);
+	iwx_mem_release_owner(d->mem, c->ident);
 	shm_client_gone(d, c);
 	watch_del(&d->loop, &c->sock_w);
-	close(c->sock_w.fd);
+	/* what it sent and iwxd did not read goes with the socket, descriptors included */
+	closer_close(&d->closer, c->sock_w.fd);
 	if (c->hello)
 		d->arena_bytes -= c->arena.size;
 	hello_undo(d, c);

@@ -97,7 +97,9 @@ int shm_create(struct iwxd *d, struct client *c, struct iwx_ipc_shm *req, int *f
 		free(s);
 		return err;
 	}
-	s->id = loop_new_id(&d->loop);
+	do	/* the client's own names: unique among its shared memories */
+		s->id = ++c->shm_ids;
+	while (!s->id || shm_find(c, s->id));
 	s->next = c->shms;
 	c->shms = s;
 	c->nshms++;
@@ -197,7 +199,7 @@ int64_t shm_mr_reg(struct iwxd *d, struct client *c, const struct iwx_ipc_mr_reg
 			return -errno;
 		}
 	}
-	stag = iwx_mem_reg(d->mem, c->id, r->pd, base + in_page, r->len, r->addr, r->access);
+	stag = iwx_mem_reg(d->mem, c->ident, r->pd, base + in_page, r->len, r->addr, r->access);
 	if (stag < 0) {
 		if (m->view)
 			munmap(m->view, m->view_len);
@@ -214,7 +216,7 @@ int64_t shm_mr_reg(struct iwxd *d, struct client *c, const struct iwx_ipc_mr_reg
 
 int shm_mr_dereg(struct iwxd *d, struct client *c, uint32_t stag)
 {
-	int err = iwx_mem_dereg(d->mem, c->id, stag);
+	int err = iwx_mem_dereg(d->mem, c->ident, stag);
 
 	if (err)
 		return err;

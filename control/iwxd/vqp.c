@@ -178,7 +178,7 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 	uint32_t sq = req->sq_depth ? req->sq_depth : 256, rq = req->rq_depth ? req->rq_depth : 256;
 	struct vqp *q;
 
-	if (!scq || !rcq || !iwx_mem_pd_owned(d->mem, c->id, req->pd)) {
+	if (!scq || !rcq || !iwx_mem_pd_owned(d->mem, c->ident, req->pd)) {
 		*err = -ENOENT;
 		return NULL;
 	}

@@ -62,7 +62,7 @@ struct iwx_ipc_hdr {
 
 struct iwx_ipc_hello {
 	uint32_t	version;
-	uint32_t	client_id;	/* reply */
+	uint32_t	client_id;	/* reply: the low bits of the client's identity */
 	uint64_t	arena_size;	/* request: wanted; reply: granted */
 	uint32_t	arena_bpf;	/* reply: the arena is a BPF array map (else a memfd) */
 	uint32_t	arena_map_id;
@@ -195,7 +195,10 @@ struct iwx_ipc_status {
 	uint32_t	max_queued;		/* replies and events not read */
 };
 
-/* LIST_CONNS entry: one queue pair; the MPA fields hold what was agreed once mpa_rev != 0. */
+/*
+ * LIST_CONNS entry: one queue pair; the MPA fields hold what was agreed once mpa_rev != 0.
+ * client (here and in LIST_STAGS): the client_id its HELLO was answered with.
+ */
 struct iwx_ipc_conn_info {
 	uint32_t		qp, client, pd, state;	/* state: IWX_SHQ_* */
 	uint8_t			mpa_rev, crc, markers_rx, markers_tx;
@@ -227,6 +230,14 @@ int iwx_ipc_send(int sock, const struct iwx_ipc_hdr *hdr, const void *body, cons
  */
 int iwx_ipc_recv(int sock, struct iwx_ipc_hdr *hdr, void *body, size_t cap, int *fds,
 		 unsigned *nfds);
+
+/*
+ * The same, but every descriptor that came is the caller's, whatever the result, as
+ * iwx_fd_recv_all (fds has room for IWX_FDPASS_ANY): iwxd's way, which closes none of a
+ * client's descriptors on its loop's thread.
+ */
+int iwx_ipc_recv_all(int sock, struct iwx_ipc_hdr *hdr, void *body, size_t cap, int *fds,
+		     unsigned *nfds);
 
 /* The socket iwxd serves: given (if not NULL or empty), else $IWX_SOCKET, else the default. */
 const char *iwx_ipc_socket_path(const char *given);

@@ -6,8 +6,6 @@
 
 #include <iwx/fdpass.h>
 
-#define MAX_FDS	8	/* room to take, and close, a few unexpected ones */
-
 static size_t iov_total(const struct iovec *iov, int iovcnt)
 {
 	size_t n = 0;
@@ -41,25 +39,22 @@ ssize_t iwx_fd_send(int sock, const int *fds, unsigned nfds, const struct iovec 
 	return n < 0 ? -errno : n;
 }
 
-static void close_all(int *fds, unsigned *n)
+ssize_t iwx_fd_recv_all(int sock, int *fds, unsigned *nfds, const struct iovec *iov, int iovcnt)
 {
-	for (unsigned i = 0; i < *n; i++)
-		close(fds[i]);
-	*n = 0;
-}
-
-ssize_t iwx_fd_recv(int sock, int *fds, unsigned *nfds, const struct iovec *iov, int iovcnt)
-{
+	/*
+	 * Room for as many as a message can carry, and no more (so fds has room for all):
+	 * the kernel would drop those that do not fit itself, in this thread, and that last
+	 * close may block as well.
+	 */
 	union {
 		struct cmsghdr	h;
-		char		b[CMSG_SPACE(MAX_FDS * sizeof(int))];
+		char		b[CMSG_SPACE(IWX_FDPASS_ANY * sizeof(int))];
 	} ctl;
 	struct msghdr msg = {
 		.msg_iov = (struct iovec *)iov, .msg_iovlen = iovcnt, .msg_control = ctl.b,
-		.msg_controllen = sizeof(ctl.b),
+		.msg_controllen = CMSG_LEN(IWX_FDPASS_ANY * sizeof(int)),
 	};
 	ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-	unsigned want = *nfds;
 
 	*nfds = 0;
 	if (n < 0)
@@ -67,19 +62,25 @@ ssize_t iwx_fd_recv(int sock, int *fds, unsigned *nfds, const struct iovec *iov,
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
-		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-			int got;
+		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++)
+			memcpy(&fds[(*nfds)++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+	}
+	return msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC) ? -EMSGSIZE : n;
+}
 
-			memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (*nfds < want)
-				fds[(*nfds)++] = got;
-			else
-				close(got);
-		}
+ssize_t iwx_fd_recv(int sock, int *fds, unsigned *nfds, const struct iovec *iov, int iovcnt)
+{
+	int all[IWX_FDPASS_ANY];
+	unsigned n;
+	ssize_t r = iwx_fd_recv_all(sock, all, &n, iov, iovcnt);
+	unsigned keep = r < 0 ? 0 : n < *nfds ? n : *nfds;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (i < keep)
+			fds[i] = all[i];
+		else
+			close(all[i]);
 	}
-	if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
-		close_all(fds, nfds);
-		return -EMSGSIZE;
-	}
-	return n;
+	*nfds = keep;
+	return r;
 }

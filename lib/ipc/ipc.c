@@ -28,29 +28,44 @@ int iwx_ipc_send(int sock, const struct iwx_ipc_hdr *hdr, const void *body, cons
 	return (size_t)n == total ? 0 : -EPROTO;	/* SOCK_SEQPACKET: all or nothing */
 }
 
-int iwx_ipc_recv(int sock, struct iwx_ipc_hdr *hdr, void *body, size_t cap, int *fds,
-		 unsigned *nfds)
+/* What iwx_fd_recv(_all) said of a message received into hdr and its body. */
+static int framed(const struct iwx_ipc_hdr *hdr, ssize_t n)
 {
-	const struct iovec iov[2] = { { hdr, sizeof(*hdr) }, { body, cap } };
-	unsigned none = 0;
-	ssize_t n;
-
-	if (!nfds)
-		nfds = &none;
-	n = iwx_fd_recv(sock, fds, nfds, iov, cap ? 2 : 1);
 	if (n == 0)
 		return -ECONNRESET;
 	if (n == -EMSGSIZE)
 		return -EPROTO;	/* longer than any message of ours the caller expects */
 	if (n < 0)
 		return n;
-	if ((size_t)n < sizeof(*hdr) || hdr->len != n - sizeof(*hdr)) {
+	if ((size_t)n < sizeof(*hdr) || hdr->len != n - sizeof(*hdr))
+		return -EPROTO;
+	return hdr->len;
+}
+
+int iwx_ipc_recv(int sock, struct iwx_ipc_hdr *hdr, void *body, size_t cap, int *fds,
+		 unsigned *nfds)
+{
+	const struct iovec iov[2] = { { hdr, sizeof(*hdr) }, { body, cap } };
+	unsigned none = 0;
+	int n;
+
+	if (!nfds)
+		nfds = &none;
+	n = framed(hdr, iwx_fd_recv(sock, fds, nfds, iov, cap ? 2 : 1));
+	if (n < 0) {
 		for (unsigned i = 0; i < *nfds; i++)
 			close(fds[i]);
 		*nfds = 0;
-		return -EPROTO;
 	}
-	return hdr->len;
+	return n;
+}
+
+int iwx_ipc_recv_all(int sock, struct iwx_ipc_hdr *hdr, void *body, size_t cap, int *fds,
+		     unsigned *nfds)
+{
+	const struct iovec iov[2] = { { hdr, sizeof(*hdr) }, { body, cap } };
+
+	return framed(hdr, iwx_fd_recv_all(sock, fds, nfds, iov, cap ? 2 : 1));
 }
 
 const char *iwx_ipc_socket_path(const char *given)

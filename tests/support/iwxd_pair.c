@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -212,6 +213,16 @@ void iwxd_pair_kill(struct iwxd_pair *p, int i)
 		waitpid(p->pid[i], NULL, 0);
 		p->pid[i] = -1;
 	}
+}
+
+int iwxd_pair_reachable(const struct iwxd_pair *p)
+{
+	return chmod(p->dir, 0711) ? -errno : 0;
+}
+
+bool iwxd_pair_logged(const struct iwxd_pair *p, int i, const char *what)
+{
+	return iwxd_pair_log_count(p, i, what) > 0;
 }
 
 void iwxd_pair_stop(struct iwxd_pair *p)

@@ -8,6 +8,7 @@
 #ifndef IWX_IWXD_PAIR_H
 #define IWX_IWXD_PAIR_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include <iwx/iwx.h>
@@ -47,6 +48,12 @@ void iwxd_pair_kill(struct iwxd_pair *p, int i);
 
 /* How many lines of daemon i's log (it runs with -v) hold what. */
 int iwxd_pair_log_count(const struct iwxd_pair *p, int i, const char *what);
+
+/* Does daemon i's log have a line with what in it? */
+bool iwxd_pair_logged(const struct iwxd_pair *p, int i, const char *what);
+
+/* Let other users reach the daemons' sockets (mkdtemp made their directory 0700). 0 or -errno. */
+int iwxd_pair_reachable(const struct iwxd_pair *p);
 
 /* One side of a connection: a device on a daemon, a PD, one CQ, one QP. */
 struct endpoint {
