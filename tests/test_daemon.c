@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "capture.h"
@@ -43,7 +44,16 @@ static void down(void)
 	iwxd_pair_down(&pair, &a, &b);
 }
 
+/* iwxd's default --settle-ms (200): the initiator holds its first FPDUs for siw's sake */
+static void up_settle(void)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root for namespaces");
+	cr_assert_eq(iwxd_pair_up(&pair, "--timeout-ms 2000", &a, &b, 0), 0);
+}
+
 TestSuite(daemon, .init = up, .fini = down, .timeout = 60);
+TestSuite(daemon_settle, .init = up_settle, .fini = down, .timeout = 60);
 TestSuite(daemon_large, .init = up_large, .fini = down, .timeout = 120);
 
 static void post_rdma(struct endpoint *e, uint64_t id, uint8_t op, uint8_t flags,
@@ -659,4 +669,66 @@ Test(daemon, every_fpdu_starts_a_tcp_segment_on_the_wire)
 	cr_assert_gt(fpdus, len / 1448, "the Read Responses, at least");
 	cr_assert_eq(at_start, fpdus, "responder: %u of %u FPDUs start a segment", at_start, fpdus);
 	cr_assert_eq(memcmp(src.p, dst.p, len), 0);
+}
+
+static double ms_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* A Send of 8 bytes from `from`, received at `to`: how long it took, in ms. */
+static double send_ms(struct endpoint *from, struct endpoint *to, const struct buf *sbuf,
+		      const struct buf *rbuf, uint64_t id)
+{
+	struct iwx_send_wr s = { .wr_id = id, .opcode = IWX_WR_SEND, .flags = IWX_WR_SIGNALED,
+				 .num_sge = 1, .sge = { sge_of(sbuf, 0, 8) } };
+	double t0 = ms_now();
+
+	post_recv(to, id, rbuf, 8);
+	cr_assert_eq(iwx_post_send(from->qp, &s), 0);
+	expect_wc(to, id, IWX_WC_RECV);
+	expect_wc(from, id, IWX_WC_SEND);
+	return ms_now() - t0;
+}
+
+/*
+ * The initiator's hold is for a Responder that is not ready; one that speaks first is:
+ * its Send arrives at once, and so does the initiator's answer (200 ms each, before).
+ */
+Test(daemon_settle, a_responder_that_speaks_first_is_not_kept_waiting)
+{
+	struct buf sa = buf_new(&a, NULL, 8, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf sb = buf_new(&b, NULL, 8, IWX_ACCESS_LOCAL_WRITE, false);
+	double there, back;
+
+	connect_ab();
+	there = send_ms(&b, &a, &sb, &sa, 1);
+	back = send_ms(&a, &b, &sa, &sb, 2);
+	cr_assert_lt(there, 100, "the responder's first Send took %.1f ms", there);
+	cr_assert_lt(back, 100, "the initiator's answer took %.1f ms", back);
+}
+
+/* The initiator speaking first is held (siw's case), unless its connect says no hold. */
+Test(daemon_settle, the_hold_is_the_connections_choice)
+{
+	struct buf sa = buf_new(&a, NULL, 8, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf sb = buf_new(&b, NULL, 8, IWX_ACCESS_LOCAL_WRITE, false);
+	struct iwx_conn_param none = { .settle_ms = IWX_SETTLE_NONE };
+	double held, free_ms;
+
+	connect_ab();
+	held = send_ms(&a, &b, &sa, &sb, 1);
+	cr_assert_geq(held, 150, "iwxd's default hold: %.1f ms", held);
+	endpoint_close(&a);
+	endpoint_close(&b);
+	cr_assert_eq(endpoint_open(&a, &pair, 0, 0), 0);
+	cr_assert_eq(endpoint_open(&b, &pair, 1, 0), 0);
+	sa = buf_new(&a, NULL, 8, IWX_ACCESS_LOCAL_WRITE, false);
+	sb = buf_new(&b, NULL, 8, IWX_ACCESS_LOCAL_WRITE, false);
+	cr_assert_eq(endpoint_connect(&a, &b, false, &none), 0);
+	free_ms = send_ms(&a, &b, &sa, &sb, 2);
+	cr_assert_lt(free_ms, 100, "no hold asked: %.1f ms", free_ms);
 }

@@ -1031,3 +1031,9 @@ bool iwx_qp_refers_to(const struct iwx_qp *qp, const void *addr, size_t len)
 			return true;
 	return false;
 }
+
+void iwx_qp_settle(struct iwx_qp *qp, bool hold)
+{
+	if (qp->agreed.initiator)
+		qp->hold_tx = hold;
+}

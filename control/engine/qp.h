@@ -81,6 +81,14 @@ bool iwx_qp_error(const struct iwx_qp *qp, struct iwx_term_cause *cause, bool *l
 void iwx_qp_stats(const struct iwx_qp *qp, struct iwx_qp_stats *st);
 
 /*
+ * As Initiator, hold what goes out (hold), or let it go (!hold): for a peer that misses
+ * an FPDU sent before it is ready, such as Linux's siw as Responder. The peer's first
+ * FPDU lets it go too: a peer that has spoken is ready. A Responder's holds are the
+ * protocol's (RFC 5044 §7.1.2, RFC 6581 §6) and stay as they are.
+ */
+void iwx_qp_settle(struct iwx_qp *qp, bool hold);
+
+/*
  * Does qp hold a pointer into [addr, addr + len): a message being sent from it, a
  * peer's Read to answer from it, a segment being received into it? Memory it refers
  * to must stay mapped, whether or not it is still registered.

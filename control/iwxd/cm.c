@@ -222,6 +222,9 @@ int cm_connect(struct iwxd *d, struct client *c, const struct iwx_ipc_connect *r
 	}
 	p->qp = q;
 	q->setup = p;
+	/* the client's own connection: libiwx bounds it, anything else delays only it */
+	q->settle_ms = req->param.settle_ms == 0 ? d->o.settle_ms :
+		       req->param.settle_ms < 0 ? 0 : req->param.settle_ms;
 	vqp_set_state(q, IWX_SHQ_CONNECTING);
 	pconn_step(d, p);
 	return 0;

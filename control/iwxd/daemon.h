@@ -124,7 +124,8 @@ struct vqp {
 	uint32_t		tcp_events;	/* watched for; 0: not watched */
 	bool			blocked;	/* waits for the socket or for room in a CQ */
 	bool			backlog;	/* the engine holds completions the CQs had no room for */
-	uint64_t		start_ms;	/* settle: the engine starts then (0: started) */
+	int			settle_ms;	/* as Initiator: hold the first FPDU this long */
+	uint64_t		settle_end_ms;	/* ... until then (0: not held) */
 	bool			closing;	/* a graceful close was asked for */
 	bool			fin_sent;
 	uint32_t		close_mark;	/* ... when the send ring's producer stood here */

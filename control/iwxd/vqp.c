@@ -306,7 +306,6 @@ static void start_engine(struct iwxd *d, struct vqp *q)
 {
 	struct iwx_qp_attr attr = { .sq_depth = q->sq.size, .rq_depth = q->rq.size };
 
-	q->start_ms = 0;
 	q->eng = iwx_qp_create(q->tcp_w.fd, &q->agreed, q->est.emss, d->mem, q->pd, &attr);
 	q->tcp_events = EPOLLIN;
 	if (!q->eng || watch_add(&d->loop, &q->tcp_w, EPOLLIN)) {
@@ -342,11 +341,26 @@ void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn)
 	vqp_set_state(q, IWX_SHQ_RTS);
 	d->st.conns_established++;
 	outbox_event(d, q->owner, &q->est);
-	/* siw as Responder misses an FPDU sent before it attaches its QP: wait, as rdma_cm does */
-	if (conn->agreed.initiator && d->o.settle_ms > 0)
-		q->start_ms = iwx_conn_now_ms() + d->o.settle_ms;
-	else
-		start_engine(d, q);
+	start_engine(d, q);
+	/*
+	 * siw as Responder misses an FPDU sent before it attaches its QP: hold ours, as
+	 * rdma_cm's round trip does. The engine receives meanwhile, and the Responder's
+	 * first FPDU ends the hold.
+	 */
+	if (q->eng && conn->agreed.initiator && q->settle_ms > 0) {
+		iwx_qp_settle(q->eng, true);
+		q->settle_end_ms = iwx_conn_now_ms() + q->settle_ms;
+	}
+}
+
+/* The hold is over (its time, or a close): what waits goes out. */
+static void settle_end(struct iwxd *d, struct vqp *q)
+{
+	q->settle_end_ms = 0;
+	if (q->eng) {
+		iwx_qp_settle(q->eng, false);
+		vqp_service(d, q);
+	}
 }
 
 /*
@@ -461,11 +475,11 @@ void vqp_service(struct iwxd *d, struct vqp *q)
 
 void vqp_timers(struct iwxd *d, struct vqp *q, uint64_t now)
 {
-	if (q->start_ms) {
-		if (now >= q->start_ms)
-			start_engine(d, q);
+	if (q->settle_end_ms) {
+		if (now >= q->settle_end_ms)
+			settle_end(d, q);
 		else
-			loop_due(&d->loop, q->start_ms);
+			loop_due(&d->loop, q->settle_end_ms);
 	}
 	if (q->close_ms && q->eng) {
 		if (now >= q->close_ms) {
@@ -486,9 +500,9 @@ int vqp_disconnect(struct iwxd *d, struct vqp *q)
 	if (q->closing)
 		return 0;
 	if (!q->eng)
-		start_engine(d, q);	/* still settling: start, so the close is an orderly one */
-	if (!q->eng)
 		return 0;
+	if (q->settle_end_ms)
+		settle_end(d, q);	/* what was posted goes out before the FIN, now */
 	q->closing = true;
 	q->close_mark = __atomic_load_n(&q->sh->sq.prod, __ATOMIC_ACQUIRE);
 	q->close_ms = iwx_conn_now_ms() + CLOSE_MS;

@@ -125,6 +125,7 @@ struct iwx_ipc_cm_param {
 	int8_t		crc;		/* 0 default, 1 on, -1 off */
 	uint8_t		markers, p2p;
 	uint16_t	pd_len;
+	int16_t		settle_ms;	/* 0 iwxd's default, -1 none, else ms (initiator) */
 	uint8_t		pd[IWX_IPC_PRIVDATA];
 };
 

@@ -207,7 +207,20 @@ struct iwx_conn_param {
 	int8_t		crc;			/* 0: the daemon's default (on); 1 on; -1 off */
 	bool		markers;		/* ask for MPA markers on what we receive */
 	bool		p2p;			/* connect: RFC 6581 peer-to-peer with an RTR */
+	int16_t		settle_ms;		/* connect: see below; 0: iwxd --settle-ms */
 };
+
+/*
+ * Settling (connect only): for a Responder that misses an FPDU sent before it is ready
+ * (Linux's siw, which attaches its queue pair only after its MPA Reply is out), iwxd
+ * holds what this side sends for settle_ms after ESTABLISHED, as rdma_cm's round trip
+ * does for siw's own clients. It delays only this side's first messages, and only
+ * until the Responder's first FPDU arrives, which ends the hold; what the Responder
+ * sends is received at once. IWX_SETTLE_NONE: no hold (any iwx peer); 1 to
+ * IWX_SETTLE_MAX: that many ms; 0: iwxd's --settle-ms (200 ms unless set).
+ */
+#define IWX_SETTLE_NONE		(-1)
+#define IWX_SETTLE_MAX		10000
 
 /* Connect qp (in INIT) to addr; the outcome arrives as an event. */
 int iwx_connect(struct iwx_qp *qp, const struct sockaddr *addr, socklen_t len,

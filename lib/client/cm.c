@@ -12,7 +12,7 @@ static int param_of(const struct iwx_conn_param *p, struct iwx_ipc_cm_param *out
 	if (!p)
 		return 0;
 	if (p->private_data_len > IWX_IPC_PRIVDATA || (p->private_data_len && !p->private_data) ||
-	    p->mpa_rev > 2)
+	    p->mpa_rev > 2 || p->settle_ms < IWX_SETTLE_NONE || p->settle_ms > IWX_SETTLE_MAX)
 		return -EINVAL;
 	out->ird = p->ird;
 	out->ord = p->ord;
@@ -20,6 +20,7 @@ static int param_of(const struct iwx_conn_param *p, struct iwx_ipc_cm_param *out
 	out->crc = p->crc;
 	out->markers = p->markers;
 	out->p2p = p->p2p;
+	out->settle_ms = p->settle_ms;
 	out->pd_len = p->private_data_len;
 	if (p->private_data_len)
 		memcpy(out->pd, p->private_data, p->private_data_len);
