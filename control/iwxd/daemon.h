@@ -11,6 +11,7 @@
  *   session.c  a client: authentication, requests, resources, teardown
  *   outbox.c   what iwxd says to a client, in order (outbox.h)
  *   shm.c      memory a client shares for registrations outside the arena (shm.h)
+ *   limits.c   what a client, and all together, may hold; the refusal beyond it
  *   vqp.c      a queue pair's rings <-> the engine (qp.c) <-> completion rings
  *   cm.c       connection management: connect, listen, accept, reject, disconnect
  *   admin.c    status and listings for `iwx`
@@ -42,7 +43,7 @@ struct retired;
 #define IWXD_MAX_SHMS	4096	/* shared memories of one client (each a mapping here) */
 
 /*
- * What one client, and all of them together, may hold: iwxd's options (iwxd.c). A request
+ * What one client, and all of them together, may hold: iwxd's options (limits.c). A request
  * beyond a limit fails with -ENOSPC (a client beyond max-clients: -EMFILE).
  */
 enum iwxd_limit {
@@ -197,6 +198,8 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events);
 void session_close(struct iwxd *d, struct client *c);
 /* Accept again once a pause for want of descriptors is over (loop_due until then). */
 void session_timers(struct iwxd *d, uint64_t now);
+
+/* limits.c */
 /* Log that c is at limit lim, and what iwxd does about it (action). */
 void limit_warn(const struct iwxd *d, const struct client *c, enum iwxd_limit lim,
 		const char *action);

@@ -31,19 +31,6 @@
 #define IDLE_MS		60000	/* the longest sleep: nothing is due sooner */
 #define OPT_LIMIT	256	/* getopt's value of the option of limit i: OPT_LIMIT + i */
 
-const struct limit_info limits[LIMIT_N] = {
-	[LIMIT_CLIENTS]		= { "max-clients", "clients connected at once", 1024 },
-	[LIMIT_ARENA_TOTAL]	= { "arena-total", "bytes all clients share with iwxd (arenas, registered memory)", 4ull << 30, true },
-	[LIMIT_ARENA]		= { "arena-max", "bytes one client shares with iwxd (its arena, registered memory)", 1ull << 30, true },
-	[LIMIT_PDS]		= { "max-pds", "protection domains per client", 256 },
-	[LIMIT_MRS]		= { "max-mrs", "memory regions per client", 65536 },
-	[LIMIT_CQS]		= { "max-cqs", "completion queues per client", 1024 },
-	[LIMIT_QPS]		= { "max-qps", "queue pairs per client", 1024 },
-	[LIMIT_LISTENERS]	= { "max-listeners", "listeners per client", 64 },
-	[LIMIT_REQUESTS]	= { "max-requests", "connection requests a client has not answered", 256 },
-	[LIMIT_QUEUED]		= { "max-queued", "replies and events a client has not read", 8192 },
-};
-
 static void on_signal(struct iwxd *d, struct watch *w, uint32_t events)
 {
 	struct signalfd_siginfo si;

@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <inttypes.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,28 +48,6 @@ static bool allowed(const struct iwxd *d, uid_t uid, gid_t gid)
 		if (groups[i] == d->o.gid)
 			return true;
 	return false;
-}
-
-void limit_warn(const struct iwxd *d, const struct client *c, enum iwxd_limit lim,
-		const char *action)
-{
-	log_warn("client %u (pid %d, uid %u): at the limit of %s (--%s %" PRIu64 "): %s", c->id,
-		 (int)c->pid, (unsigned)c->uid, limits[lim].what, limits[lim].flag, d->o.max[lim],
-		 action);
-}
-
-/* Said once per client, not at every retry. */
-int client_refuse(const struct iwxd *d, struct client *c, enum iwxd_limit lim, int err)
-{
-	if (!(c->warned & 1u << lim))
-		limit_warn(d, c, lim, "refused");
-	c->warned |= 1u << lim;
-	return err;
-}
-
-int client_room(const struct iwxd *d, struct client *c, enum iwxd_limit lim)
-{
-	return c->used[lim] < d->o.max[lim] ? 0 : client_refuse(d, c, lim, -ENOSPC);
 }
 
 static void on_bell(struct iwxd *d, struct watch *w, uint32_t events)
