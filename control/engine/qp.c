@@ -1034,6 +1034,6 @@ bool iwx_qp_refers_to(const struct iwx_qp *qp, const void *addr, size_t len)
 
 void iwx_qp_settle(struct iwx_qp *qp, bool hold)
 {
-	if (qp->agreed.initiator)
+	if (qp->agreed.initiator && !(hold && qp->stats.rx_fpdus))	/* it spoke: it is ready */
 		qp->hold_tx = hold;
 }

@@ -319,6 +319,15 @@ static void start_engine(struct iwxd *d, struct vqp *q)
 		outbox_event(d, q->owner, &ev);
 		return;
 	}
+	/*
+	 * siw as Responder misses an FPDU sent before it attaches its QP: hold ours, as
+	 * rdma_cm's round trip does. The engine receives meanwhile, and the Responder's
+	 * first FPDU ends the hold. Held before the engine first reads: it may be there.
+	 */
+	if (q->agreed.initiator && q->settle_ms > 0) {
+		iwx_qp_settle(q->eng, true);
+		q->settle_end_ms = iwx_conn_now_ms() + q->settle_ms;
+	}
 	vqp_service(d, q);
 }
 
@@ -342,15 +351,6 @@ void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn)
 	d->st.conns_established++;
 	outbox_event(d, q->owner, &q->est);
 	start_engine(d, q);
-	/*
-	 * siw as Responder misses an FPDU sent before it attaches its QP: hold ours, as
-	 * rdma_cm's round trip does. The engine receives meanwhile, and the Responder's
-	 * first FPDU ends the hold.
-	 */
-	if (q->eng && conn->agreed.initiator && q->settle_ms > 0) {
-		iwx_qp_settle(q->eng, true);
-		q->settle_end_ms = iwx_conn_now_ms() + q->settle_ms;
-	}
 }
 
 /* The hold is over (its time, or a close): what waits goes out. */
