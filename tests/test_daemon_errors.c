@@ -655,6 +655,58 @@ Test(daemon_errors, graceful_disconnect_delivers_what_was_posted)
 	expect_closed(&b, false);
 }
 
+/* e's queue pair, replaced by one on a completion queue of a single entry. */
+static void one_entry_cq(struct endpoint *e)
+{
+	struct iwx_cq *cq = iwx_create_cq(e->dev, 1);
+	struct iwx_qp *qp;
+
+	cr_assert_not_null(cq, "a one-entry CQ: %s", iwx_strerror(errno));
+	qp = iwx_create_qp(e->pd, &(struct iwx_qp_init_attr){ .send_cq = cq, .recv_cq = cq });
+	cr_assert_not_null(qp, "a QP on it: %s", iwx_strerror(errno));
+	cr_assert_eq(iwx_destroy_qp(e->qp), 0);
+	e->qp = qp;
+	e->cq = cq;	/* the old one goes with the device */
+}
+
+/*
+ * A disconnect never needs more CQ room than the application gave: with a one-entry
+ * CQ on each side and several receives posted, DISCONNECTED comes on both sides at
+ * once, and the flushed receives follow one by one as the application polls.
+ */
+static void disconnect_with_one_entry_cqs(struct endpoint *closer, struct endpoint *peer)
+{
+	enum { NRECV = 3 };
+
+	one_entry_cq(&a);
+	one_entry_cq(&b);
+	connect_ab();
+	for (int i = 0; i < NRECV; i++) {
+		post_recv(&a, 10 + i, &abuf, 64 * i, 64);
+		post_recv(&b, 20 + i, &bbuf, 64 * i, 64);
+	}
+	cr_assert_eq(iwx_disconnect(closer->qp), 0);
+	expect_closed(closer, true);
+	expect_closed(peer, false);
+	cr_assert_eq(iwx_disconnect(peer->qp), -ENOTCONN, "the passive side is closed already");
+	for (int i = 0; i < NRECV; i++) {
+		expect_wc(&a, 10 + i, IWX_WC_RECV, IWX_WC_WR_FLUSH_ERR);
+		expect_wc(&b, 20 + i, IWX_WC_RECV, IWX_WC_WR_FLUSH_ERR);
+	}
+	expect_posts_flushed(&a, &abuf);
+	expect_posts_flushed(&b, &bbuf);
+}
+
+Test(daemon_errors, disconnect_with_one_entry_cq)
+{
+	disconnect_with_one_entry_cqs(&a, &b);
+}
+
+Test(daemon_errors, disconnected_by_the_peer_with_one_entry_cq)
+{
+	disconnect_with_one_entry_cqs(&b, &a);
+}
+
 Test(daemon_errors, destroying_a_connected_qp_aborts)
 {
 	connect_ab();

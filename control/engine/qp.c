@@ -983,6 +983,16 @@ int iwx_qp_poll(struct iwx_qp *qp, struct iwx_wc *wc, int n)
 	return i;
 }
 
+uint32_t iwx_qp_unpolled(const struct iwx_qp *qp)
+{
+	return qp->cq.n;
+}
+
+void iwx_qp_abort(struct iwx_qp *qp)
+{
+	enter_error(qp, IWX_CAUSE_MPA(IWX_MPA_EC_STREAM_LOST), true);
+}
+
 enum iwx_qp_state iwx_qp_get_state(const struct iwx_qp *qp)
 {
 	return qp->state;

@@ -62,6 +62,15 @@ int iwx_qp_progress(struct iwx_qp *qp, bool *want_write);
  */
 int iwx_qp_poll(struct iwx_qp *qp, struct iwx_wc *wc, int n);
 
+/* How many completions wait to be polled. */
+uint32_t iwx_qp_unpolled(const struct iwx_qp *qp);
+
+/*
+ * End the stream now, as if it were lost (the peer did not finish a close in time):
+ * everything outstanding is flushed, and the socket is shut down.
+ */
+void iwx_qp_abort(struct iwx_qp *qp);
+
 enum iwx_qp_state iwx_qp_get_state(const struct iwx_qp *qp);
 
 /*

@@ -124,6 +124,7 @@ struct vqp {
 	uint32_t		tcp_events;	/* watched for; 0: not watched */
 	bool			blocked;	/* waits for the socket or for room in a CQ */
 	bool			backlog;	/* the engine holds completions the CQs had no room for */
+	bool			ended;		/* DISCONNECTED said: the engine stays for its completions */
 	uint64_t		start_ms;	/* settle: the engine starts then (0: started) */
 	bool			closing;	/* a graceful close was asked for */
 	bool			fin_sent;
