@@ -241,6 +241,27 @@ static void connect_ab(void)
 	establish(&a, &b, false, NULL, NULL);
 }
 
+/* e's queue pair, replaced by a new one (in INIT) on cq. */
+static void replace_qp(struct endpoint *e, struct iwx_cq *cq)
+{
+	struct iwx_qp *qp = iwx_create_qp(e->pd, &(struct iwx_qp_init_attr){ .send_cq = cq,
+									.recv_cq = cq });
+
+	cr_assert_not_null(qp, "a new QP: %s", iwx_strerror(errno));
+	cr_assert_eq(iwx_destroy_qp(e->qp), 0);
+	e->qp = qp;
+	e->cq = cq;	/* an old CQ goes with the device */
+}
+
+/* e's queue pair, replaced by one on a completion queue of a single entry. */
+static void one_entry_cq(struct endpoint *e)
+{
+	struct iwx_cq *cq = iwx_create_cq(e->dev, 1);
+
+	cr_assert_not_null(cq, "a one-entry CQ: %s", iwx_strerror(errno));
+	replace_qp(e, cq);
+}
+
 /* The DISCONNECTED event of e: its queue pair is in error. */
 static struct iwx_term_info expect_disconnected(struct endpoint *e, bool local)
 {
@@ -253,12 +274,14 @@ static struct iwx_term_info expect_disconnected(struct endpoint *e, bool local)
 	return ev.term;
 }
 
-/* The stream of e ended without a Terminate: a close, or the stream lost. */
+/* The stream of e ended without a Terminate (a close, or the stream lost): no cause. */
 static void expect_closed(struct endpoint *e, bool local)
 {
 	struct iwx_term_info t = expect_disconnected(e, local);
 
 	cr_assert_not(t.terminated, "no Terminate, but: %s", t.reason);
+	cr_assert(!t.layer && !t.etype && !t.ecode, "no cause, but %u/%u/0x%02x", t.layer,
+		  t.etype, t.ecode);
 }
 
 /* The stream of e ended with a Terminate of cause want, sent (local) or received. */
@@ -637,6 +660,16 @@ Test(daemon_errors, graceful_disconnect)
 	expect_posts_flushed(&b, &bbuf);
 }
 
+/* A close without a Terminate says so on both sides, with no cause (expect_closed). */
+Test(daemon_errors, plain_close_reports_no_cause)
+{
+	connect_ab();
+	cr_assert_eq(iwx_disconnect(b.qp), 0);
+	expect_closed(&b, true);
+	expect_closed(&a, false);
+	cr_assert_eq(iwx_disconnect(a.qp), -ENOTCONN);
+}
+
 /* "the stream ends after what is queued" (iwx.h): a Write and a Send posted just before */
 Test(daemon_errors, graceful_disconnect_delivers_what_was_posted)
 {
@@ -653,20 +686,6 @@ Test(daemon_errors, graceful_disconnect_delivers_what_was_posted)
 	cr_assert_arr_eq(bbuf.p + BUF_LEN - 64, abuf.p, 64, "the Send arrived");
 	expect_closed(&a, true);
 	expect_closed(&b, false);
-}
-
-/* e's queue pair, replaced by one on a completion queue of a single entry. */
-static void one_entry_cq(struct endpoint *e)
-{
-	struct iwx_cq *cq = iwx_create_cq(e->dev, 1);
-	struct iwx_qp *qp;
-
-	cr_assert_not_null(cq, "a one-entry CQ: %s", iwx_strerror(errno));
-	qp = iwx_create_qp(e->pd, &(struct iwx_qp_init_attr){ .send_cq = cq, .recv_cq = cq });
-	cr_assert_not_null(qp, "a QP on it: %s", iwx_strerror(errno));
-	cr_assert_eq(iwx_destroy_qp(e->qp), 0);
-	e->qp = qp;
-	e->cq = cq;	/* the old one goes with the device */
 }
 
 /*

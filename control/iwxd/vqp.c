@@ -285,9 +285,11 @@ static void stream_ended(struct iwxd *d, struct vqp *q)
 	ev.type = IWX_IPC_EV_DISCONNECTED;
 	ev.terminated = !iwx_cause_eq(cause, IWX_CAUSE_MPA(IWX_MPA_EC_STREAM_LOST));
 	ev.local = ev.terminated ? local : q->closing;
-	ev.layer = cause.layer;
-	ev.etype = cause.etype;
-	ev.ecode = cause.ecode;
+	if (ev.terminated) {	/* else there is no cause to give: STREAM_LOST is ours alone */
+		ev.layer = cause.layer;
+		ev.etype = cause.etype;
+		ev.ecode = cause.ecode;
+	}
 	ev.pd_len = 0;
 	if (ev.terminated && local)
 		d->st.terms_sent++;
