@@ -358,6 +358,38 @@ static struct iwx_send_wr bad_write(uint32_t rkey, const void *raddr)
 	return op(1, IWX_WR_WRITE, sge_of(&abuf, 0, 100), rkey, raddr);
 }
 
+/*
+ * A Write of 1 MiB that B refuses at its first segment, on a new connection each time:
+ * B terminates while A is still sending, and A must still learn why (the Terminate
+ * must not be lost to a reset from B's close): the Write completes with the remote
+ * access error and A's DISCONNECTED event carries the cause, every time.
+ */
+static void big_write_refused(uint32_t rkey, struct iwx_term_cause want)
+{
+	for (int i = 0; i < 50; i++) {
+		if (i) {
+			replace_qp(&a, a.cq);
+			replace_qp(&b, b.cq);
+		}
+		connect_ab();
+		post(&a, op(1, IWX_WR_WRITE, sge_of(&abuf, 0, BUF_LEN), rkey, bbuf.p));
+		expect_wc(&a, 1, IWX_WC_RDMA_WRITE, IWX_WC_REM_ACCESS_ERR);
+		expect_terminated(&a, false, want);
+		expect_terminated(&b, true, want);
+	}
+}
+
+Test(daemon_errors, big_write_with_wrong_key_learns_why, .timeout = 120)
+{
+	big_write_refused(bbuf.mr->rkey ^ 0x01, IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG));
+}
+
+Test(daemon_errors, big_write_to_unknown_stag_learns_why, .timeout = 120)
+{
+	/* the index of no region (STags are drawn at random: the next one over is free) */
+	big_write_refused(bbuf.mr->rkey ^ 0x100, IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG));
+}
+
 Test(daemon_errors, write_with_wrong_key)
 {
 	connect_ab();

@@ -38,7 +38,10 @@ struct iwx_qp;
 /*
  * A queue pair on fd, a connection in full operation with agreed (from conn.c),
  * emss the connection's effective MSS; memory of protection domain pd in mem.
- * The QP does not own fd until iwx_qp_destroy, which closes it.
+ * The QP does not own fd until iwx_qp_destroy, which closes it. After a Terminate
+ * this side sent, only fd's sending half is shut: read the peer's bytes until its FIN
+ * before the last close of fd (iwxd's linger.c), or the close resets the stream and
+ * may destroy the Terminate before the peer reads it.
  */
 struct iwx_qp *iwx_qp_create(int fd, const struct iwx_mpa_agreed *agreed, uint32_t emss,
 			     struct iwx_mem *mem, uint32_t pd, const struct iwx_qp_attr *attr);

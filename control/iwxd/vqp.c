@@ -254,8 +254,12 @@ static void engine_stop(struct vqp *q, bool abortive)
 {
 	struct iwx_qp_stats s;
 
-	if (abortive) {
-		/* RST, not FIN: the application went away without a disconnect */
+	if (abortive && !q->ended) {
+		/*
+		 * RST, not FIN: the application went away without a disconnect (once the
+		 * stream has ended there is nothing to abort, and a reset would destroy
+		 * our Terminate while linger.c waits for the peer to read it)
+		 */
 		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
 
 		setsockopt(q->tcp_w.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
@@ -291,10 +295,12 @@ static void stream_ended(struct iwxd *d, struct vqp *q)
 		ev.ecode = cause.ecode;
 	}
 	ev.pd_len = 0;
-	if (ev.terminated && local)
+	if (ev.terminated && local) {
 		d->st.terms_sent++;
-	else if (ev.terminated)
+		linger_start(d, q->tcp_w.fd);
+	} else if (ev.terminated) {
 		d->st.terms_received++;
+	}
 	log_info("qp %u: stream ended: %s%s", q->num,
 		 ev.terminated ? iwx_term_ecode_name(cause.layer, cause.etype, cause.ecode) :
 		 "closed", ev.terminated ? (local ? " (Terminate sent)" : " (Terminate received)") : "");
