@@ -379,12 +379,12 @@ static void big_write_refused(uint32_t rkey, struct iwx_term_cause want)
 	}
 }
 
-Test(daemon_errors, big_write_with_wrong_key_learns_why, .timeout = 120)
+Test(daemon_errors, big_write_with_wrong_key_learns_why)
 {
 	big_write_refused(bbuf.mr->rkey ^ 0x01, IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG));
 }
 
-Test(daemon_errors, big_write_to_unknown_stag_learns_why, .timeout = 120)
+Test(daemon_errors, big_write_to_unknown_stag_learns_why)
 {
 	/* the index of no region (STags are drawn at random: the next one over is free) */
 	big_write_refused(bbuf.mr->rkey ^ 0x100, IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG));
