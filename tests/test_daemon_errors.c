@@ -241,6 +241,27 @@ static void connect_ab(void)
 	establish(&a, &b, false, NULL, NULL);
 }
 
+/* e's queue pair, replaced by a new one (in INIT) on cq. */
+static void replace_qp(struct endpoint *e, struct iwx_cq *cq)
+{
+	struct iwx_qp *qp = iwx_create_qp(e->pd, &(struct iwx_qp_init_attr){ .send_cq = cq,
+									.recv_cq = cq });
+
+	cr_assert_not_null(qp, "a new QP: %s", iwx_strerror(errno));
+	cr_assert_eq(iwx_destroy_qp(e->qp), 0);
+	e->qp = qp;
+	e->cq = cq;	/* an old CQ goes with the device */
+}
+
+/* e's queue pair, replaced by one on a completion queue of a single entry. */
+static void one_entry_cq(struct endpoint *e)
+{
+	struct iwx_cq *cq = iwx_create_cq(e->dev, 1);
+
+	cr_assert_not_null(cq, "a one-entry CQ: %s", iwx_strerror(errno));
+	replace_qp(e, cq);
+}
+
 /* The DISCONNECTED event of e: its queue pair is in error. */
 static struct iwx_term_info expect_disconnected(struct endpoint *e, bool local)
 {
@@ -253,12 +274,14 @@ static struct iwx_term_info expect_disconnected(struct endpoint *e, bool local)
 	return ev.term;
 }
 
-/* The stream of e ended without a Terminate: a close, or the stream lost. */
+/* The stream of e ended without a Terminate (a close, or the stream lost): no cause. */
 static void expect_closed(struct endpoint *e, bool local)
 {
 	struct iwx_term_info t = expect_disconnected(e, local);
 
 	cr_assert_not(t.terminated, "no Terminate, but: %s", t.reason);
+	cr_assert(!t.layer && !t.etype && !t.ecode, "no cause, but %u/%u/0x%02x", t.layer,
+		  t.etype, t.ecode);
 }
 
 /* The stream of e ended with a Terminate of cause want, sent (local) or received. */
@@ -333,6 +356,38 @@ static void remote_error(struct iwx_send_wr bad, uint8_t bad_status, int nrecv,
 static struct iwx_send_wr bad_write(uint32_t rkey, const void *raddr)
 {
 	return op(1, IWX_WR_WRITE, sge_of(&abuf, 0, 100), rkey, raddr);
+}
+
+/*
+ * A Write of 1 MiB that B refuses at its first segment, on a new connection each time:
+ * B terminates while A is still sending, and A must still learn why (the Terminate
+ * must not be lost to a reset from B's close): the Write completes with the remote
+ * access error and A's DISCONNECTED event carries the cause, every time.
+ */
+static void big_write_refused(uint32_t rkey, struct iwx_term_cause want)
+{
+	for (int i = 0; i < 50; i++) {
+		if (i) {
+			replace_qp(&a, a.cq);
+			replace_qp(&b, b.cq);
+		}
+		connect_ab();
+		post(&a, op(1, IWX_WR_WRITE, sge_of(&abuf, 0, BUF_LEN), rkey, bbuf.p));
+		expect_wc(&a, 1, IWX_WC_RDMA_WRITE, IWX_WC_REM_ACCESS_ERR);
+		expect_terminated(&a, false, want);
+		expect_terminated(&b, true, want);
+	}
+}
+
+Test(daemon_errors, big_write_with_wrong_key_learns_why)
+{
+	big_write_refused(bbuf.mr->rkey ^ 0x01, IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG));
+}
+
+Test(daemon_errors, big_write_to_unknown_stag_learns_why)
+{
+	/* the index of no region (STags are drawn at random: the next one over is free) */
+	big_write_refused(bbuf.mr->rkey ^ 0x100, IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG));
 }
 
 Test(daemon_errors, write_with_wrong_key)
@@ -637,6 +692,16 @@ Test(daemon_errors, graceful_disconnect)
 	expect_posts_flushed(&b, &bbuf);
 }
 
+/* A close without a Terminate says so on both sides, with no cause (expect_closed). */
+Test(daemon_errors, plain_close_reports_no_cause)
+{
+	connect_ab();
+	cr_assert_eq(iwx_disconnect(b.qp), 0);
+	expect_closed(&b, true);
+	expect_closed(&a, false);
+	cr_assert_eq(iwx_disconnect(a.qp), -ENOTCONN);
+}
+
 /* "the stream ends after what is queued" (iwx.h): a Write and a Send posted just before */
 Test(daemon_errors, graceful_disconnect_delivers_what_was_posted)
 {
@@ -653,6 +718,44 @@ Test(daemon_errors, graceful_disconnect_delivers_what_was_posted)
 	cr_assert_arr_eq(bbuf.p + BUF_LEN - 64, abuf.p, 64, "the Send arrived");
 	expect_closed(&a, true);
 	expect_closed(&b, false);
+}
+
+/*
+ * A disconnect never needs more CQ room than the application gave: with a one-entry
+ * CQ on each side and several receives posted, DISCONNECTED comes on both sides at
+ * once, and the flushed receives follow one by one as the application polls.
+ */
+static void disconnect_with_one_entry_cqs(struct endpoint *closer, struct endpoint *peer)
+{
+	enum { NRECV = 3 };
+
+	one_entry_cq(&a);
+	one_entry_cq(&b);
+	connect_ab();
+	for (int i = 0; i < NRECV; i++) {
+		post_recv(&a, 10 + i, &abuf, 64 * i, 64);
+		post_recv(&b, 20 + i, &bbuf, 64 * i, 64);
+	}
+	cr_assert_eq(iwx_disconnect(closer->qp), 0);
+	expect_closed(closer, true);
+	expect_closed(peer, false);
+	cr_assert_eq(iwx_disconnect(peer->qp), -ENOTCONN, "the passive side is closed already");
+	for (int i = 0; i < NRECV; i++) {
+		expect_wc(&a, 10 + i, IWX_WC_RECV, IWX_WC_WR_FLUSH_ERR);
+		expect_wc(&b, 20 + i, IWX_WC_RECV, IWX_WC_WR_FLUSH_ERR);
+	}
+	expect_posts_flushed(&a, &abuf);
+	expect_posts_flushed(&b, &bbuf);
+}
+
+Test(daemon_errors, disconnect_with_one_entry_cq)
+{
+	disconnect_with_one_entry_cqs(&a, &b);
+}
+
+Test(daemon_errors, disconnected_by_the_peer_with_one_entry_cq)
+{
+	disconnect_with_one_entry_cqs(&b, &a);
 }
 
 Test(daemon_errors, destroying_a_connected_qp_aborts)

@@ -209,7 +209,12 @@ static void enter_error(struct iwx_qp *qp, struct iwx_term_cause cause, bool loc
 	qp->state = IWX_QP_ERROR;
 	qp->term_pending = false;
 	flush_all(qp);
-	shutdown(qp->fd, SHUT_RDWR);
+	/*
+	 * After our Terminate, our half only: the peer may still be sending, and the caller
+	 * must read its bytes before the last close, which would otherwise reset the stream
+	 * and could destroy the Terminate before the peer reads it (tcp(7); RFC 5040 §5.4).
+	 */
+	shutdown(qp->fd, qp->term_built ? SHUT_WR : SHUT_RDWR);
 }
 
 /*
@@ -737,12 +742,35 @@ static void take_read_response(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
 	retire(qp);
 }
 
-/* What the peer's Terminate means for the Read it names, if any (RFC 5040 §4.8). */
+/*
+ * What the peer's Terminate means for the request it names (RFC 5040 §4.8): a
+ * protection error, RDMAP's or DDP's tagged buffer errors (a bad STag, key, bounds or
+ * PD), is a remote access error.
+ */
 static uint8_t status_of_remote(struct iwx_term_cause c)
 {
 	if (c.layer == IWX_LAYER_RDMAP)
 		return c.etype == IWX_RDMAP_ETYPE_REMOTE_PROT ? IWX_WC_REM_ACCESS_ERR : IWX_WC_REM_OP_ERR;
+	if (c.layer == IWX_LAYER_DDP && c.etype == IWX_DDP_ETYPE_TAGGED)
+		return IWX_WC_REM_ACCESS_ERR;
 	return IWX_WC_REM_INV_REQ_ERR;
+}
+
+/*
+ * Does the Terminate name a segment of the Write being sent from the send queue? Its
+ * copy of the segment's DDP header (RFC 5040 §4.8) gives the STag and tagged offset.
+ */
+static bool term_names_sending_write(const struct iwx_qp *qp, const struct iwx_term *t)
+{
+	const struct iwx_send_wr *wr = qp->sq.n ? ring_at(&qp->sq, 0) : NULL;
+	struct iwx_term_cause ignored;
+	struct iwx_ddp_seg seg;
+
+	if (!qp->msg.active || !qp->msg.from_sq || !wr || wr->opcode != IWX_WR_WRITE ||
+	    !t->has_ddp_hdr || iwx_ddp_decode(t->ddp_hdr, t->ddp_hdr_len, &seg, &ignored) ||
+	    seg.opcode != IWX_OP_WRITE)
+		return false;
+	return seg.stag == wr->rkey && seg.to - wr->remote_addr <= sge_total(wr->sge, wr->num_sge);
 }
 
 static void take_terminate(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
@@ -760,6 +788,13 @@ static void take_terminate(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
 	if (f) {
 		f->done = true;
 		f->status = status_of_remote(t.cause);
+	} else if (term_names_sending_write(qp, &t)) {
+		/* ... and so does one about the Write still going out: it failed, not flushed */
+		struct inflight w = { .wr = *(const struct iwx_send_wr *)ring_at(&qp->sq, 0),
+				      .done = true, .status = status_of_remote(t.cause) };
+
+		ring_push(&qp->inflight, &w);	/* start_sq_head made sure of room */
+		ring_pop(&qp->sq);
 	}
 	enter_error(qp, t.cause, false);
 }
@@ -981,6 +1016,16 @@ int iwx_qp_poll(struct iwx_qp *qp, struct iwx_wc *wc, int n)
 		ring_pop(&qp->cq);
 	}
 	return i;
+}
+
+uint32_t iwx_qp_unpolled(const struct iwx_qp *qp)
+{
+	return qp->cq.n;
+}
+
+void iwx_qp_abort(struct iwx_qp *qp)
+{
+	enter_error(qp, IWX_CAUSE_MPA(IWX_MPA_EC_STREAM_LOST), true);
 }
 
 enum iwx_qp_state iwx_qp_get_state(const struct iwx_qp *qp)

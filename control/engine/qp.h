@@ -38,7 +38,10 @@ struct iwx_qp;
 /*
  * A queue pair on fd, a connection in full operation with agreed (from conn.c),
  * emss the connection's effective MSS; memory of protection domain pd in mem.
- * The QP does not own fd until iwx_qp_destroy, which closes it.
+ * The QP does not own fd until iwx_qp_destroy, which closes it. After a Terminate
+ * this side sent, only fd's sending half is shut: read the peer's bytes until its FIN
+ * before the last close of fd (iwxd's linger.c), or the close resets the stream and
+ * may destroy the Terminate before the peer reads it.
  */
 struct iwx_qp *iwx_qp_create(int fd, const struct iwx_mpa_agreed *agreed, uint32_t emss,
 			     struct iwx_mem *mem, uint32_t pd, const struct iwx_qp_attr *attr);
@@ -61,6 +64,15 @@ int iwx_qp_progress(struct iwx_qp *qp, bool *want_write);
  * more: post nothing to it while completions wait, and they never overflow.
  */
 int iwx_qp_poll(struct iwx_qp *qp, struct iwx_wc *wc, int n);
+
+/* How many completions wait to be polled. */
+uint32_t iwx_qp_unpolled(const struct iwx_qp *qp);
+
+/*
+ * End the stream now, as if it were lost (the peer did not finish a close in time):
+ * everything outstanding is flushed, and the socket is shut down.
+ */
+void iwx_qp_abort(struct iwx_qp *qp);
 
 enum iwx_qp_state iwx_qp_get_state(const struct iwx_qp *qp);
 

@@ -14,6 +14,7 @@
  *   limits.c   what a client, and all together, may hold; the refusal beyond it
  *   vqp.c      a queue pair's rings <-> the engine (qp.c) <-> completion rings
  *   cm.c       connection management: connect, listen, accept, reject, disconnect
+ *   linger.c   sockets that sent a Terminate, read until the peer's FIN before the close
  *   admin.c    status and listings for `iwx`
  */
 #ifndef IWX_DAEMON_H
@@ -109,6 +110,7 @@ struct vcq {
 };
 
 struct pconn;
+struct lingering;
 
 struct vqp {
 	uint32_t		num;
@@ -125,6 +127,7 @@ struct vqp {
 	uint32_t		tcp_events;	/* watched for; 0: not watched */
 	bool			blocked;	/* waits for the socket or for room in a CQ */
 	bool			backlog;	/* the engine holds completions the CQs had no room for */
+	bool			ended;		/* DISCONNECTED said: the engine stays for its completions */
 	int			settle_ms;	/* as Initiator: hold the first FPDU this long */
 	uint64_t		settle_end_ms;	/* ... until then (0: not held) */
 	bool			closing;	/* a graceful close was asked for */
@@ -181,6 +184,7 @@ struct iwxd {
 	struct vqp		*qps;
 	struct listener		*listeners;
 	struct pconn		*pconns;
+	struct lingering	*lingering;	/* linger.c: closed once the peer has read our Terminate */
 	uint32_t		nclients;	/* let in: held to max-clients (root aside) */
 	uint32_t		nturned;	/* refused or turned away, until answered */
 	bool			clients_warned;	/* said max-clients was reached, until one goes */
@@ -242,6 +246,17 @@ void cm_timers(struct iwxd *d, uint64_t now);
 /* A client leaves: its listeners and set-ups go. */
 void cm_client_gone(struct iwxd *d, struct client *c);
 void cm_pconn_free(struct iwxd *d, struct pconn *p);
+
+/*
+ * linger.c: fd (a socket whose engine sent a Terminate and shut its half) stays open,
+ * its incoming bytes dropped, until the peer's FIN or 2 s; the caller closes fd as it
+ * likes (linger holds a duplicate).
+ */
+void linger_start(struct iwxd *d, int fd);
+/* Close what has lingered long enough; ask the loop for the next deadline (loop_due). */
+void linger_timers(struct iwxd *d, uint64_t now);
+/* Close every lingering socket now (iwxd stops). */
+void linger_stop(struct iwxd *d);
 
 /* admin.c: STATUS, LIST_CONNS, LIST_STAGS for a root client. */
 void admin_request(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *req);

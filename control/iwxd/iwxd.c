@@ -170,6 +170,7 @@ static void run(struct iwxd *d)
 		session_timers(d, now);
 		for (struct vqp *q = d->qps; q; q = q->next)
 			vqp_timers(d, q, now);
+		linger_timers(d, now);
 		reap(d);
 		if (!work)	/* publish "asleep", then look once more: a post that raced with it is seen */
 			vqp_need_wakeup(d, true);
@@ -186,6 +187,7 @@ static void teardown(struct iwxd *d)
 {
 	while (d->clients)
 		session_close(d, d->clients);
+	linger_stop(d);
 	if (d->listen_w.fd >= 0) {
 		/* connections it never accepted may hold descriptors */
 		closer_close(&d->closer, d->listen_w.fd);

@@ -142,23 +142,20 @@ static void drain(struct vqp *q)
 {
 	struct iwx_wc wc[WC_BATCH];
 
-	for (;;) {
-		uint32_t room = cq_room(q), want = room < WC_BATCH ? room : WC_BATCH;
+	while (iwx_qp_unpolled(q->eng)) {
+		uint32_t room = cq_room(q);
 		int n;
 
-		if (!want) {
-			q->backlog = true;	/* perhaps: known when the client makes room */
+		if (!room) {
+			q->backlog = true;	/* until the client polls and rings */
 			q->blocked = true;
 			return;
 		}
-		n = iwx_qp_poll(q->eng, wc, want);
+		n = iwx_qp_poll(q->eng, wc, room < WC_BATCH ? room : WC_BATCH);
 		for (int i = 0; i < n; i++)
 			complete(q, &wc[i]);
-		if ((uint32_t)n < want) {
-			q->backlog = false;
-			return;
-		}
 	}
+	q->backlog = false;
 }
 
 /* ------------------------------------------------------------ queue pairs */
@@ -257,8 +254,12 @@ static void engine_stop(struct vqp *q, bool abortive)
 {
 	struct iwx_qp_stats s;
 
-	if (abortive) {
-		/* RST, not FIN: the application went away without a disconnect */
+	if (abortive && !q->ended) {
+		/*
+		 * RST, not FIN: the application went away without a disconnect (once the
+		 * stream has ended there is nothing to abort, and a reset would destroy
+		 * our Terminate while linger.c waits for the peer to read it)
+		 */
 		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
 
 		setsockopt(q->tcp_w.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
@@ -274,7 +275,10 @@ static void engine_stop(struct vqp *q, bool abortive)
 	q->tcp_w.fd = -1;
 }
 
-/* The engine stopped: tell the client why, and flush what is still in the rings. */
+/*
+ * The engine stopped: tell the client why at once, whether or not its CQs have room
+ * for the flushed completions (the engine keeps those until they have).
+ */
 static void stream_ended(struct iwxd *d, struct vqp *q)
 {
 	struct iwx_ipc_event ev = q->est;
@@ -285,19 +289,24 @@ static void stream_ended(struct iwxd *d, struct vqp *q)
 	ev.type = IWX_IPC_EV_DISCONNECTED;
 	ev.terminated = !iwx_cause_eq(cause, IWX_CAUSE_MPA(IWX_MPA_EC_STREAM_LOST));
 	ev.local = ev.terminated ? local : q->closing;
-	ev.layer = cause.layer;
-	ev.etype = cause.etype;
-	ev.ecode = cause.ecode;
+	if (ev.terminated) {	/* else there is no cause to give: STREAM_LOST is ours alone */
+		ev.layer = cause.layer;
+		ev.etype = cause.etype;
+		ev.ecode = cause.ecode;
+	}
 	ev.pd_len = 0;
-	if (ev.terminated && local)
+	if (ev.terminated && local) {
 		d->st.terms_sent++;
-	else if (ev.terminated)
+		linger_start(d, q->tcp_w.fd);
+	} else if (ev.terminated) {
 		d->st.terms_received++;
+	}
 	log_info("qp %u: stream ended: %s%s", q->num,
 		 ev.terminated ? iwx_term_ecode_name(cause.layer, cause.etype, cause.ecode) :
 		 "closed", ev.terminated ? (local ? " (Terminate sent)" : " (Terminate received)") : "");
 	tcp_interest(d, q, 0);
-	engine_stop(q, false);
+	q->ended = true;
+	q->close_ms = 0;
 	vqp_set_state(q, IWX_SHQ_ERROR);
 	outbox_event(d, q->owner, &ev);
 }
@@ -420,24 +429,13 @@ bool vqp_has_work(const struct vqp *q)
 	return q->state == IWX_SHQ_ERROR && (iwx_ring_ready(&q->sq) || iwx_ring_ready(&q->rq));
 }
 
-void vqp_service(struct iwxd *d, struct vqp *q)
+/* The engine's turn. false once it is gone: the stream ended and its completions left. */
+static bool engine_turn(struct iwxd *d, struct vqp *q)
 {
-	q->blocked = false;
-	if (q->corrupt)
-		return;
-	if (rings_corrupt(q)) {
-		log_warn("client %u: qp %u: ring indices out of range: queue pair abandoned",
-			 q->owner->id, q->num);
-		q->corrupt = true;
-		tcp_interest(d, q, 0);
-		engine_stop(q, true);
-		vqp_set_state(q, IWX_SHQ_ERROR);
-		return;
-	}
-	if (q->eng) {
-		bool want_write = false;
+	bool want_write = false;
 
-		drain(q);
+	drain(q);
+	if (!q->ended) {
 		if (q->backlog) {
 			/*
 			 * Completions wait for room in the client's CQs: take in neither work nor
@@ -445,7 +443,7 @@ void vqp_service(struct iwxd *d, struct vqp *q)
 			 * TCP holds the data; the client's poll rings the doorbell.
 			 */
 			tcp_interest(d, q, 0);
-			return;
+			return true;
 		}
 		move_ring(q, true);	/* receives first: a Send for them may be in */
 		move_ring(q, false);
@@ -460,13 +458,34 @@ void vqp_service(struct iwxd *d, struct vqp *q)
 			shutdown(q->tcp_w.fd, SHUT_WR);
 			q->fin_sent = true;
 		}
-		if (iwx_qp_get_state(q->eng) == IWX_QP_ERROR && !q->backlog) {
-			stream_ended(d, q);
-		} else {
+		if (iwx_qp_get_state(q->eng) != IWX_QP_ERROR) {
 			tcp_interest(d, q, EPOLLIN | (want_write ? EPOLLOUT : 0));
-			return;
+			return true;
 		}
+		stream_ended(d, q);
 	}
+	if (q->backlog)
+		return true;	/* the flushed completions leave as the client polls */
+	engine_stop(q, false);
+	return false;
+}
+
+void vqp_service(struct iwxd *d, struct vqp *q)
+{
+	q->blocked = false;
+	if (q->corrupt)
+		return;
+	if (rings_corrupt(q)) {
+		log_warn("client %u: qp %u: ring indices out of range: queue pair abandoned",
+			 q->owner->id, q->num);
+		q->corrupt = true;
+		tcp_interest(d, q, 0);
+		engine_stop(q, true);
+		vqp_set_state(q, IWX_SHQ_ERROR);
+		return;
+	}
+	if (q->eng && engine_turn(d, q))
+		return;
 	if (q->state == IWX_SHQ_ERROR) {
 		move_ring(q, true);
 		move_ring(q, false);
@@ -484,8 +503,10 @@ void vqp_timers(struct iwxd *d, struct vqp *q, uint64_t now)
 	if (q->close_ms && q->eng) {
 		if (now >= q->close_ms) {
 			log_info("qp %u: the close did not finish in time: aborting", q->num);
-			shutdown(q->tcp_w.fd, SHUT_RDWR);
-			q->close_ms = 0;
+			/* at once, though completions wait for CQ room: the event needs none */
+			iwx_qp_abort(q->eng);
+			vqp_set_state(q, IWX_SHQ_ERROR);
+			stream_ended(d, q);
 			vqp_service(d, q);
 		} else {
 			loop_due(&d->loop, q->close_ms);

@@ -34,7 +34,10 @@
  * still outstanding completes with IWX_WC_WR_FLUSH_ERR, except the one that failed,
  * which carries the cause; the connection event says why the stream ended. The
  * queue pair's state is IWX_QPS_ERROR before the first such completion can be
- * polled; the IWX_EVENT_DISCONNECTED event may arrive later than the completions.
+ * polled. Flushed completions need no more room than the CQ has: those that do not
+ * fit wait in iwxd and follow as the application polls. The IWX_EVENT_DISCONNECTED
+ * event does not wait for them, nor for CQ room: it comes when the stream ends, after
+ * the completions that fit (see "Closing a connection" below).
  */
 #ifndef IWX_IWX_H
 #define IWX_IWX_H
@@ -246,7 +249,44 @@ int iwx_reject(struct iwx_device *dev, uint32_t conn_id, const void *private_dat
  * Graceful close: every request posted before the call is sent, then the stream is
  * closed (TCP FIN) and IWX_EVENT_DISCONNECTED follows once the peer closes too (or
  * after 10 s, abortively). Requests posted after the call, and RDMA Reads whose
- * Response has not arrived by then, complete flushed.
+ * Response has not arrived by then, complete flushed. -ENOTCONN once the stream has
+ * ended (or before it was established).
+ *
+ * Closing a connection
+ *
+ * One side, the active closer, calls iwx_disconnect. The other, passive, side calls
+ * nothing: it receives IWX_EVENT_DISCONNECTED (term.terminated 0, term.local 0), and
+ * iwx_disconnect there answers -ENOTCONN, which is harmless: calling it after the
+ * event is the intended idiom for code that does not know which side it is
+ * (examples/iwx_rping.c: the client disconnects, the server waits for the event).
+ * On each side, in this order:
+ *   1. requests posted before the close complete as usual (the closer's are sent first);
+ *   2. the queue pair goes to IWX_QPS_ERROR, and everything still outstanding (posted
+ *      receives, Reads unanswered, requests posted after the close) completes with
+ *      IWX_WC_WR_FLUSH_ERR, in posting order, as far as the CQ has room;
+ *   3. IWX_EVENT_DISCONNECTED: term.terminated 0 and layer, etype, ecode 0; term.local
+ *      1 on the closer (also when the peer did not close within 10 s and iwxd gave up),
+ *      0 on the passive side (also when the stream was lost or reset);
+ *   4. the flushed completions the CQ had no room for, as the application polls; and
+ *      whatever is posted from then on completes flushed.
+ * An error ends the stream with a Terminate instead (RFC 5040 §7): the request that
+ * failed completes with its cause (IWX_WC_REM_ACCESS_ERR for a Read, or a Write still
+ * being sent, that the peer refused: a bad STag, key, bounds or access; a Write handed
+ * to TCP whole has completed already), the rest flushed, and the event on both sides
+ * has term.terminated 1 and the Terminate's layer, etype and ecode (term.local 1 on
+ * the side that sent it). iwxd keeps a socket that sent a Terminate open until the
+ * peer has closed too (2 s at most), so that the peer reads the Terminate even while
+ * it is still sending. iwx_destroy_qp of a connected queue pair resets the stream: the
+ * peer sees a close (terminated 0, local 0).
+ *
+ * A connection that cannot be set up returns the queue pair to IWX_QPS_INIT with
+ * IWX_EVENT_UNREACHABLE: status -ECONNREFUSED at once when nobody listens;
+ * -EHOSTUNREACH when no host answers at the address on the link (after about 3 s,
+ * when the kernel's neighbour discovery gives up); -ETIMEDOUT when the TCP connect or
+ * the MPA exchange takes longer than the daemon's set-up time-out (iwxd --timeout-ms,
+ * 10 s by default, so earlier than -EHOSTUNREACH if set below 3 s); -EPROTO for an MPA
+ * exchange that fails. With no route to the address at all, iwx_connect itself
+ * returns -ENETUNREACH and no event follows.
  */
 int iwx_disconnect(struct iwx_qp *qp);
 

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Sockets that sent a Terminate, kept open a while after their queue pair let go (daemon.h).
+ *
+ * RFC 5040 §5.4 makes the Terminate the last message on the stream, and the peer learns
+ * why its stream ended only by reading it. A TCP socket closed with data unread sends a
+ * reset, not a FIN (tcp(7)), and the peer is usually still sending (the rest of a large
+ * Write): the reset can overtake its reading and destroy the Terminate with the stream.
+ * So our half is shut once the Terminate is out (the engine), and what the peer still
+ * sends is read and dropped here until its FIN, or for LINGER_MS at most; only then is
+ * the socket closed.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+#define LINGER_MS	2000	/* the longest a peer gets to see our Terminate and close */
+#define READ_BUDGET	64	/* reads per wake-up, so that one peer cannot hold the loop */
+
+struct lingering {
+	struct watch		w;
+	uint64_t		until_ms;
+	struct lingering	*next;
+};
+
+static void linger_end(struct iwxd *d, struct lingering *l)
+{
+	watch_del(&d->loop, &l->w);
+	close(l->w.fd);
+	IWX_LIST_UNLINK(&d->lingering, l);
+	free(l);
+}
+
+static void on_readable(struct iwxd *d, struct watch *w, uint32_t events)
+{
+	static char sink[65536];	/* what the peer sent after our Terminate: dropped */
+	struct lingering *l = (struct lingering *)w;
+
+	(void)events;
+	for (int i = 0; i < READ_BUDGET; i++) {
+		ssize_t n = recv(w->fd, sink, sizeof(sink), MSG_DONTWAIT);
+
+		if (n > 0)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		linger_end(d, l);	/* the peer's FIN (or reset): nothing left to reset */
+		return;
+	}
+}
+
+void linger_start(struct iwxd *d, int fd)
+{
+	struct lingering *l = calloc(1, sizeof(*l));
+
+	if (!l || (l->w.fd = dup(fd)) < 0) {
+		free(l);
+		return;	/* the close may reset: no worse than without lingering */
+	}
+	l->w.fn = on_readable;
+	l->until_ms = iwx_conn_now_ms() + LINGER_MS;
+	if (watch_add(&d->loop, &l->w, EPOLLIN)) {
+		close(l->w.fd);
+		free(l);
+		return;
+	}
+	l->next = d->lingering;
+	d->lingering = l;
+}
+
+void linger_timers(struct iwxd *d, uint64_t now)
+{
+	for (struct lingering *l = d->lingering, *n; l; l = n) {
+		n = l->next;
+		if (now >= l->until_ms)
+			linger_end(d, l);
+		else
+			loop_due(&d->loop, l->until_ms);
+	}
+}
+
+void linger_stop(struct iwxd *d)
+{
+	while (d->lingering)
+		linger_end(d, d->lingering);
+}
