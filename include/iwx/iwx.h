@@ -154,7 +154,12 @@ int iwx_poll_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc);
  */
 int iwx_req_notify_cq(struct iwx_cq *cq);
 
-/* The completion event fd of the device (every CQ's wake-up); iwx_ack_comp reads it. */
+/*
+ * The completion event fd of the device (every CQ's wake-up): readable from the
+ * completion that follows an iwx_req_notify_cq until iwx_ack_comp, which takes every
+ * wake-up; then poll the CQs armed and arm them again. libiwx's own waits
+ * (iwx_wait_cq) neither take its readiness away nor add to it.
+ */
 int iwx_comp_fd(struct iwx_device *dev);
 void iwx_ack_comp(struct iwx_device *dev);
 
@@ -282,7 +287,11 @@ struct iwx_event {
  */
 int iwx_get_event(struct iwx_device *dev, struct iwx_event *ev, int timeout_ms);
 
-/* Readable when an event may be waiting (the device's socket to iwxd). */
+/*
+ * For poll()/epoll: readable (level-triggered) while iwx_get_event(dev, &ev, 0) has an
+ * event to give, including events other calls read off the socket to iwxd while they
+ * waited for their answer; readable for good once iwxd went away (-ESHUTDOWN).
+ */
 int iwx_event_fd(struct iwx_device *dev);
 
 const char *iwx_event_name(enum iwx_event_type t);

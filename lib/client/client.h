@@ -58,6 +58,9 @@ struct iwx_device {
 	int			sock;		/* SOCK_SEQPACKET to iwxd */
 	int			bell_fd;	/* eventfd: wake the daemon */
 	int			notify_fd;	/* eventfd: an armed CQ has a completion */
+	int			ready_fd;	/* eventfd: set while events are queued */
+	int			event_fd;	/* epoll of sock and ready_fd: iwx_event_fd */
+	bool			ready;		/* ready_fd is set */
 	uint32_t		seq;
 	uint32_t		client_id;
 	uint8_t			*arena;
@@ -94,6 +97,8 @@ struct iwx_cq {
 	struct iwx_ipc_cq_shared *sh;
 	size_t			map_size;
 	struct iwx_ring		ring;		/* we consume */
+	bool			app_armed;	/* by iwx_req_notify_cq, not yet acked */
+	bool			app_fired;	/* ... and its wake-up came */
 	struct iwx_cq		*next;
 };
 

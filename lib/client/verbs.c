@@ -201,9 +201,40 @@ int iwx_poll_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc)
 	return k;
 }
 
-int iwx_req_notify_cq(struct iwx_cq *cq)
+/*
+ * iwx_comp_fd is the daemon's eventfd, on which iwx_wait_cq sleeps too. For it to stay
+ * readable from the wake-up of an application's arming until iwx_ack_comp, libiwx
+ * remembers which arming of the application fired before it arms a CQ itself, and
+ * gives back any wake-up of the application that its own wait took.
+ */
+static void arm(struct iwx_cq *cq)
 {
 	__atomic_store_n(&cq->sh->armed, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Note whether the application's arming of cq fired: iwxd disarms as it wakes us. */
+static bool app_fired(struct iwx_cq *cq)
+{
+	if (cq->app_armed && !__atomic_load_n(&cq->sh->armed, __ATOMIC_SEQ_CST))
+		cq->app_fired = true;
+	return cq->app_fired;
+}
+
+/* Take every wake-up waiting on the device's eventfd. */
+static void take_wakeups(struct iwx_device *dev)
+{
+	uint64_t v;
+
+	if (read(dev->notify_fd, &v, sizeof(v)) < 0) {
+		/* nothing to take: EAGAIN */
+	}
+}
+
+int iwx_req_notify_cq(struct iwx_cq *cq)
+{
+	cq->app_armed = true;
+	cq->app_fired = false;
+	arm(cq);
 	return 0;
 }
 
@@ -214,11 +245,10 @@ int iwx_comp_fd(struct iwx_device *dev)
 
 void iwx_ack_comp(struct iwx_device *dev)
 {
-	uint64_t v;
-
-	if (read(dev->notify_fd, &v, sizeof(v)) < 0) {
-		/* nothing to take: EAGAIN */
-	}
+	take_wakeups(dev);
+	for (struct iwx_cq *cq = dev->cqs; cq; cq = cq->next)
+		if (app_fired(cq))
+			cq->app_armed = cq->app_fired = false;
 }
 
 static int64_t now_ms(void)
@@ -229,7 +259,8 @@ static int64_t now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-int iwx_wait_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc, int timeout_ms)
+/* iwx_wait_cq's wait, once cq was found empty; *took says whether it took wake-ups off the device's eventfd. */
+static int wait_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc, int timeout_ms, bool *took)
 {
 	struct iwx_device *dev = cq->dev;
 	int64_t deadline = now_ms() + timeout_ms;
@@ -237,12 +268,11 @@ int iwx_wait_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc, int timeout_ms)
 	for (;;) {
 		struct pollfd p[2] = { { .fd = dev->notify_fd, .events = POLLIN },
 				       { .fd = dev->sock, .events = POLLIN } };
-		int k = iwx_poll_cq(cq, n, wc), left;
+		int k, left;
 
-		if (k)
-			return k;
-		iwx_req_notify_cq(cq);
-		k = iwx_poll_cq(cq, n, wc);	/* one may have come before the arming */
+		app_fired(cq);
+		arm(cq);
+		k = iwx_poll_cq(cq, n, wc);	/* after arming: one may have come before it */
 		if (k)
 			return k;
 		if (dev->lost)
@@ -252,11 +282,41 @@ int iwx_wait_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc, int timeout_ms)
 			return 0;
 		if (poll(p, 2, left) < 0 && errno != EINTR)
 			return -errno;
-		if (p[0].revents)
-			iwx_ack_comp(dev);
+		if (p[0].revents) {
+			take_wakeups(dev);
+			*took = true;
+		}
 		if (p[1].revents && client_pump(dev) == -ESHUTDOWN)
 			return iwx_poll_cq(cq, n, wc) ?: -ESHUTDOWN;
 	}
+}
+
+int iwx_wait_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc, int timeout_ms)
+{
+	struct iwx_device *dev = cq->dev;
+	bool took = false;
+	int k = iwx_poll_cq(cq, n, wc);
+	uint64_t one = 1;
+
+	if (k)
+		return k;	/* no arming, no system call */
+	k = wait_cq(cq, n, wc, timeout_ms, &took);
+	/* withdraw our own arming: its wake-up, if it came, is not the application's */
+	if (!cq->app_armed && !__atomic_exchange_n(&cq->sh->armed, 0, __ATOMIC_SEQ_CST)) {
+		take_wakeups(dev);
+		took = true;
+	}
+	if (!took)
+		return k;
+	for (struct iwx_cq *c = dev->cqs; c; c = c->next) {
+		if (app_fired(c)) {
+			if (write(dev->notify_fd, &one, sizeof(one)) < 0) {
+				/* the counter cannot overflow in practice */
+			}
+			break;
+		}
+	}
+	return k;
 }
 
 /* -------------------------------------------------------------- queue pairs */
