@@ -205,3 +205,100 @@ Test(daemon_client, comp_fd_stays_readable_until_acked)
 	cr_assert_eq(wc.wr_id, 1);
 	cr_assert_eq(iwx_destroy_cq(idle), 0);
 }
+
+/* ------------------------------------------------------------ queue depths */
+
+#define DEPTH	4
+
+/* a (the client) and b connected, a's queue pair DEPTH deep both ways. */
+static void connect_shallow(void)
+{
+	struct iwx_qp_attr attr;
+
+	new_qp(&a, DEPTH, DEPTH);
+	cr_assert_eq(endpoint_connect(&a, &b, false, NULL), 0);
+	cr_assert_eq(iwx_query_qp(a.qp, &attr), 0);
+	cr_assert_eq(attr.qp_num, iwx_qp_num(a.qp));
+	cr_assert_eq(attr.state, IWX_QPS_RTS);
+	cr_assert_eq(attr.sq_depth, DEPTH);
+	cr_assert_eq(attr.rq_depth, DEPTH);
+}
+
+/* One request beyond the depth fails, and says why. */
+static void expect_full(int err)
+{
+	cr_assert_eq(err, -ENOBUFS, "beyond the depth: %s", iwx_strerror(err));
+	cr_assert(strstr(iwx_strerror(err), "queue is full"), "%s", iwx_strerror(err));
+}
+
+Test(daemon_client, send_queue_depth_is_a_limit)
+{
+	struct buf abuf = buf_new(&a, NULL, 4096, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf bbuf = buf_new(&b, NULL, 4096, ALL_ACCESS, false);
+
+	connect_shallow();
+	for (int i = 0; i < DEPTH; i++)
+		cr_assert_eq(post_write(&a, i, IWX_WR_SIGNALED, &abuf, &bbuf), 0);
+	usleep(100 * 1000);	/* iwxd has taken them off the ring, and completed them */
+	expect_full(post_write(&a, 99, IWX_WR_SIGNALED, &abuf, &bbuf));
+
+	/* every completion polled makes room for one, and gives its wr_id back */
+	expect_wc(&a, 0, IWX_WC_SUCCESS);
+	cr_assert_eq(post_write(&a, 10, IWX_WR_SIGNALED, &abuf, &bbuf), 0);
+	expect_full(post_write(&a, 99, IWX_WR_SIGNALED, &abuf, &bbuf));
+	for (int i = 1; i < DEPTH; i++)
+		expect_wc(&a, i, IWX_WC_SUCCESS);
+	expect_wc(&a, 10, IWX_WC_SUCCESS);
+
+	/* unsignaled Writes count until a later completion of the send queue retires them */
+	for (int i = 0; i < DEPTH - 1; i++)
+		cr_assert_eq(post_write(&a, 20 + i, 0, &abuf, &bbuf), 0);
+	cr_assert_eq(post_write(&a, 30, IWX_WR_SIGNALED, &abuf, &bbuf), 0);
+	usleep(100 * 1000);
+	expect_full(post_write(&a, 99, IWX_WR_SIGNALED, &abuf, &bbuf));
+	expect_wc(&a, 30, IWX_WC_SUCCESS);
+	for (int i = 0; i < DEPTH; i++)
+		cr_assert_eq(post_write(&a, 40 + i, IWX_WR_SIGNALED, &abuf, &bbuf), 0);
+	expect_full(post_write(&a, 99, IWX_WR_SIGNALED, &abuf, &bbuf));
+	for (int i = 0; i < DEPTH; i++)
+		expect_wc(&a, 40 + i, IWX_WC_SUCCESS);
+}
+
+Test(daemon_client, receive_queue_depth_is_a_limit)
+{
+	struct buf abuf = buf_new(&a, NULL, 4096, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf bbuf = buf_new(&b, NULL, 4096, IWX_ACCESS_LOCAL_WRITE, false);
+	struct iwx_send_wr send = { .wr_id = 7, .opcode = IWX_WR_SEND, .flags = IWX_WR_SIGNALED,
+				    .num_sge = 1, .sge = { sge_of(&bbuf, 0, 16) } };
+	struct iwx_recv_wr r = { .num_sge = 1, .sge = { sge_of(&abuf, 0, 64) } };
+
+	connect_shallow();
+	for (r.wr_id = 0; r.wr_id < DEPTH; r.wr_id++)
+		cr_assert_eq(iwx_post_recv(a.qp, &r), 0);
+	usleep(100 * 1000);
+	expect_full(iwx_post_recv(a.qp, &r));
+
+	cr_assert_eq(iwx_post_send(b.qp, &send), 0);
+	expect_wc(&b, 7, IWX_WC_SUCCESS);
+	expect_wc(&a, 0, IWX_WC_SUCCESS);
+	cr_assert_eq(iwx_post_recv(a.qp, &r), 0, "room for one more");
+	expect_full(iwx_post_recv(a.qp, &r));
+}
+
+/* Completions still in the CQ when their queue pair goes keep the application's wr_id. */
+Test(daemon_client, completions_outlive_their_queue_pair)
+{
+	struct buf abuf = buf_new(&a, NULL, 4096, IWX_ACCESS_LOCAL_WRITE, false);
+	struct iwx_recv_wr r = { .wr_id = 1234, .num_sge = 1, .sge = { sge_of(&abuf, 0, 64) } };
+	struct iwx_wc wc;
+
+	cr_assert_eq(endpoint_connect(&a, &b, false, NULL), 0);
+	cr_assert_eq(iwx_post_recv(a.qp, &r), 0);
+	cr_assert_eq(iwx_req_notify_cq(a.cq), 0);
+	cr_assert_eq(iwx_disconnect(a.qp), 0);
+	cr_assert(readable(iwx_comp_fd(a.dev), EVENT_MS), "the receive is flushed");
+	new_qp(&a, 0, 0);
+	cr_assert_eq(endpoint_wc(&a, &wc), 0);
+	cr_assert_eq(wc.wr_id, 1234);
+	cr_assert_eq(wc.status, IWX_WC_WR_FLUSH_ERR);
+}

@@ -172,6 +172,13 @@ int iwx_wait_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc, int timeout_ms);
 
 /* -------------------------------------------------------------- queue pairs */
 
+/*
+ * A queue's depth is the number of its requests that may be outstanding: posted, and
+ * not yet retired by a completion taken with iwx_poll_cq (or iwx_wait_cq). As in
+ * verbs, a completion retires its request and every request of the same queue posted
+ * before it, so unsignaled sends count until a later completion of the send queue:
+ * signal at least one send in every sq_depth.
+ */
 struct iwx_qp_init_attr {
 	struct iwx_cq	*send_cq, *recv_cq;
 	uint32_t	sq_depth, rq_depth;	/* 0: 256 each; rounded up to a power of two */
@@ -192,10 +199,20 @@ enum iwx_qp_state {
 };
 enum iwx_qp_state iwx_qp_state(const struct iwx_qp *qp);
 
+struct iwx_qp_attr {
+	uint32_t		qp_num;
+	enum iwx_qp_state	state;
+	uint32_t		sq_depth, rq_depth;	/* as granted: the most outstanding */
+};
+
+/* What a queue pair is: 0 with *attr. */
+int iwx_query_qp(const struct iwx_qp *qp, struct iwx_qp_attr *attr);
+
 /*
- * Post one work request. 0, or -ENOMEM when the ring is full (poll completions
- * first), -EINVAL malformed (too many sges, a Read without exactly one sink sge),
- * -ENOTCONN a send before the queue pair is connected. A malformed sge (outside
+ * Post one work request. 0, or -ENOBUFS when the queue is full (as many requests are
+ * outstanding as its depth, see iwx_qp_init_attr: poll completions first), -EINVAL
+ * malformed (too many sges, a Read without exactly one sink sge), -ENOTCONN a send
+ * before the queue pair is connected. A malformed sge (outside
  * its region, no access) is found by the daemon and completes with
  * IWX_WC_LOC_PROT_ERR, terminating the stream as RFC 5040 §7.1 requires.
  */

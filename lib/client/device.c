@@ -235,6 +235,7 @@ void iwx_close(struct iwx_device *dev)
 
 		dev->qps = q->next;
 		munmap(q->sh, q->map_size);
+		free(q->swq.wr_id);
 		free(q);
 	}
 	while (dev->cqs) {
@@ -315,9 +316,7 @@ static void event_of(struct iwx_device *dev, const struct iwx_ipc_event *e, stru
 {
 	memset(ev, 0, sizeof(*ev));
 	ev->type = (enum iwx_event_type)e->type;
-	for (struct iwx_qp *q = dev->qps; q && e->qp; q = q->next)
-		if (q->num == e->qp)
-			ev->qp = q;
+	ev->qp = e->qp ? qp_of(dev, e->qp) : NULL;
 	for (struct iwx_listener *l = dev->listeners; l && e->listener; l = l->next)
 		if (l->id == e->listener)
 			ev->listener = l;
@@ -401,6 +400,8 @@ const char *iwx_strerror(int err)
 		return "still in use";
 	case EFBIG:
 		return "more arena than iwxd allows (--arena-max)";
+	case ENOBUFS:
+		return "the send or receive queue is full: poll completions first (its depth: iwx_query_qp)";
 	default:
 		return strerror(err < 0 ? -err : err);
 	}
