@@ -110,7 +110,7 @@ static struct iwx_listener *listen_b(void)
 }
 
 /* The next completion of e, which must be wr_id's with status. */
-static void expect_wc(struct endpoint *e, uint64_t wr_id, uint8_t status)
+static struct iwx_wc expect_wc(struct endpoint *e, uint64_t wr_id, uint8_t status)
 {
 	struct iwx_wc wc;
 	int err = endpoint_wc(e, &wc);
@@ -118,6 +118,7 @@ static void expect_wc(struct endpoint *e, uint64_t wr_id, uint8_t status)
 	cr_assert_eq(err, 0, "a completion for wr %lu: %s", wr_id, iwx_strerror(err));
 	cr_assert_eq(wc.wr_id, wr_id, "completion of wr %lu, want %lu", wc.wr_id, wr_id);
 	cr_assert_eq(wc.status, status, "wr %lu: '%s'", wr_id, iwx_wc_status_name(wc.status));
+	return wc;
 }
 
 static int post_write(struct endpoint *e, uint64_t wr_id, uint8_t flags, const struct buf *from,
@@ -144,6 +145,7 @@ Test(daemon_client, event_fd_is_readable_while_an_event_waits)
 	struct iwx_send_wr read = { .wr_id = 2, .opcode = IWX_WR_READ, .flags = IWX_WR_SIGNALED,
 				    .num_sge = 1, .sge = { sge_of(&abuf, 64, 64) },
 				    .remote_addr = (uintptr_t)bbuf.p, .rkey = bbuf.mr->rkey };
+	char why[IWX_TERM_STR_LEN];
 	struct iwx_event ev;
 	int err;
 
@@ -154,10 +156,12 @@ Test(daemon_client, event_fd_is_readable_while_an_event_waits)
 	cr_assert_eq(post_write(&a, 1, IWX_WR_SIGNALED, &abuf, &bbuf), 0);
 	bbuf.mr->rkey ^= 1;
 	cr_assert_eq(iwx_post_send(a.qp, &read), 0);
-	expect_wc(&a, 1, IWX_WC_SUCCESS);
+	cr_assert_str_eq(iwx_wc_opcode_name(expect_wc(&a, 1, IWX_WC_SUCCESS).opcode), "RDMA Write");
 	expect_wc(&a, 2, IWX_WC_WR_FLUSH_ERR);
 	ev = next_event(&a, IWX_EVENT_DISCONNECTED);
 	cr_assert(ev.term.terminated && !ev.term.local);
+	cr_assert_str_eq(iwx_term_str(&ev.term, why, sizeof(why)),
+			 "DDP tagged buffer error: invalid STag", "the whole cause, named");
 	cr_assert(next_event(&b, IWX_EVENT_DISCONNECTED).term.local);
 	expect_quiet(&a);
 	expect_quiet(&b);

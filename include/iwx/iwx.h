@@ -44,6 +44,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include <iwx/access.h>	/* IWX_ACCESS_*: a registration's rights */
 #include <iwx/verbs.h>
 
 #ifdef __cplusplus
@@ -282,8 +283,16 @@ struct iwx_term_info {
 	bool		terminated;	/* a Terminate was sent or received (else a close or loss) */
 	bool		local;		/* this side detected the error or closed */
 	uint8_t		layer, etype, ecode;
-	const char	*reason;	/* readable, static */
+	const char	*reason;	/* readable, static: the error code's name, or how it closed */
 };
+
+/*
+ * The whole cause, e.g. "DDP tagged buffer error: invalid STag" (layer, error type,
+ * error code), or how the stream closed; into buf (IWX_TERM_STR_LEN is enough).
+ * Returns buf.
+ */
+#define IWX_TERM_STR_LEN	128
+char *iwx_term_str(const struct iwx_term_info *t, char *buf, size_t len);
 
 struct iwx_event {
 	enum iwx_event_type	type;
@@ -311,8 +320,10 @@ int iwx_get_event(struct iwx_device *dev, struct iwx_event *ev, int timeout_ms);
  */
 int iwx_event_fd(struct iwx_device *dev);
 
+/* Names, for messages: "established", "remote access error", "RDMA Write". */
 const char *iwx_event_name(enum iwx_event_type t);
 const char *iwx_wc_status_name(enum iwx_wc_status s);
+const char *iwx_wc_opcode_name(enum iwx_wc_opcode op);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
 /* A libiwx device: the connection to iwxd, its arena, requests and connection events. */
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -305,11 +306,25 @@ void iwx_free(struct iwx_device *dev, void *p)
 
 /* ------------------------------------------------------------------ events */
 
+static const char *closed_by(bool local)
+{
+	return local ? "closed by this side" : "closed by the peer, or the stream was lost";
+}
+
 static const char *term_reason(const struct iwx_ipc_event *e)
 {
-	if (e->terminated)
-		return iwx_term_ecode_name(e->layer, e->etype, e->ecode);
-	return e->local ? "closed by this side" : "closed by the peer, or the stream was lost";
+	return e->terminated ? iwx_term_ecode_name(e->layer, e->etype, e->ecode) : closed_by(e->local);
+}
+
+char *iwx_term_str(const struct iwx_term_info *t, char *buf, size_t len)
+{
+	if (t->terminated)
+		snprintf(buf, len, "%s %s: %s", iwx_term_layer_name(t->layer),
+			 iwx_term_etype_name(t->layer, t->etype),
+			 iwx_term_ecode_name(t->layer, t->etype, t->ecode));
+	else
+		snprintf(buf, len, "%s", closed_by(t->local));
+	return buf;
 }
 
 static void event_of(struct iwx_device *dev, const struct iwx_ipc_event *e, struct iwx_event *ev)

@@ -515,6 +515,16 @@ int iwx_post_recv(struct iwx_qp *qp, const struct iwx_recv_wr *wr)
 	return 0;
 }
 
+const char *iwx_wc_opcode_name(enum iwx_wc_opcode op)
+{
+	static const char *const names[] = {
+		[IWX_WC_SEND] = "Send", [IWX_WC_RDMA_WRITE] = "RDMA Write",
+		[IWX_WC_RDMA_READ] = "RDMA Read", [IWX_WC_RECV] = "receive",
+	};
+
+	return (unsigned)op < sizeof(names) / sizeof(names[0]) ? names[op] : "unknown opcode";
+}
+
 const char *iwx_wc_status_name(enum iwx_wc_status s)
 {
 	static const char *const names[] = {
