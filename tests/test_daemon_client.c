@@ -306,3 +306,19 @@ Test(daemon_client, completions_outlive_their_queue_pair)
 	cr_assert_eq(wc.wr_id, 1234);
 	cr_assert_eq(wc.status, IWX_WC_WR_FLUSH_ERR);
 }
+
+/* ------------------------------------------------------------------ errors */
+
+Test(daemon_client, a_full_arena_says_so)
+{
+	void *p;
+
+	cr_assert_eq(iwx_device_arena_size(a.dev), ARENA, "the size asked for at iwx_open");
+	cr_assert_null(iwx_alloc(a.dev, ARENA + 1));
+	cr_assert_eq(errno, ENOMEM);
+	cr_assert(strstr(iwx_strerror(ENOMEM), "arena is full") &&
+		  strstr(iwx_strerror(-ENOMEM), "arena_size"), "%s", iwx_strerror(ENOMEM));
+	p = iwx_alloc(a.dev, ARENA);
+	cr_assert_not_null(p, "the whole arena");
+	iwx_free(a.dev, p);
+}

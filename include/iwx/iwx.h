@@ -65,7 +65,8 @@ struct iwx_listener;
 
 struct iwx_open_opts {
 	const char	*socket;	/* NULL: $IWX_SOCKET, else IWX_DEFAULT_SOCKET */
-	size_t		arena_size;	/* registered memory the daemon maps for us; 0: 64 MiB */
+	size_t		arena_size;	/* iwx_alloc's memory, mapped by the daemon too; 0: 64 MiB;
+					   at most iwxd's --arena-max (1 GiB by default) */
 };
 
 /* The socket iwx_open(opts) connects to: opts->socket, else $IWX_SOCKET, else the default. */
@@ -74,7 +75,8 @@ const char *iwx_socket_path(const struct iwx_open_opts *opts);
 /*
  * Connect to iwxd. NULL and errno: ENOENT/ECONNREFUSED no daemon, EACCES not allowed,
  * EMFILE iwxd serves as many clients as it may, EFBIG arena_size beyond what one client
- * may have, ENOSPC the arenas of all clients would take more than iwxd allows.
+ * may have, ENOSPC the arenas of all clients would take more than iwxd allows. Say
+ * which socket was tried (iwx_socket_path(opts)) along with iwx_strerror(errno).
  */
 struct iwx_device *iwx_open(const struct iwx_open_opts *opts);
 
@@ -87,11 +89,15 @@ const char *iwx_strerror(int err);
 /*
  * Memory from the device's arena: shared with iwxd, where incoming RDMA data is placed
  * directly (and, with the fast path, by the kernel). Aligned to 64 bytes; NULL and
- * ENOMEM when the arena is full. Memory registered anywhere else is moved into memory
+ * ENOMEM when the arena has no room for len (its size is fixed at iwx_open: choose it
+ * with iwx_open_opts.arena_size). Memory registered anywhere else is moved into memory
  * shared with iwxd when it is registered (see iwx_reg_mr): as fast, once registered.
  */
 void *iwx_alloc(struct iwx_device *dev, size_t len);
 void iwx_free(struct iwx_device *dev, void *p);
+
+/* The arena's size in bytes, as iwxd granted it. */
+size_t iwx_device_arena_size(const struct iwx_device *dev);
 
 /* ------------------------------------------------------- protection, memory */
 

@@ -298,6 +298,11 @@ void *iwx_alloc(struct iwx_device *dev, size_t len)
 	return dev->arena + off;
 }
 
+size_t iwx_device_arena_size(const struct iwx_device *dev)
+{
+	return dev->arena_size;
+}
+
 void iwx_free(struct iwx_device *dev, void *p)
 {
 	if (p && (uint8_t *)p >= dev->arena && (uint8_t *)p < dev->arena + dev->arena_size)
@@ -415,6 +420,9 @@ const char *iwx_strerror(int err)
 		return "still in use";
 	case EFBIG:
 		return "more arena than iwxd allows (--arena-max)";
+	case ENOMEM:
+		return "out of memory (iwx_alloc: the arena is full; iwx_open_opts.arena_size sizes it, "
+		       "up to iwxd --arena-max)";
 	case ENOBUFS:
 		return "the send or receive queue is full: poll completions first (its depth: iwx_query_qp)";
 	default:
