@@ -49,7 +49,7 @@ LIB_A		:= $(BUILD)/libiwx.a
 LIB_SO		:= $(BUILD)/libiwx.so.$(SOVERSION)
 HEADERS		:= $(wildcard include/iwx/*.h)
 # what an application includes: the API and the headers it includes (the rest is internal)
-PUBLIC_HEADERS	:= $(addprefix include/iwx/,iwx.h verbs.h ddp_check.h wire.h term.h)
+PUBLIC_HEADERS	:= $(addprefix include/iwx/,iwx.h verbs.h access.h)
 
 CLI_SRCS	:= $(wildcard cli/*.c)
 CLI_BIN		:= $(BUILD)/iwx
@@ -138,11 +138,17 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-# Install into a scratch root and build a program against it with pkg-config.
+# Install into a scratch root and build a program against it with pkg-config; the
+# headers installed must be iwx.h and what it includes, no internal one.
 INSTALL_CHECK	:= $(BUILD)/install-check
 check-install: all
 	$(Q)rm -rf $(INSTALL_CHECK)
 	$(Q)$(MAKE) --no-print-directory install DESTDIR=$(abspath $(INSTALL_CHECK)) PREFIX=/usr >/dev/null
+	$(call msg,CHECK,headers installed: iwx.h and what it includes)
+	$(Q)need=$$($(CC) -MM -Iinclude include/iwx/iwx.h | tr ' \\' '\n\n' | grep '^include/iwx/' | \
+		xargs -n1 basename | sort); have=$$(ls $(INSTALL_CHECK)/usr/include/iwx | sort); \
+	if [ "$$need" != "$$have" ]; then \
+		echo "installed:" $$have; echo "iwx.h needs:" $$need; exit 1; fi
 	$(call msg,CHECK,install with pkg-config)
 	$(Q)PKG_CONFIG_SYSROOT_DIR=$(abspath $(INSTALL_CHECK)) \
 		PKG_CONFIG_LIBDIR=$(abspath $(INSTALL_CHECK))/usr/lib/pkgconfig \

@@ -22,7 +22,6 @@
 #include <string.h>
 
 #include <iwx/iwx.h>
-#include <iwx/term.h>
 
 #define TIMEOUT_MS	30000	/* TCG guests are slow */
 #define ACCEPT_MS	(4 * TIMEOUT_MS)	/* the server waits longer: a guest boots first */
@@ -56,10 +55,11 @@ static int fail(const char *what, int err)
 
 static void print_term(const struct iwx_term_info *t)
 {
+	char why[IWX_TERM_STR_LEN];
+
 	if (t->terminated)
-		fprintf(stderr, "iwx_rping: stream terminated (%s): %s: %s\n",
-			t->local ? "here" : "by the peer",
-			iwx_term_etype_name(t->layer, t->etype), t->reason);
+		fprintf(stderr, "iwx_rping: stream terminated (%s): %s\n",
+			t->local ? "here" : "by the peer", iwx_term_str(t, why, sizeof(why)));
 	else
 		fprintf(stderr, "iwx_rping: stream ended: %s\n", t->reason);
 }

@@ -8,12 +8,8 @@
 
 #include <linux/types.h>
 
+#include <iwx/access.h>
 #include <iwx/wire.h>
-
-/* Access rights of a registration. */
-#define IWX_ACCESS_LOCAL_WRITE	0x1
-#define IWX_ACCESS_REMOTE_WRITE	0x2
-#define IWX_ACCESS_REMOTE_READ	0x4
 
 /* What the checks need to know of one STag. */
 struct iwx_stag_desc {

@@ -47,6 +47,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include <iwx/access.h>	/* IWX_ACCESS_*: a registration's rights */
 #include <iwx/verbs.h>
 
 #ifdef __cplusplus
@@ -67,7 +68,8 @@ struct iwx_listener;
 
 struct iwx_open_opts {
 	const char	*socket;	/* NULL: $IWX_SOCKET, else IWX_DEFAULT_SOCKET */
-	size_t		arena_size;	/* registered memory the daemon maps for us; 0: 64 MiB */
+	size_t		arena_size;	/* iwx_alloc's memory, mapped by the daemon too; 0: 64 MiB;
+					   at most iwxd's --arena-max (1 GiB by default) */
 };
 
 /* The socket iwx_open(opts) connects to: opts->socket, else $IWX_SOCKET, else the default. */
@@ -76,7 +78,8 @@ const char *iwx_socket_path(const struct iwx_open_opts *opts);
 /*
  * Connect to iwxd. NULL and errno: ENOENT/ECONNREFUSED no daemon, EACCES not allowed,
  * EMFILE iwxd serves as many clients as it may, EFBIG arena_size beyond what one client
- * may have, ENOSPC the arenas of all clients would take more than iwxd allows.
+ * may have, ENOSPC the arenas of all clients would take more than iwxd allows. Say
+ * which socket was tried (iwx_socket_path(opts)) along with iwx_strerror(errno).
  */
 struct iwx_device *iwx_open(const struct iwx_open_opts *opts);
 
@@ -89,11 +92,15 @@ const char *iwx_strerror(int err);
 /*
  * Memory from the device's arena: shared with iwxd, where incoming RDMA data is placed
  * directly (and, with the fast path, by the kernel). Aligned to 64 bytes; NULL and
- * ENOMEM when the arena is full. Memory registered anywhere else is moved into memory
+ * ENOMEM when the arena has no room for len (its size is fixed at iwx_open: choose it
+ * with iwx_open_opts.arena_size). Memory registered anywhere else is moved into memory
  * shared with iwxd when it is registered (see iwx_reg_mr): as fast, once registered.
  */
 void *iwx_alloc(struct iwx_device *dev, size_t len);
 void iwx_free(struct iwx_device *dev, void *p);
+
+/* The arena's size in bytes, as iwxd granted it. */
+size_t iwx_device_arena_size(const struct iwx_device *dev);
 
 /* ------------------------------------------------------- protection, memory */
 
@@ -157,7 +164,12 @@ int iwx_poll_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc);
  */
 int iwx_req_notify_cq(struct iwx_cq *cq);
 
-/* The completion event fd of the device (every CQ's wake-up); iwx_ack_comp reads it. */
+/*
+ * The completion event fd of the device (every CQ's wake-up): readable from the
+ * completion that follows an iwx_req_notify_cq until iwx_ack_comp, which takes every
+ * wake-up; then poll the CQs armed and arm them again. libiwx's own waits
+ * (iwx_wait_cq) neither take its readiness away nor add to it.
+ */
 int iwx_comp_fd(struct iwx_device *dev);
 void iwx_ack_comp(struct iwx_device *dev);
 
@@ -170,6 +182,13 @@ int iwx_wait_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc, int timeout_ms);
 
 /* -------------------------------------------------------------- queue pairs */
 
+/*
+ * A queue's depth is the number of its requests that may be outstanding: posted, and
+ * not yet retired by a completion taken with iwx_poll_cq (or iwx_wait_cq). As in
+ * verbs, a completion retires its request and every request of the same queue posted
+ * before it, so unsignaled sends count until a later completion of the send queue:
+ * signal at least one send in every sq_depth.
+ */
 struct iwx_qp_init_attr {
 	struct iwx_cq	*send_cq, *recv_cq;
 	uint32_t	sq_depth, rq_depth;	/* 0: 256 each; rounded up to a power of two */
@@ -190,10 +209,20 @@ enum iwx_qp_state {
 };
 enum iwx_qp_state iwx_qp_state(const struct iwx_qp *qp);
 
+struct iwx_qp_attr {
+	uint32_t		qp_num;
+	enum iwx_qp_state	state;
+	uint32_t		sq_depth, rq_depth;	/* as granted: the most outstanding */
+};
+
+/* What a queue pair is: 0 with *attr. */
+int iwx_query_qp(const struct iwx_qp *qp, struct iwx_qp_attr *attr);
+
 /*
- * Post one work request. 0, or -ENOMEM when the ring is full (poll completions
- * first), -EINVAL malformed (too many sges, a Read without exactly one sink sge),
- * -ENOTCONN a send before the queue pair is connected. A malformed sge (outside
+ * Post one work request. 0, or -ENOBUFS when the queue is full (as many requests are
+ * outstanding as its depth, see iwx_qp_init_attr: poll completions first), -EINVAL
+ * malformed (too many sges, a Read without exactly one sink sge), -ENOTCONN a send
+ * before the queue pair is connected. A malformed sge (outside
  * its region, no access) is found by the daemon and completes with
  * IWX_WC_LOC_PROT_ERR, terminating the stream as RFC 5040 §7.1 requires.
  */
@@ -313,8 +342,16 @@ struct iwx_term_info {
 	bool		terminated;	/* a Terminate was sent or received (else a close or loss) */
 	bool		local;		/* this side detected the error or closed */
 	uint8_t		layer, etype, ecode;
-	const char	*reason;	/* readable, static */
+	const char	*reason;	/* readable, static: the error code's name, or how it closed */
 };
+
+/*
+ * The whole cause, e.g. "DDP tagged buffer error: invalid STag" (layer, error type,
+ * error code), or how the stream closed; into buf (IWX_TERM_STR_LEN is enough).
+ * Returns buf.
+ */
+#define IWX_TERM_STR_LEN	128
+char *iwx_term_str(const struct iwx_term_info *t, char *buf, size_t len);
 
 struct iwx_event {
 	enum iwx_event_type	type;
@@ -335,11 +372,17 @@ struct iwx_event {
  */
 int iwx_get_event(struct iwx_device *dev, struct iwx_event *ev, int timeout_ms);
 
-/* Readable when an event may be waiting (the device's socket to iwxd). */
+/*
+ * For poll()/epoll: readable (level-triggered) while iwx_get_event(dev, &ev, 0) has an
+ * event to give, including events other calls read off the socket to iwxd while they
+ * waited for their answer; readable for good once iwxd went away (-ESHUTDOWN).
+ */
 int iwx_event_fd(struct iwx_device *dev);
 
+/* Names, for messages: "established", "remote access error", "RDMA Write". */
 const char *iwx_event_name(enum iwx_event_type t);
 const char *iwx_wc_status_name(enum iwx_wc_status s);
+const char *iwx_wc_opcode_name(enum iwx_wc_opcode op);
 
 #ifdef __cplusplus
 }

@@ -10,9 +10,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Memory access rights of a registration (IWX_ACCESS_*) live in iwx/ddp_check.h. */
-#include <iwx/ddp_check.h>
-
 /* A piece of local memory: addr is a tagged offset within the region of lkey. */
 struct iwx_sge {
 	uint64_t	addr;

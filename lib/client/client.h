@@ -58,6 +58,9 @@ struct iwx_device {
 	int			sock;		/* SOCK_SEQPACKET to iwxd */
 	int			bell_fd;	/* eventfd: wake the daemon */
 	int			notify_fd;	/* eventfd: an armed CQ has a completion */
+	int			ready_fd;	/* eventfd: set while events are queued */
+	int			event_fd;	/* epoll of sock and ready_fd: iwx_event_fd */
+	bool			ready;		/* ready_fd is set */
 	uint32_t		seq;
 	uint32_t		client_id;
 	uint8_t			*arena;
@@ -94,7 +97,22 @@ struct iwx_cq {
 	struct iwx_ipc_cq_shared *sh;
 	size_t			map_size;
 	struct iwx_ring		ring;		/* we consume */
+	bool			app_armed;	/* by iwx_req_notify_cq, not yet acked */
+	bool			app_fired;	/* ... and its wake-up came */
+	uint32_t		translated;	/* ring entries before this have the application's wr_id */
 	struct iwx_cq		*next;
+};
+
+/*
+ * The requests of one work queue that are outstanding: posted, and not yet retired by
+ * a completion polled (one retires every request of its queue posted before it, as
+ * completions come in posting order). A request goes to iwxd with its sequence number
+ * for wr_id; its completion brings the number back, and with it the application's.
+ */
+struct work_queue {
+	uint64_t		*wr_id;		/* the application's, by sequence number */
+	uint32_t		depth;		/* a power of two: the most outstanding */
+	uint32_t		posted, retired;	/* sequence numbers, wrapping */
 };
 
 struct iwx_qp {
@@ -103,6 +121,8 @@ struct iwx_qp {
 	struct iwx_ipc_qp_shared *sh;
 	size_t			map_size;
 	struct iwx_ring		sq, rq;		/* we produce */
+	struct work_queue	swq, rwq;
+	struct iwx_cq		*send_cq, *recv_cq;
 	struct iwx_qp		*next;
 };
 
@@ -124,6 +144,9 @@ IWX_HIDDEN int client_call(struct iwx_device *dev, uint16_t op, const void *req,
 
 /* Take one message from the socket if one is there: events are queued. -ESHUTDOWN once lost. */
 IWX_HIDDEN int client_pump(struct iwx_device *dev);
+
+/* The device's queue pair numbered num, or NULL. */
+IWX_HIDDEN struct iwx_qp *qp_of(struct iwx_device *dev, uint32_t num);
 
 /* Wake iwxd if it sleeps (or unconditionally, with force). */
 IWX_HIDDEN void client_doorbell(struct iwx_device *dev, const uint32_t *need_wakeup, bool force);

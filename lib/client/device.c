@@ -2,8 +2,11 @@
 /* A libiwx device: the connection to iwxd, its arena, requests and connection events. */
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -18,12 +21,31 @@
 
 _Static_assert((int)IWX_EVENT_DISCONNECTED == IWX_IPC_EV_DISCONNECTED, "event numbering");
 
+/*
+ * Keep ready_fd set exactly while iwx_get_event has something to give without reading
+ * the socket: any call that waits for a reply may have queued events off it, and the
+ * application's poll() on iwx_event_fd must still see them.
+ */
+static void show_ready(struct iwx_device *dev)
+{
+	bool ready = dev->events || (dev->lost && !dev->lost_told);
+	uint64_t v = 1;
+
+	if (ready == dev->ready)
+		return;
+	dev->ready = ready;
+	if ((ready ? write(dev->ready_fd, &v, sizeof(v)) : read(dev->ready_fd, &v, sizeof(v))) < 0) {
+		/* an eventfd of ours, counted 0 or 1: neither fails */
+	}
+}
+
 static void lose(struct iwx_device *dev)
 {
 	if (!dev->lost) {
 		dev->lost = true;
 		for (struct iwx_qp *q = dev->qps; q; q = q->next)
 			__atomic_store_n(&q->sh->state, IWX_SHQ_ERROR, __ATOMIC_RELEASE);
+		show_ready(dev);
 	}
 }
 
@@ -37,6 +59,7 @@ static void queue_event(struct iwx_device *dev, const struct iwx_ipc_event *ev)
 	p->next = NULL;
 	*dev->events_tail = p;
 	dev->events_tail = &p->next;
+	show_ready(dev);
 }
 
 /* Every message iwxd sends a device: an event, or a reply to one of its requests. */
@@ -133,6 +156,19 @@ void client_doorbell(struct iwx_device *dev, const uint32_t *need_wakeup, bool f
 	}
 }
 
+/* One descriptor for the application to poll: readable when the socket or the queue has an event. */
+static int event_fd_init(struct iwx_device *dev)
+{
+	struct epoll_event sock = { .events = EPOLLIN, .data.fd = dev->sock };
+	struct epoll_event ready = { .events = EPOLLIN, .data.fd = dev->ready_fd };
+
+	dev->event_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (dev->event_fd < 0 || epoll_ctl(dev->event_fd, EPOLL_CTL_ADD, dev->sock, &sock) ||
+	    epoll_ctl(dev->event_fd, EPOLL_CTL_ADD, dev->ready_fd, &ready))
+		return -errno;
+	return 0;
+}
+
 const char *iwx_socket_path(const struct iwx_open_opts *opts)
 {
 	return iwx_ipc_socket_path(opts ? opts->socket : NULL);
@@ -150,13 +186,17 @@ struct iwx_device *iwx_open(const struct iwx_open_opts *opts)
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return NULL;
-	dev->bell_fd = dev->notify_fd = -1;
+	dev->bell_fd = dev->notify_fd = dev->event_fd = -1;
 	dev->events_tail = &dev->events;
+	dev->ready_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	dev->sock = iwx_ipc_connect(iwx_socket_path(opts), 0);
 	if (dev->sock < 0) {
 		err = dev->sock;
 		goto fail;
 	}
+	err = dev->ready_fd < 0 ? -errno : event_fd_init(dev);
+	if (err)
+		goto fail;
 	err = client_call(dev, IWX_IPC_HELLO, &hello, sizeof(hello), &hello, sizeof(hello), fds,
 			  &nfds);
 	if (!err && nfds != 3)
@@ -196,6 +236,7 @@ void iwx_close(struct iwx_device *dev)
 
 		dev->qps = q->next;
 		munmap(q->sh, q->map_size);
+		free(q->swq.wr_id);
 		free(q);
 	}
 	while (dev->cqs) {
@@ -236,6 +277,10 @@ void iwx_close(struct iwx_device *dev)
 		close(dev->bell_fd);
 	if (dev->notify_fd >= 0)
 		close(dev->notify_fd);
+	if (dev->ready_fd >= 0)
+		close(dev->ready_fd);
+	if (dev->event_fd >= 0)
+		close(dev->event_fd);
 	if (dev->arena)
 		munmap(dev->arena, dev->arena_size);
 	arena_alloc_fini(&dev->alloc);
@@ -253,6 +298,11 @@ void *iwx_alloc(struct iwx_device *dev, size_t len)
 	return dev->arena + off;
 }
 
+size_t iwx_device_arena_size(const struct iwx_device *dev)
+{
+	return dev->arena_size;
+}
+
 void iwx_free(struct iwx_device *dev, void *p)
 {
 	if (p && (uint8_t *)p >= dev->arena && (uint8_t *)p < dev->arena + dev->arena_size)
@@ -261,20 +311,32 @@ void iwx_free(struct iwx_device *dev, void *p)
 
 /* ------------------------------------------------------------------ events */
 
+static const char *closed_by(bool local)
+{
+	return local ? "closed by this side" : "closed by the peer, or the stream was lost";
+}
+
 static const char *term_reason(const struct iwx_ipc_event *e)
 {
-	if (e->terminated)
-		return iwx_term_ecode_name(e->layer, e->etype, e->ecode);
-	return e->local ? "closed by this side" : "closed by the peer, or the stream was lost";
+	return e->terminated ? iwx_term_ecode_name(e->layer, e->etype, e->ecode) : closed_by(e->local);
+}
+
+char *iwx_term_str(const struct iwx_term_info *t, char *buf, size_t len)
+{
+	if (t->terminated)
+		snprintf(buf, len, "%s %s: %s", iwx_term_layer_name(t->layer),
+			 iwx_term_etype_name(t->layer, t->etype),
+			 iwx_term_ecode_name(t->layer, t->etype, t->ecode));
+	else
+		snprintf(buf, len, "%s", closed_by(t->local));
+	return buf;
 }
 
 static void event_of(struct iwx_device *dev, const struct iwx_ipc_event *e, struct iwx_event *ev)
 {
 	memset(ev, 0, sizeof(*ev));
 	ev->type = (enum iwx_event_type)e->type;
-	for (struct iwx_qp *q = dev->qps; q && e->qp; q = q->next)
-		if (q->num == e->qp)
-			ev->qp = q;
+	ev->qp = e->qp ? qp_of(dev, e->qp) : NULL;
 	for (struct iwx_listener *l = dev->listeners; l && e->listener; l = l->next)
 		if (l->id == e->listener)
 			ev->listener = l;
@@ -308,12 +370,14 @@ int iwx_get_event(struct iwx_device *dev, struct iwx_event *ev, int timeout_ms)
 				dev->events_tail = &dev->events;
 			event_of(dev, &pe->ev, ev);
 			free(pe);
+			show_ready(dev);
 			return 0;
 		}
 		if (dev->lost) {
 			if (dev->lost_told)
 				return -ESHUTDOWN;
 			dev->lost_told = true;
+			show_ready(dev);
 			memset(ev, 0, sizeof(*ev));
 			ev->type = IWX_EVENT_DEVICE_LOST;
 			return 0;
@@ -329,7 +393,7 @@ int iwx_get_event(struct iwx_device *dev, struct iwx_event *ev, int timeout_ms)
 
 int iwx_event_fd(struct iwx_device *dev)
 {
-	return dev->sock;
+	return dev->event_fd;
 }
 
 const char *iwx_event_name(enum iwx_event_type t)
@@ -356,6 +420,11 @@ const char *iwx_strerror(int err)
 		return "still in use";
 	case EFBIG:
 		return "more arena than iwxd allows (--arena-max)";
+	case ENOMEM:
+		return "out of memory (iwx_alloc: the arena is full; iwx_open_opts.arena_size sizes it, "
+		       "up to iwxd --arena-max)";
+	case ENOBUFS:
+		return "the send or receive queue is full: poll completions first (its depth: iwx_query_qp)";
 	default:
 		return strerror(err < 0 ? -err : err);
 	}

@@ -139,6 +139,55 @@ int iwx_revalidate_mr(struct iwx_mr *mr)
 	return err;
 }
 
+/* --------------------------------------------------- outstanding requests */
+
+static bool wq_full(const struct work_queue *w)
+{
+	return w->posted - w->retired >= w->depth;
+}
+
+/* Remember the application's wr_id; iwxd gets the request's sequence number instead. */
+static uint64_t wq_post(struct work_queue *w, uint64_t wr_id)
+{
+	w->wr_id[w->posted & (w->depth - 1)] = wr_id;
+	return w->posted++;
+}
+
+/* Give a completion the application's wr_id back, retiring it and what its queue posted before. */
+static void retire(struct iwx_device *dev, struct iwx_wc *wc)
+{
+	struct iwx_qp *q = qp_of(dev, wc->qp_num);
+	struct work_queue *w = !q ? NULL : wc->opcode == IWX_WC_RECV ? &q->rwq : &q->swq;
+	uint32_t seq = (uint32_t)wc->wr_id;
+
+	if (w && seq - w->retired < w->posted - w->retired) {	/* else none of ours */
+		wc->wr_id = w->wr_id[seq & (w->depth - 1)];
+		w->retired = seq + 1;
+	}
+}
+
+/* Does the completion i places from the head of cq still carry our sequence number? */
+static bool untranslated(const struct iwx_cq *cq, uint32_t i)
+{
+	return (int32_t)(cq->ring.mine + i - cq->translated) >= 0;
+}
+
+/*
+ * Translate every completion in cq's ring now, in place (iwxd no longer touches them):
+ * once a queue pair is destroyed, nothing could give its completions their wr_id.
+ */
+static void retire_ready(struct iwx_cq *cq)
+{
+	uint32_t ready = iwx_ring_ready(&cq->ring);
+
+	if (ready == UINT32_MAX)
+		return;
+	for (uint32_t i = 0; i < ready; i++)
+		if (untranslated(cq, i))
+			retire(cq->dev, iwx_ring_entry(&cq->ring, i));
+	cq->translated = cq->ring.mine + ready;
+}
+
 /* ------------------------------------------------------- completion queues */
 
 struct iwx_cq *iwx_create_cq(struct iwx_device *dev, int entries)
@@ -190,8 +239,11 @@ int iwx_poll_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc)
 
 	if (ready == UINT32_MAX)
 		return -EIO;	/* the daemon's index makes no sense: nothing to trust */
-	for (; k < n && (uint32_t)k < ready; k++)
+	for (; k < n && (uint32_t)k < ready; k++) {
 		iwx_ring_read(&cq->ring, k, &wc[k]);
+		if (untranslated(cq, k))
+			retire(cq->dev, &wc[k]);
+	}
 	if (k) {
 		iwx_ring_consume(&cq->ring, k);
 		/* completions waited for this room: tell the daemon it is there */
@@ -201,9 +253,40 @@ int iwx_poll_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc)
 	return k;
 }
 
-int iwx_req_notify_cq(struct iwx_cq *cq)
+/*
+ * iwx_comp_fd is the daemon's eventfd, on which iwx_wait_cq sleeps too. For it to stay
+ * readable from the wake-up of an application's arming until iwx_ack_comp, libiwx
+ * remembers which arming of the application fired before it arms a CQ itself, and
+ * gives back any wake-up of the application that its own wait took.
+ */
+static void arm(struct iwx_cq *cq)
 {
 	__atomic_store_n(&cq->sh->armed, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Note whether the application's arming of cq fired: iwxd disarms as it wakes us. */
+static bool app_fired(struct iwx_cq *cq)
+{
+	if (cq->app_armed && !__atomic_load_n(&cq->sh->armed, __ATOMIC_SEQ_CST))
+		cq->app_fired = true;
+	return cq->app_fired;
+}
+
+/* Take every wake-up waiting on the device's eventfd. */
+static void take_wakeups(struct iwx_device *dev)
+{
+	uint64_t v;
+
+	if (read(dev->notify_fd, &v, sizeof(v)) < 0) {
+		/* nothing to take: EAGAIN */
+	}
+}
+
+int iwx_req_notify_cq(struct iwx_cq *cq)
+{
+	cq->app_armed = true;
+	cq->app_fired = false;
+	arm(cq);
 	return 0;
 }
 
@@ -214,11 +297,10 @@ int iwx_comp_fd(struct iwx_device *dev)
 
 void iwx_ack_comp(struct iwx_device *dev)
 {
-	uint64_t v;
-
-	if (read(dev->notify_fd, &v, sizeof(v)) < 0) {
-		/* nothing to take: EAGAIN */
-	}
+	take_wakeups(dev);
+	for (struct iwx_cq *cq = dev->cqs; cq; cq = cq->next)
+		if (app_fired(cq))
+			cq->app_armed = cq->app_fired = false;
 }
 
 static int64_t now_ms(void)
@@ -229,7 +311,8 @@ static int64_t now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-int iwx_wait_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc, int timeout_ms)
+/* iwx_wait_cq's wait, once cq was found empty; *took says whether it took wake-ups off the device's eventfd. */
+static int wait_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc, int timeout_ms, bool *took)
 {
 	struct iwx_device *dev = cq->dev;
 	int64_t deadline = now_ms() + timeout_ms;
@@ -237,12 +320,11 @@ int iwx_wait_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc, int timeout_ms)
 	for (;;) {
 		struct pollfd p[2] = { { .fd = dev->notify_fd, .events = POLLIN },
 				       { .fd = dev->sock, .events = POLLIN } };
-		int k = iwx_poll_cq(cq, n, wc), left;
+		int k, left;
 
-		if (k)
-			return k;
-		iwx_req_notify_cq(cq);
-		k = iwx_poll_cq(cq, n, wc);	/* one may have come before the arming */
+		app_fired(cq);
+		arm(cq);
+		k = iwx_poll_cq(cq, n, wc);	/* after arming: one may have come before it */
 		if (k)
 			return k;
 		if (dev->lost)
@@ -252,11 +334,41 @@ int iwx_wait_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc, int timeout_ms)
 			return 0;
 		if (poll(p, 2, left) < 0 && errno != EINTR)
 			return -errno;
-		if (p[0].revents)
-			iwx_ack_comp(dev);
+		if (p[0].revents) {
+			take_wakeups(dev);
+			*took = true;
+		}
 		if (p[1].revents && client_pump(dev) == -ESHUTDOWN)
 			return iwx_poll_cq(cq, n, wc) ?: -ESHUTDOWN;
 	}
+}
+
+int iwx_wait_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc, int timeout_ms)
+{
+	struct iwx_device *dev = cq->dev;
+	bool took = false;
+	int k = iwx_poll_cq(cq, n, wc);
+	uint64_t one = 1;
+
+	if (k)
+		return k;	/* no arming, no system call */
+	k = wait_cq(cq, n, wc, timeout_ms, &took);
+	/* withdraw our own arming: its wake-up, if it came, is not the application's */
+	if (!cq->app_armed && !__atomic_exchange_n(&cq->sh->armed, 0, __ATOMIC_SEQ_CST)) {
+		take_wakeups(dev);
+		took = true;
+	}
+	if (!took)
+		return k;
+	for (struct iwx_cq *c = dev->cqs; c; c = c->next) {
+		if (app_fired(c)) {
+			if (write(dev->notify_fd, &one, sizeof(one)) < 0) {
+				/* the counter cannot overflow in practice */
+			}
+			break;
+		}
+	}
+	return k;
 }
 
 /* -------------------------------------------------------------- queue pairs */
@@ -283,7 +395,15 @@ struct iwx_qp *iwx_create_qp(struct iwx_pd *pd, const struct iwx_qp_init_attr *a
 		err = -EPROTO;
 	if (!err && !(qp->sh = map_rings(fd, req.map_size)))
 		err = -errno;
+	if (!err && !(qp->swq.wr_id = calloc(req.sq_depth + req.rq_depth, sizeof(uint64_t))))
+		err = -ENOMEM;
 	if (err) {
+		if (qp->sh) {
+			struct iwx_ipc_id id = { req.qp };
+
+			munmap(qp->sh, req.map_size);
+			client_call(dev, IWX_IPC_QP_DESTROY, &id, sizeof(id), NULL, 0, NULL, NULL);
+		}
 		free(qp);
 		return fail_null(err);
 	}
@@ -294,6 +414,11 @@ struct iwx_qp *iwx_create_qp(struct iwx_pd *pd, const struct iwx_qp_init_attr *a
 		      sizeof(struct iwx_send_wr));
 	iwx_ring_init(&qp->rq, &qp->sh->rq, (uint8_t *)qp->sh + iwx_ipc_qp_rq_off(req.sq_depth),
 		      req.rq_depth, sizeof(struct iwx_recv_wr));
+	qp->swq.depth = req.sq_depth;
+	qp->rwq.depth = req.rq_depth;
+	qp->rwq.wr_id = qp->swq.wr_id + req.sq_depth;
+	qp->send_cq = attr->send_cq;
+	qp->recv_cq = attr->recv_cq;
 	qp->next = dev->qps;
 	dev->qps = qp;
 	return qp;
@@ -307,8 +432,11 @@ int iwx_destroy_qp(struct iwx_qp *qp)
 
 	if (err && err != -ESHUTDOWN)
 		return err;
+	retire_ready(qp->send_cq);
+	retire_ready(qp->recv_cq);
 	IWX_LIST_UNLINK(&dev->qps, qp);
 	munmap(qp->sh, qp->map_size);
+	free(qp->swq.wr_id);
 	free(qp);
 	return 0;
 }
@@ -316,6 +444,28 @@ int iwx_destroy_qp(struct iwx_qp *qp)
 uint32_t iwx_qp_num(const struct iwx_qp *qp)
 {
 	return qp->num;
+}
+
+struct iwx_qp *qp_of(struct iwx_device *dev, uint32_t num)
+{
+	for (struct iwx_qp **pp = &dev->qps; *pp; pp = &(*pp)->next) {
+		struct iwx_qp *q = *pp;
+
+		if (q->num == num) {	/* to the front: completions come in runs */
+			*pp = q->next;
+			q->next = dev->qps;
+			dev->qps = q;
+			return q;
+		}
+	}
+	return NULL;
+}
+
+int iwx_query_qp(const struct iwx_qp *qp, struct iwx_qp_attr *attr)
+{
+	*attr = (struct iwx_qp_attr){ .qp_num = qp->num, .state = iwx_qp_state(qp),
+				      .sq_depth = qp->swq.depth, .rq_depth = qp->rwq.depth };
+	return 0;
 }
 
 enum iwx_qp_state iwx_qp_state(const struct iwx_qp *qp)
@@ -326,14 +476,17 @@ enum iwx_qp_state iwx_qp_state(const struct iwx_qp *qp)
 int iwx_post_send(struct iwx_qp *qp, const struct iwx_send_wr *wr)
 {
 	enum iwx_qp_state s = iwx_qp_state(qp);
+	struct iwx_send_wr *e;
 
 	if (!iwx_send_wr_valid(wr))
 		return -EINVAL;
 	if (s == IWX_QPS_INIT || s == IWX_QPS_CONNECTING)
 		return -ENOTCONN;
-	if (!iwx_ring_space(&qp->sq))
-		return -ENOMEM;
-	memcpy(iwx_ring_entry(&qp->sq, 0), wr, sizeof(*wr));
+	if (wq_full(&qp->swq))
+		return -ENOBUFS;
+	e = iwx_ring_entry(&qp->sq, 0);
+	memcpy(e, wr, sizeof(*wr));
+	e->wr_id = wq_post(&qp->swq, wr->wr_id);
 	iwx_ring_produce(&qp->sq, 1);
 	client_doorbell(qp->dev, &qp->sh->need_wakeup, false);
 	return 0;
@@ -341,11 +494,15 @@ int iwx_post_send(struct iwx_qp *qp, const struct iwx_send_wr *wr)
 
 int iwx_post_recv(struct iwx_qp *qp, const struct iwx_recv_wr *wr)
 {
+	struct iwx_recv_wr *e;
+
 	if (!iwx_recv_wr_valid(wr))
 		return -EINVAL;
-	if (!iwx_ring_space(&qp->rq))
-		return -ENOMEM;
-	memcpy(iwx_ring_entry(&qp->rq, 0), wr, sizeof(*wr));
+	if (wq_full(&qp->rwq))
+		return -ENOBUFS;
+	e = iwx_ring_entry(&qp->rq, 0);
+	memcpy(e, wr, sizeof(*wr));
+	e->wr_id = wq_post(&qp->rwq, wr->wr_id);
 	iwx_ring_produce(&qp->rq, 1);
 	/*
 	 * iwxd takes receives in before it reads the stream, so a connected queue pair
@@ -356,6 +513,16 @@ int iwx_post_recv(struct iwx_qp *qp, const struct iwx_recv_wr *wr)
 	if (iwx_qp_state(qp) == IWX_QPS_ERROR)
 		client_doorbell(qp->dev, &qp->sh->need_wakeup, false);
 	return 0;
+}
+
+const char *iwx_wc_opcode_name(enum iwx_wc_opcode op)
+{
+	static const char *const names[] = {
+		[IWX_WC_SEND] = "Send", [IWX_WC_RDMA_WRITE] = "RDMA Write",
+		[IWX_WC_RDMA_READ] = "RDMA Read", [IWX_WC_RECV] = "receive",
+	};
+
+	return (unsigned)op < sizeof(names) / sizeof(names[0]) ? names[op] : "unknown opcode";
 }
 
 const char *iwx_wc_status_name(enum iwx_wc_status s)

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Access rights of a registration: what an application asks for (iwx/iwx.h) and what
+ * the buffer checks of iwxd and the BPF fast path test (iwx/ddp_check.h). One
+ * definition for both; no includes, so that it builds for the BPF target too.
+ */
+#ifndef IWX_ACCESS_H
+#define IWX_ACCESS_H
+
+#define IWX_ACCESS_LOCAL_WRITE	0x1
+#define IWX_ACCESS_REMOTE_WRITE	0x2
+#define IWX_ACCESS_REMOTE_READ	0x4
+
+#endif /* IWX_ACCESS_H */
