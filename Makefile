@@ -66,6 +66,7 @@ IWXD_BIN	:= $(BUILD)/iwxd
 TEST_SRCS	:= $(wildcard tests/test_*.c) $(wildcard tests/support/*.c) cli/tcp_streams.c \
 		   $(ENGINE_SRCS) control/iwxd/loop.c
 TEST_BIN	:= $(BUILD)/tests/unit
+VICTIM_BIN	:= $(BUILD)/tests/setuid_victim
 FUZZ_SRCS	:= $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS	:= $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_FLAGS	:= -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude \
@@ -112,7 +113,7 @@ $(IWXD_BIN): $(DAEMON_SRCS) $(ENGINE_SRCS) $(ENGINE_HDRS) $(DAEMON_HDRS) $(PROTO
 
 # ---------------------------------------------------------------- tests
 
-$(TEST_BIN): $(TEST_SRCS) $(LIB_A) $(PROTO_A) $(HEADERS) $(wildcard tests/support/*.h cli/*.h control/*/*.h) $(BPF_TEST_SKEL)
+$(TEST_BIN): $(TEST_SRCS) $(LIB_A) $(PROTO_A) $(HEADERS) $(VICTIM_BIN) $(wildcard tests/support/*.h cli/*.h control/*/*.h) $(BPF_TEST_SKEL)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) -Itests/support -Itests/bpf -Icli -Icontrol/engine -Icontrol/iwxd \
@@ -120,8 +121,6 @@ $(TEST_BIN): $(TEST_SRCS) $(LIB_A) $(PROTO_A) $(HEADERS) $(wildcard tests/suppor
 		$(LIB_A) $(PROTO_A) -lcriterion -lpcap -lbpf -lelf -lz $(LDLIBS_CORE)
 
 # the setuid-root victim of tests/test_daemon_shm.c's attack
-VICTIM_BIN	:= $(BUILD)/tests/setuid_victim
-
 $(VICTIM_BIN): tests/attack/setuid_victim.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)

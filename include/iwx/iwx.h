@@ -323,7 +323,7 @@ enum iwx_event_type {
 	IWX_EVENT_CONNECT_REQUEST,	/* on a listener: conn_id, peer, private data, info */
 	IWX_EVENT_ESTABLISHED,		/* qp is in RTS; info holds what was agreed */
 	IWX_EVENT_REJECTED,		/* the peer rejected; its private data */
-	IWX_EVENT_UNREACHABLE,		/* connect failed: status (-ETIMEDOUT, -ECONNREFUSED, -EPROTO) */
+	IWX_EVENT_UNREACHABLE,		/* connect failed: status, see "Closing a connection" */
 	IWX_EVENT_DISCONNECTED,		/* the stream ended; term says why */
 	IWX_EVENT_DEVICE_LOST,		/* iwxd went away: every queue pair is lost */
 };
