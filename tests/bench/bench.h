@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <iwx/access.h>
 #include <iwx/verbs.h>
 
 /* The backend's name, "verbs" or "engine": messages say bench_<name>. */
