@@ -485,6 +485,51 @@ Test(daemon, unmovable_memory_is_refused)
 	munmap(none, page);
 }
 
+/* The kernel's huge page pool: read it, or set it (old value back in *was). -1 if it cannot. */
+static int huge_pages(long want, long *was)
+{
+	FILE *f = fopen("/proc/sys/vm/nr_hugepages", "r+");
+	int ok = f && (!was || fscanf(f, "%ld", was) == 1) && fseek(f, 0, SEEK_SET) == 0 &&
+		 fprintf(f, "%ld\n", want) > 0;
+
+	if (f && fclose(f))
+		ok = 0;
+	return ok ? 0 : -1;
+}
+
+/* A file's shared mapping and hugetlb pages cannot move either. */
+Test(daemon, file_and_hugetlb_memory_is_refused)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE), huge = 2u << 20;
+	int fd = memfd_create("iwx-test-file", MFD_CLOEXEC);
+	uint8_t *file, *h;
+	long was;
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, page), 0);
+	file = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	cr_assert_neq(file, MAP_FAILED);
+	errno = 0;
+	cr_assert_null(iwx_reg_mr(a.pd, file, 64, 0), "a file's shared mapping");
+	cr_assert_eq(errno, EINVAL, "%s", strerror(errno));
+	munmap(file, page);
+	close(fd);
+
+	cr_assert_eq(huge_pages(1, &was), 0, "a huge page for the test");
+	h = mmap(NULL, huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	if (h != MAP_FAILED) {
+		h[0] = 1;
+		errno = 0;
+		cr_expect_null(iwx_reg_mr(a.pd, h, 64, 0), "hugetlb pages");
+		cr_expect_eq(errno, EINVAL, "%s", strerror(errno));
+		cr_expect_eq(h[0], 1, "left as they were");
+		munmap(h, huge);
+	}
+	cr_assert_eq(huge_pages(was, NULL), 0, "the pool as it was");
+	if (h == MAP_FAILED)
+		cr_skip_test("no huge page to be had here");
+}
+
 /* The daemons' traffic, captured on the veth: tshark finds every CRC good, nothing wrong. */
 Test(daemon, traffic_decodes_cleanly_in_tshark)
 {
