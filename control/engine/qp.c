@@ -136,8 +136,8 @@ struct iwx_qp {
 	size_t			stage_len, stage_off;
 
 	bool			hold_tx;	/* nothing goes out before the peer's first FPDU */
-	bool			rx_placed;	/* the segment in flight is received in place: */
-	struct span		rx_dst;		/* ... here, until it is whole */
+	struct span		rx_dst;		/* the segment in flight is received in place here
+						   (p NULL: it is not); len 0 once it is whole */
 	bool			term_pending;	/* a Terminate must go out next */
 	bool			term_built;	/* ... and is in the batch now */
 	struct iwx_term		term;
@@ -589,7 +589,6 @@ static uint8_t *recv_target(const struct iwx_qp *qp, const struct iwx_recv_wr *w
 
 static void place_at(struct iwx_qp *qp, uint8_t *dst, uint32_t len)
 {
-	qp->rx_placed = dst != NULL;
 	qp->rx_dst = (struct span){ .p = dst, .len = dst ? len : 0 };
 }
 
@@ -677,7 +676,7 @@ static void take_send(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
 	const struct iwx_recv_wr *wr = ring_at(&qp->rq, 0);	/* in order: MSN = rx_msn */
 	struct iwx_wc wc = { .wr_id = wr->wr_id, .opcode = IWX_WC_RECV };
 
-	if (seg->len && !qp->rx_placed && scatter(qp, wr, seg->mo, seg->payload, seg->len)) {
+	if (seg->len && !qp->rx_dst.p && scatter(qp, wr, seg->mo, seg->payload, seg->len)) {
 		/* the receive buffer is not ours to write, or gone: it fails, then the stream */
 		wc.status = IWX_WC_LOC_PROT_ERR;
 		complete(qp, &wc);
