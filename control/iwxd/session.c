@@ -181,6 +181,7 @@ static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr 
 		     union request *r)
 {
 	int fds[3], nfds = 0, err = 0;
+	bool given = false;	/* the fds are the client's alone once sent (ring memfds) */
 	uint32_t out_len = 0;
 	int64_t v;
 	const struct iwx_mr *mr;
@@ -259,6 +260,7 @@ static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr 
 			r->cq.entries = cq->ring.size;
 			r->cq.map_size = cq->map_size;
 			nfds = 1;
+			given = true;
 		}
 		out_len = sizeof(r->cq);
 		break;
@@ -276,6 +278,7 @@ static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr 
 			r->qp.rq_depth = q->rq.size;
 			r->qp.map_size = q->map_size;
 			nfds = 1;
+			given = true;
 		}
 		out_len = sizeof(r->qp);
 		break;
@@ -312,9 +315,9 @@ reply:
 		log_debug("client %u: request %u: %s", c->id, h->op, strerror(-err));
 	}
 	outbox_reply(d, c, h, err, r, out_len, fds, nfds);
-	/* ring memfds are the client's now; the arena, eventfds and shared memory stay ours too */
-	if (nfds == 1 && h->op != IWX_IPC_SHM_CREATE)
-		close(fds[0]);
+	/* the arena, eventfds and shared memory stay ours too; the outbox sent a duplicate */
+	for (int i = 0; given && i < nfds; i++)
+		close(fds[i]);
 }
 
 static void on_client(struct iwxd *d, struct watch *w, uint32_t events)
