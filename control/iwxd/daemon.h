@@ -185,6 +185,7 @@ struct iwxd {
 	struct listener		*listeners;
 	struct pconn		*pconns;
 	struct lingering	*lingering;	/* linger.c: closed once the peer has read our Terminate */
+	uint32_t		nlingering;
 	uint32_t		nclients;	/* let in: held to max-clients (root aside) */
 	uint32_t		nturned;	/* refused or turned away, until answered */
 	bool			clients_warned;	/* said max-clients was reached, until one goes */

@@ -19,6 +19,7 @@
 
 #define LINGER_MS	2000	/* the longest a peer gets to see our Terminate and close */
 #define READ_BUDGET	64	/* reads per wake-up, so that one peer cannot hold the loop */
+#define LINGER_MAX	256	/* sockets at once: each is a descriptor, and peers set the pace */
 
 struct lingering {
 	struct watch		w;
@@ -31,6 +32,7 @@ static void linger_end(struct iwxd *d, struct lingering *l)
 	watch_del(&d->loop, &l->w);
 	close(l->w.fd);
 	IWX_LIST_UNLINK(&d->lingering, l);
+	d->nlingering--;
 	free(l);
 }
 
@@ -54,7 +56,7 @@ static void on_readable(struct iwxd *d, struct watch *w, uint32_t events)
 
 void linger_start(struct iwxd *d, int fd)
 {
-	struct lingering *l = calloc(1, sizeof(*l));
+	struct lingering *l = d->nlingering < LINGER_MAX ? calloc(1, sizeof(*l)) : NULL;
 
 	if (!l || (l->w.fd = dup(fd)) < 0) {
 		free(l);
@@ -69,6 +71,7 @@ void linger_start(struct iwxd *d, int fd)
 	}
 	l->next = d->lingering;
 	d->lingering = l;
+	d->nlingering++;
 }
 
 void linger_timers(struct iwxd *d, uint64_t now)
