@@ -263,6 +263,9 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 		json_u64(&j, "max_listeners", s->max_listeners);
 		json_u64(&j, "max_requests", s->max_requests);
 		json_u64(&j, "max_queued", s->max_queued);
+		json_u64(&j, "maps", s->maps);
+		json_u64(&j, "maps_total", s->maps_total);
+		json_u64(&j, "max_maps", s->max_maps);
 		json_counters(&j, s);
 		json_pct(&j, "aligned_pct", s->traffic.tx_fpdus_aligned, s->traffic.tx_fpdus);
 		json_close(&j, '}');
@@ -286,12 +289,14 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	LINE("clients connected", "%u of %u", s->connected, s->max_clients);
 	LINE("arenas", "%s of %s", bytes_str(a, sizeof(a), s->arena_bytes),
 	     bytes_str(b, sizeof(b), s->arena_total));
+	LINE("mappings", "%u of %u", s->maps, s->maps_total);
 	LINE("per client: arena", "%s", bytes_str(a, sizeof(a), s->arena_max));
 	LINE("  PDs, MRs", "%u, %u", s->max_pds, s->max_mrs);
 	LINE("  CQs, QPs", "%u, %u", s->max_cqs, s->max_qps);
 	LINE("  listeners", "%u", s->max_listeners);
 	LINE("  unanswered requests", "%u", s->max_requests);
 	LINE("  unread messages", "%u", s->max_queued);
+	LINE("  mappings", "%u", s->max_maps);
 	puts("connections");
 	LINE("established", "%" PRIu64, s->conns_established);
 	LINE("failed", "%" PRIu64, s->conns_failed);

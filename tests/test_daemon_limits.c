@@ -255,6 +255,40 @@ Test(daemon_limits, completion_queues)
 	cr_assert_eq(logged(0, LIMIT_LOG("completion queues per client", "max-cqs 2"), 0), 1);
 }
 
+/*
+ * Every mapping of a client's memory in iwxd counts, per client and all together (the
+ * kernel allows a process vm.max_map_count): its arena, its rings, the memory its
+ * registrations outside the arena moved into. A deregistration gives its mapping back.
+ */
+Test(daemon_limits, mappings)
+{
+	static uint8_t outside[2 * 4096] __attribute__((aligned(4096)));
+	struct iwx_device *dev, *other;
+	struct iwx_mr *mr;
+	struct iwx_pd *pd;
+	struct iwx_cq *cq;
+
+	start(ARGS "--max-maps 3 --maps-total 5");
+	dev = dev_nobody(0, 0, MIB);			/* 1: the arena */
+	pd = iwx_alloc_pd(dev);
+	cq = iwx_create_cq(dev, 16);			/* 2 */
+	mr = iwx_reg_mr(pd, outside, 100, 0);		/* 3: the page moved */
+	cr_assert(pd && cq && mr, "%s", strerror(errno));
+	cr_assert_null(iwx_create_cq(dev, 16), "a fourth mapping");
+	cr_assert_eq(errno, ENOSPC, "%s", strerror(errno));
+	cr_assert_null(iwx_reg_mr(pd, outside + 4096, 100, 0), "... of moved memory too");
+	cr_assert_eq(errno, ENOSPC, "%s", strerror(errno));
+	cr_assert_eq(logged(0, LIMIT_LOG("mappings of one client's memory in iwxd", "max-maps 3"), 0),
+		     1);
+	other = dev_nobody(1, 0, MIB);			/* 4 and 5 of all */
+	cr_assert_not_null(iwx_create_cq(other, 16), "%s", strerror(errno));
+	cr_assert_null(iwx_create_cq(other, 16), "a sixth of all");
+	cr_assert_eq(errno, ENOSPC, "%s", strerror(errno));
+	cr_assert_eq(iwx_dereg_mr(mr), 0);
+	cr_assert_not_null(iwx_create_cq(dev, 16), "the moved page's mapping is free: %s",
+			   strerror(errno));
+}
+
 Test(daemon_limits, queue_pairs)
 {
 	struct iwx_qp_init_attr attr = { 0 };
@@ -524,10 +558,12 @@ Test(daemon_limits, status_shows_limits_and_use)
 		{ "arena_bytes", 4 * MIB }, { "arena_total", 64 * MIB }, { "arena_max", 8 * MIB },
 		{ "max_pds", 5 }, { "max_mrs", 6 }, { "max_cqs", 9 }, { "max_qps", 10 },
 		{ "max_listeners", 11 }, { "max_requests", 12 }, { "max_queued", 13 },
+		{ "maps", 1 }, { "maps_total", 15 }, { "max_maps", 14 },
 	};
 
 	start(ARGS "--max-clients 7 --arena-total 64M --arena-max 8M --max-pds 5 --max-mrs 6 "
-	      "--max-cqs 9 --max-qps 10 --max-listeners 11 --max-requests 12 --max-queued 13");
+	      "--max-cqs 9 --max-qps 10 --max-listeners 11 --max-requests 12 --max-queued 13 "
+	      "--max-maps 14 --maps-total 15");
 	dev_nobody(0, 0, 4 * MIB);
 	cr_assert_eq(run_iwx(out, sizeof(out), "status -s %s -j", pair.sock[0]), 0, "%s", out);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)

@@ -79,6 +79,9 @@ static void status(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *r
 	s.max_listeners = d->o.max[LIMIT_LISTENERS];
 	s.max_requests = d->o.max[LIMIT_REQUESTS];
 	s.max_queued = d->o.max[LIMIT_QUEUED];
+	s.maps = d->maps;
+	s.maps_total = d->o.max[LIMIT_MAPS_TOTAL];
+	s.max_maps = d->o.max[LIMIT_MAPS];
 	outbox_reply(d, c, req, 0, &s, sizeof(s), NULL, 0);
 }
 

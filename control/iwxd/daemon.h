@@ -41,8 +41,6 @@ struct shm;
 struct shm_mr;
 struct retired;
 
-#define IWXD_MAX_SHMS	4096	/* shared memories of one client (each a mapping here) */
-
 /*
  * What one client, and all of them together, may hold: iwxd's options (limits.c). A request
  * beyond a limit fails with -ENOSPC (a client beyond max-clients: -EMFILE).
@@ -55,6 +53,7 @@ enum iwxd_limit {
 	LIMIT_QPS,
 	LIMIT_LISTENERS,
 	LIMIT_REQUESTS,		/* CONNECT_REQUESTs announced to it, not answered yet */
+	LIMIT_MAPS,		/* mappings of its memory here: arena, rings, shm.c's */
 	LIMIT_COUNTED,
 	/* per client, counted where they are */
 	LIMIT_QUEUED = LIMIT_COUNTED,	/* messages waiting for it to read: client.out_n */
@@ -62,6 +61,7 @@ enum iwxd_limit {
 	/* of all clients together */
 	LIMIT_ARENA_TOTAL,	/* bytes all share, arenas and shm.c's: iwxd.arena_bytes */
 	LIMIT_CLIENTS,		/* clients connected: iwxd.nclients */
+	LIMIT_MAPS_TOTAL,	/* mappings of every client's memory: iwxd.maps (vm.max_map_count) */
 	LIMIT_N
 };
 
@@ -92,10 +92,11 @@ struct client {
 	uint32_t		warned;		/* limits (1 << LIMIT_*) it was told of */
 	struct iwx_arena	arena;
 	struct shm		*shms;		/* memory shared for registrations outside the arena */
-	uint32_t		nshms, shm_ids;	/* ... how many; the last id given */
+	uint32_t		shm_ids;	/* ... the last id given */
 	size_t			shm_bytes;
 	struct shm_mr		*shm_mrs;	/* registrations in it */
 	struct retired		*retired;	/* mapped until no queue pair refers to it */
+	uint64_t		reclaim_ms;	/* ... looked at again then (0: at once) */
 	struct client		*next;
 };
 
@@ -190,6 +191,7 @@ struct iwxd {
 	uint32_t		nturned;	/* refused or turned away, until answered */
 	bool			clients_warned;	/* said max-clients was reached, until one goes */
 	uint64_t		arena_bytes;	/* shared by every client: arenas, shm.c's memory */
+	uint32_t		maps;		/* mappings of clients' memory (LIMIT_MAPS_TOTAL) */
 	uint64_t		start_ms;
 	uint64_t		accept_at_ms;	/* accepting paused until then; 0: not paused */
 	bool			accept_warned;	/* said so, until accept catches up */
@@ -212,6 +214,13 @@ void limit_warn(const struct iwxd *d, const struct client *c, enum iwxd_limit li
 int client_room(const struct iwxd *d, struct client *c, enum iwxd_limit lim);
 /* A request of c fails with err for limit lim (logged once per client and limit). */
 int client_refuse(const struct iwxd *d, struct client *c, enum iwxd_limit lim, int err);
+/*
+ * c's memory is to be mapped n more times here (LIMIT_MAPS, LIMIT_MAPS_TOTAL: the kernel
+ * allows a process vm.max_map_count mappings, and every client's share that): 0, or
+ * -ENOSPC. maps_give when they are unmapped.
+ */
+int maps_take(struct iwxd *d, struct client *c, uint32_t n);
+void maps_give(struct iwxd *d, struct client *c, uint32_t n);
 
 /* vqp.c */
 struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp_create *req,

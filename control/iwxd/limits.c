@@ -20,6 +20,9 @@ const struct limit_info limits[LIMIT_N] = {
 	[LIMIT_LISTENERS]	= { "max-listeners", "listeners per client", 64 },
 	[LIMIT_REQUESTS]	= { "max-requests", "connection requests a client has not answered", 256 },
 	[LIMIT_QUEUED]		= { "max-queued", "replies and events a client has not read", 8192 },
+	/* a client's arena, its rings and registered memory are mapped here, one by one */
+	[LIMIT_MAPS]		= { "max-maps", "mappings of one client's memory in iwxd", 4096 },
+	[LIMIT_MAPS_TOTAL]	= { "maps-total", "mappings of all clients' memory (below vm.max_map_count)", 49152 },
 };
 
 void limit_warn(const struct iwxd *d, const struct client *c, enum iwxd_limit lim,
@@ -42,4 +45,21 @@ int client_refuse(const struct iwxd *d, struct client *c, enum iwxd_limit lim, i
 int client_room(const struct iwxd *d, struct client *c, enum iwxd_limit lim)
 {
 	return c->used[lim] < d->o.max[lim] ? 0 : client_refuse(d, c, lim, -ENOSPC);
+}
+
+int maps_take(struct iwxd *d, struct client *c, uint32_t n)
+{
+	if (n > d->o.max[LIMIT_MAPS] - c->used[LIMIT_MAPS])
+		return client_refuse(d, c, LIMIT_MAPS, -ENOSPC);
+	if (n > d->o.max[LIMIT_MAPS_TOTAL] - d->maps)
+		return client_refuse(d, c, LIMIT_MAPS_TOTAL, -ENOSPC);
+	c->used[LIMIT_MAPS] += n;
+	d->maps += n;
+	return 0;
+}
+
+void maps_give(struct iwxd *d, struct client *c, uint32_t n)
+{
+	c->used[LIMIT_MAPS] -= n;
+	d->maps -= n;
 }

@@ -76,6 +76,8 @@ static void hello_undo(struct iwxd *d, struct client *c)
 		close(c->notify_fd);
 		c->notify_fd = -1;
 	}
+	if (c->arena.base)
+		maps_give(d, c, 1);
 	iwx_arena_destroy(&c->arena);
 }
 
@@ -95,9 +97,14 @@ static int hello(struct iwxd *d, struct client *c, struct iwx_ipc_hello *h, int 
 	/* what the arena will take, as the kernel allocates all of it now */
 	if (iwx_arena_size(size) > d->o.max[LIMIT_ARENA_TOTAL] - d->arena_bytes)
 		return client_refuse(d, c, LIMIT_ARENA_TOTAL, -ENOSPC);
-	err = iwx_arena_create(&c->arena, size, true);
+	err = maps_take(d, c, 1);
 	if (err)
 		return err;
+	err = iwx_arena_create(&c->arena, size, true);
+	if (err) {
+		maps_give(d, c, 1);
+		return err;
+	}
 	c->bell_w.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	c->bell_w.fn = on_bell;
 	c->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

@@ -9,7 +9,8 @@
  * Nothing is unmapped while a queue pair may still use it: a message being sent, a
  * Read being answered or a segment being received holds a pointer past the region's
  * deregistration. Such memory is retired, and unmapped once no queue pair of its
- * client refers to it (shm_reclaim), or when the client goes.
+ * client refers to it (shm_reclaim), or when the client goes. Until then it counts
+ * against the client's limits, mappings and bytes, as it did while registered.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,6 +19,9 @@
 
 #include "daemon.h"
 #include "shm.h"
+
+#define RECLAIM_MS	100	/* retired memory is looked at again this often: each look
+				   walks the queue pairs, and the client's peer sets the pace */
 
 /* One shared memory: the client maps it over its own pages, iwxd here. */
 struct shm {
@@ -31,6 +35,8 @@ struct shm {
 struct retired {
 	void		*addr;
 	size_t		len;
+	uint32_t	maps;		/* mappings it is (a view: one per piece) */
+	size_t		bytes;		/* of shared memory it holds (a view: none of its own) */
 	struct retired	*next;
 };
 
@@ -57,19 +63,41 @@ static struct shm *shm_find(struct client *c, uint32_t id)
 	return NULL;
 }
 
-/* Unmap addr now if nothing refers to it, else later. */
-static void retire(struct iwxd *d, struct client *c, void *addr, size_t len)
+static bool in_use(const struct iwxd *d, const struct client *c, const void *addr, size_t len)
 {
-	struct retired *r = malloc(sizeof(*r));
+	for (const struct vqp *q = d->qps; q; q = q->next)
+		if (q->owner == c && q->eng && iwx_qp_refers_to(q->eng, addr, len))
+			return true;
+	return false;
+}
 
-	if (!r) {
-		/* cannot wait: leave it mapped rather than risk a queue pair's pointer */
-		log_warn("client %u: %zu bytes of shared memory left mapped", c->id, len);
+/* Unmap what r describes, and give back what it counted against c's limits. */
+static void unmap(struct iwxd *d, struct client *c, const struct retired *r)
+{
+	munmap(r->addr, r->len);
+	maps_give(d, c, r->maps);
+	c->shm_bytes -= r->bytes;
+	d->arena_bytes -= r->bytes;
+}
+
+/* Unmap it now if nothing refers to it, else once nothing does (shm_reclaim). */
+static void retire(struct iwxd *d, struct client *c, const struct retired *what)
+{
+	struct retired *r;
+
+	if (!in_use(d, c, what->addr, what->len)) {
+		unmap(d, c, what);
 		return;
 	}
-	*r = (struct retired){ .addr = addr, .len = len, .next = c->retired };
+	r = malloc(sizeof(*r));
+	if (!r) {
+		/* cannot wait: leave it mapped, and counted, rather than risk a queue pair's pointer */
+		log_warn("client %u: %zu bytes of shared memory left mapped", c->id, what->len);
+		return;
+	}
+	*r = *what;
+	r->next = c->retired;
 	c->retired = r;
-	shm_reclaim(d, c);
 }
 
 int shm_create(struct iwxd *d, struct client *c, struct iwx_ipc_shm *req, int *fd)
@@ -85,15 +113,13 @@ int shm_create(struct iwxd *d, struct client *c, struct iwx_ipc_shm *req, int *f
 		return client_refuse(d, c, LIMIT_ARENA, -ENOSPC);
 	if (req->size > d->o.max[LIMIT_ARENA_TOTAL] - d->arena_bytes)
 		return client_refuse(d, c, LIMIT_ARENA_TOTAL, -ENOSPC);
-	if (c->nshms >= IWXD_MAX_SHMS) {
-		log_warn("client %u: %u shared memories already: refused", c->id, c->nshms);
-		return -ENOSPC;
-	}
+	err = maps_take(d, c, 1);
+	if (err)
+		return err;
 	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	err = iwx_arena_create(&s->mem, req->size, true);
+	err = s ? iwx_arena_create(&s->mem, req->size, true) : -ENOMEM;
 	if (err) {
+		maps_give(d, c, 1);
 		free(s);
 		return err;
 	}
@@ -102,7 +128,6 @@ int shm_create(struct iwxd *d, struct client *c, struct iwx_ipc_shm *req, int *f
 	while (!s->id || shm_find(c, s->id));
 	s->next = c->shms;
 	c->shms = s;
-	c->nshms++;
 	c->shm_bytes += s->mem.size;
 	d->arena_bytes += s->mem.size;
 	req->size = s->mem.size;
@@ -116,11 +141,9 @@ int shm_create(struct iwxd *d, struct client *c, struct iwx_ipc_shm *req, int *f
 static void shm_release(struct iwxd *d, struct client *c, struct shm *s)
 {
 	IWX_LIST_UNLINK(&c->shms, s);
-	c->nshms--;
-	c->shm_bytes -= s->mem.size;
-	d->arena_bytes -= s->mem.size;
 	close(s->mem.fd);	/* the mapping keeps the memory */
-	retire(d, c, s->mem.base, s->mem.size);
+	retire(d, c, &(struct retired){ .addr = s->mem.base, .len = s->mem.size, .maps = 1,
+					.bytes = s->mem.size });
 	free(s);
 }
 
@@ -192,17 +215,24 @@ int64_t shm_mr_reg(struct iwxd *d, struct client *c, const struct iwx_ipc_mr_reg
 	if (m->n == 1) {
 		base = (uint8_t *)m->shm[0]->mem.base + r->piece[0].off;
 	} else {
-		base = m->view = map_view(m->shm, r->piece, m->n, total);
+		stag = maps_take(d, c, m->n);
+		base = m->view = stag ? NULL : map_view(m->shm, r->piece, m->n, total);
 		m->view_len = total;
 		if (!base) {
+			if (!stag) {
+				stag = -errno;
+				maps_give(d, c, m->n);
+			}
 			free(m);
-			return -errno;
+			return stag;
 		}
 	}
 	stag = iwx_mem_reg(d->mem, c->ident, r->pd, base + in_page, r->len, r->addr, r->access);
 	if (stag < 0) {
-		if (m->view)
+		if (m->view) {
 			munmap(m->view, m->view_len);
+			maps_give(d, c, m->n);
+		}
 		free(m);
 		return stag;
 	}
@@ -226,7 +256,8 @@ int shm_mr_dereg(struct iwxd *d, struct client *c, uint32_t stag)
 		for (uint32_t i = 0; i < m->n; i++)
 			m->shm[i]->users--;
 		if (m->view)
-			retire(d, c, m->view, m->view_len);
+			retire(d, c, &(struct retired){ .addr = m->view, .len = m->view_len,
+							.maps = m->n });
 		IWX_LIST_UNLINK(&c->shm_mrs, m);
 		free(m);
 		break;
@@ -234,39 +265,41 @@ int shm_mr_dereg(struct iwxd *d, struct client *c, uint32_t stag)
 	return 0;
 }
 
-static bool in_use(const struct iwxd *d, const struct client *c, const struct retired *r)
-{
-	for (const struct vqp *q = d->qps; q; q = q->next)
-		if (q->owner == c && q->eng && iwx_qp_refers_to(q->eng, r->addr, r->len))
-			return true;
-	return false;
-}
-
 void shm_reclaim(struct iwxd *d, struct client *c)
 {
+	uint64_t now = iwx_conn_now_ms();
+
+	if (now < c->reclaim_ms) {
+		loop_due(&d->loop, c->reclaim_ms);
+		return;
+	}
 	for (struct retired *r = c->retired, *n; r; r = n) {
 		n = r->next;
-		if (in_use(d, c, r))
+		if (in_use(d, c, r->addr, r->len))
 			continue;
-		munmap(r->addr, r->len);
+		unmap(d, c, r);
 		IWX_LIST_UNLINK(&c->retired, r);
 		free(r);
 	}
+	c->reclaim_ms = c->retired ? now + RECLAIM_MS : 0;
+	if (c->retired)
+		loop_due(&d->loop, c->reclaim_ms);
 }
 
 void shm_client_gone(struct iwxd *d, struct client *c)
 {
+	/* its queue pairs are gone: nothing refers to anything, all is unmapped now */
 	while (c->shm_mrs) {
 		struct shm_mr *m = c->shm_mrs;
 
 		c->shm_mrs = m->next;
 		if (m->view)
-			munmap(m->view, m->view_len);
+			retire(d, c, &(struct retired){ .addr = m->view, .len = m->view_len,
+							.maps = m->n });
 		free(m);
 	}
-	while (c->shms) {
-		c->shms->users = 0;
+	while (c->shms)
 		shm_release(d, c, c->shms);
-	}
-	shm_reclaim(d, c);	/* its queue pairs are gone: nothing refers to anything */
+	c->reclaim_ms = 0;
+	shm_reclaim(d, c);
 }

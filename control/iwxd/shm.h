@@ -24,7 +24,8 @@ int64_t shm_mr_reg(struct iwxd *d, struct client *c, const struct iwx_ipc_mr_reg
 /* MR_DEREG of any of c's regions: what it held in shared memory is let go. */
 int shm_mr_dereg(struct iwxd *d, struct client *c, uint32_t stag);
 
-/* Unmap what is no longer registered and no queue pair of c refers to any more. */
+/* Unmap what is no longer registered and no queue pair of c refers to any more (at most
+ * every RECLAIM_MS, shm.c: each look walks the queue pairs). */
 void shm_reclaim(struct iwxd *d, struct client *c);
 /* c is gone, and its queue pairs with it: unmap and close all it shared. */
 void shm_client_gone(struct iwxd *d, struct client *c);

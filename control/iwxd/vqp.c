@@ -65,11 +65,14 @@ struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *
 		return NULL;
 	}
 	*err = client_room(d, c, LIMIT_CQS);
+	if (!*err)
+		*err = maps_take(d, c, 1);
 	if (*err)
 		return NULL;
 	cq = calloc(1, sizeof(*cq));
 	if (!cq) {
 		*err = -ENOMEM;
+		maps_give(d, c, 1);
 		return NULL;
 	}
 	entries = pow2_at_least(entries);
@@ -77,6 +80,7 @@ struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *
 	cq->sh = shared_map("iwx-cq", cq->map_size, memfd);
 	if (!cq->sh) {
 		*err = -errno;
+		maps_give(d, c, 1);
 		free(cq);
 		return NULL;
 	}
@@ -103,6 +107,7 @@ void vcq_destroy(struct iwxd *d, struct vcq *cq)
 	IWX_LIST_UNLINK(&d->cqs, cq);
 	cq->owner->used[LIMIT_CQS]--;
 	munmap(cq->sh, cq->map_size);
+	maps_give(d, cq->owner, 1);
 	free(cq);
 }
 
@@ -184,11 +189,14 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 		return NULL;
 	}
 	*err = client_room(d, c, LIMIT_QPS);
+	if (!*err)
+		*err = maps_take(d, c, 1);
 	if (*err)
 		return NULL;
 	q = calloc(1, sizeof(*q));
 	if (!q) {
 		*err = -ENOMEM;
+		maps_give(d, c, 1);
 		return NULL;
 	}
 	sq = pow2_at_least(sq);
@@ -197,6 +205,7 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 	q->sh = shared_map("iwx-qp", q->map_size, memfd);
 	if (!q->sh) {
 		*err = -errno;
+		maps_give(d, c, 1);
 		free(q);
 		return NULL;
 	}
@@ -562,5 +571,6 @@ void vqp_destroy(struct iwxd *d, struct vqp *q)
 	q->scq->users--;
 	q->rcq->users--;
 	munmap(q->sh, q->map_size);
+	maps_give(d, q->owner, 1);
 	free(q);
 }

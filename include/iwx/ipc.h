@@ -194,6 +194,8 @@ struct iwx_ipc_status {
 	uint32_t	max_pds, max_mrs, max_cqs, max_qps, max_listeners;
 	uint32_t	max_requests;		/* connection requests announced, not answered */
 	uint32_t	max_queued;		/* replies and events not read */
+	uint32_t	maps, maps_total;	/* mappings of every client's memory in iwxd */
+	uint32_t	max_maps;		/* per client */
 };
 
 /*
