@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "conn.h"
 #include "iwxd_pair.h"
 #include "testutil.h"
 
@@ -716,27 +717,19 @@ Test(daemon, every_fpdu_starts_a_tcp_segment_on_the_wire)
 	cr_assert_eq(memcmp(src.p, dst.p, len), 0);
 }
 
-static double ms_now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
 /* A Send of 8 bytes from `from`, received at `to`: how long it took, in ms. */
 static double send_ms(struct endpoint *from, struct endpoint *to, const struct buf *sbuf,
 		      const struct buf *rbuf, uint64_t id)
 {
 	struct iwx_send_wr s = { .wr_id = id, .opcode = IWX_WR_SEND, .flags = IWX_WR_SIGNALED,
 				 .num_sge = 1, .sge = { sge_of(sbuf, 0, 8) } };
-	double t0 = ms_now();
+	uint64_t t0 = iwx_conn_now_ms();
 
 	post_recv(to, id, rbuf, 8);
 	cr_assert_eq(iwx_post_send(from->qp, &s), 0);
 	expect_wc(to, id, IWX_WC_RECV);
 	expect_wc(from, id, IWX_WC_SEND);
-	return ms_now() - t0;
+	return iwx_conn_now_ms() - t0;
 }
 
 /*

@@ -21,6 +21,7 @@
 #include <iwx/ipc.h>
 
 #include "child.h"
+#include "conn.h"
 #include "iwxd_pair.h"
 
 #define DAEMON_ARGS	"--settle-ms 0 --timeout-ms 2000 -g nogroup"
@@ -62,14 +63,6 @@ static void down(void)
 
 TestSuite(daemon_attack, .init = up, .fini = down, .timeout = 60);
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 static struct iwx_device *open_dev(void)
 {
 	struct iwx_open_opts o = { .socket = pair.sock[0], .arena_size = 1 << 20 };
@@ -104,7 +97,8 @@ static void make_lingering_socket(void)
 	cr_assert_eq(setsockopt(lingering, SOL_SOCKET, SO_SNDBUF, &tiny, sizeof(tiny)), 0);
 	cr_assert_eq(setsockopt(lingering, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
 	cr_assert_eq(connect(lingering, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	for (int64_t end = now_ms() + FILL_MS; !unsent && now_ms() < end; poll(NULL, 0, 10)) {
+	for (uint64_t end = iwx_conn_now_ms() + FILL_MS; !unsent && iwx_conn_now_ms() < end;
+	     poll(NULL, 0, 10)) {
 		while (send(lingering, junk, sizeof(junk), MSG_DONTWAIT) > 0)
 			;
 		cr_assert_eq(errno, EAGAIN, "filling the send buffer: %s", strerror(errno));
@@ -182,11 +176,11 @@ static void attack(enum how how)
 /* Another client, on iwxd a: its device opens and it gets a PD within ANSWER_MS. */
 static void expect_others_served(void)
 {
-	int64_t start = now_ms(), took;
+	uint64_t start = iwx_conn_now_ms(), took;
 	struct iwx_device *dev = open_dev();
 	struct iwx_pd *pd = dev ? iwx_alloc_pd(dev) : NULL;
 
-	took = now_ms() - start;
+	took = iwx_conn_now_ms() - start;
 	cr_assert_not_null(pd, "another client is served: %s", strerror(errno));
 	cr_assert_lt(took, ANSWER_MS, "another client is served at once, not in %lld ms",
 		     (long long)took);

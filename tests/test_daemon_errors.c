@@ -23,6 +23,7 @@
 
 #include "capture.h"
 #include "child.h"
+#include "conn.h"
 #include "iwxd_pair.h"
 #include "testutil.h"
 
@@ -84,14 +85,6 @@ static void down(void)
 
 TestSuite(daemon_errors, .init = up, .fini = down, .timeout = 60);
 TestSuite(daemon_access, .init = up_group, .fini = down, .timeout = 60);
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 /* ----------------------------------------------------- work and completions */
 
@@ -609,7 +602,7 @@ Test(daemon_errors, reject_with_private_data)
 /* Connecting a to addr fails with an UNREACHABLE event of status want; how long it took. */
 static int64_t unreachable(const struct sockaddr_in *addr, int want)
 {
-	int64_t t0 = now_ms();
+	uint64_t t0 = iwx_conn_now_ms();
 	struct iwx_event ev;
 
 	connect_to(&a, (const struct sockaddr_storage *)addr, sizeof(*addr), NULL);
@@ -618,7 +611,7 @@ static int64_t unreachable(const struct sockaddr_in *addr, int want)
 	cr_assert_eq(ev.status, want, "status %d (%s), want %d", ev.status, iwx_strerror(ev.status),
 		     want);
 	cr_assert_eq(iwx_qp_state(a.qp), IWX_QPS_INIT);
-	return now_ms() - t0;
+	return iwx_conn_now_ms() - t0;
 }
 
 static struct sockaddr_in addr_b(uint16_t port)
@@ -661,12 +654,12 @@ Test(daemon_errors, unanswered_request_is_rejected)
 	socklen_t len;
 	struct iwx_listener *l = listen_on_b(&b, false, &to, &len);
 	struct iwx_event ev;
-	int64_t t0 = now_ms(), ms;
+	uint64_t t0 = iwx_conn_now_ms(), ms;
 
 	connect_to(&a, &to, len, NULL);
 	expect_event(&b, IWX_EVENT_CONNECT_REQUEST, EVENT_MS);	/* and no answer */
 	ev = expect_event(&a, IWX_EVENT_REJECTED, TIMEOUT_MS + EVENT_MS);
-	ms = now_ms() - t0;
+	ms = iwx_conn_now_ms() - t0;
 	cr_assert_eq(ev.qp, a.qp);
 	cr_assert_eq(iwx_qp_state(a.qp), IWX_QPS_INIT, "free to connect again");
 	cr_assert(ms >= TIMEOUT_MS / 2 - 100 && ms < TIMEOUT_MS,

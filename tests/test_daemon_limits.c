@@ -19,11 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <iwx/fdpass.h>
 #include <iwx/ipc.h>
 
 #include "iwx_cli.h"
 #include "iwxd_pair.h"
+#include "raw_ipc.h"
 
 #define ARGS		"--settle-ms 0 -g nogroup "
 #define NOBODY		65534		/* uid nobody, gid nogroup */
@@ -151,30 +151,11 @@ static int raw_nobody(int i, int timeout_s)
 	return fd;
 }
 
-/* One request on a raw connection and its reply's status; descriptors sent back are closed. */
-static int call(int fd, uint16_t op, const void *body, uint32_t len, void *rep, size_t cap,
-		unsigned *got_fds)
-{
-	static uint32_t seq;
-	struct iwx_ipc_hdr h = { .op = op, .seq = ++seq, .len = len }, r;
-	int rfds[IWX_FDPASS_MAX];
-	unsigned n = IWX_FDPASS_MAX;
-
-	cr_assert_eq(iwx_ipc_send(fd, &h, body, NULL, 0), 0);
-	cr_assert_geq(iwx_ipc_recv(fd, &r, rep, cap, rfds, &n), 0, "a reply to request %u", op);
-	cr_assert(r.seq == h.seq && r.op == op, "the reply to request %u", op);
-	for (unsigned k = 0; k < n; k++)
-		close(rfds[k]);
-	if (got_fds)
-		*got_fds = n;
-	return r.status;
-}
-
 static int hello(int fd, uint64_t arena, unsigned *got_fds)
 {
 	struct iwx_ipc_hello h = { .version = IWX_IPC_VERSION, .arena_size = arena };
 
-	return call(fd, IWX_IPC_HELLO, &h, sizeof(h), &h, sizeof(h), got_fds);
+	return raw_call(fd, IWX_IPC_HELLO, &h, sizeof(h), &h, sizeof(h), NULL, got_fds);
 }
 
 /* Lines of daemon i's log that hold what, waiting up to ms for at least one. */
@@ -542,7 +523,7 @@ Test(daemon_limits, hello_only_once)
 	cr_assert_eq(hello(fd, 4 * MIB, NULL), -EFBIG, "more than --arena-max");
 	cr_assert_eq(hello(fd, MIB, &got), -EALREADY);
 	cr_assert_eq(got, 0);
-	cr_assert_eq(call(fd, IWX_IPC_PD_ALLOC, NULL, 0, NULL, 0, NULL), -ENOTCONN);
+	cr_assert_eq(raw_call(fd, IWX_IPC_PD_ALLOC, NULL, 0, NULL, 0, NULL, NULL), -ENOTCONN);
 }
 
 /* ------------------------------------------------------------ iwx status */

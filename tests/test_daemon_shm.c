@@ -20,11 +20,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <iwx/fdpass.h>
 #include <iwx/ipc.h>
 
 #include "child.h"
 #include "iwxd_pair.h"
+#include "raw_ipc.h"
 
 #define VICTIM_BIN	"build/tests/setuid_victim"
 #define SECRET		"root-only secret 7f3a9c"
@@ -46,30 +46,6 @@ static void down(void)
 
 TestSuite(daemon_shm, .init = up, .fini = down, .timeout = 60);
 
-/* One request on a raw IPC socket and its reply: the status, the body in rep. */
-static int call(int fd, uint16_t op, void *body, uint32_t len, void *rep, size_t cap, int *rfd)
-{
-	static uint32_t seq;
-	struct iwx_ipc_hdr h = { .op = op, .seq = ++seq, .len = len };
-	int fds[IWX_FDPASS_MAX];
-	unsigned nfds = IWX_FDPASS_MAX;
-	int err = iwx_ipc_send(fd, &h, body, NULL, 0);
-
-	if (err)
-		return err;
-	do {
-		nfds = IWX_FDPASS_MAX;
-		err = iwx_ipc_recv(fd, &h, rep, cap, fds, &nfds);
-	} while (err >= 0 && h.op == IWX_IPC_EVENT);
-	for (unsigned i = 0; i < nfds; i++) {
-		if (rfd && i == 0)
-			*rfd = fds[0];
-		else
-			close(fds[i]);
-	}
-	return err < 0 ? err : h.status;
-}
-
 /* A raw client: connected, HELLO done, one PD (its id in *pd). The socket, or -errno. */
 static int raw_client(uint32_t *pd)
 {
@@ -79,9 +55,9 @@ static int raw_client(uint32_t *pd)
 
 	if (fd < 0)
 		return fd;
-	err = call(fd, IWX_IPC_HELLO, &hello, sizeof(hello), &hello, sizeof(hello), NULL);
+	err = raw_call(fd, IWX_IPC_HELLO, &hello, sizeof(hello), &hello, sizeof(hello), NULL, NULL);
 	if (!err)
-		err = call(fd, IWX_IPC_PD_ALLOC, NULL, 0, &id, sizeof(id), NULL);
+		err = raw_call(fd, IWX_IPC_PD_ALLOC, NULL, 0, &id, sizeof(id), NULL, NULL);
 	if (err) {
 		close(fd);
 		return err;
@@ -141,13 +117,13 @@ static int attacker(void *arg)
 
 		if (!in || !fgets(line, sizeof(line), in) || sscanf(line, "%" SCNx64, &r.addr) != 1)
 			_exit(2);
-		got[0] = call(sock, IWX_IPC_MR_REG, &r, sizeof(r), &r, sizeof(r), NULL);
+		got[0] = raw_call(sock, IWX_IPC_MR_REG, &r, sizeof(r), &r, sizeof(r), NULL, NULL);
 		r.npieces = 1;	/* ... or pretend shared memory is there */
 		r.piece[0] = (struct iwx_ipc_mr_piece){ .shm = 1, .len = 4096 };
-		got[1] = call(sock, IWX_IPC_MR_REG, &r, sizeof(r), &r, sizeof(r), NULL);
+		got[1] = raw_call(sock, IWX_IPC_MR_REG, &r, sizeof(r), &r, sizeof(r), NULL, NULL);
 		r.arena_off = 0;	/* ... or that it is the arena */
 		r.len = 1 << 21;
-		got[2] = call(sock, IWX_IPC_MR_REG, &r, sizeof(r), &r, sizeof(r), NULL);
+		got[2] = raw_call(sock, IWX_IPC_MR_REG, &r, sizeof(r), &r, sizeof(r), NULL, NULL);
 		_exit(write(at->report, got, sizeof(got)) == sizeof(got) ? 0 : 3);
 	}
 	/* the parent becomes the setuid-root victim */
@@ -213,42 +189,43 @@ Test(daemon_shm, pieces_are_checked)
 				    .len = 200, .arena_off = IWX_IPC_NOT_ARENA, .npieces = 1 };
 	struct iwx_ipc_id id;
 	uint32_t pd, other_pd;
+	unsigned one = 1;
 	int a = raw_client(&pd), b = raw_client(&other_pd), fd = -1;
 
 	cr_assert(a >= 0 && b >= 0);
-	cr_assert_eq(call(a, IWX_IPC_SHM_CREATE, &s, sizeof(s), &s, sizeof(s), &fd), 0);
+	cr_assert_eq(raw_call(a, IWX_IPC_SHM_CREATE, &s, sizeof(s), &s, sizeof(s), &fd, &one), 0);
 	cr_assert_geq(fd, 0, "the shared memory comes with its descriptor");
 	close(fd);
 	cr_assert_eq(s.size, 2 * page);
 	r.pd = pd;
 	r.piece[0] = (struct iwx_ipc_mr_piece){ .shm = s.shm, .off = 2 * page, .len = page };
-	cr_assert_eq(call(a, IWX_IPC_MR_REG, &r, sizeof(r), &r, sizeof(r), NULL), -EINVAL,
+	cr_assert_eq(raw_call(a, IWX_IPC_MR_REG, &r, sizeof(r), &r, sizeof(r), NULL, NULL), -EINVAL,
 		     "a piece beyond the shared memory");
 	r.piece[0] = (struct iwx_ipc_mr_piece){ .shm = s.shm, .off = 100, .len = page };
-	cr_assert_eq(call(a, IWX_IPC_MR_REG, &r, sizeof(r), &r, sizeof(r), NULL), -EINVAL,
+	cr_assert_eq(raw_call(a, IWX_IPC_MR_REG, &r, sizeof(r), &r, sizeof(r), NULL, NULL), -EINVAL,
 		     "a piece not on a page boundary");
 	r.piece[0] = (struct iwx_ipc_mr_piece){ .shm = s.shm, .off = page, .len = page };
 	r.len = page;
-	cr_assert_eq(call(a, IWX_IPC_MR_REG, &r, sizeof(r), &r, sizeof(r), NULL), -EINVAL,
+	cr_assert_eq(raw_call(a, IWX_IPC_MR_REG, &r, sizeof(r), &r, sizeof(r), NULL, NULL), -EINVAL,
 		     "pieces shorter than the region");
 	r.len = 200;
 	r.pd = other_pd;
-	cr_assert_eq(call(b, IWX_IPC_MR_REG, &r, sizeof(r), &r, sizeof(r), NULL), -ENOENT,
+	cr_assert_eq(raw_call(b, IWX_IPC_MR_REG, &r, sizeof(r), &r, sizeof(r), NULL, NULL), -ENOENT,
 		     "another client's shared memory");
 	r.pd = pd;
-	cr_assert_eq(call(a, IWX_IPC_MR_REG, &r, sizeof(r), &r, sizeof(r), NULL), 0);
+	cr_assert_eq(raw_call(a, IWX_IPC_MR_REG, &r, sizeof(r), &r, sizeof(r), NULL, NULL), 0);
 	id.id = s.shm;
-	cr_assert_eq(call(a, IWX_IPC_SHM_FREE, &id, sizeof(id), NULL, 0, NULL), -EBUSY,
+	cr_assert_eq(raw_call(a, IWX_IPC_SHM_FREE, &id, sizeof(id), NULL, 0, NULL, NULL), -EBUSY,
 		     "a region uses it");
-	cr_assert_eq(call(b, IWX_IPC_SHM_FREE, &id, sizeof(id), NULL, 0, NULL), -ENOENT,
+	cr_assert_eq(raw_call(b, IWX_IPC_SHM_FREE, &id, sizeof(id), NULL, 0, NULL, NULL), -ENOENT,
 		     "not b's to free");
 	id.id = r.stag;
-	cr_assert_eq(call(a, IWX_IPC_MR_DEREG, &id, sizeof(id), NULL, 0, NULL), 0);
+	cr_assert_eq(raw_call(a, IWX_IPC_MR_DEREG, &id, sizeof(id), NULL, 0, NULL, NULL), 0);
 	id.id = s.shm;
-	cr_assert_eq(call(a, IWX_IPC_SHM_FREE, &id, sizeof(id), NULL, 0, NULL), 0);
+	cr_assert_eq(raw_call(a, IWX_IPC_SHM_FREE, &id, sizeof(id), NULL, 0, NULL, NULL), 0);
 	s.size = page + 1;
-	cr_assert_eq(call(a, IWX_IPC_SHM_CREATE, &s, sizeof(s), &s, sizeof(s), NULL), -EINVAL,
-		     "not whole pages");
+	cr_assert_eq(raw_call(a, IWX_IPC_SHM_CREATE, &s, sizeof(s), &s, sizeof(s), NULL, NULL),
+		     -EINVAL, "not whole pages");
 	close(a);
 	close(b);
 }
