@@ -7,7 +7,8 @@
 # iperf3 with one stream (its large writes, then MSS-sized writes with TCP_NODELAY, the
 # engine's one send() per FPDU) and an 8-byte ping-pong on a TCP socket. Each
 # measurement runs RUNS times, the variants alternating; the table shows medians and
-# ratios, then where the time went (CPU of each process, iwxd's doorbells and wake-ups).
+# ratios, then where the time went (CPU of each process, iwxd's doorbells and wake-ups),
+# and last what registering 1 MiB and 64 MiB of ordinary memory costs (bench_reg).
 #
 #   scripts/bench.sh                  # 3 runs of 3 s each: about 2 minutes
 #   scripts/bench.sh -n 5 -t 5 --no-pin
@@ -40,6 +41,7 @@ if_a=iwxb$$a if_b=iwxb$$b
 addr_a=192.0.2.1 addr_b=192.0.2.2
 port_engine=7175 port_verbs=7176 port_tcp=7177 port_iperf=5201
 verbs=build/bench/bench_verbs engine=build/bench/bench_engine iwxd=build/iwxd
+reg=build/bench/bench_reg
 out=	# the temporary directory: sockets, logs, results
 made_ns=()	# namespaces this script created
 daemons=()	# PIDs of the iwxds it started
@@ -79,7 +81,7 @@ done
 command -v iperf3 >/dev/null ||
 	die "iperf3 is missing: apt-get install -y iperf3 (scripts/install-deps.sh installs it)"
 
-make -s "$iwxd" "$verbs" "$engine"
+make -s "$iwxd" "$verbs" "$engine" "$reg"
 out=$(mktemp -d /tmp/iwx-bench-XXXXXX)
 
 pin_a=() pin_b=()
@@ -350,3 +352,9 @@ for f in iperf3.gbps iperf3-mss.gbps verbs-write.gbps engine-write.gbps verbs-re
 	tcp-pingpong.rtt_us_median tcp-pingpong.rtt_us_p99; do
 	printf '  %-32s [%s]\n' "$f" "$(runs_of "$out/$f")"
 done
+
+echo
+echo "Registering ordinary memory (malloc'd, touched): medians of 21 iwx_reg_mr and"
+echo "iwx_dereg_mr through iwxd a; its pages move into memory iwxd shares, and back."
+echo
+in_a timeout 120 env IWX_SOCKET="$sock_a" "$reg" 21 || die "bench_reg failed"

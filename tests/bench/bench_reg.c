@@ -2,8 +2,8 @@
 /*
  * What registering ordinary memory costs: iwx_reg_mr and iwx_dereg_mr of a malloc'd,
  * touched buffer of each size, through the iwxd at $IWX_SOCKET (or the default),
- * RUNS times each; the medians in microseconds. Only the public API: the same source
- * measures any version of libiwx.
+ * RUNS times each; the medians in microseconds, as a Markdown table. Only the public
+ * API: the same source measures any version of libiwx (scripts/bench.sh runs it).
  *
  *   bench_reg [RUNS]        (default 21)
  */
@@ -50,7 +50,7 @@ int main(int argc, char **argv)
 			iwx_strerror(errno));
 		return 1;
 	}
-	printf("%-8s %12s %12s\n", "size", "reg (us)", "dereg (us)");
+	printf("| size | iwx_reg_mr | iwx_dereg_mr |\n| --- | --- | --- |\n");
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 		uint8_t *buf = malloc(sizes[s]);
 
@@ -72,7 +72,7 @@ int main(int argc, char **argv)
 			reg[i] = t1 - t0;
 			dereg[i] = t2 - t1;
 		}
-		printf("%-8s %12.0f %12.0f\n", s ? "64 MiB" : "1 MiB", median(reg, runs),
+		printf("| %s | %.0f µs | %.0f µs |\n", s ? "64 MiB" : "1 MiB", median(reg, runs),
 		       median(dereg, runs));
 		free(buf);
 	}
