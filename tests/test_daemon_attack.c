@@ -35,12 +35,19 @@ static int peer_listener = -1;	/* the lingering socket's peer, which never reads
 static int lingering = -1;	/* the test's copy of the socket */
 static pid_t child = -1;
 
-static void up(void)
+static void start(void)
 {
 	if (geteuid() != 0)
 		cr_skip_test("needs root for namespaces");
 	cr_assert_eq(iwxd_pair_start(&pair, DAEMON_ARGS), 0, "two daemons");
 	cr_assert_eq(iwxd_pair_reachable(&pair), 0);
+}
+
+/* Daemons that take clients' descriptors, as on kernels before SO_PASSRIGHTS (6.16). */
+static void up(void)
+{
+	setenv("IWX_PASSRIGHTS", "1", 1);
+	start();
 }
 
 static void down(void)
@@ -62,6 +69,7 @@ static void down(void)
 }
 
 TestSuite(daemon_attack, .init = up, .fini = down, .timeout = 60);
+TestSuite(daemon_rights, .init = start, .fini = down, .timeout = 60);
 
 static struct iwx_device *open_dev(void)
 {
@@ -232,6 +240,36 @@ Test(daemon_attack, stops_while_the_close_of_a_passed_socket_hangs)
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		  "iwxd a stops on SIGTERM (wait status %#x)", status);
 	cr_assert(iwxd_pair_logged(&pair, 0, "close hangs"), "and says it left a close behind");
+}
+
+/* In a child: try to pass the lingering socket to iwxd a. 0 if the kernel refused it. */
+static int try_to_pass(void *arg)
+{
+	struct iwx_ipc_hdr h = { .op = IWX_IPC_PD_ALLOC, .seq = 1 };
+	int sock = iwx_ipc_connect(pair.sock[0], 0);
+
+	(void)arg;
+	close(peer_listener);
+	if (sock < 0)
+		return -sock;
+	return iwx_ipc_send(sock, &h, NULL, &lingering, 1) == -EPERM ? 0 : EPROTO;
+}
+
+/* Where the kernel has SO_PASSRIGHTS, a client's descriptor never reaches iwxd. */
+Test(daemon_rights, the_kernel_refuses_a_clients_descriptor)
+{
+	int status;
+
+	make_lingering_socket();
+	child = child_as(NOBODY, NOBODY, try_to_pass, NULL);
+	cr_assert_geq(child, 0);
+	status = child_wait(child, CHILD_MS);
+	child = -1;
+	if (iwxd_pair_logged(&pair, 0, "this kernel passes clients' descriptors"))
+		cr_skip_test("a kernel before SO_PASSRIGHTS: daemon_attack covers it");
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "sendmsg with a descriptor fails with EPERM (wait status %#x)", status);
+	expect_others_served();
 }
 
 /* ------------------------------------------------------------------ ports */

@@ -41,6 +41,28 @@ static void on_signal(struct iwxd *d, struct watch *w, uint32_t events)
 	d->stop = true;
 }
 
+#ifndef SO_PASSRIGHTS
+#define SO_PASSRIGHTS	83	/* Linux 6.16; Debian 12's headers predate it */
+#endif
+
+/*
+ * No request carries a descriptor: have the kernel refuse a client's (its sendmsg fails
+ * with EPERM), so that iwxd never holds one, whose close could hang. Sockets accepted
+ * from the listener inherit it. Older kernels, or IWX_PASSRIGHTS=1 (to test that path),
+ * leave it to session.c: a client that sends one is dropped, closer.c closes it.
+ */
+static void refuse_rights(int fd)
+{
+	const char *keep = getenv("IWX_PASSRIGHTS");
+	int off = 0;
+
+	if (keep && strcmp(keep, "1") == 0)
+		return;
+	if (setsockopt(fd, SOL_SOCKET, SO_PASSRIGHTS, &off, sizeof(off)))
+		log_info("this kernel passes clients' descriptors (SO_PASSRIGHTS: %m): "
+			 "a client that sends one is dropped");
+}
+
 /* The Unix socket: refuse to take over one a live daemon answers on. */
 static int open_socket(struct iwxd *d)
 {
@@ -71,6 +93,7 @@ static int open_socket(struct iwxd *d)
 			close(fd);
 		return -1;
 	}
+	refuse_rights(fd);
 	return fd;
 }
 
