@@ -75,7 +75,11 @@ BENCH_BIN	:= $(BUILD)/bench/bench_proto
 BPFTOOL		?= bpftool
 BPF_TEST_OBJ	:= $(BUILD)/bpf/check_prog.bpf.o
 BPF_TEST_SKEL	:= $(BUILD)/bpf/check_prog.skel.h
-BPF_CFLAGS	:= -target bpf -O2 -g -Wall -Wextra -Werror -Iinclude \
+# the fast path's programs (bpf/), built into iwxd through their skeleton
+FASTPATH_OBJ	:= $(BUILD)/bpf/fastpath.bpf.o
+FASTPATH_SKEL	:= $(BUILD)/bpf/fastpath.skel.h
+# -mcpu=v3: clang 14 emits the atomics and 32-bit bounds the verifier needs
+BPF_CFLAGS	:= -target bpf -mcpu=v3 -O2 -g -Wall -Wextra -Werror -Iinclude \
 		   -I/usr/include/$(shell uname -m)-linux-gnu
 
 .PHONY: all lib test test-asan check-install interop fuzz bench install clean
@@ -105,9 +109,10 @@ $(CLI_BIN): $(CLI_SRCS) $(wildcard cli/*.h) $(PROTO_A) $(IPC_A) $(HEADERS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $(CLI_SRCS) $(PROTO_A) $(IPC_A) -lpcap $(LDLIBS_CORE)
 
-$(IWXD_BIN): $(DAEMON_SRCS) $(ENGINE_SRCS) $(ENGINE_HDRS) $(DAEMON_HDRS) $(PROTO_A) $(IPC_A) $(HEADERS)
+$(IWXD_BIN): $(DAEMON_SRCS) $(ENGINE_SRCS) $(ENGINE_HDRS) $(DAEMON_HDRS) $(PROTO_A) $(IPC_A) $(HEADERS) \
+		$(FASTPATH_SKEL)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -Icontrol/iwxd -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) \
+	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -Icontrol/iwxd -I$(BUILD)/bpf -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) \
 		$(PROTO_A) $(IPC_A) \
 		-pthread -lbpf -lelf -lz $(LDLIBS_CORE)
 
@@ -132,7 +137,12 @@ $(BUILD)/bpf/%.bpf.o: tests/bpf/%.bpf.c $(HEADERS) $(wildcard tests/bpf/*.h)
 	$(call msg,CLANG,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -Itests/bpf -c $< -o $@
 
-.SECONDARY: $(BPF_TEST_OBJ)
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(HEADERS) $(wildcard bpf/*.h)
+	@mkdir -p $(@D)
+	$(call msg,CLANG,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -Ibpf -c $< -o $@
+
+.SECONDARY: $(BPF_TEST_OBJ) $(FASTPATH_OBJ)
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
@@ -177,10 +187,11 @@ $(ASAN_BIN): $(TEST_SRCS) $(LIB_SRCS) $(HEADERS) $(wildcard lib/*/*.h tests/supp
 # the daemon the integration tests start, sanitized as well (tests/support/iwxd_pair.c)
 ASAN_IWXD	:= $(BUILD)/asan/iwxd
 
-$(ASAN_IWXD): $(DAEMON_SRCS) $(ENGINE_SRCS) $(PROTO_SRCS) $(IPC_SRCS) $(wildcard control/*/*.h lib/*/*.h) $(HEADERS)
+$(ASAN_IWXD): $(DAEMON_SRCS) $(ENGINE_SRCS) $(PROTO_SRCS) $(IPC_SRCS) $(wildcard control/*/*.h lib/*/*.h) $(HEADERS) \
+		$(FASTPATH_SKEL)
 	@mkdir -p $(@D)
 	$(call msg,CC-ASAN,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Icontrol/engine -Icontrol/iwxd -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) \
+	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Icontrol/engine -Icontrol/iwxd -I$(BUILD)/bpf -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) \
 		$(PROTO_SRCS) $(IPC_SRCS) -pthread -lbpf -lelf -lz $(LDLIBS_CORE)
 
 test-asan: $(ASAN_BIN) $(ASAN_IWXD) $(CLI_BIN) $(VICTIM_BIN)

@@ -43,10 +43,24 @@ struct mr {
 
 struct iwx_mem {
 	struct table	pds, mrs;
+	iwx_mem_watch_fn watch;
+	void		*watch_ctx;
 	uint32_t	next_pd;
 	uint32_t	rnd[64];	/* getrandom() in batches */
 	unsigned int	rnd_left;
 };
+
+static void tell(const struct iwx_mem *m, uint32_t gone, const struct iwx_mr *now)
+{
+	if (m->watch)
+		m->watch(m->watch_ctx, gone, now);
+}
+
+void iwx_mem_watch(struct iwx_mem *m, iwx_mem_watch_fn fn, void *ctx)
+{
+	m->watch = fn;
+	m->watch_ctx = ctx;
+}
 
 static uint32_t slot_of(const struct table *t, uint32_t key)
 {
@@ -272,6 +286,7 @@ int64_t iwx_mem_reg(struct iwx_mem *m, uint64_t owner, uint32_t pd_id, void *add
 		return err;
 	}
 	pd->nmr++;
+	tell(m, 0, &e->mr);
 	return e->mr.desc.stag;
 }
 
@@ -281,6 +296,7 @@ int iwx_mem_dereg(struct iwx_mem *m, uint64_t owner, uint32_t stag)
 
 	if (!e || e->mr.owner != owner)
 		return -ENOENT;
+	tell(m, e->mr.desc.stag, NULL);
 	table_del(&m->mrs, STAG_INDEX(stag));
 	e->pd->nmr--;
 	free(e);
@@ -302,7 +318,10 @@ int iwx_mem_invalidate(struct iwx_mem *m, uint32_t stag, uint32_t pd)
 		return -EINVAL;
 	if (e->mr.desc.pd != pd)
 		return -EACCES;
-	e->mr.desc.valid = 0;	/* already invalid: still 0, as siw does */
+	if (e->mr.desc.valid) {
+		e->mr.desc.valid = 0;
+		tell(m, e->mr.desc.stag, &e->mr);
+	}	/* already invalid: still 0, as siw does */
 	return 0;
 }
 
@@ -322,6 +341,7 @@ int64_t iwx_mem_revalidate(struct iwx_mem *m, uint64_t owner, uint32_t stag)
 	/* Any key but the old one, so that the old STag names nothing. */
 	e->mr.desc.stag = (stag & ~0xffu) | ((STAG_KEY(stag) + 1 + r % 255) & 0xff);
 	e->mr.desc.valid = 1;
+	tell(m, 0, &e->mr);
 	return e->mr.desc.stag;
 }
 

@@ -26,6 +26,15 @@ struct iwx_mr {
 };
 
 struct iwx_mem *iwx_mem_new(void);
+
+/*
+ * Told of every change to the regions, once made: gone, when non-zero, is an STag that
+ * names nothing valid any more (invalidated, deregistered, or its key changed); now, when
+ * not NULL, a region as it now is (registered, invalidated, revalidated). A watcher that
+ * hands STags on (the fast path) must have stopped every use of gone when it returns.
+ */
+typedef void (*iwx_mem_watch_fn)(void *ctx, uint32_t gone, const struct iwx_mr *now);
+void iwx_mem_watch(struct iwx_mem *m, iwx_mem_watch_fn fn, void *ctx);
 void iwx_mem_free(struct iwx_mem *m);
 
 /* A new protection domain of owner. Returns its id (> 0) or -ENOMEM. */

@@ -10,6 +10,7 @@
 #include <iwx/ddp.h>
 #include <iwx/mpa.h>
 
+#include "fast_rx.h"
 #include "qp.h"
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -134,6 +135,8 @@ struct iwx_qp {
 	struct iwx_mpa_rx	*rx;
 	uint8_t			*stage;
 	size_t			stage_len, stage_off;
+	struct iwx_fast_rx	fast;		/* FPDUs the fast path placed */
+	uint8_t			*fast_dst;	/* the one being taken has its payload here */
 
 	bool			hold_tx;	/* nothing goes out before the peer's first FPDU */
 	struct span		rx_dst;		/* the segment in flight is received in place here
@@ -592,6 +595,23 @@ static void place_at(struct iwx_qp *qp, uint8_t *dst, uint32_t len)
 	qp->rx_dst = (struct span){ .p = dst, .len = dst ? len : 0 };
 }
 
+/* Where a tagged segment's payload goes (NULL for none), or why it may not be placed. */
+static int tagged_target(const struct iwx_qp *qp, const struct iwx_ddp_seg *seg, uint8_t **dst,
+			 struct iwx_term_cause *cause)
+{
+	const struct iwx_mr *mr = iwx_mem_lookup(qp->mem, seg->stag);
+	uint8_t need = seg->opcode == IWX_OP_WRITE ? IWX_ACCESS_REMOTE_WRITE : IWX_ACCESS_LOCAL_WRITE;
+	uint32_t r = iwx_check_tagged(mr ? &mr->desc : NULL, seg->stag, qp->pd, need, seg->to,
+				      seg->len);
+
+	if (r) {
+		*cause = cause_of_check(r);
+		return -EPROTO;
+	}
+	*dst = seg->len ? mr->addr + (seg->to - mr->desc.base_to) : NULL;
+	return 0;
+}
+
 static int place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 		 struct iwx_term_cause *cause)
 {
@@ -600,17 +620,10 @@ static int place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 	uint32_t r, buf_len;
 
 	if (seg->tagged) {
-		const struct iwx_mr *mr = iwx_mem_lookup(qp->mem, seg->stag);
-		uint8_t need = seg->opcode == IWX_OP_WRITE ? IWX_ACCESS_REMOTE_WRITE :
-							    IWX_ACCESS_LOCAL_WRITE;
-
-		r = iwx_check_tagged(mr ? &mr->desc : NULL, seg->stag, qp->pd, need, seg->to, seg->len);
-		if (r) {
-			*cause = cause_of_check(r);
+		/* a segment the fast path placed was checked when the engine took it on */
+		*dst = qp->fast_dst;
+		if (!*dst && tagged_target(qp, seg, dst, cause))
 			return -EPROTO;
-		}
-		if (seg->len)
-			*dst = mr->addr + (seg->to - mr->desc.base_to);
 		place_at(qp, *dst, seg->len);
 		return 0;
 	}
@@ -823,7 +836,13 @@ static int on_segment(void *ctx, const struct iwx_ddp_seg *seg)
 		take_send(qp, seg);
 		break;
 	}
-	return qp->state == IWX_QP_RTS ? 0 : -ENOTCONN;
+	if (qp->state != IWX_QP_RTS)
+		return -ENOTCONN;
+	/* the fast path may place behind an invalidation once it is done (fast_rx.h) */
+	if (iwx_rdmap_opcode_has_inval(seg->opcode))
+		iwx_fast_rx_release(&qp->fast, qp->rx->len_pos);
+	iwx_fast_rx_boundary(&qp->fast, qp->rx->pos);
+	return 0;
 }
 
 static const struct iwx_mpa_rx_ops rx_ops = { .place = place, .segment = on_segment };
@@ -851,18 +870,129 @@ static void drain_stage(struct iwx_qp *qp)
 		rx_failed(qp);
 }
 
+/*
+ * Where the payload of the FPDU a record describes is here, if the engine takes it on:
+ * the checks the fast path ran, run again now, when the engine commits to discarding the
+ * FPDU's bytes instead of reading them.
+ */
+static uint8_t *fast_target(const struct iwx_qp *qp, const struct iwx_fp_rec *r)
+{
+	uint32_t ulen = (uint32_t)r->hdr[0] << 8 | r->hdr[1];
+	struct iwx_term_cause cause;
+	struct iwx_ddp_seg seg;
+	uint8_t *dst;
+
+	if (iwx_ddp_decode(r->hdr + IWX_MPA_HDR_LEN, ulen, &seg, &cause) || !seg.tagged ||
+	    (seg.opcode != IWX_OP_WRITE && seg.opcode != IWX_OP_READ_RESP) || !seg.len ||
+	    r->trailer_len != iwx_mpa_pad_len(ulen) + IWX_MPA_CRC_LEN ||
+	    tagged_target(qp, &seg, &dst, &cause))
+		return NULL;
+	return dst;
+}
+
+/* Take the oldest committed record through the parser: header, payload in place, trailer. */
+static void take_record(struct iwx_qp *qp)
+{
+	struct iwx_fast_rx *f = &qp->fast;
+	uint32_t i = f->slot->tail & (IWX_FP_RING - 1);
+	const struct iwx_fp_rec *r = &f->slot->ring[i];
+	uint32_t len = iwx_fast_rx_len(r);
+	uint8_t *dst;
+	size_t want;
+	int err;
+
+	qp->fast_dst = f->dst[i];
+	err = iwx_mpa_rx_feed(qp->rx, r->hdr, sizeof(r->hdr), NULL);
+	if (!err) {
+		want = iwx_mpa_rx_want(qp->rx, &dst);
+		qp->stats.fast_fpdus++;
+		qp->stats.fast_bytes += want;
+		/* the payload is where the record says: the CRC is computed over it there */
+		err = dst == qp->fast_dst ? iwx_mpa_rx_advance(qp->rx, want) : -EIO;
+	}
+	if (!err)
+		err = iwx_mpa_rx_feed(qp->rx, r->trailer, r->trailer_len, NULL);
+	qp->fast_dst = NULL;
+	f->have -= len;
+	f->bytes -= len;
+	iwx_fast_rx_pop(f);
+	if (err == -EPROTO)
+		rx_failed(qp);
+	else if (err == -EIO)
+		fail(qp, CAUSE_LOCAL_CATASTROPHIC, NULL, NULL);
+}
+
+/*
+ * The fast path's turn, the parser at stream position pos with nothing staged: commit to
+ * the run of records that starts here, discard their bytes from the socket, take them.
+ * Returns 1 when it made progress, 0 when the socket is to be read as usual (up to
+ * *limit bytes: where the next record starts), or recv's result when that failed or ended.
+ */
+static ssize_t fast_turn(struct iwx_qp *qp, size_t *limit)
+{
+	struct iwx_fast_rx *f = &qp->fast;
+	uint32_t pos = qp->rx->pos;
+	const struct iwx_fp_rec *r;
+	ssize_t n;
+
+	*limit = SIZE_MAX;
+	if (!f->slot)
+		return 0;
+	if (iwx_mpa_rx_at_boundary(qp->rx)) {
+		iwx_fast_rx_boundary(f, pos);
+		while (f->n < IWX_FP_RING && (r = iwx_fast_rx_peek(f, pos)) &&
+		       iwx_fast_rx_pos(f, r) == pos + f->bytes) {
+			uint8_t *dst = fast_target(qp, r);
+
+			if (!dst && f->n)
+				break;	/* to be read when it comes first */
+			if (!dst) {
+				/* the engine reads it itself, and says why it may not be placed */
+				iwx_fast_rx_drop(f);
+				continue;
+			}
+			f->dst[(f->slot->tail + f->n) & (IWX_FP_RING - 1)] = dst;
+			f->n++;
+			f->bytes += iwx_fast_rx_len(r);
+		}
+	}
+	if (!f->n) {
+		r = iwx_fast_rx_peek(f, pos);
+		if (r && (int32_t)(iwx_fast_rx_pos(f, r) - pos) > 0)
+			*limit = iwx_fast_rx_pos(f, r) - pos;
+		return 0;
+	}
+	if (f->have < f->bytes) {
+		n = recv(qp->fd, NULL, f->bytes - f->have, MSG_DONTWAIT | MSG_TRUNC);
+		if (n <= 0)
+			return n;
+		qp->stats.rx_bytes += n;
+		qp->stats.fast_discards++;
+		f->have += n;
+	}
+	while (f->n && qp->state == IWX_QP_RTS &&
+	       f->have >= iwx_fast_rx_len(&f->slot->ring[f->slot->tail & (IWX_FP_RING - 1)]))
+		take_record(qp);
+	return 1;
+}
+
 static void receive(struct iwx_qp *qp)
 {
 	for (int budget = RX_BUDGET; budget > 0 && qp->state == IWX_QP_RTS; budget--) {
 		uint8_t *dst;
-		size_t want;
+		size_t want, limit;
 		ssize_t n;
 
 		if (qp->stage_len) {
 			drain_stage(qp);
 			continue;
 		}
-		want = iwx_mpa_rx_want(qp->rx, &dst);
+		n = fast_turn(qp, &limit);
+		if (n > 0)
+			continue;
+		if (n < 0 || (n == 0 && qp->fast.n))
+			goto ended;
+		want = MIN(iwx_mpa_rx_want(qp->rx, &dst), limit);
 		if (want >= DIRECT_MIN) {
 			/* payload: straight from the socket into its target */
 			n = recv(qp->fd, dst, want, MSG_DONTWAIT);
@@ -873,13 +1003,14 @@ static void receive(struct iwx_qp *qp)
 				continue;
 			}
 		} else {
-			n = recv(qp->fd, qp->stage, STAGE_LEN, MSG_DONTWAIT);
+			n = recv(qp->fd, qp->stage, MIN(STAGE_LEN, limit), MSG_DONTWAIT);
 			if (n > 0) {
 				qp->stats.rx_bytes += n;
 				qp->stage_len = n;
 				continue;
 			}
 		}
+ended:
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
 		/* the stream ended or broke without a Terminate */
@@ -1060,6 +1191,12 @@ static bool span_within(const struct span *s, uintptr_t base, size_t len)
 	return s->len && (uintptr_t)s->p < base + len && (uintptr_t)s->p + s->len > base;
 }
 
+void iwx_qp_fast(struct iwx_qp *qp, struct iwx_fp_slot *slot, uint32_t copied_seq)
+{
+	/* what the engine has read so far is stream position rx_bytes, modulo 2^32 */
+	qp->fast = (struct iwx_fast_rx){ .slot = slot, .anchor = copied_seq - (uint32_t)qp->stats.rx_bytes };
+}
+
 bool iwx_qp_refers_to(const struct iwx_qp *qp, const void *addr, size_t len)
 {
 	uintptr_t base = (uintptr_t)addr;
@@ -1073,6 +1210,15 @@ bool iwx_qp_refers_to(const struct iwx_qp *qp, const void *addr, size_t len)
 		if (span_within(&((const struct inbound_read *)ring_at(&qp->reads_in, i))->src,
 				base, len))
 			return true;
+	for (uint32_t i = 0; i < qp->fast.n; i++) {
+		uint32_t k = (qp->fast.slot->tail + i) & (IWX_FP_RING - 1);
+		const struct iwx_fp_rec *r = &qp->fast.slot->ring[k];
+		struct span s = { .p = qp->fast.dst[k],
+				  .len = iwx_fast_rx_len(r) - sizeof(r->hdr) - r->trailer_len };
+
+		if (span_within(&s, base, len))
+			return true;
+	}
 	return false;
 }
 

@@ -5,8 +5,8 @@
  * places incoming tagged data straight into it (recv into the target: one copy), takes
  * Sends into posted receives in MSN order, and on any error sends the Terminate RFC
  * 5040 §7 names, flushes every outstanding request and closes the stream.
- * Memory registered in another process (iwx_mem_reg_remote) takes the slow path:
- * process_vm_readv/writev, incoming data written out once its segment is whole.
+ * With the fast path (fast_rx.h), what BPF placed already is taken from its records
+ * and discarded from the socket unread.
  * Non-blocking and single-threaded: the caller polls the socket and calls progress.
  */
 #ifndef IWX_QP_H
@@ -106,5 +106,14 @@ void iwx_qp_settle(struct iwx_qp *qp, bool hold);
  * to must stay mapped, whether or not it is still registered.
  */
 bool iwx_qp_refers_to(const struct iwx_qp *qp, const void *addr, size_t len);
+
+/*
+ * Take the records of what the fast path placed from slot (iwx/fastpath.h), whose
+ * programs follow this stream; copied_seq is the socket's read position now, a TCP
+ * sequence number (the engine reads nothing meanwhile). slot NULL: no fast path, once
+ * the stream has ended (a record committed to would be lost).
+ */
+struct iwx_fp_slot;
+void iwx_qp_fast(struct iwx_qp *qp, struct iwx_fp_slot *slot, uint32_t copied_seq);
 
 #endif /* IWX_QP_H */

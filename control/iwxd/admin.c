@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* What `iwx status`, `iwx conns` and `iwx stags` show: the daemon's state, for root. */
+/* What `iwx status`, `iwx conns`, `iwx stags` and `iwx stats` show, and `iwx attach`: for root. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "daemon.h"
+#include "fastpath.h"
 #include "outbox.h"
 
 /* A listing, sent in parts that each fit one message. */
@@ -123,16 +124,37 @@ static int add_stag(const struct iwx_mr *mr, void *ctx)
 	return 0;
 }
 
-void admin_request(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *req)
+static int add_fp(void *ctx, const struct iwx_ipc_fp_info *e)
+{
+	listing_add(ctx, e);
+	return 0;
+}
+
+void admin_request(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *req,
+		   const void *body)
 {
 	struct listing l = { .d = d, .c = c, .req = req };
 
-	if (req->op == IWX_IPC_STATUS) {
+	switch (req->op) {
+	case IWX_IPC_STATUS:
 		status(d, c, req);
 		return;
+	case IWX_IPC_FP_ATTACH:
+		outbox_reply(d, c, req, fastpath_attach(d, body), NULL, 0, NULL, 0);
+		return;
+	case IWX_IPC_FP_DETACH:
+		outbox_reply(d, c, req, fastpath_detach(d, body), NULL, 0, NULL, 0);
+		return;
+	case IWX_IPC_LIST_CONNS:
+		l.esize = sizeof(struct iwx_ipc_conn_info);
+		break;
+	case IWX_IPC_LIST_STAGS:
+		l.esize = sizeof(struct iwx_ipc_stag_info);
+		break;
+	default:
+		l.esize = sizeof(struct iwx_ipc_fp_info);
+		break;
 	}
-	l.esize = req->op == IWX_IPC_LIST_CONNS ? sizeof(struct iwx_ipc_conn_info) :
-						  sizeof(struct iwx_ipc_stag_info);
 	l.cap = (IWX_IPC_MAX - sizeof(struct iwx_ipc_hdr)) / l.esize;
 	l.buf = malloc((size_t)l.cap * l.esize);
 	if (!l.buf) {
@@ -141,8 +163,10 @@ void admin_request(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *r
 	}
 	if (req->op == IWX_IPC_LIST_CONNS)
 		list_conns(d, &l);
-	else
+	else if (req->op == IWX_IPC_LIST_STAGS)
 		iwx_mem_for_each(d->mem, add_stag, &l);
+	else
+		fastpath_list(d, add_fp, &l);
 	listing_flush(&l, true);
 	free(l.buf);
 }

@@ -16,6 +16,7 @@
  *   cm.c       connection management: connect, listen, accept, reject, disconnect
  *   linger.c   sockets that sent a Terminate, read until the peer's FIN before the close
  *   admin.c    status and listings for `iwx`
+ *   fastpath.c the BPF programs that place as packets arrive, and their maps (fastpath.h)
  */
 #ifndef IWX_DAEMON_H
 #define IWX_DAEMON_H
@@ -36,6 +37,7 @@
 #include "mem.h"
 #include "qp.h"
 
+struct fastpath;
 struct outmsg;
 struct shm;
 struct shm_mr;
@@ -124,6 +126,7 @@ struct vqp {
 	enum iwx_shq_state	state;
 	struct pconn		*setup;		/* while CONNECTING */
 	struct iwx_qp		*eng;		/* the engine, once the stream is in full operation */
+	uint32_t		fp_slot;	/* its slot in the fast path, + 1; 0: not followed */
 	struct watch		tcp_w;		/* the stream once established (the engine's once it runs) */
 	uint32_t		tcp_events;	/* watched for; 0: not watched */
 	bool			blocked;	/* waits for the socket or for room in a CQ */
@@ -180,6 +183,7 @@ struct iwxd {
 	struct watch		listen_w, signal_w;
 	struct iwxd_opts	o;
 	struct iwx_mem		*mem;
+	struct fastpath		*fp;		/* fastpath.c, once first attached */
 	struct client		*clients;
 	struct vcq		*cqs;
 	struct vqp		*qps;
@@ -268,7 +272,8 @@ void linger_timers(struct iwxd *d, uint64_t now);
 /* Close every lingering socket now (iwxd stops). */
 void linger_stop(struct iwxd *d);
 
-/* admin.c: STATUS, LIST_CONNS, LIST_STAGS for a root client. */
-void admin_request(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *req);
+/* admin.c: STATUS, LIST_CONNS, LIST_STAGS, FP_* for a root client; body: the request's. */
+void admin_request(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *req,
+		   const void *body);
 
 #endif /* IWX_DAEMON_H */

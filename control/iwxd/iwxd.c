@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "fastpath.h"
 #include "shm.h"
 
 #define IDLE_MS		60000	/* the longest sleep: nothing is due sooner */
@@ -210,6 +211,7 @@ static void teardown(struct iwxd *d)
 {
 	while (d->clients)
 		session_close(d, d->clients);
+	fastpath_stop(d);
 	linger_stop(d);
 	if (d->listen_w.fd >= 0) {
 		/* connections it never accepted may hold descriptors */

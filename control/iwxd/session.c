@@ -162,6 +162,7 @@ union request {
 	struct iwx_ipc_connect		connect;
 	struct iwx_ipc_listen		listen;
 	struct iwx_ipc_answer		answer;
+	struct iwx_ipc_fp_attach	fp;
 };
 
 static uint32_t body_len(uint16_t op)
@@ -176,10 +177,13 @@ static uint32_t body_len(uint16_t op)
 	case IWX_IPC_LISTEN:		return sizeof(struct iwx_ipc_listen);
 	case IWX_IPC_ACCEPT:
 	case IWX_IPC_REJECT:		return sizeof(struct iwx_ipc_answer);
+	case IWX_IPC_FP_ATTACH:
+	case IWX_IPC_FP_DETACH:		return sizeof(struct iwx_ipc_fp_attach);
 	case IWX_IPC_PD_ALLOC:
 	case IWX_IPC_STATUS:
 	case IWX_IPC_LIST_CONNS:
-	case IWX_IPC_LIST_STAGS:	return 0;
+	case IWX_IPC_LIST_STAGS:
+	case IWX_IPC_FP_STATS:		return 0;
 	default:			return sizeof(struct iwx_ipc_id);
 	}
 }
@@ -199,12 +203,13 @@ static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr 
 		err = -EINVAL;
 		goto reply;
 	}
-	if (h->op >= IWX_IPC_STATUS && h->op <= IWX_IPC_LIST_STAGS) {
+	if ((h->op >= IWX_IPC_STATUS && h->op <= IWX_IPC_LIST_STAGS) ||
+	    (h->op >= IWX_IPC_FP_ATTACH && h->op <= IWX_IPC_FP_STATS)) {
 		if (c->uid != 0) {
 			err = -EPERM;
 			goto reply;
 		}
-		admin_request(d, c, h);
+		admin_request(d, c, h, r);
 		return;
 	}
 	if (h->op != IWX_IPC_HELLO && !c->hello) {

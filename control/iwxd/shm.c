@@ -182,6 +182,19 @@ static void *map_view(struct shm *const *shm, const struct iwx_ipc_mr_piece *pie
 	return view;
 }
 
+const struct iwx_arena *shm_backing(const struct client *c, const void *addr, size_t len)
+{
+	uintptr_t a = (uintptr_t)addr;
+
+	for (const struct shm *s = c->shms; s; s = s->next) {
+		uintptr_t base = (uintptr_t)s->mem.base;
+
+		if (a >= base && a - base <= s->mem.size && len <= s->mem.size - (a - base))
+			return &s->mem;
+	}
+	return NULL;
+}
+
 int64_t shm_mr_reg(struct iwxd *d, struct client *c, const struct iwx_ipc_mr_reg *r)
 {
 	size_t page = page_size(), in_page = r->addr & (page - 1), total = 0, need;

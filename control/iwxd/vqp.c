@@ -20,6 +20,7 @@
 #include <iwx/term.h>
 
 #include "daemon.h"
+#include "fastpath.h"
 #include "outbox.h"
 
 #define MAX_QP_DEPTH	4096
@@ -259,7 +260,7 @@ void vqp_stats_add(struct iwx_qp_stats *to, const struct iwx_qp_stats *s)
 }
 
 /* Stop the engine and keep its counters; the socket closes with it. */
-static void engine_stop(struct vqp *q, bool abortive)
+static void engine_stop(struct iwxd *d, struct vqp *q, bool abortive)
 {
 	struct iwx_qp_stats s;
 
@@ -273,6 +274,7 @@ static void engine_stop(struct vqp *q, bool abortive)
 
 		setsockopt(q->tcp_w.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	}
+	fastpath_conn_end(d, q);
 	if (q->eng) {
 		iwx_qp_stats(q->eng, &s);
 		vqp_stats_add(&q->gone, &s);
@@ -314,6 +316,7 @@ static void stream_ended(struct iwxd *d, struct vqp *q)
 		 ev.terminated ? iwx_term_ecode_name(cause.layer, cause.etype, cause.ecode) :
 		 "closed", ev.terminated ? (local ? " (Terminate sent)" : " (Terminate received)") : "");
 	tcp_interest(d, q, 0);
+	fastpath_conn_end(d, q);
 	q->ended = true;
 	q->close_ms = 0;
 	vqp_set_state(q, IWX_SHQ_ERROR);
@@ -330,7 +333,7 @@ static void start_engine(struct iwxd *d, struct vqp *q)
 		struct iwx_ipc_event ev = q->est;
 
 		log_err("qp %u: cannot start the engine", q->num);
-		engine_stop(q, true);
+		engine_stop(d, q, true);
 		vqp_set_state(q, IWX_SHQ_ERROR);
 		ev.type = IWX_IPC_EV_DISCONNECTED;
 		ev.local = 1;
@@ -346,6 +349,7 @@ static void start_engine(struct iwxd *d, struct vqp *q)
 		iwx_qp_settle(q->eng, true);
 		q->settle_end_ms = iwx_conn_now_ms() + q->settle_ms;
 	}
+	fastpath_conn_start(d, q);
 	vqp_service(d, q);
 }
 
@@ -475,7 +479,7 @@ static bool engine_turn(struct iwxd *d, struct vqp *q)
 	}
 	if (q->backlog)
 		return true;	/* the flushed completions leave as the client polls */
-	engine_stop(q, false);
+	engine_stop(d, q, false);
 	return false;
 }
 
@@ -489,7 +493,7 @@ void vqp_service(struct iwxd *d, struct vqp *q)
 			 q->owner->id, q->num);
 		q->corrupt = true;
 		tcp_interest(d, q, 0);
-		engine_stop(q, true);
+		engine_stop(d, q, true);
 		vqp_set_state(q, IWX_SHQ_ERROR);
 		return;
 	}
@@ -564,7 +568,7 @@ void vqp_destroy(struct iwxd *d, struct vqp *q)
 	if (q->setup)
 		cm_pconn_free(d, q->setup);
 	tcp_interest(d, q, 0);
-	engine_stop(q, true);
+	engine_stop(d, q, true);
 	IWX_LIST_UNLINK(&d->qps, q);
 	q->owner->used[LIMIT_QPS]--;
 	vqp_stats_add(&d->gone, &q->gone);

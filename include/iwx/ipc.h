@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include <iwx/fastpath.h>
 #include <iwx/ring.h>
 #include <iwx/verbs.h>
 
@@ -45,6 +46,9 @@ enum iwx_ipc_op {
 	IWX_IPC_MR_REVALIDATE,	/* -> the STag under a new key */
 	IWX_IPC_SHM_CREATE,	/* -> memory for pages moved out of the client's way: its fd */
 	IWX_IPC_SHM_FREE,
+	IWX_IPC_FP_ATTACH,	/* the fast path on an interface (root only) */
+	IWX_IPC_FP_DETACH,
+	IWX_IPC_FP_STATS,	/* -> struct iwx_ipc_fp_info entries, in parts */
 	IWX_IPC_EVENT = 100,	/* daemon -> client, seq 0: struct iwx_ipc_event */
 };
 
@@ -175,6 +179,9 @@ struct iwx_qp_stats {
 	uint64_t	tx_fpdus, rx_fpdus, tx_bytes, rx_bytes;
 	uint64_t	tx_fpdus_aligned;	/* handed to TCP whole in one send(): an upper bound on segment starts */
 	uint64_t	placed_segments;	/* payload received straight into its target */
+	uint64_t	fast_fpdus;		/* placed by the fast path: taken from its records */
+	uint64_t	fast_bytes;		/* ... their payload */
+	uint64_t	fast_discards;		/* recv(MSG_TRUNC) calls that dropped their bytes */
 };
 
 /* STATUS reply: the daemon and its counters. */
@@ -209,6 +216,27 @@ struct iwx_ipc_conn_info {
 	uint32_t		emss;
 	struct sockaddr_storage	local_addr, peer_addr;
 	struct iwx_qp_stats	traffic;
+};
+
+/* FP_ATTACH, FP_DETACH: an interface of iwxd's network namespace. */
+#define IWX_FP_MODE_TC		0	/* TC ingress (tcx): the default */
+#define IWX_FP_MODE_XDP		1
+struct iwx_ipc_fp_attach {
+	char		ifname[16];	/* IFNAMSIZ, NUL-terminated */
+	uint32_t	mode;		/* IWX_FP_MODE_* */
+	uint32_t	rsvd;
+};
+
+/* FP_STATS entry: an interface the fast path is attached to, or a connection it follows. */
+#define IWX_FP_INFO_IFACE	0
+#define IWX_FP_INFO_CONN	1
+struct iwx_ipc_fp_info {
+	uint32_t	kind;		/* IWX_FP_INFO_* */
+	uint32_t	id;		/* ifindex, or queue pair */
+	char		ifname[16];
+	uint32_t	mode;		/* interface: IWX_FP_MODE_* */
+	uint32_t	state;		/* connection: enum iwx_fp_state */
+	struct iwx_fp_counters c;
 };
 
 /* LIST_STAGS entry: one registered region. */

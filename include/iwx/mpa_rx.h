@@ -113,6 +113,9 @@ size_t iwx_mpa_rx_want(struct iwx_mpa_rx *rx, uint8_t **dst);
 /* Pull: n (<= what want said) bytes were written to *dst. Returns as feed does. */
 int iwx_mpa_rx_advance(struct iwx_mpa_rx *rx, size_t n);
 
+/* Is the parser between FPDUs (nothing of the next one taken yet, no marker half read)? */
+bool iwx_mpa_rx_at_boundary(const struct iwx_mpa_rx *rx);
+
 /* Why the stream failed; seg (may be NULL) gets the segment concerned, if any. */
 bool iwx_mpa_rx_failed(const struct iwx_mpa_rx *rx, struct iwx_term_cause *cause,
 		       const struct iwx_ddp_seg **seg);

@@ -266,6 +266,11 @@ int iwx_mpa_rx_feed(struct iwx_mpa_rx *rx, const void *buf, size_t len, size_t *
 	return err;
 }
 
+bool iwx_mpa_rx_at_boundary(const struct iwx_mpa_rx *rx)
+{
+	return rx->state == IWX_RX_HDR && rx->hdr_got == 0 && rx->marker_got == 0;
+}
+
 bool iwx_mpa_rx_failed(const struct iwx_mpa_rx *rx, struct iwx_term_cause *cause,
 		       const struct iwx_ddp_seg **seg)
 {

@@ -1,0 +1,630 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * The fast path: places the payload of RDMA Writes and Read Responses into registered
+ * memory as packets arrive, before TCP hands their bytes to anyone (iwx/fastpath.h).
+ * One parser for two hooks: TC ingress (iwx_tc) and XDP (iwx_xdp) differ only in how
+ * the packet is reached (a dynptr over either) and what they know of its checksum.
+ * Both pass every packet on unchanged: the fast path only ever adds a copy, and iwxd
+ * does whatever it did not.
+ *
+ * Nothing is placed unless all hold: the connection is iwxd's and its socket is the
+ * one the 4-tuple leads to; the packet has ACK and no RST or SYN, a checksum known to
+ * be good, and the FPDU lies in the socket's receive window; the FPDU's start is
+ * certain and it ends in the packet; no Send with Invalidate before it waits for iwxd;
+ * and the checks of iwx/ddp_check.h (RFC 5041 §7.1, RFC 5040 §7.2) pass.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/pkt_cls.h>
+#include <linux/tcp.h>
+#include <stdbool.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include <iwx/ddp_check.h>
+#include <iwx/fastpath.h>
+#include <iwx/wire.h>
+
+#include "kernel.h"
+
+#define MAX_FPDUS	64	/* walked in one packet; the rest is left to iwxd */
+#define CSUM_CHUNK	256	/* bytes summed at a time when the program checks a checksum */
+#define CSUM_CHUNKS	256	/* ... at most: 64 KiB */
+#define TAGGED_HDR	(IWX_MPA_HDR_LEN + IWX_DDP_TAGGED_HDR_LEN)
+/* TCP header byte 13 (RFC 9293 §3.1) */
+#define TCPF_ACK	0x10
+#define TCPF_RST	0x04
+#define TCPF_SYN	0x02
+
+/* ------------------------------------------------------------------- maps */
+
+/* 4-tuple -> connection; iwxd fills it when a connection enters full operation. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct iwx_fp_key);
+	__type(value, struct iwx_fp_conn);
+} iwx_fp_conns SEC(".maps");
+
+/* A connection's stream state, records and counters: memory iwxd maps too. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct iwx_fp_slot);
+} iwx_fp_slots SEC(".maps");
+
+/* STag -> the region and where its bytes are. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct iwx_fp_stag);
+} iwx_fp_stags SEC(".maps");
+
+/* The memories regions lie in: clients' arenas and shared memory, 4 KiB elements each. */
+struct iwx_fp_mem {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE | BPF_F_INNER_MAP);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__uint(value_size, 4096);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__array(values, struct iwx_fp_mem);
+} iwx_fp_mems SEC(".maps");
+
+/* ifindex -> counters of the interface. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, struct iwx_fp_counters);
+} iwx_fp_ifaces SEC(".maps");
+
+/* Per CPU: odd while a program runs there (iwxd waits for even after a change). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);	/* iwxd sets the number of possible CPUs */
+	__type(key, __u32);
+	__type(value, struct iwx_fp_cpu);
+} iwx_fp_cpus SEC(".maps");
+
+/* iwx_anchor: the socket whose read position iwxd asks for. */
+__u64 anchor_cookie;
+
+/* ------------------------------------------------------------ the packet */
+
+struct pkt {
+	struct bpf_dynptr	dp;
+	__u32			len;
+	__u32			ifindex;
+	bool			csum_good;	/* the hook knows the TCP checksum is good */
+};
+
+struct tcp_pkt {
+	struct iwx_fp_key	key;
+	__u32			l4, l4_len;	/* TCP header's offset, TCP length */
+	__u32			payload, end;	/* TCP payload's offsets */
+	__u32			seq;
+	__u8			flags;		/* byte 13 of the TCP header */
+};
+
+/* Ethernet, up to two VLAN tags, IPv4 or IPv6, TCP. false: not for us. */
+static __always_inline bool parse(struct pkt *p, struct tcp_pkt *t)
+{
+	struct ethhdr eth;
+	struct tcphdr tcp;
+	__u32 off = sizeof(eth), ip_end;
+	__u16 proto;
+
+	__builtin_memset(t, 0, sizeof(*t));
+	if (bpf_dynptr_read(&eth, sizeof(eth), &p->dp, 0, 0))
+		return false;
+	proto = eth.h_proto;
+	for (int i = 0; i < 2 && (proto == bpf_htons(ETH_P_8021Q) || proto == bpf_htons(ETH_P_8021AD)); i++) {
+		__be16 vlan[2];	/* TCI, encapsulated protocol */
+
+		if (bpf_dynptr_read(vlan, sizeof(vlan), &p->dp, off, 0))
+			return false;
+		proto = vlan[1];
+		off += sizeof(vlan);
+	}
+	if (proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr ip;
+
+		if (bpf_dynptr_read(&ip, sizeof(ip), &p->dp, off, 0) || ip.ihl < 5 ||
+		    ip.protocol != IPPROTO_TCP || (ip.frag_off & bpf_htons(0x3fff)))
+			return false;	/* fragments: TCP sees them once reassembled */
+		t->key.saddr[0] = ip.saddr;
+		t->key.daddr[0] = ip.daddr;
+		ip_end = off + bpf_ntohs(ip.tot_len);
+		off += ip.ihl * 4;
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr ip6;
+
+		if (bpf_dynptr_read(&ip6, sizeof(ip6), &p->dp, off, 0) || ip6.nexthdr != IPPROTO_TCP)
+			return false;	/* extension headers: left to iwxd */
+		__builtin_memcpy(t->key.saddr, &ip6.saddr, 16);
+		__builtin_memcpy(t->key.daddr, &ip6.daddr, 16);
+		t->key.v6 = 1;
+		off += sizeof(ip6);
+		ip_end = off + bpf_ntohs(ip6.payload_len);
+	} else {
+		return false;
+	}
+	if (bpf_dynptr_read(&tcp, sizeof(tcp), &p->dp, off, 0) || tcp.doff < 5 || ip_end > p->len)
+		return false;
+	t->key.sport = tcp.source;
+	t->key.dport = tcp.dest;
+	t->l4 = off;
+	t->l4_len = ip_end - off;
+	t->payload = off + tcp.doff * 4;
+	t->end = ip_end;
+	t->seq = bpf_ntohl(tcp.seq);
+	t->flags = ((__u8 *)&tcp)[13];
+	return t->payload <= t->end;
+}
+
+/* ------------------------------------------------------------ checksum */
+
+struct csum_walk {
+	struct bpf_dynptr	*dp;
+	__u32			off, end;
+	__s64			sum;
+};
+
+static long csum_chunk(__u32 i, struct csum_walk *w)
+{
+	__u8 buf[CSUM_CHUNK];
+	__u32 n = w->end - w->off;
+
+	(void)i;
+	if (w->off >= w->end)
+		return 1;
+	if (n >= CSUM_CHUNK) {
+		if (bpf_dynptr_read(buf, CSUM_CHUNK, w->dp, w->off, 0))
+			goto fail;
+		n = CSUM_CHUNK;
+	} else {
+		/* the last piece, zero-padded: the sum pads an odd byte with zero */
+		__builtin_memset(buf, 0, sizeof(buf));
+		if (n == 0 || bpf_dynptr_read(buf, n & (CSUM_CHUNK - 1), w->dp, w->off, 0))
+			goto fail;
+	}
+	w->sum = bpf_csum_diff(0, 0, (__be32 *)buf, CSUM_CHUNK, w->sum);
+	w->off += n;
+	return 0;
+fail:
+	w->sum = -1;
+	return 1;
+}
+
+static __always_inline __u16 fold(__s64 sum)
+{
+	__u64 s = (__u32)sum;
+
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return (__u16)s;
+}
+
+/* RFC 793 §3.1: the sum over the pseudo-header and the segment, its checksum included. */
+static __always_inline bool tcp_csum_good(struct pkt *p, const struct tcp_pkt *t)
+{
+	struct {
+		__u32	saddr[4], daddr[4];
+		__be32	len;
+		__be32	proto;
+	} ph = {};
+	struct csum_walk w = { .dp = &p->dp, .off = t->l4, .end = t->end };
+
+	__builtin_memcpy(ph.saddr, t->key.saddr, 16);
+	__builtin_memcpy(ph.daddr, t->key.daddr, 16);
+	ph.len = bpf_htonl(t->l4_len);
+	ph.proto = bpf_htonl(IPPROTO_TCP);
+	/* IPv4 leaves the other address words zero: they add nothing */
+	w.sum = bpf_csum_diff(0, 0, (__be32 *)&ph, sizeof(ph), 0);
+	if (w.sum < 0)
+		return false;
+	bpf_loop(CSUM_CHUNKS, csum_chunk, &w, 0);
+	return w.sum >= 0 && w.off == w.end && fold(w.sum) == 0xffff;
+}
+
+/* ------------------------------------------------------------ the walk */
+
+struct walk {
+	struct pkt		*p;
+	struct iwx_fp_slot	*s;
+	const struct iwx_fp_conn *conn;
+	struct iwx_fp_counters	*ifc;
+	__u32			off, end;	/* the next FPDU and the end of the payload */
+	__u32			seq;		/* of off */
+	__u32			win_lo, win_hi;	/* rcv_nxt, right edge of the window */
+	__u32			refuse;		/* a reason for the whole packet, + 1 */
+};
+
+static __always_inline bool seq_before(__u32 a, __u32 b)
+{
+	return (__s32)(a - b) < 0;
+}
+
+static __always_inline void skip(struct walk *w, __u32 why)
+{
+	if (why >= IWX_FP_SKIP_N)
+		return;
+	w->s->c.skipped[why]++;
+	if (w->ifc)
+		w->ifc->skipped[why]++;
+}
+
+static __always_inline __u32 reason_of_check(__u32 r)
+{
+	switch (IWX_CHECK_ECODE(r) | IWX_CHECK_LAYER(r) << 8) {
+	case IWX_DDP_T_STAG_NOT_ASSOC | IWX_LAYER_DDP << 8:
+		return IWX_FP_SKIP_STAG_PD;
+	case IWX_DDP_T_BASE_BOUNDS | IWX_LAYER_DDP << 8:
+		return IWX_FP_SKIP_BOUNDS;
+	case IWX_DDP_T_TO_WRAP | IWX_LAYER_DDP << 8:
+		return IWX_FP_SKIP_TO_WRAP;
+	case IWX_RDMAP_EC_ACCESS | IWX_LAYER_RDMAP << 8:
+		return IWX_FP_SKIP_ACCESS;
+	default:
+		return IWX_FP_SKIP_STAG;
+	}
+}
+
+/* Copy len payload bytes at packet offset from into mem at byte at. */
+static __always_inline bool copy_out(struct walk *w, void *mem, __u64 at, __u32 from, __u32 len)
+{
+	for (int i = 0; i < IWX_FP_COPY_ELEMS && len; i++) {
+		__u32 idx = at / 4096, eo = at % 4096, n = 4096 - eo;
+		struct bpf_dynptr dst;
+		void *elem;
+
+		if (n > len)
+			n = len;
+		elem = bpf_map_lookup_elem(mem, &idx);
+		if (!elem)
+			return false;
+		bpf_dynptr_from_mem(elem, 4096, 0, &dst);
+		if (bpf_dynptr_copy(&dst, eo, &w->p->dp, from, n))
+			return false;
+		at += n;
+		from += n;
+		len -= n;
+	}
+	return len == 0;
+}
+
+/* A tagged FPDU at w->off, whole in the packet, its start certain: place it or say why not. */
+static __always_inline __u32 place(struct walk *w, const __u8 *hdr, __u32 ulen, __u32 fpdu)
+{
+	const struct iwx_ddp_tagged_hdr *t = (const void *)(hdr + IWX_MPA_HDR_LEN);
+	__u32 stag = bpf_ntohl(t->stag), len = ulen - IWX_DDP_TAGGED_HDR_LEN;
+	__u64 to = bpf_be64_to_cpu(t->to);
+	__u8 op = t->rdmap_ctrl & IWX_RDMAP_OPCODE_MASK;
+	__u8 need = op == IWX_OP_WRITE ? IWX_ACCESS_REMOTE_WRITE : IWX_ACCESS_LOCAL_WRITE;
+	struct iwx_fp_slot *s = w->s;
+	const struct iwx_fp_stag *st;
+	struct iwx_fp_rec *r;
+	__u32 check, tlen;
+	void *mem;
+
+	st = bpf_map_lookup_elem(&iwx_fp_stags, &stag);
+	if (!st)
+		return IWX_FP_SKIP_STAG;
+	check = iwx_check_tagged(&st->desc, stag, w->conn->pd, need, to, len);
+	if (check)
+		return reason_of_check(check);
+	if (s->head - s->tail >= IWX_FP_RING)
+		return IWX_FP_SKIP_RING_FULL;
+	mem = bpf_map_lookup_elem(&iwx_fp_mems, &st->mem);
+	if (!mem || !copy_out(w, mem, st->off + (to - st->desc.base_to), w->off + TAGGED_HDR, len))
+		return IWX_FP_SKIP_MEMORY;
+
+	r = &s->ring[s->head & (IWX_FP_RING - 1)];
+	r->seq = w->seq;
+	__builtin_memcpy(r->hdr, hdr, sizeof(r->hdr));
+	tlen = fpdu - TAGGED_HDR - len;	/* pad and CRC */
+	if (tlen > sizeof(r->trailer) ||
+	    bpf_dynptr_read(r->trailer, tlen & 7, &w->p->dp, w->off + TAGGED_HDR + len, 0))
+		return IWX_FP_SKIP_HEADER;
+	r->trailer_len = tlen;
+	__sync_fetch_and_add(&s->head, 1);	/* the record, then its publication */
+	s->c.placed_fpdus++;
+	s->c.placed_bytes += len;
+	if (w->ifc) {
+		w->ifc->placed_fpdus++;
+		w->ifc->placed_bytes += len;
+	}
+	return IWX_FP_SKIP_N;
+}
+
+/* Is hdr (ULPDU_LENGTH and what follows) the start of an FPDU of RDMAP over DDP? */
+static __always_inline bool plausible(const __u8 *hdr, __u32 ulen)
+{
+	__u8 ddp = hdr[2], rdmap = hdr[3];
+	__u32 need = ddp & IWX_DDP_FLAG_TAGGED ? IWX_DDP_TAGGED_HDR_LEN : IWX_DDP_UNTAGGED_HDR_LEN;
+
+	return ulen >= need && (ddp & IWX_DDP_VERSION_MASK) == IWX_DDP_VERSION &&
+	       !(ddp & IWX_DDP_RSVD_MASK) &&
+	       (rdmap & IWX_RDMAP_VERSION_MASK) >> IWX_RDMAP_VERSION_SHIFT == IWX_RDMAP_VERSION &&
+	       (rdmap & IWX_RDMAP_OPCODE_MASK) < IWX_OP_COUNT;
+}
+
+static long walk_one(__u32 i, struct walk *w)
+{
+	struct iwx_fp_slot *s = w->s;
+	__u8 hdr[TAGGED_HDR] = {};
+	__u32 ulen, fpdu, why;
+	__u8 op;
+
+	(void)i;
+	if (w->end - w->off < IWX_MPA_HDR_LEN + 2 || w->off >= w->end)
+		return 1;	/* the next FPDU starts in a later packet */
+	/* as much of the header as the packet holds */
+	if (w->end - w->off >= TAGGED_HDR) {
+		if (bpf_dynptr_read(hdr, TAGGED_HDR, &w->p->dp, w->off, 0))
+			return 1;
+	} else if (bpf_dynptr_read(hdr, IWX_MPA_HDR_LEN + 2, &w->p->dp, w->off, 0)) {
+		return 1;
+	}
+	ulen = (__u32)hdr[0] << 8 | hdr[1];
+	if (!plausible(hdr, ulen)) {
+		skip(w, IWX_FP_SKIP_HEADER);
+		/* a proposal that was wrong, or a stream iwxd will end with a Terminate */
+		s->state = s->state == IWX_FP_SYNC ? IWX_FP_STOPPED : IWX_FP_UNSYNC;
+		return 1;
+	}
+	fpdu = IWX_MPA_HDR_LEN + ulen + iwx_mpa_pad_len(ulen) + IWX_MPA_CRC_LEN;
+	op = hdr[3] & IWX_RDMAP_OPCODE_MASK;
+
+	if (w->refuse)
+		why = w->refuse - 1;
+	else if (s->state != IWX_FP_SYNC)
+		why = IWX_FP_SKIP_UNSYNC;
+	else if (w->off + fpdu > w->end)
+		why = IWX_FP_SKIP_SPLIT;
+	else if (seq_before(w->seq, w->win_lo) || seq_before(w->win_hi, w->seq + fpdu))
+		why = IWX_FP_SKIP_WINDOW;
+	else if (s->held)
+		why = IWX_FP_SKIP_HELD;
+	else
+		why = IWX_FP_SKIP_N;
+
+	if (!(hdr[2] & IWX_DDP_FLAG_TAGGED)) {
+		if (why == IWX_FP_SKIP_N)
+			why = IWX_FP_SKIP_UNTAGGED;
+		/* what comes after an invalidation or a Terminate waits until iwxd has taken it */
+		if (op == IWX_OP_SEND_INV || op == IWX_OP_SEND_SE_INV || op == IWX_OP_TERMINATE) {
+			s->held = 1;
+			s->hold_seq = w->seq;
+		}
+	} else if (why == IWX_FP_SKIP_N && ulen == IWX_DDP_TAGGED_HDR_LEN) {
+		why = IWX_FP_SKIP_EMPTY;
+	} else if (why == IWX_FP_SKIP_N) {
+		why = place(w, hdr, ulen, fpdu);
+	}
+	if (why != IWX_FP_SKIP_N)
+		skip(w, why);
+
+	w->seq += fpdu;
+	if (w->off + fpdu > w->end)
+		return 1;
+	w->off += fpdu;
+	return 0;
+}
+
+/* Take iwxd's answers: a proposal confirmed or denied, a hold released. */
+static __always_inline void take_answers(struct iwx_fp_slot *s)
+{
+	__u64 answer = *(volatile __u64 *)&s->answer;
+	__u64 release = *(volatile __u64 *)&s->release;
+
+	if (s->state == IWX_FP_PROPOSED) {
+		if (answer == IWX_FP_ANSWER(s->mark_seq, IWX_FP_CONFIRM)) {
+			s->state = IWX_FP_SYNC;
+			s->c.confirmed++;
+		} else if (answer == IWX_FP_ANSWER(s->mark_seq, IWX_FP_DENY)) {
+			s->state = IWX_FP_UNSYNC;
+		}
+	}
+	if (s->held && release == IWX_FP_ANSWER(s->hold_seq, IWX_FP_RELEASE))
+		s->held = 0;
+}
+
+/* One TCP segment of a connection iwxd knows, its slot held. */
+static __always_inline void walk_packet(struct walk *w, __u32 seq, __u32 plen)
+{
+	struct iwx_fp_slot *s = w->s;
+	__s32 ahead;
+
+	take_answers(s);
+	if (s->state == IWX_FP_STOPPED || plen == 0)
+		return;
+	ahead = (__s32)(s->next_seq - seq);
+	if (s->state == IWX_FP_UNSYNC || ahead < 0) {
+		if (seq_before(seq, w->win_lo))
+			return;	/* old data TCP has had: no start to propose */
+		/*
+		 * No boundary known, or a gap (a segment lost or reordered before this one):
+		 * propose this packet's start, follow the stream from it, and place again once
+		 * iwxd has confirmed it (the sender aligns FPDUs to segments, RFC 5044 §6.1).
+		 */
+		s->state = IWX_FP_PROPOSED;
+		s->mark_seq = seq;
+		s->next_seq = seq;
+		s->c.proposals++;
+		if (w->ifc)
+			w->ifc->proposals++;
+		ahead = 0;
+	}
+	if ((__u32)ahead >= plen)
+		return;	/* all before the next FPDU: a retransmission, or inside a long FPDU */
+	w->off += ahead;
+	w->seq = s->next_seq;
+	bpf_loop(MAX_FPDUS, walk_one, w, 0);
+	s->next_seq = w->seq;
+	/*
+	 * Followed to the end of the packet, or into an FPDU that ends beyond it: on. Else
+	 * more FPDUs than one walk takes, or a header cut short: the boundary is lost.
+	 */
+	if (seq_before(w->seq, seq + plen) && s->state != IWX_FP_STOPPED)
+		s->state = IWX_FP_UNSYNC;
+}
+
+static __always_inline struct iwx_fp_cpu *cpu_enter(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct iwx_fp_cpu *c = bpf_map_lookup_elem(&iwx_fp_cpus, &cpu);
+
+	if (c)
+		__sync_fetch_and_add(&c->seq, 1);	/* odd: running, a full barrier on x86 */
+	return c;
+}
+
+static __always_inline void cpu_leave(struct iwx_fp_cpu *c)
+{
+	if (c)
+		__sync_fetch_and_add(&c->seq, 1);
+}
+
+/* The socket the 4-tuple leads to: is it the connection's, and what is its window? */
+static __always_inline bool socket_of(void *ctx, const struct tcp_pkt *t,
+				      const struct iwx_fp_conn *conn, struct walk *w)
+{
+	struct bpf_sock_tuple tuple = {};
+	struct bpf_sock *sk;
+	struct tcp_sock *tp;
+	__u32 size;
+	bool mine = false;
+
+	if (t->key.v6) {
+		__builtin_memcpy(tuple.ipv6.saddr, t->key.saddr, 16);
+		__builtin_memcpy(tuple.ipv6.daddr, t->key.daddr, 16);
+		tuple.ipv6.sport = t->key.sport;
+		tuple.ipv6.dport = t->key.dport;
+		size = sizeof(tuple.ipv6);
+	} else {
+		tuple.ipv4.saddr = t->key.saddr[0];
+		tuple.ipv4.daddr = t->key.daddr[0];
+		tuple.ipv4.sport = t->key.sport;
+		tuple.ipv4.dport = t->key.dport;
+		size = sizeof(tuple.ipv4);
+	}
+	sk = bpf_skc_lookup_tcp(ctx, &tuple, size, BPF_F_CURRENT_NETNS, 0);
+	if (!sk)
+		return false;
+	tp = bpf_skc_to_tcp_sock(sk);
+	if (tp && tp->inet_conn.icsk_inet.sk.__sk_common.skc_cookie.counter == (long long)conn->cookie) {
+		w->win_lo = tp->rcv_nxt;
+		w->win_hi = tp->rcv_wup + tp->rcv_wnd;
+		mine = true;
+	}
+	bpf_sk_release(sk);
+	return mine;
+}
+
+static __always_inline void fastpath(void *ctx, struct pkt *p)
+{
+	struct walk w = { .p = p };
+	struct iwx_fp_cpu *cpu;
+	const struct iwx_fp_conn *conn;
+	struct iwx_fp_slot *s;
+	struct tcp_pkt t;
+
+	if (!parse(p, &t))
+		return;
+	cpu = cpu_enter();
+	conn = bpf_map_lookup_elem(&iwx_fp_conns, &t.key);
+	if (!conn)
+		goto out;
+	s = bpf_map_lookup_elem(&iwx_fp_slots, &conn->slot);
+	w.ifc = bpf_map_lookup_elem(&iwx_fp_ifaces, &p->ifindex);
+	if (!s)
+		goto out;
+	if (!socket_of(ctx, &t, conn, &w))
+		goto out;	/* a socket iwxd no longer has (it ended or iwxd died) */
+	if (__sync_val_compare_and_swap(&s->busy, 0, 1) != 0) {
+		/* another CPU follows this stream: this packet's FPDUs go unseen, which is a gap */
+		if (w.ifc)
+			w.ifc->skipped[IWX_FP_SKIP_BUSY]++;
+		goto out;
+	}
+	w.s = s;
+	w.conn = conn;
+	w.off = t.payload;
+	w.end = t.end;
+	s->c.packets++;
+	if (w.ifc)
+		w.ifc->packets++;
+	if (conn->markers)
+		w.refuse = IWX_FP_SKIP_MARKERS + 1;
+	else if ((t.flags & (TCPF_RST | TCPF_SYN | TCPF_ACK)) != TCPF_ACK)
+		w.refuse = IWX_FP_SKIP_TCP_FLAGS + 1;
+	else if (!p->csum_good && !tcp_csum_good(p, &t))
+		w.refuse = IWX_FP_SKIP_CSUM + 1;
+	walk_packet(&w, t.seq, t.end - t.payload);
+	__sync_lock_test_and_set(&s->busy, 0);
+out:
+	cpu_leave(cpu);
+}
+
+SEC("tc")
+int iwx_tc(struct __sk_buff *skb)
+{
+	struct sk_buff *kskb = bpf_cast_to_kern_ctx(skb);
+	struct pkt p = { .len = skb->len, .ifindex = skb->ifindex };
+	__u8 summed = BPF_CORE_READ_BITFIELD(kskb, ip_summed);
+
+	/* PARTIAL: built on this host, never on a wire; UNNECESSARY: the device checked it */
+	p.csum_good = summed == CHECKSUM_PARTIAL || summed == CHECKSUM_UNNECESSARY;
+	if (!bpf_dynptr_from_skb(skb, 0, &p.dp))
+		fastpath(skb, &p);
+	return TC_ACT_UNSPEC;	/* on to the next program, or to the stack */
+}
+
+SEC("xdp.frags")
+int iwx_xdp(struct xdp_md *xdp)
+{
+	struct pkt p = { .len = bpf_xdp_get_buff_len(xdp), .ifindex = xdp->ingress_ifindex };
+
+	/* XDP is told nothing of checksums: the program checks them itself */
+	if (!bpf_dynptr_from_xdp(xdp, 0, &p.dp))
+		fastpath(xdp, &p);
+	return XDP_PASS;
+}
+
+/*
+ * A socket's read position (copied_seq), for the socket whose cookie is anchor_cookie.
+ * The iterator holds the socket's lock; iwxd, its only reader, asks between reads.
+ */
+SEC("iter/tcp")
+int iwx_anchor(struct bpf_iter__tcp *ctx)
+{
+	struct sock_common *skc = ctx->sk_common;
+	struct tcp_sock *tp;
+	__u32 seq;
+
+	if (!skc)
+		return 0;
+	tp = bpf_skc_to_tcp_sock(skc);
+	if (!tp || tp->inet_conn.icsk_inet.sk.__sk_common.skc_cookie.counter != (long long)anchor_cookie)
+		return 0;
+	seq = tp->copied_seq;
+	bpf_seq_write(ctx->meta->seq, &seq, sizeof(seq));
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+/* The fast path's records and answers, on the engine's side (fast_rx.h). */
+#include <stddef.h>
+
+#include <iwx/wire.h>
+
+#include "fast_rx.h"
+
+/* The slot is written by programs on other CPUs while this reads it. */
+#define LOAD(x)		__atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define STORE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+
+uint32_t iwx_fast_rx_len(const struct iwx_fp_rec *r)
+{
+	uint32_t ulen = (uint32_t)r->hdr[0] << 8 | r->hdr[1];
+
+	return IWX_MPA_HDR_LEN + ulen + iwx_mpa_pad_len(ulen) + IWX_MPA_CRC_LEN;
+}
+
+uint32_t iwx_fast_rx_pos(const struct iwx_fast_rx *f, const struct iwx_fp_rec *r)
+{
+	return r->seq - f->anchor;
+}
+
+void iwx_fast_rx_boundary(struct iwx_fast_rx *f, uint32_t pos)
+{
+	struct iwx_fp_slot *s = f->slot;
+	uint32_t seq = f->anchor + pos, mark;
+	int32_t ahead;
+
+	if (!s || LOAD(s->state) != IWX_FP_PROPOSED)
+		return;
+	mark = LOAD(s->mark_seq);
+	ahead = (int32_t)(mark - seq);
+	if (ahead == 0)
+		STORE(s->answer, IWX_FP_ANSWER(mark, IWX_FP_CONFIRM));
+	else if (ahead < 0)	/* passed without a boundary there */
+		STORE(s->answer, IWX_FP_ANSWER(mark, IWX_FP_DENY));
+}
+
+void iwx_fast_rx_release(struct iwx_fast_rx *f, uint32_t pos)
+{
+	if (f->slot)
+		STORE(f->slot->release, IWX_FP_ANSWER(f->anchor + pos, IWX_FP_RELEASE));
+}
+
+const struct iwx_fp_rec *iwx_fast_rx_peek(struct iwx_fast_rx *f, uint32_t pos)
+{
+	struct iwx_fp_slot *s = f->slot;
+
+	if (!s)
+		return NULL;
+	for (;;) {
+		uint32_t i = LOAD(s->tail) + f->n;
+		const struct iwx_fp_rec *r;
+
+		if (i == LOAD(s->head))
+			return NULL;
+		r = &s->ring[i & (IWX_FP_RING - 1)];
+		/* committed records are never dropped: only the first one past them may be */
+		if (f->n || (int32_t)(iwx_fast_rx_pos(f, r) - pos) >= 0)
+			return r;
+		iwx_fast_rx_drop(f);	/* its bytes were read after all */
+	}
+}
+
+void iwx_fast_rx_pop(struct iwx_fast_rx *f)
+{
+	f->n--;
+	iwx_fast_rx_drop(f);
+}
+
+void iwx_fast_rx_drop(struct iwx_fast_rx *f)
+{
+	STORE(f->slot->tail, LOAD(f->slot->tail) + 1);
+}

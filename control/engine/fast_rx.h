@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The receiving engine's side of the fast path: a connection's slot (iwx/fastpath.h),
+ * read where the programs write it. It answers the programs' proposals of where an FPDU
+ * starts, lets them place again after a Send with Invalidate it has taken, and hands the
+ * queue pair the records of FPDUs already placed, so that it discards their bytes from
+ * the socket instead of reading them. Stream positions are the parser's (from 0 at full
+ * operation); the anchor turns them into TCP sequence numbers.
+ */
+#ifndef IWX_FAST_RX_H
+#define IWX_FAST_RX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <iwx/fastpath.h>
+
+struct iwx_fast_rx {
+	struct iwx_fp_slot	*slot;		/* NULL: no fast path */
+	uint32_t		anchor;		/* TCP sequence number of stream position 0 */
+	/* records committed to: their bytes are being discarded from the socket */
+	uint32_t		n;		/* from the slot's tail on */
+	uint32_t		bytes;		/* their FPDUs' length, together */
+	uint32_t		have;		/* ... discarded so far */
+	uint8_t			*dst[IWX_FP_RING];	/* where each one's payload is, here */
+};
+
+/* An FPDU's length on the wire, from its record. */
+uint32_t iwx_fast_rx_len(const struct iwx_fp_rec *r);
+
+/*
+ * The parser is at an FPDU boundary, stream position pos: confirm the programs'
+ * proposal if it is this one, deny it if the stream has passed it.
+ */
+void iwx_fast_rx_boundary(struct iwx_fast_rx *f, uint32_t pos);
+
+/* The Send with Invalidate that began at pos is taken: the programs may place again. */
+void iwx_fast_rx_release(struct iwx_fast_rx *f, uint32_t pos);
+
+/*
+ * The record after the committed ones, if the programs wrote one; records of FPDUs
+ * before position pos (read from the socket after all) are dropped on the way.
+ */
+const struct iwx_fp_rec *iwx_fast_rx_peek(struct iwx_fast_rx *f, uint32_t pos);
+
+/* The stream position of a record. */
+uint32_t iwx_fast_rx_pos(const struct iwx_fast_rx *f, const struct iwx_fp_rec *r);
+
+/* The record after the committed ones (none are) is dropped: its FPDU is read instead. */
+void iwx_fast_rx_drop(struct iwx_fast_rx *f);
+
+/* The oldest committed record, taken: the slot may reuse its entry. */
+void iwx_fast_rx_pop(struct iwx_fast_rx *f);
+
+#endif /* IWX_FAST_RX_H */

@@ -1,0 +1,529 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The fast path, iwxd's side (fastpath.h). The programs are attached at TC ingress as a
+ * tcx link, which lives as long as iwxd holds it: when iwxd exits or is killed, the
+ * kernel detaches them. A connection's entry also names its socket's cookie, so that a
+ * program left anywhere places nothing for a socket iwxd no longer has.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "daemon.h"
+#include "fastpath.h"
+#include "fastpath.skel.h"
+#include "shm.h"
+
+#define MAX_IFACES	16
+#define TCX_INGRESS	46	/* enum bpf_attach_type's BPF_TCX_INGRESS (Linux 6.6), newer than our headers */
+#define QUIESCE_SPINS	1000000	/* sched_yield()s, seconds: programs run for microseconds */
+
+struct iface {
+	int		ifindex;
+	char		name[IF_NAMESIZE];
+	uint32_t	mode;
+	int		link;		/* the tcx link */
+};
+
+/* A memory programs reach (an arena, a shared memory): its place in iwx_fp_mems. */
+struct mem_ref {
+	uint32_t	map_id;		/* 0: free */
+	uint32_t	regions;	/* published regions in it */
+	bool		reaping;	/* being removed on the reaper's thread */
+};
+
+struct fastpath {
+	struct fastpath_bpf	*skel;
+	struct bpf_link		*anchor;	/* iter/tcp: a socket's read position */
+	struct iwx_fp_slot	*slots;
+	size_t			slots_len;
+	uint8_t			*slot_used;
+	uint32_t		nslots;
+	struct iwx_fp_cpu	*cpus;
+	size_t			cpus_len;
+	uint32_t		ncpus;
+	struct mem_ref		*mems;
+	uint32_t		nmems;
+	int			reap_pipe[2];	/* memories' indices to remove: loop -> reaper */
+	pthread_t		reaper;
+	struct iface		ifaces[MAX_IFACES];
+	uint32_t		nifaces;
+};
+
+/* ------------------------------------------------------------- quiescence */
+
+/* Every program that started before now has finished (fastpath.h: exact ends). */
+static void quiesce(struct fastpath *fp)
+{
+	for (uint32_t i = 0; i < fp->ncpus; i++) {
+		uint32_t s = __atomic_load_n(&fp->cpus[i].seq, __ATOMIC_SEQ_CST);
+
+		/* a program runs with bottom halves off, for microseconds: a bound for the odd case */
+		for (uint32_t n = 0; (s & 1) && __atomic_load_n(&fp->cpus[i].seq, __ATOMIC_ACQUIRE) == s;
+		     n++) {
+			if (n == QUIESCE_SPINS) {
+				log_err("fast path: CPU %u stays in a program: going on without it", i);
+				break;
+			}
+			sched_yield();
+		}
+	}
+}
+
+/* ----------------------------------------------------------------- memories */
+
+static void *reap(void *arg)
+{
+	struct fastpath *fp = arg;
+	uint32_t i;
+
+	/* deleting from a map of maps waits for an RCU grace period (milliseconds): not on the loop */
+	while (read(fp->reap_pipe[0], &i, sizeof(i)) == sizeof(i)) {
+		bpf_map_delete_elem(bpf_map__fd(fp->skel->maps.iwx_fp_mems), &i);
+		__atomic_store_n(&fp->mems[i].map_id, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&fp->mems[i].reaping, false, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/* The index of memory a in iwx_fp_mems, put there if it is not; -1 when it cannot be. */
+static int64_t mem_get(struct fastpath *fp, const struct iwx_arena *a)
+{
+	int64_t free_at = -1;
+
+	if (!a->bpf || !a->map_id)
+		return -1;
+	for (uint32_t i = 0; i < fp->nmems; i++) {
+		if (__atomic_load_n(&fp->mems[i].reaping, __ATOMIC_ACQUIRE))
+			continue;
+		if (fp->mems[i].map_id == a->map_id)
+			return i;
+		if (!fp->mems[i].map_id && free_at < 0)
+			free_at = i;
+	}
+	if (free_at < 0) {
+		log_warn("fast path: %u memories reached already: a region is left to iwxd", fp->nmems);
+		return -1;
+	}
+	if (bpf_map_update_elem(bpf_map__fd(fp->skel->maps.iwx_fp_mems), &(uint32_t){ free_at },
+				&a->fd, BPF_ANY)) {
+		log_warn("fast path: memory of map %u not reachable: %m", a->map_id);
+		return -1;
+	}
+	fp->mems[free_at] = (struct mem_ref){ .map_id = a->map_id };
+	return free_at;
+}
+
+static void mem_put(struct fastpath *fp, uint32_t i)
+{
+	if (--fp->mems[i].regions)
+		return;
+	fp->mems[i].reaping = true;
+	if (write(fp->reap_pipe[1], &i, sizeof(i)) != sizeof(i)) {
+		log_warn("fast path: memory %u stays reachable (no region in it): %m", i);
+		fp->mems[i].reaping = false;
+	}
+}
+
+/* ------------------------------------------------------------------- regions */
+
+/* The memory mr lies in, as iwxd maps it: its client's arena, or a shared memory. */
+static const struct iwx_arena *backing(struct iwxd *d, const struct iwx_mr *mr)
+{
+	for (struct client *c = d->clients; c; c = c->next) {
+		uintptr_t a = (uintptr_t)mr->addr, base = (uintptr_t)c->arena.base;
+
+		if (c->ident != mr->owner)
+			continue;
+		if (c->arena.base && a >= base && a - base <= c->arena.size &&
+		    mr->desc.len <= c->arena.size - (a - base))
+			return &c->arena;
+		return shm_backing(c, mr->addr, mr->desc.len);
+	}
+	return NULL;
+}
+
+static void unpublish(struct fastpath *fp, uint32_t stag)
+{
+	struct iwx_fp_stag st;
+	int fd = bpf_map__fd(fp->skel->maps.iwx_fp_stags);
+
+	if (bpf_map_lookup_elem(fd, &stag, &st))
+		return;
+	bpf_map_delete_elem(fd, &stag);
+	quiesce(fp);	/* no program places through it any more */
+	mem_put(fp, st.mem);
+}
+
+static void publish(struct iwxd *d, const struct iwx_mr *mr)
+{
+	struct fastpath *fp = d->fp;
+	const struct iwx_arena *a;
+	struct iwx_fp_stag st = { .desc = mr->desc };
+	int64_t i;
+
+	if (!mr->desc.valid || !mr->desc.len || !(a = backing(d, mr)) || (i = mem_get(fp, a)) < 0)
+		return;	/* iwxd places it */
+	st.mem = i;
+	st.off = mr->addr - (uint8_t *)a->base;
+	if (bpf_map_update_elem(bpf_map__fd(fp->skel->maps.iwx_fp_stags), &st.desc.stag, &st, BPF_ANY)) {
+		log_warn("fast path: STag %#x not published: %m", st.desc.stag);
+		if (!fp->mems[i].regions) {
+			fp->mems[i].regions = 1;
+			mem_put(fp, i);
+		}
+		return;
+	}
+	fp->mems[i].regions++;
+}
+
+/* iwx_mem's watcher: the programs see a region as iwxd does, once the change is made. */
+static void region_changed(void *ctx, uint32_t gone, const struct iwx_mr *now)
+{
+	struct iwxd *d = ctx;
+
+	if (gone)
+		unpublish(d->fp, gone);
+	if (now)
+		publish(d, now);
+}
+
+static int publish_each(const struct iwx_mr *mr, void *ctx)
+{
+	publish(ctx, mr);
+	return 0;
+}
+
+/* --------------------------------------------------------------- connections */
+
+/* A socket's read position: the TCP sequence number of the next byte recv() returns. */
+static int read_position(struct fastpath *fp, int fd, uint32_t *seq)
+{
+	uint64_t cookie;
+	socklen_t len = sizeof(cookie);
+	int it, n;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &len))
+		return -errno;
+	fp->skel->bss->anchor_cookie = cookie;
+	it = bpf_iter_create(bpf_link__fd(fp->anchor));
+	if (it < 0)
+		return -errno;
+	n = read(it, seq, sizeof(*seq));
+	close(it);
+	return n == sizeof(*seq) ? 0 : -ENOENT;
+}
+
+static void key_of(const struct sockaddr_storage *peer, const struct sockaddr_storage *local,
+		   struct iwx_fp_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (peer->ss_family == AF_INET) {
+		const struct sockaddr_in *p = (const void *)peer, *l = (const void *)local;
+
+		k->saddr[0] = p->sin_addr.s_addr;
+		k->daddr[0] = l->sin_addr.s_addr;
+		k->sport = p->sin_port;
+		k->dport = l->sin_port;
+	} else {
+		const struct sockaddr_in6 *p = (const void *)peer, *l = (const void *)local;
+
+		memcpy(k->saddr, &p->sin6_addr, 16);
+		memcpy(k->daddr, &l->sin6_addr, 16);
+		k->sport = p->sin6_port;
+		k->dport = l->sin6_port;
+		k->v6 = 1;
+	}
+}
+
+static void conn_add(struct iwxd *d, struct vqp *q)
+{
+	struct fastpath *fp = d->fp;
+	struct iwx_fp_conn conn = { .pd = q->pd };
+	struct iwx_fp_key key;
+	socklen_t len = sizeof(conn.cookie);
+	uint32_t seq, slot;
+	int err;
+
+	if (q->fp_slot || q->agreed.mode.markers_rx)
+		return;	/* followed already; markers: not by this version */
+	for (slot = 0; slot < fp->nslots && fp->slot_used[slot]; slot++)
+		;
+	if (slot == fp->nslots) {
+		log_warn("qp %u: the fast path follows %u connections already: not this one", q->num,
+			 fp->nslots);
+		return;
+	}
+	conn.slot = slot;
+	key_of(&q->est.peer_addr, &q->est.local_addr, &key);
+	err = getsockopt(q->tcp_w.fd, SOL_SOCKET, SO_COOKIE, &conn.cookie, &len) ? -errno :
+	      read_position(fp, q->tcp_w.fd, &seq);
+	if (!err) {
+		memset(&fp->slots[slot], 0, sizeof(fp->slots[slot]));
+		iwx_qp_fast(q->eng, &fp->slots[slot], seq);
+		err = bpf_map_update_elem(bpf_map__fd(fp->skel->maps.iwx_fp_conns), &key, &conn,
+					  BPF_NOEXIST) ? -errno : 0;
+	}
+	if (err) {
+		iwx_qp_fast(q->eng, NULL, 0);
+		log_warn("qp %u: not followed by the fast path: %s", q->num, strerror(-err));
+		return;
+	}
+	fp->slot_used[slot] = 1;
+	q->fp_slot = slot + 1;
+}
+
+void fastpath_conn_start(struct iwxd *d, struct vqp *q)
+{
+	if (d->fp && d->fp->nifaces && q->eng)
+		conn_add(d, q);
+}
+
+void fastpath_conn_end(struct iwxd *d, struct vqp *q)
+{
+	struct fastpath *fp = d->fp;
+	struct iwx_fp_key key;
+
+	if (!fp || !q->fp_slot)
+		return;
+	key_of(&q->est.peer_addr, &q->est.local_addr, &key);
+	bpf_map_delete_elem(bpf_map__fd(fp->skel->maps.iwx_fp_conns), &key);
+	quiesce(fp);	/* no program writes its slot or places for it any more */
+	if (q->eng)
+		iwx_qp_fast(q->eng, NULL, 0);
+	fp->slot_used[q->fp_slot - 1] = 0;
+	q->fp_slot = 0;
+}
+
+/* ------------------------------------------------------------- the programs */
+
+static void *map_shared(struct bpf_map *m, size_t *len)
+{
+	void *p;
+
+	*len = (size_t)bpf_map__value_size(m) * bpf_map__max_entries(m);
+	*len = (*len + 4095) & ~(size_t)4095;
+	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void unload(struct fastpath *fp)
+{
+	if (fp->reap_pipe[1] >= 0) {
+		close(fp->reap_pipe[1]);
+		pthread_join(fp->reaper, NULL);
+		close(fp->reap_pipe[0]);
+	}
+	if (fp->slots)
+		munmap(fp->slots, fp->slots_len);
+	if (fp->cpus)
+		munmap(fp->cpus, fp->cpus_len);
+	bpf_link__destroy(fp->anchor);
+	fastpath_bpf__destroy(fp->skel);
+	free(fp->slot_used);
+	free(fp->mems);
+	free(fp);
+}
+
+static int load(struct iwxd *d)
+{
+	struct fastpath *fp = calloc(1, sizeof(*fp));
+	int ncpus = libbpf_num_possible_cpus(), err;
+
+	if (!fp)
+		return -ENOMEM;
+	fp->reap_pipe[0] = fp->reap_pipe[1] = -1;
+	fp->skel = fastpath_bpf__open();
+	if (!fp->skel || ncpus <= 0) {
+		err = fp->skel ? ncpus : -errno;
+		goto fail;
+	}
+	fp->ncpus = ncpus;
+	bpf_map__set_max_entries(fp->skel->maps.iwx_fp_cpus, ncpus);
+	err = fastpath_bpf__load(fp->skel);
+	if (err)
+		goto fail;
+	fp->nslots = bpf_map__max_entries(fp->skel->maps.iwx_fp_slots);
+	fp->nmems = bpf_map__max_entries(fp->skel->maps.iwx_fp_mems);
+	fp->slot_used = calloc(fp->nslots, 1);
+	fp->mems = calloc(fp->nmems, sizeof(*fp->mems));
+	fp->slots = map_shared(fp->skel->maps.iwx_fp_slots, &fp->slots_len);
+	fp->cpus = map_shared(fp->skel->maps.iwx_fp_cpus, &fp->cpus_len);
+	fp->anchor = bpf_program__attach_iter(fp->skel->progs.iwx_anchor, NULL);
+	if (!fp->slot_used || !fp->mems || !fp->slots || !fp->cpus || !fp->anchor) {
+		err = errno ? -errno : -ENOMEM;
+		goto fail;
+	}
+	if (pipe2(fp->reap_pipe, O_CLOEXEC)) {
+		err = -errno;
+		goto fail;
+	}
+	err = -pthread_create(&fp->reaper, NULL, reap, fp);
+	if (err) {
+		close(fp->reap_pipe[0]);
+		close(fp->reap_pipe[1]);
+		fp->reap_pipe[1] = -1;
+		goto fail;
+	}
+	d->fp = fp;
+	iwx_mem_watch(d->mem, region_changed, d);
+	iwx_mem_for_each(d->mem, publish_each, d);
+	return 0;
+fail:
+	log_err("fast path: cannot load the programs: %s", strerror(-err));
+	unload(fp);
+	return err;
+}
+
+/* ---------------------------------------------------------------- interfaces */
+
+static struct iface *iface_find(struct fastpath *fp, int ifindex)
+{
+	for (uint32_t i = 0; fp && i < fp->nifaces; i++)
+		if (fp->ifaces[i].ifindex == ifindex)
+			return &fp->ifaces[i];
+	return NULL;
+}
+
+static int ifindex_of(const char *name)
+{
+	char n[IF_NAMESIZE];
+	unsigned int i;
+
+	if (!memchr(name, 0, IF_NAMESIZE))
+		return -EINVAL;
+	memcpy(n, name, IF_NAMESIZE);
+	i = if_nametoindex(n);
+	return i ? (int)i : -ENODEV;
+}
+
+int fastpath_attach(struct iwxd *d, const struct iwx_ipc_fp_attach *req)
+{
+	struct iface *f;
+	int ifindex = ifindex_of(req->ifname), err, link;
+	size_t sz;
+	void *counters;
+
+	if (ifindex < 0)
+		return ifindex;
+	if (req->mode != IWX_FP_MODE_TC)
+		return -EOPNOTSUPP;	/* XDP: not in this version */
+	if (iface_find(d->fp, ifindex))
+		return -EEXIST;
+	if (!d->fp && (err = load(d)))
+		return err;
+	if (d->fp->nifaces == MAX_IFACES)
+		return -ENOSPC;
+	/* per-CPU counters: one zeroed value for each possible CPU */
+	sz = sizeof(struct iwx_fp_counters) * d->fp->ncpus;
+	counters = calloc(1, sz);
+	if (!counters)
+		return -ENOMEM;
+	err = bpf_map_update_elem(bpf_map__fd(d->fp->skel->maps.iwx_fp_ifaces), &ifindex, counters,
+				  BPF_ANY) ? -errno : 0;
+	free(counters);
+	if (err)
+		return err;
+	link = bpf_link_create(bpf_program__fd(d->fp->skel->progs.iwx_tc), ifindex, TCX_INGRESS, NULL);
+	if (link < 0) {
+		err = -errno;
+		bpf_map_delete_elem(bpf_map__fd(d->fp->skel->maps.iwx_fp_ifaces), &ifindex);
+		log_warn("fast path: cannot attach to %.16s: %s", req->ifname, strerror(-err));
+		return err;
+	}
+	f = &d->fp->ifaces[d->fp->nifaces++];
+	*f = (struct iface){ .ifindex = ifindex, .mode = req->mode, .link = link };
+	memcpy(f->name, req->ifname, IF_NAMESIZE);
+	log_info("fast path: attached to %s (TC ingress)", f->name);
+	for (struct vqp *q = d->qps; q; q = q->next)
+		fastpath_conn_start(d, q);
+	return 0;
+}
+
+static void iface_remove(struct fastpath *fp, struct iface *f)
+{
+	close(f->link);	/* the link ends: the kernel detaches the program */
+	bpf_map_delete_elem(bpf_map__fd(fp->skel->maps.iwx_fp_ifaces), &f->ifindex);
+	log_info("fast path: detached from %s", f->name);
+	*f = fp->ifaces[--fp->nifaces];
+}
+
+int fastpath_detach(struct iwxd *d, const struct iwx_ipc_fp_attach *req)
+{
+	int ifindex = ifindex_of(req->ifname);
+	struct iface *f;
+
+	if (ifindex < 0)
+		return ifindex;
+	f = iface_find(d->fp, ifindex);
+	if (!f)
+		return -ENOENT;
+	iface_remove(d->fp, f);
+	return 0;
+}
+
+/* ----------------------------------------------------------------- counters */
+
+int fastpath_list(struct iwxd *d, int (*add)(void *ctx, const struct iwx_ipc_fp_info *e), void *ctx)
+{
+	struct fastpath *fp = d->fp;
+	struct iwx_fp_counters *percpu;
+	int err = 0;
+
+	if (!fp)
+		return 0;
+	percpu = calloc(fp->ncpus, sizeof(*percpu));
+	if (!percpu)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < fp->nifaces && !err; i++) {
+		struct iwx_ipc_fp_info e = { .kind = IWX_FP_INFO_IFACE, .id = fp->ifaces[i].ifindex,
+					     .mode = fp->ifaces[i].mode };
+
+		memcpy(e.ifname, fp->ifaces[i].name, sizeof(e.ifname));
+		if (!bpf_map_lookup_elem(bpf_map__fd(fp->skel->maps.iwx_fp_ifaces), &e.id, percpu)) {
+			for (uint32_t c = 0; c < fp->ncpus; c++) {
+				const uint64_t *from = (const uint64_t *)&percpu[c];
+				uint64_t *to = (uint64_t *)&e.c;
+
+				for (size_t k = 0; k < sizeof(e.c) / sizeof(uint64_t); k++)
+					to[k] += from[k];
+			}
+		}
+		err = add(ctx, &e);
+	}
+	free(percpu);
+	for (struct vqp *q = d->qps; q && !err; q = q->next) {
+		struct iwx_ipc_fp_info e = { .kind = IWX_FP_INFO_CONN, .id = q->num };
+		const struct iwx_fp_slot *s;
+
+		if (!q->fp_slot)
+			continue;
+		s = &fp->slots[q->fp_slot - 1];
+		e.state = __atomic_load_n(&s->state, __ATOMIC_RELAXED);
+		memcpy(&e.c, &s->c, sizeof(e.c));
+		err = add(ctx, &e);
+	}
+	return err;
+}
+
+void fastpath_stop(struct iwxd *d)
+{
+	if (!d->fp)
+		return;
+	while (d->fp->nifaces)
+		iface_remove(d->fp, &d->fp->ifaces[0]);
+	iwx_mem_watch(d->mem, NULL, NULL);
+	unload(d->fp);
+	d->fp = NULL;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fast path, iwxd's side: the BPF programs of bpf/fastpath.bpf.c, loaded at the
+ * first attach and attached to interfaces on request; the maps they read, kept to what
+ * iwxd knows (connections in full operation, valid STags of memory BPF reaches); and
+ * each connection's slot, handed to its engine (iwx_qp_fast).
+ *
+ * Exact ends: when a change of a region or a connection returns, no program anywhere
+ * still uses what it replaced (each CPU's count, iwx_fp_cpu, is waited for).
+ */
+#ifndef IWXD_FASTPATH_H
+#define IWXD_FASTPATH_H
+
+#include <stdint.h>
+
+#include <iwx/ipc.h>
+
+struct iwxd;
+struct vqp;
+
+/* FP_ATTACH: attach to an interface (loading the programs the first time). 0 or -errno. */
+int fastpath_attach(struct iwxd *d, const struct iwx_ipc_fp_attach *req);
+/* FP_DETACH: -ENOENT when not attached there. */
+int fastpath_detach(struct iwxd *d, const struct iwx_ipc_fp_attach *req);
+/* FP_STATS: the interfaces, then the connections, in listing entries. */
+int fastpath_list(struct iwxd *d, int (*add)(void *ctx, const struct iwx_ipc_fp_info *e), void *ctx);
+
+/* q's engine runs on its stream in full operation / the stream has ended or goes. */
+void fastpath_conn_start(struct iwxd *d, struct vqp *q);
+void fastpath_conn_end(struct iwxd *d, struct vqp *q);
+
+/* iwxd stops: detach everything, free the programs and maps. */
+void fastpath_stop(struct iwxd *d);
+
+#endif /* IWXD_FASTPATH_H */

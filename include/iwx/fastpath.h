@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fast path's shared state: what iwxd puts in the BPF maps of bpf/fastpath.bpf.c,
+ * and what the programs write back for iwxd to read (a connection's slot is memory both
+ * map). No libc: the programs and user space build it alike.
+ *
+ * A connection's slot carries the programs' view of its stream: where the next FPDU
+ * starts, and whether that is certain. It is certain only once iwxd has confirmed a
+ * boundary the programs proposed (the idea of the kernel's NVMe-TCP DDP offload: the
+ * hook proposes, software confirms), and stays so while the packets come in order.
+ * Every FPDU placed leaves a record in the slot's ring, in stream order, which iwxd
+ * takes instead of reading the FPDU's bytes.
+ */
+#ifndef IWX_FASTPATH_H
+#define IWX_FASTPATH_H
+
+#include <linux/types.h>
+
+#include <iwx/ddp_check.h>
+
+#define IWX_FP_RING		64	/* records per connection: a power of two */
+#define IWX_FP_COPY_ELEMS	17	/* a payload of up to 64 KiB spans at most 17 4-KiB elements */
+
+/* Why an FPDU was not placed (the program counts each under one reason). */
+#define IWX_FP_SKIPS(X)								\
+	X(UNTAGGED,	"untagged",	"a Send, Read Request or Terminate: iwxd's")	\
+	X(EMPTY,	"empty",	"a tagged segment without payload")		\
+	X(UNSYNC,	"unsync",	"its start not certain: after a gap, before iwxd confirmed") \
+	X(SPLIT,	"split",	"the FPDU does not end in the packet")	\
+	X(HELD,		"held",		"behind a Send with Invalidate iwxd has not taken") \
+	X(WINDOW,	"window",	"outside the socket's receive window")	\
+	X(TCP_FLAGS,	"tcp_flags",	"RST, SYN, or no ACK")			\
+	X(CSUM,		"csum",		"the TCP checksum is not known good")	\
+	X(HEADER,	"header",	"not a valid DDP/RDMAP header")		\
+	X(STAG,		"stag",		"STag unknown to the fast path, or invalid")	\
+	X(STAG_PD,	"stag_pd",	"STag of another protection domain")	\
+	X(ACCESS,	"access",	"the region does not allow it")		\
+	X(BOUNDS,	"bounds",	"outside the region")			\
+	X(TO_WRAP,	"to_wrap",	"the tagged offset wraps")		\
+	X(MEMORY,	"memory",	"the region's memory is not reachable by BPF")	\
+	X(RING_FULL,	"ring_full",	"iwxd has not taken the records before it")	\
+	X(MARKERS,	"markers",	"markers negotiated: not placed by this version")	\
+	X(BUSY,		"busy",		"another CPU had the connection")
+
+#define IWX_FP_SKIP_ENUM(n, name, why)	IWX_FP_SKIP_##n,
+enum iwx_fp_skip { IWX_FP_SKIPS(IWX_FP_SKIP_ENUM) IWX_FP_SKIP_N };
+#undef IWX_FP_SKIP_ENUM
+
+/* Counters, per connection (in its slot) and per interface (summed over CPUs). */
+struct iwx_fp_counters {
+	__u64	packets;	/* of known connections, looked at */
+	__u64	placed_fpdus;
+	__u64	placed_bytes;
+	__u64	proposals;	/* boundaries proposed after a gap */
+	__u64	confirmed;	/* ... and confirmed by iwxd */
+	__u64	skipped[IWX_FP_SKIP_N];
+};
+
+/* A connection, as its packets arrive: source is the peer. IPv4 in the first word. */
+struct iwx_fp_key {
+	__u32	saddr[4];
+	__u32	daddr[4];
+	__be16	sport;
+	__be16	dport;
+	__u32	v6;
+};
+
+/* What iwxd says of a connection; fixed while it is in the map. */
+struct iwx_fp_conn {
+	__u64	cookie;		/* SO_COOKIE of its socket: placing needs that socket */
+	__u32	slot;		/* index in the slots map */
+	__u32	pd;		/* protection domain of its queue pair */
+	__u8	markers;	/* markers in what it receives */
+	__u8	pad[7];
+};
+
+/* A placed FPDU: what iwxd needs of it without reading it from the socket. */
+struct iwx_fp_rec {
+	__u32	seq;		/* TCP sequence number of its ULPDU_LENGTH */
+	__u8	hdr[16];	/* ULPDU_LENGTH and the tagged DDP header, as on the wire */
+	__u8	trailer[7];	/* pad and CRC, as on the wire */
+	__u8	trailer_len;
+	__u32	rsvd;
+};
+
+enum iwx_fp_state {
+	IWX_FP_UNSYNC,		/* no boundary known: propose one at the next packet */
+	IWX_FP_PROPOSED,	/* mark_seq proposed, followed since; waits for iwxd */
+	IWX_FP_SYNC,		/* next_seq is certain: place */
+	IWX_FP_STOPPED,		/* the stream is broken or ended: place nothing more */
+};
+
+/* iwxd's answers: a sequence number and a verdict in one word that it stores at once. */
+#define IWX_FP_ANSWER(seq, v)	(((__u64)(seq) << 32) | (v))
+#define IWX_FP_CONFIRM		1u	/* the proposal at seq is a boundary */
+#define IWX_FP_DENY		2u	/* it is not */
+#define IWX_FP_RELEASE		3u	/* the FPDU at seq (a Send with Invalidate) is taken */
+
+/* One connection's slot (a BPF_F_MMAPABLE array element). */
+struct iwx_fp_slot {
+	/* the programs' (one at a time, holding busy) */
+	__u32	busy;
+	__u32	state;		/* enum iwx_fp_state */
+	__u32	next_seq;	/* PROPOSED, SYNC: where the next FPDU starts */
+	__u32	mark_seq;	/* PROPOSED: the boundary proposed */
+	__u32	held;		/* a Send with Invalidate at hold_seq waits for iwxd */
+	__u32	hold_seq;
+	__u32	head;		/* records written */
+	__u32	rsvd0;
+	/* iwxd's */
+	__u32	tail;		/* records taken */
+	__u32	rsvd1;
+	__u64	answer;		/* to the proposal: IWX_FP_ANSWER(mark_seq, CONFIRM or DENY) */
+	__u64	release;	/* IWX_FP_ANSWER(hold_seq, IWX_FP_RELEASE) */
+	struct iwx_fp_counters c;
+	struct iwx_fp_rec ring[IWX_FP_RING];
+};
+
+/* A region the programs may place into: an STag and where its bytes are. */
+struct iwx_fp_stag {
+	struct iwx_stag_desc desc;
+	__u32	mem;		/* index of its memory in the memories map */
+	__u32	rsvd;
+	__u64	off;		/* byte of that memory at base_to */
+};
+
+/* Per CPU: odd while a program on it may use what the maps held when it started. */
+struct iwx_fp_cpu {
+	__u32	seq;
+	__u32	rsvd[15];	/* a cache line each */
+};
+
+#endif /* IWX_FASTPATH_H */
