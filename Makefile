@@ -118,7 +118,7 @@ $(IWXD_BIN): $(DAEMON_SRCS) $(ENGINE_SRCS) $(ENGINE_HDRS) $(DAEMON_HDRS) $(PROTO
 
 # ---------------------------------------------------------------- tests
 
-$(TEST_BIN): $(TEST_SRCS) $(LIB_A) $(PROTO_A) $(HEADERS) $(VICTIM_BIN) $(wildcard tests/support/*.h cli/*.h control/*/*.h) $(BPF_TEST_SKEL)
+$(TEST_BIN): $(TEST_SRCS) $(LIB_A) $(PROTO_A) $(HEADERS) $(VICTIM_BIN) $(wildcard tests/support/*.h cli/*.h control/*/*.h) $(BPF_TEST_SKEL) $(FASTPATH_SKEL)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) -Itests/support -Itests/bpf -Icli -Icontrol/engine -Icontrol/iwxd \
@@ -145,7 +145,7 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(HEADERS) $(wildcard bpf/*.h)
 .SECONDARY: $(BPF_TEST_OBJ) $(FASTPATH_OBJ)
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< > $@
+	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 # Install into a scratch root and build a program against it with pkg-config; the
 # headers installed must be iwx.h and what it includes, no internal one.
@@ -177,7 +177,7 @@ ASAN_FLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=undefined
 
 $(ASAN_BIN): $(TEST_SRCS) $(LIB_SRCS) $(HEADERS) $(wildcard lib/*/*.h tests/support/*.h cli/*.h control/*/*.h) \
-		$(BPF_TEST_SKEL)
+		$(BPF_TEST_SKEL) $(FASTPATH_SKEL)
 	@mkdir -p $(@D)
 	$(call msg,CC-ASAN,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Itests/support -Itests/bpf -Icli -Icontrol/engine -Icontrol/iwxd \

@@ -31,9 +31,11 @@
 
 #include "kernel.h"
 
-#define MAX_FPDUS	64	/* walked in one packet; the rest is left to iwxd */
+#define MAX_FPDUS	4096	/* walked in one packet: 64 KiB of the smallest FPDUs (20 bytes) */
 #define CSUM_CHUNK	256	/* bytes summed at a time when the program checks a checksum */
 #define CSUM_CHUNKS	256	/* ... at most: 64 KiB */
+#define CLAIM_TRIES	4096	/* a busy slot is tried this often (a few microseconds) */
+#define COPY_CHUNKS	IWX_FP_COPY_ELEMS	/* elements a payload of up to 64 KiB spans */
 #define TAGGED_HDR	(IWX_MPA_HDR_LEN + IWX_DDP_TAGGED_HDR_LEN)
 /* TCP header byte 13 (RFC 9293 §3.1) */
 #define TCPF_ACK	0x10
@@ -54,7 +56,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1024);
+	__uint(max_entries, 64);	/* connections followed at once: 129 KiB each */
 	__type(key, __u32);
 	__type(value, struct iwx_fp_slot);
 } iwx_fp_slots SEC(".maps");
@@ -73,7 +75,7 @@ struct iwx_fp_mem {
 	__uint(map_flags, BPF_F_MMAPABLE | BPF_F_INNER_MAP);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__uint(value_size, 4096);
+	__uint(value_size, 4096);	/* no BTF type: libbpf 1.1 cannot size one for an inner map */
 };
 
 struct {
@@ -99,6 +101,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct iwx_fp_cpu);
 } iwx_fp_cpus SEC(".maps");
+
+/* Per CPU: where payload passes on its way from the packet to memory (copy_out). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__uint(value_size, 4096);
+} iwx_fp_scratch SEC(".maps");
 
 /* iwx_anchor: the socket whose read position iwxd asks for. */
 __u64 anchor_cookie;
@@ -252,6 +262,8 @@ struct walk {
 	__u32			seq;		/* of off */
 	__u32			win_lo, win_hi;	/* rcv_nxt, right edge of the window */
 	__u32			refuse;		/* a reason for the whole packet, + 1 */
+	bool			island;		/* followed, not placed: after a gap (walk_packet) */
+	bool			bad;		/* a header that is not DDP/RDMAP */
 };
 
 static __always_inline bool seq_before(__u32 a, __u32 b)
@@ -284,27 +296,49 @@ static __always_inline __u32 reason_of_check(__u32 r)
 	}
 }
 
-/* Copy len payload bytes at packet offset from into mem at byte at. */
+/*
+ * Copy len payload bytes at packet offset from into mem at byte at, an element (4 KiB)
+ * at a time through a per-CPU buffer: the packet may be GRO's, its bytes in several
+ * fragments, and bpf_dynptr_copy from a fragmented skb placed wrong bytes on Linux 6.18.
+ */
+struct copy {
+	struct bpf_dynptr	*src;
+	void			*mem;
+	__u64			at;
+	__u32			from, left;
+	bool			failed;
+};
+
+static long copy_chunk(__u32 i, struct copy *c)
+{
+	__u32 idx = c->at / 4096, eo = c->at % 4096, n = 4096 - eo, zero = 0;
+	struct bpf_dynptr dst;
+	void *elem, *buf;
+
+	(void)i;
+	if (!c->left)
+		return 1;
+	if (n > c->left)
+		n = c->left;
+	elem = bpf_map_lookup_elem(c->mem, &idx);
+	buf = bpf_map_lookup_elem(&iwx_fp_scratch, &zero);
+	if (!elem || !buf || n > 4096 || bpf_dynptr_read(buf, n, c->src, c->from, 0) ||
+	    bpf_dynptr_from_mem(elem, 4096, 0, &dst) || bpf_dynptr_write(&dst, eo, buf, n, 0)) {
+		c->failed = true;
+		return 1;
+	}
+	c->at += n;
+	c->from += n;
+	c->left -= n;
+	return 0;
+}
+
 static __always_inline bool copy_out(struct walk *w, void *mem, __u64 at, __u32 from, __u32 len)
 {
-	for (int i = 0; i < IWX_FP_COPY_ELEMS && len; i++) {
-		__u32 idx = at / 4096, eo = at % 4096, n = 4096 - eo;
-		struct bpf_dynptr dst;
-		void *elem;
+	struct copy c = { .src = &w->p->dp, .mem = mem, .at = at, .from = from, .left = len };
 
-		if (n > len)
-			n = len;
-		elem = bpf_map_lookup_elem(mem, &idx);
-		if (!elem)
-			return false;
-		bpf_dynptr_from_mem(elem, 4096, 0, &dst);
-		if (bpf_dynptr_copy(&dst, eo, &w->p->dp, from, n))
-			return false;
-		at += n;
-		from += n;
-		len -= n;
-	}
-	return len == 0;
+	bpf_loop(COPY_CHUNKS, copy_chunk, &c, 0);
+	return !c.failed && !c.left;
 }
 
 /* A tagged FPDU at w->off, whole in the packet, its start certain: place it or say why not. */
@@ -383,8 +417,7 @@ static long walk_one(__u32 i, struct walk *w)
 	ulen = (__u32)hdr[0] << 8 | hdr[1];
 	if (!plausible(hdr, ulen)) {
 		skip(w, IWX_FP_SKIP_HEADER);
-		/* a proposal that was wrong, or a stream iwxd will end with a Terminate */
-		s->state = s->state == IWX_FP_SYNC ? IWX_FP_STOPPED : IWX_FP_UNSYNC;
+		w->bad = true;
 		return 1;
 	}
 	fpdu = IWX_MPA_HDR_LEN + ulen + iwx_mpa_pad_len(ulen) + IWX_MPA_CRC_LEN;
@@ -392,7 +425,7 @@ static long walk_one(__u32 i, struct walk *w)
 
 	if (w->refuse)
 		why = w->refuse - 1;
-	else if (s->state != IWX_FP_SYNC)
+	else if (s->state != IWX_FP_SYNC || w->island)
 		why = IWX_FP_SKIP_UNSYNC;
 	else if (w->off + fpdu > w->end)
 		why = IWX_FP_SKIP_SPLIT;
@@ -444,6 +477,57 @@ static __always_inline void take_answers(struct iwx_fp_slot *s)
 		s->held = 0;
 }
 
+/* Follow the packet's FPDUs from ahead bytes in, starting at seq; w->seq: where that ends. */
+static __always_inline bool follow(struct walk *w, __u32 seq, __u32 ahead, __u32 plen)
+{
+	w->off += ahead;
+	w->seq = seq;
+	bpf_loop(MAX_FPDUS, walk_one, w, 0);
+	/*
+	 * Followed to the end of the packet, or into an FPDU that ends beyond it: on. Else a
+	 * header that is not one, more FPDUs than a walk takes, or a header cut short.
+	 */
+	return !w->bad && !seq_before(w->seq, seq - ahead + plen);
+}
+
+/*
+ * In sync, a packet after a gap (reordered on its way, or one before it was lost): follow
+ * it as an island, from its start, as if that were an FPDU's (the sender aligns FPDUs to
+ * segments, RFC 5044 §6.1), placing nothing. Should the stream, followed with certainty,
+ * reach the island's start, the island is certain too and the stream goes on from its
+ * end; should it pass the start, the island is dropped. false: the gap is too much.
+ */
+static __always_inline bool island(struct walk *w, __u32 seq, __u32 plen)
+{
+	struct iwx_fp_slot *s = w->s;
+
+	if (s->island_end && s->island_end != seq)
+		return false;	/* a second gap */
+	w->island = true;
+	if (!follow(w, seq, 0, plen)) {
+		s->island_end = 0;
+		return false;
+	}
+	if (!s->island_end)
+		s->island_seq = seq;
+	s->island_end = w->seq;
+	return true;
+}
+
+/* In sync: the stream has reached w->seq. Join the island there, or drop one passed. */
+static __always_inline void join(struct iwx_fp_slot *s, __u32 seq)
+{
+	if (!s->island_end)
+		return;
+	if (seq == s->island_seq)
+		seq = s->island_end;
+	else if (!seq_before(seq, s->island_seq))
+		s->island_end = 0;
+	if (seq == s->island_end)
+		s->island_end = 0;
+	s->next_seq = seq;
+}
+
 /* One TCP segment of a connection iwxd knows, its slot held. */
 static __always_inline void walk_packet(struct walk *w, __u32 seq, __u32 plen)
 {
@@ -454,17 +538,19 @@ static __always_inline void walk_packet(struct walk *w, __u32 seq, __u32 plen)
 	if (s->state == IWX_FP_STOPPED || plen == 0)
 		return;
 	ahead = (__s32)(s->next_seq - seq);
+	if (ahead < 0 && s->state == IWX_FP_SYNC && island(w, seq, plen))
+		return;
 	if (s->state == IWX_FP_UNSYNC || ahead < 0) {
 		if (seq_before(seq, w->win_lo))
 			return;	/* old data TCP has had: no start to propose */
 		/*
-		 * No boundary known, or a gap (a segment lost or reordered before this one):
-		 * propose this packet's start, follow the stream from it, and place again once
-		 * iwxd has confirmed it (the sender aligns FPDUs to segments, RFC 5044 §6.1).
+		 * No boundary known, or a gap the stream cannot bridge: propose this packet's
+		 * start, follow the stream from it, and place again once iwxd has confirmed it.
 		 */
 		s->state = IWX_FP_PROPOSED;
 		s->mark_seq = seq;
 		s->next_seq = seq;
+		s->island_end = 0;
 		s->c.proposals++;
 		if (w->ifc)
 			w->ifc->proposals++;
@@ -472,16 +558,15 @@ static __always_inline void walk_packet(struct walk *w, __u32 seq, __u32 plen)
 	}
 	if ((__u32)ahead >= plen)
 		return;	/* all before the next FPDU: a retransmission, or inside a long FPDU */
-	w->off += ahead;
-	w->seq = s->next_seq;
-	bpf_loop(MAX_FPDUS, walk_one, w, 0);
+	if (follow(w, s->next_seq, ahead, plen)) {
+		s->next_seq = w->seq;
+		if (s->state == IWX_FP_SYNC)
+			join(s, w->seq);
+		return;
+	}
 	s->next_seq = w->seq;
-	/*
-	 * Followed to the end of the packet, or into an FPDU that ends beyond it: on. Else
-	 * more FPDUs than one walk takes, or a header cut short: the boundary is lost.
-	 */
-	if (seq_before(w->seq, seq + plen) && s->state != IWX_FP_STOPPED)
-		s->state = IWX_FP_UNSYNC;
+	/* a proposal that was wrong; or in sync, a stream iwxd will end with a Terminate */
+	s->state = w->bad && s->state == IWX_FP_SYNC ? IWX_FP_STOPPED : IWX_FP_UNSYNC;
 }
 
 static __always_inline struct iwx_fp_cpu *cpu_enter(void)
@@ -536,6 +621,30 @@ static __always_inline bool socket_of(void *ctx, const struct tcp_pkt *t,
 	return mine;
 }
 
+/*
+ * Take the connection's slot. Another CPU may hold it (a sender that moved between CPUs
+ * has packets of one stream in two CPUs' backlogs): wait a little, for it walks one packet.
+ */
+struct claim {
+	struct iwx_fp_slot	*s;
+	bool			got;
+};
+
+static long try_claim(__u32 i, struct claim *c)
+{
+	(void)i;
+	c->got = __sync_val_compare_and_swap(&c->s->busy, 0, 1) == 0;
+	return c->got;
+}
+
+static __always_inline bool claim(struct iwx_fp_slot *s)
+{
+	struct claim c = { .s = s };
+
+	bpf_loop(CLAIM_TRIES, try_claim, &c, 0);
+	return c.got;
+}
+
 static __always_inline void fastpath(void *ctx, struct pkt *p)
 {
 	struct walk w = { .p = p };
@@ -556,7 +665,7 @@ static __always_inline void fastpath(void *ctx, struct pkt *p)
 		goto out;
 	if (!socket_of(ctx, &t, conn, &w))
 		goto out;	/* a socket iwxd no longer has (it ended or iwxd died) */
-	if (__sync_val_compare_and_swap(&s->busy, 0, 1) != 0) {
+	if (!claim(s)) {
 		/* another CPU follows this stream: this packet's FPDUs go unseen, which is a gap */
 		if (w.ifc)
 			w.ifc->skipped[IWX_FP_SKIP_BUSY]++;

@@ -62,7 +62,5 @@ struct bpf_iter__tcp {
 extern void *bpf_cast_to_kern_ctx(void *ctx) __ksym;
 extern int bpf_dynptr_from_skb(struct __sk_buff *skb, __u64 flags, struct bpf_dynptr *ptr) __ksym;
 extern int bpf_dynptr_from_xdp(struct xdp_md *xdp, __u64 flags, struct bpf_dynptr *ptr) __ksym;
-extern int bpf_dynptr_copy(struct bpf_dynptr *dst, __u32 dst_off, struct bpf_dynptr *src,
-			   __u32 src_off, __u32 size) __ksym;
 
 #endif /* IWX_BPF_KERNEL_H */

@@ -50,7 +50,8 @@ static int map_fd(struct iwx_arena *a, int fd, size_t size)
 
 static int create_bpf(struct iwx_arena *a, size_t size)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
+	/* BPF_F_INNER_MAP: the fast path reaches it through a map of maps, whatever its size */
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP);
 	struct bpf_map_info info;
 	__u32 info_len = sizeof(info);
 	const char *no_bpf = getenv("IWX_ARENA_NO_BPF");

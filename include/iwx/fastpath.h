@@ -18,7 +18,7 @@
 
 #include <iwx/ddp_check.h>
 
-#define IWX_FP_RING		64	/* records per connection: a power of two */
+#define IWX_FP_RING		4096	/* records per connection, a power of two: 6 MiB of FPDUs behind iwxd */
 #define IWX_FP_COPY_ELEMS	17	/* a payload of up to 64 KiB spans at most 17 4-KiB elements */
 
 /* Why an FPDU was not placed (the program counts each under one reason). */
@@ -106,6 +106,8 @@ struct iwx_fp_slot {
 	__u32	held;		/* a Send with Invalidate at hold_seq waits for iwxd */
 	__u32	hold_seq;
 	__u32	head;		/* records written */
+	__u32	island_seq;	/* SYNC: packets followed after a gap span [island_seq, */
+	__u32	island_end;	/* island_end); 0: none */
 	__u32	rsvd0;
 	/* iwxd's */
 	__u32	tail;		/* records taken */

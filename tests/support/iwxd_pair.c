@@ -19,6 +19,7 @@
 #include <iwx/ipc.h>
 
 #include "iwxd_pair.h"
+#include "raw_ipc.h"
 
 #define START_MS	5000
 #define STOP_MS		5000
@@ -126,6 +127,23 @@ static void remove_stale_dirs(void)
 		closedir(dir);
 }
 
+/* IWX_TEST_FASTPATH=tc|xdp: the fast path on both daemons, for whatever suite runs. */
+static int attach_asked(struct iwxd_pair *p)
+{
+	const char *mode = getenv("IWX_TEST_FASTPATH");
+	int err = 0;
+
+	if (!mode || !*mode)
+		return 0;
+	for (int i = 0; i < 2 && !err; i++)
+		err = iwxd_pair_attach(p, i, strcmp(mode, "xdp") ? IWX_FP_MODE_TC : IWX_FP_MODE_XDP);
+	if (err) {
+		fprintf(stderr, "IWX_TEST_FASTPATH=%s: cannot attach: %s\n", mode, strerror(-err));
+		iwxd_pair_stop(p);
+	}
+	return err;
+}
+
 int iwxd_pair_start(struct iwxd_pair *p, const char *args)
 {
 	int err;
@@ -157,11 +175,24 @@ int iwxd_pair_start(struct iwxd_pair *p, const char *args)
 	}
 	for (int t = 0; t < START_MS / 10; t++) {
 		if (serving(p->sock[0]) && serving(p->sock[1]))
-			return 0;
+			return attach_asked(p);
 		sleep_ms(10);
 	}
 	iwxd_pair_stop(p);
 	return -ETIMEDOUT;
+}
+
+int iwxd_pair_attach(const struct iwxd_pair *p, int i, uint32_t mode)
+{
+	struct iwx_ipc_fp_attach req = { .mode = mode };
+	int sock = iwx_ipc_connect(p->sock[i], 0), err;
+
+	if (sock < 0)
+		return sock;
+	snprintf(req.ifname, sizeof(req.ifname), "%s", p->ns.dev[i]);
+	err = raw_call(sock, IWX_IPC_FP_ATTACH, &req, sizeof(req), NULL, 0, NULL, NULL);
+	close(sock);
+	return err;
 }
 
 /* Wait for pid up to ms; its wait status, or -1 if it did not end. */
@@ -232,6 +263,8 @@ void iwxd_pair_stop(struct iwxd_pair *p)
 
 		if (p->pid[i] <= 0)
 			continue;
+		if (getenv("IWX_TEST_LOGS"))	/* debugging a test: show what the daemons said */
+			dump_log(p, i);
 		kill(p->pid[i], SIGTERM);
 		status = reap(p->pid[i], STOP_MS);
 		if (status == -1) {

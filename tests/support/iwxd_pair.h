@@ -9,6 +9,7 @@
 #define IWX_IWXD_PAIR_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <iwx/iwx.h>
@@ -29,6 +30,13 @@ struct iwxd_pair {
  * NULL), waiting until both serve. 0 or -errno; everything made is undone on failure.
  */
 int iwxd_pair_start(struct iwxd_pair *p, const char *args);
+
+/*
+ * Ask daemon i to attach the fast path (IWX_FP_MODE_*) to its end of the veth pair. 0 or
+ * iwxd's -errno. iwxd_pair_start does so on both when IWX_TEST_FASTPATH is "tc" or "xdp",
+ * so that any suite runs with the fast path.
+ */
+int iwxd_pair_attach(const struct iwxd_pair *p, int i, uint32_t mode);
 
 /* Stop both daemons (SIGTERM, then SIGKILL after 5 s) and remove the namespaces. */
 void iwxd_pair_stop(struct iwxd_pair *p);

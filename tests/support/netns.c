@@ -140,6 +140,8 @@ int netns_pair_setup(struct netns_pair *p)
 	snprintf(p->b, sizeof(p->b), "iwxt-%d-b", pid);
 	snprintf(dev_a, sizeof(dev_a), "iwx%da", pid);
 	snprintf(dev_b, sizeof(dev_b), "iwx%db", pid);
+	snprintf(p->dev[0], sizeof(p->dev[0]), "%s", dev_a);
+	snprintf(p->dev[1], sizeof(p->dev[1]), "%s", dev_b);
 
 	if ((err = ip("netns", "add", p->a, NULL)))
 		goto out;

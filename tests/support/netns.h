@@ -17,6 +17,7 @@
 
 struct netns_pair {
 	char	a[32], b[32];	/* iwxt-<pid>-a, iwxt-<pid>-b */
+	char	dev[2][16];	/* the veth ends: iwx<pid>a in a, iwx<pid>b in b */
 	bool	made[2];
 };
 

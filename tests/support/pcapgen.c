@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "pcapgen.h"
+#include "testutil.h"
 
 #define ETH_HLEN	14
 #define IP_HLEN		20
@@ -32,22 +33,6 @@ struct pcapgen {
 	uint32_t	snd_nxt[2];	/* next sequence number each side sends */
 	bool		acked[2];	/* the side has seen its peer's SYN: ACK valid */
 };
-
-static uint32_t sum16(uint32_t sum, const uint8_t *p, size_t len)
-{
-	for (; len > 1; p += 2, len -= 2)
-		sum += (uint32_t)p[0] << 8 | p[1];
-	if (len)
-		sum += (uint32_t)p[0] << 8;
-	return sum;
-}
-
-static uint16_t fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return ~sum & 0xffff;
-}
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -91,7 +76,7 @@ static int emit(struct pcapgen *pg, enum pcapgen_dir dir, uint8_t flags, uint16_
 	ip[9] = IPPROTO_TCP;
 	put32(ip + 12, pg->addr[dir]);
 	put32(ip + 16, pg->addr[peer]);
-	put16(ip + 10, fold(sum16(0, ip, IP_HLEN)));
+	put16(ip + 10, csum_fold(csum_add(0, ip, IP_HLEN)));
 
 	put16(tcp, pg->port[dir]);
 	put16(tcp + 2, pg->port[peer]);
@@ -112,9 +97,9 @@ static int emit(struct pcapgen *pg, enum pcapgen_dir dir, uint8_t flags, uint16_
 		memcpy(tcp + TCP_HLEN + opt_len, data, len);
 
 	/* pseudo-header: source, destination, protocol, TCP length */
-	sum = sum16(0, ip + 12, 8);
+	sum = csum_add(0, ip + 12, 8);
 	sum += IPPROTO_TCP + tcp_len;
-	put16(tcp + 16, fold(sum16(sum, tcp, tcp_len)));
+	put16(tcp + 16, csum_fold(csum_add(sum, tcp, tcp_len)));
 
 	pg->snd_nxt[dir] += len + !!(flags & (TH_SYN | TH_FIN));
 

@@ -1,0 +1,694 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The fast path's program (bpf/fastpath.bpf.c) alone, through BPF_PROG_TEST_RUN: crafted
+ * frames for a real TCP connection between two test namespaces, maps filled as iwxd
+ * would. Each check refuses what it must, under the right counter, and what passes lands
+ * exactly where its STag says; the guard bytes around the region stay as they were.
+ */
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <criterion/criterion.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <iwx/fastpath.h>
+#include <iwx/wire.h>
+
+#include "fastpath.skel.h"
+#include "netns.h"
+#include "testutil.h"
+
+#define MEM_ELEMS	4		/* the memory: 16 KiB */
+#define GUARD		0xa5
+#define STAG		0x123456u
+#define PD		7u
+#define BASE_TO		0x10000ull
+#define REGION_OFF	1000u		/* the region's first byte in the memory */
+#define REGION_LEN	8192u		/* ... and its length: it spans three elements */
+#define WRITE_ACCESS	(IWX_ACCESS_REMOTE_WRITE | IWX_ACCESS_LOCAL_WRITE)
+
+static struct netns_pair ns;
+static struct fastpath_bpf *skel;
+static int lfd = -1, cfd = -1, sfd = -1, mem_fd = -1;
+static uint8_t *mem;
+static struct iwx_fp_slot *slots;
+static size_t slots_len;
+static struct iwx_fp_key key;
+static uint32_t rcv_nxt;
+static bool v6;
+
+/* ------------------------------------------------------------- the connection */
+
+static int connect_in_b(void *arg)
+{
+	(void)arg;
+	sfd = accept(lfd, NULL, NULL);
+	return sfd < 0 ? -1 : 0;
+}
+
+/* rcv_nxt of the receiving socket, by the program iwxd asks (nothing was sent yet) */
+static int read_rcv_nxt(void *arg)
+{
+	struct bpf_link *l = bpf_program__attach_iter(skel->progs.iwx_anchor, NULL);
+	uint64_t cookie;
+	socklen_t len = sizeof(cookie);
+	int it, n;
+
+	(void)arg;
+	if (!l || getsockopt(sfd, SOL_SOCKET, SO_COOKIE, &cookie, &len))
+		return -1;
+	skel->bss->anchor_cookie = cookie;
+	it = bpf_iter_create(bpf_link__fd(l));
+	n = it < 0 ? -1 : read(it, &rcv_nxt, sizeof(rcv_nxt));
+	close(it);
+	bpf_link__destroy(l);
+	return n == sizeof(rcv_nxt) ? 0 : -1;
+}
+
+/* A TCP connection from namespace a (the peer) to b (this side, whose program runs). */
+static void make_connection(void)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t len = sizeof(ss);
+	int fam = v6 ? AF_INET6 : AF_INET;
+	struct iwx_fp_conn conn = { .slot = 0, .pd = PD };
+	uint64_t cookie;
+
+	lfd = netns_socket(ns.b, fam, SOCK_STREAM);
+	cfd = netns_socket(ns.a, fam, SOCK_STREAM);
+	cr_assert(lfd >= 0 && cfd >= 0);
+	if (v6) {
+		struct sockaddr_in6 *s = (void *)&ss;
+
+		s->sin6_family = AF_INET6;
+		inet_pton(AF_INET6, NETNS_B6, &s->sin6_addr);
+		len = sizeof(*s);
+	} else {
+		struct sockaddr_in *s = (void *)&ss;
+
+		s->sin_family = AF_INET;
+		inet_pton(AF_INET, NETNS_B4, &s->sin_addr);
+		len = sizeof(*s);
+	}
+	cr_assert_eq(bind(lfd, (void *)&ss, len), 0);
+	cr_assert_eq(listen(lfd, 1), 0);
+	cr_assert_eq(getsockname(lfd, (void *)&ss, &len), 0);
+	cr_assert_eq(connect(cfd, (void *)&ss, len), 0);
+	cr_assert_eq(netns_call(ns.b, connect_in_b, NULL), 0);
+
+	/* the key as packets from the peer carry it */
+	memset(&key, 0, sizeof(key));
+	if (v6) {
+		struct sockaddr_in6 c, s;
+		socklen_t l = sizeof(c);
+
+		getsockname(cfd, (void *)&c, &l);
+		l = sizeof(s);
+		getsockname(sfd, (void *)&s, &l);
+		memcpy(key.saddr, &c.sin6_addr, 16);
+		memcpy(key.daddr, &s.sin6_addr, 16);
+		key.sport = c.sin6_port;
+		key.dport = s.sin6_port;
+		key.v6 = 1;
+	} else {
+		struct sockaddr_in c, s;
+		socklen_t l = sizeof(c);
+
+		getsockname(cfd, (void *)&c, &l);
+		l = sizeof(s);
+		getsockname(sfd, (void *)&s, &l);
+		key.saddr[0] = c.sin_addr.s_addr;
+		key.daddr[0] = s.sin_addr.s_addr;
+		key.sport = c.sin_port;
+		key.dport = s.sin_port;
+	}
+	len = sizeof(cookie);
+	cr_assert_eq(getsockopt(sfd, SOL_SOCKET, SO_COOKIE, &cookie, &len), 0);
+	conn.cookie = cookie;
+	cr_assert_eq(bpf_map_update_elem(bpf_map__fd(skel->maps.iwx_fp_conns), &key, &conn, 0), 0);
+	cr_assert_eq(netns_call(ns.b, read_rcv_nxt, NULL), 0);
+}
+
+/* ----------------------------------------------------------------- the maps */
+
+static void publish(uint32_t stag, uint32_t pd, uint8_t access, uint64_t base_to, uint64_t len)
+{
+	struct iwx_fp_stag st = {
+		.desc = { .stag = stag, .pd = pd, .valid = 1, .access = access, .base_to = base_to,
+			  .len = len },
+		.mem = 0, .off = REGION_OFF,
+	};
+
+	cr_assert_eq(bpf_map_update_elem(bpf_map__fd(skel->maps.iwx_fp_stags), &stag, &st, 0), 0);
+}
+
+static void setup_maps(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP);
+	uint32_t zero = 0;
+
+	mem_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "test_mem", 4, 4096, MEM_ELEMS, &o);
+	cr_assert_geq(mem_fd, 0);
+	mem = mmap(NULL, MEM_ELEMS * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, mem_fd, 0);
+	cr_assert_neq(mem, MAP_FAILED);
+	memset(mem, GUARD, MEM_ELEMS * 4096);
+	cr_assert_eq(bpf_map_update_elem(bpf_map__fd(skel->maps.iwx_fp_mems), &zero, &mem_fd, 0), 0);
+	slots_len = (size_t)bpf_map__value_size(skel->maps.iwx_fp_slots) *
+		    bpf_map__max_entries(skel->maps.iwx_fp_slots);
+	slots_len = (slots_len + 4095) & ~(size_t)4095;
+	slots = mmap(NULL, slots_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		     bpf_map__fd(skel->maps.iwx_fp_slots), 0);
+	cr_assert_neq(slots, MAP_FAILED);
+	publish(STAG, PD, WRITE_ACCESS, BASE_TO, REGION_LEN);
+}
+
+static void start(bool ipv6)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root for namespaces and BPF");
+	v6 = ipv6;
+	cr_assert_eq(netns_pair_setup(&ns), 0);
+	skel = fastpath_bpf__open();
+	cr_assert_not_null(skel);
+	bpf_map__set_max_entries(skel->maps.iwx_fp_cpus, libbpf_num_possible_cpus());
+	cr_assert_eq(fastpath_bpf__load(skel), 0, "the verifier accepts the fast path");
+	setup_maps();
+	make_connection();
+	/* the stream's start is certain: as if iwxd had confirmed it */
+	slots[0].state = IWX_FP_SYNC;
+	slots[0].next_seq = rcv_nxt;
+}
+
+static void up4(void)
+{
+	start(false);
+}
+
+static void up6(void)
+{
+	start(true);
+}
+
+static void down(void)
+{
+	if (slots)
+		munmap(slots, slots_len);
+	if (mem)
+		munmap(mem, MEM_ELEMS * 4096);
+	for (int *fd = (int[]){ lfd, cfd, sfd, mem_fd }, i = 0; i < 4; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	lfd = cfd = sfd = mem_fd = -1;
+	slots = NULL;
+	mem = NULL;
+	fastpath_bpf__destroy(skel);
+	skel = NULL;
+	netns_pair_teardown(&ns);
+}
+
+TestSuite(fastpath_bpf, .init = up4, .fini = down, .timeout = 30);
+TestSuite(fastpath_bpf6, .init = up6, .fini = down, .timeout = 30);
+
+/* ---------------------------------------------------------------- the frames */
+
+#define TCP_ACK	0x10
+#define TCP_RST	0x04
+#define TCP_SYN	0x02
+
+struct frame {
+	uint8_t		b[4096];	/* BPF_PROG_TEST_RUN takes up to a page */
+	size_t		len;
+};
+
+/* An FPDU carrying a tagged segment (op: IWX_OP_WRITE or IWX_OP_READ_RESP) of len bytes. */
+static size_t fpdu_tagged(uint8_t *p, uint8_t op, uint32_t stag, uint64_t to, const uint8_t *data,
+			  uint32_t len)
+{
+	uint32_t ulen = IWX_DDP_TAGGED_HDR_LEN + len, pad = iwx_mpa_pad_len(ulen);
+	struct iwx_ddp_tagged_hdr h = {
+		.ddp_ctrl = IWX_DDP_FLAG_TAGGED | IWX_DDP_FLAG_LAST | IWX_DDP_VERSION,
+		.rdmap_ctrl = IWX_RDMAP_VERSION << IWX_RDMAP_VERSION_SHIFT | op,
+		.stag = htonl(stag), .to = htobe64(to),
+	};
+
+	p[0] = ulen >> 8;
+	p[1] = ulen;
+	memcpy(p + 2, &h, sizeof(h));
+	memcpy(p + 2 + sizeof(h), data, len);
+	memset(p + 2 + sizeof(h) + len, 0, pad);
+	memcpy(p + 2 + ulen + pad, "\x11\x22\x33\x44", 4);	/* the program leaves the CRC to iwxd */
+	return 2 + ulen + pad + 4;
+}
+
+/* An untagged Send (op IWX_OP_SEND, IWX_OP_SEND_INV, ...) of len bytes. */
+static size_t fpdu_send(uint8_t *p, uint8_t op, uint32_t inval, uint32_t len)
+{
+	uint32_t ulen = IWX_DDP_UNTAGGED_HDR_LEN + len, pad = iwx_mpa_pad_len(ulen);
+	struct iwx_ddp_untagged_hdr h = {
+		.ddp_ctrl = IWX_DDP_FLAG_LAST | IWX_DDP_VERSION,
+		.rdmap_ctrl = IWX_RDMAP_VERSION << IWX_RDMAP_VERSION_SHIFT | op,
+		.inval_stag = htonl(inval), .qn = 0, .msn = htonl(1), .mo = 0,
+	};
+
+	p[0] = ulen >> 8;
+	p[1] = ulen;
+	memcpy(p + 2, &h, sizeof(h));
+	memset(p + 2 + sizeof(h), 0x5a, len + pad);
+	memset(p + 2 + ulen + pad, 0, 4);
+	return 2 + ulen + pad + 4;
+}
+
+/* Ethernet (a VLAN tag if vlan), IP, TCP from the peer at seq with flags, then payload. */
+static void frame_build(struct frame *f, bool vlan, uint32_t seq, uint8_t flags, const uint8_t *payload,
+			size_t plen)
+{
+	uint8_t *p = f->b, *ip, *tcp;
+	size_t iplen = v6 ? 40 : 20;
+	uint32_t sum;
+
+	memset(f->b, 0, 64);
+	p += 12;	/* MAC addresses: zero */
+	if (vlan) {
+		memcpy(p, "\x81\x00\x00\x2a", 4);
+		p += 4;
+	}
+	memcpy(p, v6 ? "\x86\xdd" : "\x08\x00", 2);
+	ip = p + 2;
+	tcp = ip + iplen;
+	if (v6) {
+		ip[0] = 0x60;
+		ip[4] = (20 + plen) >> 8;
+		ip[5] = 20 + plen;
+		ip[6] = IPPROTO_TCP;
+		ip[7] = 64;
+		memcpy(ip + 8, key.saddr, 16);
+		memcpy(ip + 24, key.daddr, 16);
+		sum = csum_add(0, ip + 8, 32);
+	} else {
+		ip[0] = 0x45;
+		ip[2] = (40 + plen) >> 8;
+		ip[3] = 40 + plen;
+		ip[8] = 64;
+		ip[9] = IPPROTO_TCP;
+		memcpy(ip + 12, &key.saddr[0], 4);
+		memcpy(ip + 16, &key.daddr[0], 4);
+		ip[10] = ip[11] = 0;
+		uint16_t c = csum_fold(csum_add(0, ip, 20));
+
+		ip[10] = c >> 8;
+		ip[11] = c;
+		sum = csum_add(0, ip + 12, 8);
+	}
+	memset(tcp, 0, 20);
+	memcpy(tcp, &key.sport, 2);
+	memcpy(tcp + 2, &key.dport, 2);
+	tcp[4] = seq >> 24;
+	tcp[5] = seq >> 16;
+	tcp[6] = seq >> 8;
+	tcp[7] = seq;
+	tcp[12] = 5 << 4;
+	tcp[13] = flags;
+	tcp[14] = 0xff;
+	tcp[15] = 0xff;
+	memcpy(tcp + 20, payload, plen);
+	sum += IPPROTO_TCP + 20 + plen;
+	uint16_t c = csum_fold(csum_add(sum, tcp, 20 + plen));
+
+	tcp[16] = c >> 8;
+	tcp[17] = c;
+	f->len = (tcp - f->b) + 20 + plen;
+}
+
+static struct frame frame;
+
+static int run_in_b(void *arg)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = frame.b, .data_size_in = frame.len);
+
+	(void)arg;
+	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.iwx_tc), &run))
+		return -1000;
+	return (int)run.retval;
+}
+
+/* Run the TC program on the frame, as it arrives in namespace b; it passes every packet. */
+static void run(void)
+{
+	cr_assert_eq(netns_call(ns.b, run_in_b, NULL), -1 /* TC_ACT_UNSPEC */);
+}
+
+static void send_fpdus(uint32_t seq, uint8_t flags, const uint8_t *fpdus, size_t len)
+{
+	frame_build(&frame, false, seq, flags, fpdus, len);
+	run();
+}
+
+/* ------------------------------------------------------------------ checks */
+
+static void assert_guards(size_t from, size_t to)
+{
+	for (size_t i = 0; i < MEM_ELEMS * 4096; i++)
+		if (i < from || i >= to)
+			cr_assert_eq(mem[i], GUARD, "guard byte %zu changed", i);
+}
+
+static uint64_t skipped(enum iwx_fp_skip why)
+{
+	return slots[0].c.skipped[why];
+}
+
+static void assert_nothing_placed(enum iwx_fp_skip why)
+{
+	cr_assert_eq(slots[0].c.placed_fpdus, 0);
+	cr_assert_eq(slots[0].head, 0, "no record");
+	cr_assert_eq(skipped(why), 1, "counted under reason %d", why);
+	assert_guards(0, 0);
+}
+
+static uint8_t data[8192];
+
+/* One Write, whole in one packet, in order: its bytes land at base + TO, and a record says so. */
+static void places_one_write(bool vlan)
+{
+	uint8_t buf[2048];
+	size_t n;
+
+	fill_pattern(data, sizeof(data), 3);
+	n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO + 3000, data, 1401);
+	frame_build(&frame, vlan, rcv_nxt, TCP_ACK, buf, n);
+	run();
+	cr_assert_eq(slots[0].c.placed_fpdus, 1);
+	cr_assert_eq(slots[0].c.placed_bytes, 1401);
+	cr_assert_eq(memcmp(mem + REGION_OFF + 3000, data, 1401), 0, "the payload is at base + TO");
+	assert_guards(REGION_OFF + 3000, REGION_OFF + 3000 + 1401);
+	cr_assert_eq(slots[0].head, 1);
+	cr_assert_eq(slots[0].ring[0].seq, rcv_nxt);
+	cr_assert_eq(memcmp(slots[0].ring[0].hdr, buf, 16), 0, "the record holds the header");
+	cr_assert_eq(slots[0].ring[0].trailer_len, iwx_mpa_pad_len(14 + 1401) + 4);
+	cr_assert_eq(slots[0].next_seq, rcv_nxt + n);
+}
+
+Test(fastpath_bpf, places_a_write_at_its_tagged_offset)
+{
+	places_one_write(false);
+}
+
+Test(fastpath_bpf, places_behind_a_vlan_tag)
+{
+	places_one_write(true);
+}
+
+Test(fastpath_bpf6, places_a_write_over_ipv6)
+{
+	places_one_write(false);
+}
+
+/* Five FPDUs in one packet (as GRO merges them), one across two 4 KiB elements: all placed. */
+Test(fastpath_bpf, many_fpdus_in_one_packet)
+{
+	uint8_t buf[4096];
+	size_t n = 0;
+
+	fill_pattern(data, sizeof(data), 4);
+	for (int i = 0; i < 5; i++)
+		n += fpdu_tagged(buf + n, IWX_OP_WRITE, STAG, BASE_TO + i * 600, data + i * 600, 600);
+	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
+	cr_assert_eq(slots[0].c.placed_fpdus, 5);
+	cr_assert_eq(memcmp(mem + REGION_OFF, data, 3000), 0);
+	assert_guards(REGION_OFF, REGION_OFF + 3000);
+	cr_assert_eq(slots[0].head, 5);
+	cr_assert_eq(slots[0].next_seq, rcv_nxt + n);
+}
+
+/* An FPDU cut by the packet's end is not placed; the next packet goes on after it. */
+Test(fastpath_bpf, an_fpdu_cut_across_packets_is_left_and_followed)
+{
+	uint8_t buf[4096];
+	size_t n, m;
+
+	fill_pattern(data, sizeof(data), 5);
+	n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 1000);
+	send_fpdus(rcv_nxt, TCP_ACK, buf, 600);
+	assert_nothing_placed(IWX_FP_SKIP_SPLIT);
+	/* the rest of it, then a whole one */
+	m = fpdu_tagged(buf + n, IWX_OP_WRITE, STAG, BASE_TO + 2000, data, 100);
+	send_fpdus(rcv_nxt + 600, TCP_ACK, buf + 600, n - 600 + m);
+	cr_assert_eq(slots[0].c.placed_fpdus, 1, "the FPDU after it is placed");
+	cr_assert_eq(memcmp(mem + REGION_OFF + 2000, data, 100), 0);
+	assert_guards(REGION_OFF + 2000, REGION_OFF + 2100);
+}
+
+/* A packet the 4-tuple does not name a known connection for: nothing at all. */
+Test(fastpath_bpf, unknown_connection)
+{
+	uint8_t buf[2048];
+	size_t n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 100);
+
+	key.sport ^= htons(1);
+	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
+	key.sport ^= htons(1);
+	cr_assert_eq(slots[0].c.packets, 0);
+	cr_assert_eq(slots[0].head, 0);
+	assert_guards(0, 0);
+}
+
+/* The right 4-tuple, but far outside the receive window: never placed. */
+Test(fastpath_bpf, outside_the_window)
+{
+	uint8_t buf[2048];
+	size_t n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 100);
+
+	slots[0].next_seq = rcv_nxt + (1u << 30);
+	send_fpdus(rcv_nxt + (1u << 30), TCP_ACK, buf, n);
+	assert_nothing_placed(IWX_FP_SKIP_WINDOW);
+	/* and data TCP has had already: before rcv_nxt */
+	slots[0].next_seq = rcv_nxt - 1000;
+	send_fpdus(rcv_nxt - 1000, TCP_ACK, buf, n);
+	cr_assert_eq(skipped(IWX_FP_SKIP_WINDOW), 2);
+	cr_assert_eq(slots[0].head, 0);
+	assert_guards(0, 0);
+}
+
+Test(fastpath_bpf, rst_syn_or_no_ack)
+{
+	uint8_t buf[2048];
+	size_t n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 100);
+
+	send_fpdus(rcv_nxt, TCP_ACK | TCP_RST, buf, n);
+	assert_nothing_placed(IWX_FP_SKIP_TCP_FLAGS);
+	slots[0].next_seq = rcv_nxt;
+	send_fpdus(rcv_nxt, TCP_ACK | TCP_SYN, buf, n);
+	slots[0].next_seq = rcv_nxt;
+	send_fpdus(rcv_nxt, 0, buf, n);
+	cr_assert_eq(skipped(IWX_FP_SKIP_TCP_FLAGS), 3);
+	cr_assert_eq(slots[0].head, 0);
+	assert_guards(0, 0);
+}
+
+/* A segment TCP will drop for its checksum must not have been placed. */
+Test(fastpath_bpf, bad_tcp_checksum)
+{
+	uint8_t buf[2048];
+	size_t n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 100);
+
+	frame_build(&frame, false, rcv_nxt, TCP_ACK, buf, n);
+	frame.b[frame.len - 10] ^= 0x40;	/* a payload byte: the checksum no longer matches */
+	run();
+	assert_nothing_placed(IWX_FP_SKIP_CSUM);
+}
+
+static void refused(uint8_t op, uint32_t stag, uint64_t to, uint32_t len, enum iwx_fp_skip why)
+{
+	uint8_t buf[2048];
+	size_t n = fpdu_tagged(buf, op, stag, to, data, len);
+
+	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
+	assert_nothing_placed(why);
+	cr_assert_eq(slots[0].next_seq, rcv_nxt + n, "followed all the same");
+}
+
+Test(fastpath_bpf, unknown_stag)
+{
+	refused(IWX_OP_WRITE, STAG ^ 0x100, BASE_TO, 100, IWX_FP_SKIP_STAG);
+}
+
+Test(fastpath_bpf, stag_with_another_key)
+{
+	refused(IWX_OP_WRITE, STAG ^ 1, BASE_TO, 100, IWX_FP_SKIP_STAG);
+}
+
+Test(fastpath_bpf, invalid_stag)
+{
+	struct iwx_fp_stag st;
+	uint32_t stag = STAG;
+
+	cr_assert_eq(bpf_map_lookup_elem(bpf_map__fd(skel->maps.iwx_fp_stags), &stag, &st), 0);
+	st.desc.valid = 0;
+	cr_assert_eq(bpf_map_update_elem(bpf_map__fd(skel->maps.iwx_fp_stags), &stag, &st, 0), 0);
+	refused(IWX_OP_WRITE, STAG, BASE_TO, 100, IWX_FP_SKIP_STAG);
+}
+
+Test(fastpath_bpf, stag_of_another_protection_domain)
+{
+	publish(STAG, PD + 1, WRITE_ACCESS, BASE_TO, REGION_LEN);
+	refused(IWX_OP_WRITE, STAG, BASE_TO, 100, IWX_FP_SKIP_STAG_PD);
+}
+
+Test(fastpath_bpf, no_remote_write_access)
+{
+	publish(STAG, PD, IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_READ, BASE_TO, REGION_LEN);
+	refused(IWX_OP_WRITE, STAG, BASE_TO, 100, IWX_FP_SKIP_ACCESS);
+}
+
+Test(fastpath_bpf, read_response_needs_local_write)
+{
+	publish(STAG, PD, IWX_ACCESS_REMOTE_WRITE, BASE_TO, REGION_LEN);
+	refused(IWX_OP_READ_RESP, STAG, BASE_TO, 100, IWX_FP_SKIP_ACCESS);
+}
+
+Test(fastpath_bpf, read_response_is_placed)
+{
+	uint8_t buf[2048];
+	size_t n;
+
+	publish(STAG, PD, IWX_ACCESS_LOCAL_WRITE, BASE_TO, REGION_LEN);
+	fill_pattern(data, sizeof(data), 6);
+	n = fpdu_tagged(buf, IWX_OP_READ_RESP, STAG, BASE_TO + 10, data, 1000);
+	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
+	cr_assert_eq(slots[0].c.placed_fpdus, 1);
+	cr_assert_eq(memcmp(mem + REGION_OFF + 10, data, 1000), 0);
+	assert_guards(REGION_OFF + 10, REGION_OFF + 1010);
+}
+
+Test(fastpath_bpf, past_the_region_end)
+{
+	refused(IWX_OP_WRITE, STAG, BASE_TO + REGION_LEN - 50, 100, IWX_FP_SKIP_BOUNDS);
+}
+
+Test(fastpath_bpf, before_the_region)
+{
+	refused(IWX_OP_WRITE, STAG, BASE_TO - 1, 100, IWX_FP_SKIP_BOUNDS);
+}
+
+Test(fastpath_bpf, tagged_offset_wraps)
+{
+	publish(STAG, PD, WRITE_ACCESS, ~0ull - 200, 100);
+	refused(IWX_OP_WRITE, STAG, ~0ull - 20, 100, IWX_FP_SKIP_TO_WRAP);
+}
+
+/* Not confirmed: the program proposes the packet's start and places nothing. */
+Test(fastpath_bpf, uncertain_boundary_is_proposed_not_placed)
+{
+	uint8_t buf[2048];
+	size_t n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 100);
+
+	slots[0].state = IWX_FP_UNSYNC;
+	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
+	assert_nothing_placed(IWX_FP_SKIP_UNSYNC);
+	cr_assert_eq(slots[0].state, IWX_FP_PROPOSED);
+	cr_assert_eq(slots[0].mark_seq, rcv_nxt);
+	cr_assert_eq(slots[0].c.proposals, 1);
+
+	/* iwxd confirms: the next packet is placed */
+	slots[0].answer = IWX_FP_ANSWER(rcv_nxt, IWX_FP_CONFIRM);
+	send_fpdus(rcv_nxt + n, TCP_ACK, buf, n);
+	cr_assert_eq(slots[0].state, IWX_FP_SYNC);
+	cr_assert_eq(slots[0].c.placed_fpdus, 1);
+}
+
+/* A packet after a gap is followed as an island; the gap filled, the stream goes on past it. */
+Test(fastpath_bpf, a_reordered_packet_is_joined)
+{
+	uint8_t buf[2048];
+	size_t n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 100);
+
+	send_fpdus(rcv_nxt + n, TCP_ACK, buf, n);
+	assert_nothing_placed(IWX_FP_SKIP_UNSYNC);
+	cr_assert_eq(slots[0].state, IWX_FP_SYNC, "still in sync");
+	cr_assert_eq(slots[0].island_seq, rcv_nxt + n);
+	cr_assert_eq(slots[0].island_end, rcv_nxt + 2 * n);
+	/* the packet before it: placed, and the stream continues after the island */
+	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
+	cr_assert_eq(slots[0].c.placed_fpdus, 1);
+	cr_assert_eq(slots[0].next_seq, rcv_nxt + 2 * n);
+	cr_assert_eq(slots[0].island_end, 0);
+	send_fpdus(rcv_nxt + 2 * n, TCP_ACK, buf, n);
+	cr_assert_eq(slots[0].c.placed_fpdus, 2);
+	cr_assert_eq(slots[0].c.proposals, 0, "never out of sync");
+}
+
+/* Two gaps: the boundary is lost; nothing placed until iwxd confirms a proposal. */
+Test(fastpath_bpf, a_second_gap_loses_the_boundary)
+{
+	uint8_t buf[2048];
+	size_t n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 100);
+
+	send_fpdus(rcv_nxt + n, TCP_ACK, buf, n);
+	send_fpdus(rcv_nxt + 3 * n, TCP_ACK, buf, n);
+	cr_assert_eq(slots[0].state, IWX_FP_PROPOSED);
+	cr_assert_eq(slots[0].mark_seq, rcv_nxt + 3 * n);
+	cr_assert_eq(slots[0].c.proposals, 1);
+	/* denied: proposed again at the next packet */
+	slots[0].answer = IWX_FP_ANSWER(rcv_nxt + 3 * n, IWX_FP_DENY);
+	send_fpdus(rcv_nxt + 5 * n, TCP_ACK, buf, n);
+	cr_assert_eq(slots[0].mark_seq, rcv_nxt + 5 * n);
+	cr_assert_eq(slots[0].c.proposals, 2);
+	cr_assert_eq(slots[0].head, 0);
+	assert_guards(0, 0);
+}
+
+/* What is not DDP/RDMAP: the program stops following the stream (iwxd will end it). */
+Test(fastpath_bpf, a_bad_header_stops_the_stream)
+{
+	uint8_t buf[2048];
+	size_t n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 100);
+
+	buf[2] = 0x82;	/* DDP version 2 */
+	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
+	assert_nothing_placed(IWX_FP_SKIP_HEADER);
+	cr_assert_eq(slots[0].state, IWX_FP_STOPPED);
+	buf[2] = 0xc1;
+	send_fpdus(rcv_nxt + n, TCP_ACK, buf, n);
+	cr_assert_eq(slots[0].head, 0, "nothing placed after it");
+}
+
+/* A Send with Invalidate holds the Writes behind it until iwxd has taken it. */
+Test(fastpath_bpf, writes_behind_a_send_with_invalidate_wait)
+{
+	uint8_t buf[4096];
+	size_t s = fpdu_send(buf, IWX_OP_SEND_INV, STAG, 20), n;
+
+	n = s + fpdu_tagged(buf + s, IWX_OP_WRITE, STAG, BASE_TO, data, 100);
+	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
+	cr_assert_eq(skipped(IWX_FP_SKIP_UNTAGGED), 1);
+	cr_assert_eq(skipped(IWX_FP_SKIP_HELD), 1);
+	cr_assert_eq(slots[0].head, 0);
+	assert_guards(0, 0);
+	/* released: the next Write is placed */
+	slots[0].release = IWX_FP_ANSWER(rcv_nxt, IWX_FP_RELEASE);
+	send_fpdus(rcv_nxt + n, TCP_ACK, buf + s, n - s);
+	cr_assert_eq(slots[0].c.placed_fpdus, 1);
+}
+
+/* iwxd has not taken the records: once the ring is full, nothing more is placed. */
+Test(fastpath_bpf, a_full_ring_stops_placement)
+{
+	uint8_t buf[4096];
+	size_t one = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 1), n = 0;
+
+	/* iwxd is behind by all but 128 records; then two packets of 128 one-byte FPDUs */
+	slots[0].head = IWX_FP_RING - 128;
+	for (int i = 0; i < 128; i++)
+		n += fpdu_tagged(buf + n, IWX_OP_WRITE, STAG, BASE_TO + i, data, 1);
+	cr_assert_eq(n, 128 * one);
+	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
+	send_fpdus(rcv_nxt + n, TCP_ACK, buf, n);
+	cr_assert_eq(slots[0].c.placed_fpdus, 128);
+	cr_assert_eq(skipped(IWX_FP_SKIP_RING_FULL), 128);
+	cr_assert_eq(slots[0].next_seq, rcv_nxt + 2 * n, "followed all the same");
+}
