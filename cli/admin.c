@@ -2,7 +2,8 @@
 /*
  * iwx status, conns, stags, counters: what a running iwxd holds. One request on its
  * control socket (IWX_IPC_STATUS, _LIST_CONNS, _LIST_STAGS: root only, no HELLO), the
- * reply's parts joined, then aligned columns or JSON.
+ * reply's parts joined, then aligned columns or JSON. The exchange, its errors and the
+ * options are also those of the fast path's commands (fastpath.c).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -28,11 +29,6 @@
 #include "table.h"
 
 #define REPLY_TIMEOUT_S	5	/* iwxd answers from its loop at once: longer means it is stuck */
-
-struct admin_opts {
-	const char	*socket;
-	bool		json;
-};
 
 /* ----------------------------------------------------------- formats */
 
@@ -83,7 +79,7 @@ static const char *pct_str(char *buf, size_t cap, uint64_t aligned, uint64_t tot
 	return buf;
 }
 
-static const char *bytes_str(char *buf, size_t cap, uint64_t v)
+const char *bytes_str(char *buf, size_t cap, uint64_t v)
 {
 	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
 	double x = (double)v / 1024;
@@ -519,7 +515,7 @@ static void stag_row(struct table *t, size_t i, const void *e)
 	cell(t, i, 2, "%u", m->pd);
 	cell(t, i, 3, "%s", m->valid ? "valid" : "invalid");
 	cell(t, i, 4, "%s", access_str(s, sizeof(s), m->access));
-	cell(t, i, 5, "%s", m->in_arena ? "arena" : "process memory");
+	cell(t, i, 5, "%s", m->in_arena ? "arena" : "shared");
 	cell(t, i, 6, "0x%" PRIx64, m->base_to);
 	cell(t, i, 7, "%" PRIu64, m->len);
 }
@@ -540,22 +536,17 @@ static int show_stags(void *buf, size_t n, const struct admin_opts *o)
 
 /* ---------------------------------------------------------- exchange */
 
-/* The reply, its parts joined. */
-struct reply {
-	uint8_t		*buf;
-	size_t		len, cap;
-};
-
-/* Ask op of the daemon at path; every part of the reply into r (entries of esize). */
-static int admin_fetch(const char *path, uint16_t op, size_t esize, struct reply *r)
+int admin_fetch(const char *path, uint16_t op, const void *body, uint32_t len, size_t esize,
+		struct admin_reply *r)
 {
-	struct iwx_ipc_hdr req = { .op = op, .seq = 1 }, h;
+	struct iwx_ipc_hdr req = { .op = op, .seq = 1, .len = len }, h;
 	int fd, n, err;
 
+	r->status = 0;
 	fd = iwx_ipc_connect(path, REPLY_TIMEOUT_S);
 	if (fd < 0)
 		return fd;
-	err = iwx_ipc_send(fd, &req, NULL, NULL, 0);
+	err = iwx_ipc_send(fd, &req, body, NULL, 0);
 	while (!err) {
 		/* room for the largest part, received in place */
 		if (r->cap - r->len < IWX_IPC_MAX) {
@@ -581,10 +572,14 @@ static int admin_fetch(const char *path, uint16_t op, size_t esize, struct reply
 			break;
 		}
 		if (h.status) {
-			err = h.status < 0 ? h.status : -EPROTO;
+			/* iwxd's answer, not the exchange's failure */
+			if (h.status < 0)
+				r->status = h.status;
+			else
+				err = -EPROTO;
 			break;
 		}
-		if ((size_t)n % esize) {
+		if (esize ? (size_t)n % esize : n != 0) {
 			err = -EPROTO;
 			break;
 		}
@@ -596,7 +591,7 @@ static int admin_fetch(const char *path, uint16_t op, size_t esize, struct reply
 	return err;
 }
 
-static void report(const char *path, int err)
+void admin_report(const char *path, int err, const char *who)
 {
 	switch (err) {
 	case -ENOENT:
@@ -608,7 +603,7 @@ static void report(const char *path, int err)
 		break;
 	case -EACCES:
 	case -EPERM:
-		fprintf(stderr, "iwx: %s: permission denied: only root may inspect iwxd\n", path);
+		fprintf(stderr, "iwx: %s: permission denied: only root may %s\n", path, who);
 		break;
 	case -ENAMETOOLONG:
 		fprintf(stderr, "iwx: %s: socket path too long (at most %zu bytes)\n", path,
@@ -631,17 +626,6 @@ static void report(const char *path, int err)
 }
 
 /* -------------------------------------------------------------- main */
-
-struct admin_cmd {
-	const char	*name;
-	uint16_t	op;
-	size_t		esize;		/* a listing's entry; STATUS: its one struct */
-	bool		listing;
-	const char	*json;		/* what -j prints */
-	const char	*about;		/* --help, after the usage line */
-	const char	*more;		/* --help, after the options */
-	int		(*show)(void *buf, size_t n, const struct admin_opts *o);
-};
 
 static const struct admin_cmd status_cmd = {
 	"status", IWX_IPC_STATUS, sizeof(struct iwx_ipc_status), false, "one JSON object",
@@ -690,10 +674,14 @@ static const struct admin_cmd stags_cmd = {
 	"protection domain, valid or invalid, ACCESS, MEMORY, the base tagged offset and\n"
 	"the length in bytes.\n"
 	"ACCESS has three places, \"--\" where a right is not granted: lw local write, rw\n"
-	"remote write, rr remote read (local read is always granted). MEMORY is \"arena\"\n"
-	"(memory the daemon maps, shared with the client) or \"process memory\" (the\n"
-	"client's own, which the daemon reaches with process_vm_readv/writev).\n",
-	"In JSON, access is an array of the rights granted (e.g. [\"lw\", \"rw\"]).\n",
+	"remote write, rr remote read (local read is always granted). MEMORY is where the\n"
+	"region's bytes are: \"arena\", the client's arena (memory iwxd created and maps,\n"
+	"shared with the client), or \"shared\", memory outside the arena that the client\n"
+	"shares with iwxd: when first registered, its pages were moved into memory iwxd\n"
+	"created and mapped back in place, so that both see the same bytes. iwxd reaches\n"
+	"no other memory of a client.\n",
+	"In JSON, access is an array of the rights granted (e.g. [\"lw\", \"rw\"]), and\n"
+	"in_arena is true for \"arena\" and false for \"shared\".\n",
 	show_stags,
 };
 
@@ -714,25 +702,25 @@ static void admin_usage(const struct admin_cmd *c, FILE *out)
 }
 
 /*
- * What getopt refused: a short option by its letter (arg may hold more of them), a long
- * one as written (getopt sets optopt for a long option given an argument it takes none).
+ * A short option by its letter (arg may hold more of them), a long one as written
+ * (getopt sets optopt for a long option given an argument it takes none).
  */
-static void bad_option(const struct admin_cmd *c, int opt, const char *arg)
+void admin_bad_option(const char *cmd, const char *shorts, int opt, const char *arg)
 {
 	char name[64];
 
-	if (!optopt || (!strncmp(arg, "--", 2) && strchr("sjh", optopt)))
+	if (!optopt || (!strncmp(arg, "--", 2) && strchr(shorts, optopt)))
 		snprintf(name, sizeof(name), "%s", arg);
 	else
 		snprintf(name, sizeof(name), "-%c", optopt);
 	if (opt == ':')
-		fprintf(stderr, "iwx %s: option '%s' needs an argument\n", c->name, name);
+		fprintf(stderr, "iwx %s: option '%s' needs an argument\n", cmd, name);
 	else
-		fprintf(stderr, "iwx %s: unknown option '%s'\n", c->name, name);
-	fprintf(stderr, "Try 'iwx %s --help'.\n", c->name);
+		fprintf(stderr, "iwx %s: unknown option '%s'\n", cmd, name);
+	fprintf(stderr, "Try 'iwx %s --help'.\n", cmd);
 }
 
-static int admin_run(const struct admin_cmd *c, int argc, char **argv)
+int admin_run(const struct admin_cmd *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, 's' },
@@ -741,7 +729,7 @@ static int admin_run(const struct admin_cmd *c, int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct admin_opts o = { 0 };
-	struct reply r = { 0 };
+	struct admin_reply r = { 0 };
 	int opt, err;
 
 	opterr = 0;
@@ -759,7 +747,7 @@ static int admin_run(const struct admin_cmd *c, int argc, char **argv)
 			return IWX_EXIT_OK;
 		case ':':
 		default:
-			bad_option(c, opt, argv[optind - 1]);
+			admin_bad_option(c->name, "sjh", opt, argv[optind - 1]);
 			return IWX_EXIT_USAGE;
 		}
 	}
@@ -773,13 +761,15 @@ static int admin_run(const struct admin_cmd *c, int argc, char **argv)
 		return IWX_EXIT_USAGE;
 	}
 	o.socket = iwx_ipc_socket_path(o.socket);
-	err = admin_fetch(o.socket, c->op, c->esize, &r);
+	err = admin_fetch(o.socket, c->op, NULL, 0, c->esize, &r);
+	if (!err)
+		err = r.status;
 	/* STATUS is exactly one struct: anything else is another protocol */
 	if (!err && !c->listing && r.len != c->esize)
 		err = -EPROTO;
 	if (err) {
 		free(r.buf);
-		report(o.socket, err);
+		admin_report(o.socket, err, "inspect iwxd");
 		return IWX_EXIT_FAIL;
 	}
 	err = c->show(r.buf, r.len / c->esize, &o);

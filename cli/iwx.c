@@ -5,6 +5,7 @@
 
 #include "admin.h"
 #include "decode.h"
+#include "fastpath.h"
 
 #ifndef IWX_VERSION
 #define IWX_VERSION "0.1.0"
@@ -22,6 +23,9 @@ static const struct command commands[] = {
 	{ "conns", cmd_conns, "iwxd's queue pairs: state, addresses, MPA mode, traffic" },
 	{ "stags", cmd_stags, "the memory regions registered with iwxd, by STag" },
 	{ "counters", cmd_counters, "iwxd's counters only, for scripts" },
+	{ "attach", cmd_attach, "attach iwxd's fast path (BPF placement) to an interface" },
+	{ "detach", cmd_detach, "detach iwxd's fast path from an interface" },
+	{ "stats", cmd_stats, "the fast path's counters: per interface and connection" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -2,8 +2,9 @@
 /*
  * `iwx status`, `conns`, `stags` and `counters` against two live iwxds (iwxd_pair.h):
  * after a connection and one RDMA Write, what they print must match what was done.
- * Then the failures: no daemon, a client that is not root, bad options. Run from the
- * repository root, with build/iwx built.
+ * `iwx attach`, `detach` and `stats` on the fast path: iwxd's refusals, and the
+ * counters of an attached interface. Then the failures: no daemon, a client that is
+ * not root, bad options. Run from the repository root, with build/iwx built.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -19,7 +20,7 @@
 #include "iwxd_pair.h"
 #include "testutil.h"
 
-#define EXIT_FAIL	1	/* IWX_EXIT_FAIL of cli/decode.h: a runtime failure */
+#define EXIT_FAIL	1	/* IWX_EXIT_FAIL of cli/exit.h: a runtime failure */
 #define EXIT_USAGE	2
 #define OUT_MAX		(64 << 10)
 
@@ -29,7 +30,7 @@
 
 static struct iwxd_pair pair;
 static struct endpoint a, b;
-static uint8_t outside[OUT_LEN];	/* process memory, not the arena */
+static uint8_t outside[OUT_LEN];	/* outside the arena: shared with iwxd once registered */
 
 /* How many times needle occurs in s. */
 static int count(const char *s, const char *needle)
@@ -158,7 +159,7 @@ Test(cli_admin, stags_json)
 	cr_assert(line_of(out, key, line, sizeof(line)), "%s not in\n%s", key, out);
 	cr_assert_eq(json_num(line, "len"), OUT_LEN, "%s", line);
 	cr_assert(strstr(line, "\"access\": [\"lw\", \"rw\", \"rr\"]"), "%s", line);
-	cr_assert(strstr(line, "\"in_arena\": false"), "process memory: %s", line);
+	cr_assert(strstr(line, "\"in_arena\": false"), "shared memory: %s", line);
 
 	cr_assert_eq(run_iwx(out, sizeof(out), "stags -s %s -j", pair.sock[1]), 0, "%s", out);
 	cr_assert_eq(count(out, "\"stag\": "), 1, "%s", out);
@@ -224,12 +225,91 @@ Test(cli_admin, human_output)
 	cr_assert(strstr(out, want), "%s", out);
 	cr_assert(strstr(out, "lw rw rr"), "%s", out);
 	cr_assert(strstr(out, "-- -- --"), "%s", out);
-	cr_assert(strstr(out, "process memory"), "%s", out);
+	cr_assert(strstr(out, " shared "), "%s", out);
 
 	cr_assert_eq(run_iwx(out, sizeof(out), "status -s %s", pair.sock[0]), 0, "%s", out);
 	cr_assert(strstr(out, pair.sock[0]), "%s", out);
 	cr_assert(strstr(out, "queue pairs"), "%s", out);
 	cr_assert(strstr(out, "at a packet start"), "%s", out);
+}
+
+/* ------------------------------------------------------- the fast path */
+
+/* Before any attach: nothing to show, and what iwxd refuses without loading anything. */
+Test(cli_admin, fastpath_not_attached)
+{
+	static char out[OUT_MAX];
+
+	cr_assert_eq(run_iwx(out, sizeof(out), "stats -s %s", pair.sock[0]), 0, "%s", out);
+	cr_assert_str_eq(out, "the fast path is not attached (iwx attach dev IFNAME)\n");
+	cr_assert_eq(run_iwx(out, sizeof(out), "stats -s %s -j", pair.sock[0]), 0, "%s", out);
+	cr_assert(strstr(out, "\"interfaces\": []") && strstr(out, "\"connections\": []"), "%s", out);
+
+	cr_assert_eq(run_iwx(out, sizeof(out), "attach dev nonexistent0 -s %s", pair.sock[0]),
+		     EXIT_FAIL, "%s", out);
+	cr_assert(strstr(out, "no interface nonexistent0 in iwxd's network namespace"), "%s", out);
+	cr_assert_eq(run_iwx(out, sizeof(out), "attach dev lo --mode xdp -s %s", pair.sock[0]),
+		     EXIT_FAIL, "%s", out);
+	cr_assert(strstr(out, "XDP is not supported by this version"), "%s", out);
+	cr_assert_eq(run_iwx(out, sizeof(out), "detach dev lo -s %s", pair.sock[0]), EXIT_FAIL,
+		     "%s", out);
+	cr_assert(strstr(out, "not attached to lo"), "%s", out);
+	cr_assert_eq(run_iwx(out, sizeof(out), "detach dev nonexistent0 -s %s", pair.sock[0]),
+		     EXIT_FAIL, "%s", out);
+	cr_assert(strstr(out, "no interface nonexistent0"), "%s", out);
+}
+
+/*
+ * Attached to b's end of the veth (netns.c names it), the target of the Write: its
+ * packets are counted, and b's queue pair is followed.
+ */
+Test(cli_admin, fastpath_attach_stats)
+{
+	static char out[OUT_MAX];
+	char dev[16], want[64], line[4096];
+	struct setup s;
+
+	snprintf(dev, sizeof(dev), "iwx%db", (int)getpid());
+	if (run_iwx(out, sizeof(out), "attach dev %s -s %s", dev, pair.sock[1]) == EXIT_FAIL &&
+	    strstr(out, "could not load or attach"))
+		cr_skip_test("no BPF fast path here: %s", out);
+	snprintf(want, sizeof(want), "attached to %s (tc)\n", dev);
+	cr_assert_str_eq(out, want);
+	cr_assert_eq(run_iwx(out, sizeof(out), "attach dev %s -m tc -s %s", dev, pair.sock[1]),
+		     EXIT_FAIL, "%s", out);
+	snprintf(want, sizeof(want), "already attached to %s", dev);
+	cr_assert(strstr(out, want), "%s", out);
+
+	connect_and_write(&s);
+	cr_assert_eq(run_iwx(out, sizeof(out), "stats -s %s -j", pair.sock[1]), 0, "%s", out);
+	snprintf(want, sizeof(want), "\"name\": \"%s\"", dev);
+	cr_assert(line_of(out, want, line, sizeof(line)), "%s", out);
+	cr_assert(strstr(line, "\"mode\": \"tc\""), "%s", line);
+	cr_assert_gt(json_num(line, "packets"), 0, "the Write came in there: %s", line);
+	cr_assert(strstr(line, "\"skipped\": {\"untagged\": "), "%s", line);
+	cr_assert(strstr(line, "\"busy\": "), "every reason: %s", line);
+	snprintf(want, sizeof(want), "\"qp\": %u,", iwx_qp_num(b.qp));
+	cr_assert(line_of(out, want, line, sizeof(line)), "b's queue pair is followed: %s", out);
+	cr_assert(strstr(line, "\"state\": \""), "%s", line);
+	cr_assert_gt(json_num(line, "packets"), 0, "%s", line);
+	cr_assert_eq(count(out, "\"qp\": "), 1, "%s", out);
+
+	cr_assert_eq(run_iwx(out, sizeof(out), "stats -s %s", pair.sock[1]), 0, "%s", out);
+	snprintf(want, sizeof(want), "interface %s (ifindex ", dev);
+	cr_assert_eq(strncmp(out, want, strlen(want)), 0, "%s", out);
+	cr_assert(strstr(out, "FPDUs placed") && strstr(out, "not placed"), "%s", out);
+	cr_assert(strstr(out, "\nQP  STATE"), "the connections' table: %s", out);
+	cr_assert(!strstr(out, "not attached"), "%s", out);
+
+	cr_assert_eq(run_iwx(out, sizeof(out), "detach dev %s -s %s", dev, pair.sock[1]), 0, "%s", out);
+	snprintf(want, sizeof(want), "detached from %s\n", dev);
+	cr_assert_str_eq(out, want);
+	cr_assert_eq(run_iwx(out, sizeof(out), "detach dev %s -s %s", dev, pair.sock[1]), EXIT_FAIL,
+		     "%s", out);
+	snprintf(want, sizeof(want), "not attached to %s", dev);
+	cr_assert(strstr(out, want), "%s", out);
+	cr_assert_eq(run_iwx(out, sizeof(out), "stats -s %s", pair.sock[1]), 0, "%s", out);
+	cr_assert(strstr(out, "the fast path is not attached"), "%s", out);
 }
 
 /* More STags than one message holds: the parts of the reply are joined, none lost. */
@@ -289,7 +369,8 @@ Test(cli_admin, not_root)
 
 Test(cli_admin_usage, no_daemon)
 {
-	static const char *const cmds[] = { "status", "conns", "stags", "counters" };
+	static const char *const cmds[] = { "status", "conns", "stags", "counters", "stats",
+					     "attach dev lo", "detach dev lo" };
 	char out[4096];
 
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
@@ -307,7 +388,7 @@ Test(cli_admin_usage, no_daemon)
 
 Test(cli_admin_usage, bad_usage)
 {
-	static const char *const cmds[] = { "status", "conns", "stags", "counters" };
+	static const char *const cmds[] = { "status", "conns", "stags", "counters", "stats" };
 	char out[8192];
 
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
@@ -326,5 +407,53 @@ Test(cli_admin_usage, bad_usage)
 	}
 	cr_assert_eq(run_iwx(out, sizeof(out), "--help"), 0, "%s", out);
 	cr_assert(strstr(out, "status") && strstr(out, "conns") && strstr(out, "stags") &&
-		  strstr(out, "counters"), "the commands are listed: %s", out);
+		  strstr(out, "counters") && strstr(out, "attach") && strstr(out, "detach") &&
+		  strstr(out, "stats"), "the commands are listed: %s", out);
+}
+
+/* attach and detach: dev IFNAME, --mode for attach only; every mistake is exit 2. */
+Test(cli_admin_usage, fastpath_bad_usage)
+{
+	static const struct {
+		const char	*args;
+		const char	*says;
+	} bad[] = {
+		{ "attach", "missing 'dev IFNAME'" },
+		{ "attach lo", "unexpected argument 'lo' (expected 'dev IFNAME')" },
+		{ "attach dev", "'dev' needs an interface name" },
+		{ "attach dev ''", "empty interface name" },
+		{ "attach dev abcdefghijklmnop", "'abcdefghijklmnop' is longer than 15 bytes" },
+		{ "attach dev lo --mode foo", "unknown mode 'foo' (tc or xdp)" },
+		{ "attach dev lo -m", "option '-m' needs an argument" },
+		{ "attach dev lo extra", "unexpected argument 'extra'" },
+		{ "attach dev lo --bogus", "unknown option '--bogus'" },
+		{ "attach dev lo -s ''", "empty socket path" },
+		{ "detach", "missing 'dev IFNAME'" },
+		{ "detach dev", "'dev' needs an interface name" },
+		{ "detach dev lo --mode tc", "unknown option '--mode'" },
+		{ "detach dev lo -m tc", "unknown option '-m'" },
+		{ "detach dev lo lo", "unexpected argument 'lo'" },
+	};
+	char out[8192], want[64];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		/* a socket no iwxd serves: a command line let through would fail with 1 */
+		cr_assert_eq(run_iwx(out, sizeof(out), "%.6s -s /nonexistent.sock%s", bad[i].args,
+				     bad[i].args + 6), EXIT_USAGE, "%s: %s", bad[i].args, out);
+		cr_assert(strstr(out, bad[i].says), "%s: %s", bad[i].args, out);
+		snprintf(want, sizeof(want), "Try 'iwx %.6s --help'.", bad[i].args);
+		cr_assert(strstr(out, want), "%s: %s", bad[i].args, out);
+	}
+	/* 15 bytes is a name: it gets as far as the socket */
+	cr_assert_eq(run_iwx(out, sizeof(out), "attach dev abcdefghijklmno -s /nonexistent.sock"),
+		     EXIT_FAIL, "%s", out);
+	cr_assert(strstr(out, "/nonexistent.sock"), "%s", out);
+
+	cr_assert_eq(run_iwx(out, sizeof(out), "attach --help"), 0, "%s", out);
+	cr_assert(strstr(out, "usage: iwx attach dev IFNAME") && strstr(out, "-m, --mode MODE") &&
+		  strstr(out, "-s, --socket SOCKET"), "%s", out);
+	cr_assert_eq(run_iwx(out, sizeof(out), "detach --help"), 0, "%s", out);
+	cr_assert(strstr(out, "usage: iwx detach dev IFNAME") && !strstr(out, "--mode"), "%s", out);
+	cr_assert_eq(run_iwx(out, sizeof(out), "help stats"), 0, "%s", out);
+	cr_assert(strstr(out, "usage: iwx stats") && strstr(out, "ring_full"), "%s", out);
 }
