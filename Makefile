@@ -82,7 +82,7 @@ FASTPATH_SKEL	:= $(BUILD)/bpf/fastpath.skel.h
 BPF_CFLAGS	:= -target bpf -mcpu=v3 -O2 -g -Wall -Wextra -Werror -Iinclude \
 		   -I/usr/include/$(shell uname -m)-linux-gnu
 
-.PHONY: all lib test test-asan check-install interop fuzz bench install clean
+.PHONY: all lib test test-asan test-fastpath check-install interop fuzz bench install clean
 all: lib $(CLI_BIN) $(RPING_BIN) $(IWXD_BIN)
 
 lib: $(LIB_A) $(LIB_SO) $(PROTO_A) $(IPC_A)
@@ -207,9 +207,18 @@ test-asan: $(ASAN_BIN) $(ASAN_IWXD) $(CLI_BIN) $(VICTIM_BIN)
 # the benchmarks are built too, so that they keep building
 BENCH_BINS	= $(BENCH_BIN) $(addprefix $(BUILD)/bench/,bench_verbs bench_engine bench_reg)
 
+# The integration suites again, with the fast path attached on both daemons (iwxd_pair.c).
+test-fastpath: $(TEST_BIN) $(IWXD_BIN) $(CLI_BIN)
+	$(call msg,TEST,the daemon suites with the fast path at TC ingress)
+	$(Q)IWX_TEST_FASTPATH=tc $(TEST_BIN) --jobs 2 --filter 'daemon*/*' \
+		> $(BUILD)/tests/fastpath.log 2>&1; st=$$?; \
+	grep -a -A12 'FAIL' $(BUILD)/tests/fastpath.log | head -60; \
+	grep -a "Synthesis:" $(BUILD)/tests/fastpath.log | tail -1; exit $$st
+
 test: $(TEST_BIN) $(CLI_BIN) $(IWXD_BIN) $(VICTIM_BIN) $(BENCH_BINS) check-install
 	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
 	$(Q)$(MAKE) --no-print-directory test-asan
+	$(Q)$(MAKE) --no-print-directory test-fastpath
 	$(Q)$(MAKE) --no-print-directory interop
 	$(call msg,TEST,$(TEST_BIN))
 	$(Q)$(TEST_BIN) --jobs 2
