@@ -4,7 +4,10 @@
  * namespaces, and bulk RDMA Writes and Read Responses are placed by them. Every byte is
  * checked, and the counters must show that BPF, not iwxd, placed nearly all of them.
  */
+#include <bpf/bpf.h>
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,4 +204,57 @@ Test(fastpath, nothing_lands_after_a_send_with_invalidate)
 	usleep(100000);
 	cr_assert(all_bytes(dst.p, len / 2, 0xee), "bytes landed after the Send with Invalidate completed");
 	cr_assert(all_bytes(dst.p + len / 2, len / 2, 0), "a Write behind the Send with Invalidate landed");
+}
+
+struct tcx_query {
+	const char	*dev;
+	uint32_t	count;
+};
+
+static int query_tcx(void *arg)
+{
+	struct tcx_query *q = arg;
+	uint32_t ids[8];
+	int ifindex = if_nametoindex(q->dev);
+
+	q->count = 8;
+	if (!ifindex)
+		return -1;
+	/* BPF_TCX_INGRESS (46): newer than the uapi headers here */
+	return bpf_prog_query(ifindex, 46, 0, NULL, ids, &q->count) ? -errno : 0;
+}
+
+/* How many programs are attached at TC ingress (tcx) of daemon i's interface. */
+static uint32_t tcx_programs(int i)
+{
+	struct tcx_query q = { .dev = pair.ns.dev[i] };
+
+	cr_assert_eq(netns_call(i ? pair.ns.b : pair.ns.a, query_tcx, &q), 0);
+	return q.count;
+}
+
+/* A killed iwxd leaves no program behind: the kernel ends its links with it. */
+Test(fastpath, a_killed_iwxd_leaves_no_program)
+{
+	cr_assert_eq(tcx_programs(1), 1);
+	iwxd_pair_kill(&pair, 1);
+	for (int i = 0; i < 100 && tcx_programs(1); i++)
+		usleep(10000);
+	cr_assert_eq(tcx_programs(1), 0);
+	cr_assert_eq(tcx_programs(0), 1, "the other daemon's stays");
+}
+
+/* Detach removes the program; attaching twice is refused. */
+Test(fastpath, detach_removes_the_program)
+{
+	cr_assert_eq(iwxd_pair_attach(&pair, 0, IWX_FP_MODE_TC), -EEXIST);
+	cr_assert_eq(tcx_programs(0), 1);
+	struct iwx_ipc_fp_attach req = { .mode = IWX_FP_MODE_TC };
+	int sock = iwx_ipc_connect(pair.sock[0], 0);
+
+	snprintf(req.ifname, sizeof(req.ifname), "%s", pair.ns.dev[0]);
+	cr_assert_eq(raw_call(sock, IWX_IPC_FP_DETACH, &req, sizeof(req), NULL, 0, NULL, NULL), 0);
+	cr_assert_eq(raw_call(sock, IWX_IPC_FP_DETACH, &req, sizeof(req), NULL, 0, NULL, NULL), -ENOENT);
+	close(sock);
+	cr_assert_eq(tcx_programs(0), 0);
 }
