@@ -2,7 +2,7 @@
 # Interoperability with a real peer: Linux's software iWARP driver (siw) and rdma-core's
 # rping in a qemu guest (../shared/interop), against iwx: an iwxd in the host side's
 # namespace serving iwx_rping (a libiwx application), both directions, CRC on and off,
-# MPA revisions 1 and 2. Each exchange is captured on the bridge and must decode cleanly
+# MPA revisions 1 and 2, then with the fast path attached. Each exchange is captured on the bridge and must decode cleanly
 # in `iwx decode` and, with CRC, as "Good CRC32" in tshark.
 #
 #   tests/interop/run.sh [BUILD_DIR]      (as root; the guest image is built and cached once)
@@ -139,6 +139,23 @@ siw_client siw-client-rev2-crc "" on
 siw_client siw-client-rev2-nocrc "" off --no-crc
 siw_client siw-client-rev2-siw-asks-crc "mpa_crc_required=1" on --no-crc
 siw_client siw-client-rev1 "mpa_version=1" on
+
+# Again with the fast path at TC ingress of the namespace's interface: siw's Writes and
+# Read Responses are placed by BPF (rping's buffers are small: the counters show it saw them).
+dev=$(ip -n iwpeer -o addr show to 192.0.2.1 | awk '{print $2; exit}')
+if ip netns exec iwpeer "$iwx" attach dev "$dev" -s "$sock" >"$out/attach.out" 2>&1; then
+	siw_client siw-client-rev2-crc-fastpath "" on
+	iwx_client iwx-client-rev2-crc-fastpath "" on
+	ip netns exec iwpeer "$iwx" stats -j -s "$sock" >"$out/stats.json" 2>&1
+	if grep -q '"packets": [1-9]' "$out/stats.json"; then
+		result 0 "fast path followed the connections ($(grep -o '"placed_fpdus": [0-9]*' \
+			"$out/stats.json" | head -1 | tr -d '"'))"
+	else
+		result 1 "fast path followed the connections"; sed 's/^/    /' "$out/stats.json"
+	fi
+else
+	result 1 "iwx attach dev $dev"; sed 's/^/    /' "$out/attach.out"
+fi
 
 # the daemon must have survived every case
 if ! kill -0 "$iwxd_pid" 2>/dev/null; then
