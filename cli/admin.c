@@ -190,7 +190,8 @@ static const struct {
 	COUNTER(conns_established), COUNTER(conns_failed), COUNTER(conns_rejected),
 	COUNTER(terms_sent), COUNTER(terms_received),
 	TRAFFIC(tx_fpdus), TRAFFIC(rx_fpdus), TRAFFIC(tx_bytes), TRAFFIC(rx_bytes),
-	TRAFFIC(tx_fpdus_aligned), TRAFFIC(placed_segments), COUNTER(doorbells), COUNTER(wakeups),
+	TRAFFIC(tx_fpdus_aligned), TRAFFIC(placed_segments), TRAFFIC(fast_fpdus), TRAFFIC(fast_bytes),
+	TRAFFIC(fast_discards), COUNTER(doorbells), COUNTER(wakeups),
 };
 
 #define NCOUNTERS	(sizeof(counters) / sizeof(counters[0]))
@@ -264,6 +265,15 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 		json_u64(&j, "max_maps", s->max_maps);
 		json_counters(&j, s);
 		json_pct(&j, "aligned_pct", s->traffic.tx_fpdus_aligned, s->traffic.tx_fpdus);
+		json_key(&j, "fast_path");
+		json_open(&j, '[', false);
+		for (uint32_t i = 0; i < s->fp_n && i < 16; i++) {
+			json_open(&j, '{', true);
+			json_str(&j, "ifname", s->fp[i].ifname);
+			json_str(&j, "mode", s->fp[i].mode == IWX_FP_MODE_XDP ? "xdp" : "tc");
+			json_close(&j, '}');
+		}
+		json_close(&j, ']');
 		json_close(&j, '}');
 		return 0;
 	}
@@ -308,8 +318,16 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	     pct_str(b, sizeof(b), s->traffic.tx_fpdus_aligned, s->traffic.tx_fpdus), s->traffic.tx_fpdus_aligned,
 	     s->traffic.tx_fpdus);
 	LINE("placed segments", "%" PRIu64, s->traffic.placed_segments);
+	LINE("placed by BPF", "%" PRIu64 " FPDUs, %" PRIu64 " payload bytes", s->traffic.fast_fpdus,
+	     s->traffic.fast_bytes);
+	LINE("bytes discarded", "in %" PRIu64 " recv(MSG_TRUNC) calls", s->traffic.fast_discards);
 	LINE("doorbells", "%" PRIu64, s->doorbells);
 	LINE("wakeups", "%" PRIu64, s->wakeups);
+	puts("fast path");
+	if (!s->fp_n)
+		LINE("attached", "%s", "no (iwx attach dev IFNAME)");
+	for (uint32_t i = 0; i < s->fp_n && i < 16; i++)
+		LINE("attached", "%.16s (%s)", s->fp[i].ifname, s->fp[i].mode == IWX_FP_MODE_XDP ? "xdp" : "tc");
 	return 0;
 }
 
@@ -636,10 +654,13 @@ static const struct admin_cmd status_cmd = {
 	"received; FPDUs each way and the stream bytes they took (MPA headers, markers and\n"
 	"CRC included), and of the FPDUs sent the share that started a TCP packet, so that\n"
 	"TCP cut a segment there (as far as the sender can tell: an upper bound; \"-\" when\n"
-	"none was sent); segments placed straight into their target, doorbells and wakeups.\n"
-	"The traffic counters include the queue pairs already destroyed.\n",
+	"none was sent); segments placed straight into their target; FPDUs the fast path\n"
+	"placed (BPF, see 'iwx stats') and the recv(MSG_TRUNC) calls that dropped their bytes\n"
+	"from the sockets unread; doorbells and wakeups; and the interfaces the fast path is\n"
+	"attached to, with its mode. The traffic counters include the queue pairs already\n"
+	"destroyed.\n",
 	"JSON keys: the fields of struct iwx_ipc_status (iwx/ipc.h), and socket, and\n"
-	"aligned_pct (null when no FPDU was sent).\n",
+	"aligned_pct (null when no FPDU was sent), and fast_path: an array of {ifname, mode}.\n",
 	show_status,
 };
 
@@ -648,7 +669,8 @@ static const struct admin_cmd counters_cmd = {
 	"Print iwxd's counters, the ones of 'iwx status' that only grow, for scripts: one\n"
 	"COUNTER VALUE line each under a header, names as the JSON keys: conns_established,\n"
 	"conns_failed, conns_rejected, terms_sent, terms_received, tx_fpdus, rx_fpdus,\n"
-	"tx_bytes, rx_bytes, tx_fpdus_aligned, placed_segments, doorbells, wakeups.\n",
+	"tx_bytes, rx_bytes, tx_fpdus_aligned, placed_segments, fast_fpdus, fast_bytes,\n"
+	"fast_discards, doorbells, wakeups.\n",
 	NULL,
 	show_counters,
 };

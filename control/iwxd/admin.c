@@ -83,6 +83,7 @@ static void status(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *r
 	s.maps = d->maps;
 	s.maps_total = d->o.max[LIMIT_MAPS_TOTAL];
 	s.max_maps = d->o.max[LIMIT_MAPS];
+	fastpath_status(d, &s);
 	outbox_reply(d, c, req, 0, &s, sizeof(s), NULL, 0);
 }
 

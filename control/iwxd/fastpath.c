@@ -475,6 +475,15 @@ int fastpath_detach(struct iwxd *d, const struct iwx_ipc_fp_attach *req)
 
 /* ----------------------------------------------------------------- counters */
 
+void fastpath_status(const struct iwxd *d, struct iwx_ipc_status *s)
+{
+	for (uint32_t i = 0; d->fp && i < d->fp->nifaces && i < sizeof(s->fp) / sizeof(s->fp[0]); i++) {
+		memcpy(s->fp[i].ifname, d->fp->ifaces[i].name, sizeof(s->fp[i].ifname));
+		s->fp[i].mode = d->fp->ifaces[i].mode;
+		s->fp_n = i + 1;
+	}
+}
+
 int fastpath_list(struct iwxd *d, int (*add)(void *ctx, const struct iwx_ipc_fp_info *e), void *ctx)
 {
 	struct fastpath *fp = d->fp;

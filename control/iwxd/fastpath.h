@@ -25,6 +25,9 @@ int fastpath_detach(struct iwxd *d, const struct iwx_ipc_fp_attach *req);
 /* FP_STATS: the interfaces, then the connections, in listing entries. */
 int fastpath_list(struct iwxd *d, int (*add)(void *ctx, const struct iwx_ipc_fp_info *e), void *ctx);
 
+/* The interfaces attached, for STATUS. */
+void fastpath_status(const struct iwxd *d, struct iwx_ipc_status *s);
+
 /* q's engine runs on its stream in full operation / the stream has ended or goes. */
 void fastpath_conn_start(struct iwxd *d, struct vqp *q);
 void fastpath_conn_end(struct iwxd *d, struct vqp *q);

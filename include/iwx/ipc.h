@@ -203,6 +203,12 @@ struct iwx_ipc_status {
 	uint32_t	max_queued;		/* replies and events not read */
 	uint32_t	maps, maps_total;	/* mappings of every client's memory in iwxd */
 	uint32_t	max_maps;		/* per client */
+	/* the fast path: the interfaces it is attached to (iwx attach) */
+	uint32_t	fp_n;
+	struct {
+		char		ifname[16];
+		uint32_t	mode;		/* IWX_FP_MODE_* */
+	} fp[16];
 };
 
 /*
