@@ -114,7 +114,7 @@ $(IWXD_BIN): $(DAEMON_SRCS) $(ENGINE_SRCS) $(ENGINE_HDRS) $(DAEMON_HDRS) $(PROTO
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -Icontrol/iwxd -I$(BUILD)/bpf -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) \
 		$(PROTO_A) $(IPC_A) \
-		-pthread -lbpf -lelf -lz $(LDLIBS_CORE)
+		-pthread -lxdp -lbpf -lelf -lz $(LDLIBS_CORE)
 
 # ---------------------------------------------------------------- tests
 
@@ -192,7 +192,7 @@ $(ASAN_IWXD): $(DAEMON_SRCS) $(ENGINE_SRCS) $(PROTO_SRCS) $(IPC_SRCS) $(wildcard
 	@mkdir -p $(@D)
 	$(call msg,CC-ASAN,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Icontrol/engine -Icontrol/iwxd -I$(BUILD)/bpf -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) \
-		$(PROTO_SRCS) $(IPC_SRCS) -pthread -lbpf -lelf -lz $(LDLIBS_CORE)
+		$(PROTO_SRCS) $(IPC_SRCS) -pthread -lxdp -lbpf -lelf -lz $(LDLIBS_CORE)
 
 test-asan: $(ASAN_BIN) $(ASAN_IWXD) $(CLI_BIN) $(VICTIM_BIN)
 	$(call msg,TEST,$(ASAN_BIN) under ASan/UBSan)

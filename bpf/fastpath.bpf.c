@@ -32,8 +32,9 @@
 #include "kernel.h"
 
 #define MAX_FPDUS	4096	/* walked in one packet: 64 KiB of the smallest FPDUs (20 bytes) */
-#define CSUM_CHUNK	256	/* bytes summed at a time when the program checks a checksum */
-#define CSUM_CHUNKS	256	/* ... at most: 64 KiB */
+#define CSUM_CHUNK	512	/* bytes summed at a time when the program checks a checksum (the most
+				   bpf_csum_diff takes) */
+#define CSUM_CHUNKS	128	/* ... at most: 64 KiB */
 #define CLAIM_TRIES	4096	/* a busy slot is tried this often (a few microseconds) */
 #define COPY_CHUNKS	IWX_FP_COPY_ELEMS	/* elements a payload of up to 64 KiB spans */
 #define TAGGED_HDR	(IWX_MPA_HDR_LEN + IWX_DDP_TAGGED_HDR_LEN)
@@ -102,7 +103,8 @@ struct {
 	__type(value, struct iwx_fp_cpu);
 } iwx_fp_cpus SEC(".maps");
 
-/* Per CPU: where payload passes on its way from the packet to memory (copy_out). */
+/* Per CPU: where payload passes on its way from the packet to memory (copy_out), and
+ * what the program sums when it checks a checksum. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -196,19 +198,21 @@ struct csum_walk {
 
 static long csum_chunk(__u32 i, struct csum_walk *w)
 {
-	__u8 buf[CSUM_CHUNK];
-	__u32 n = w->end - w->off;
+	__u32 n = w->end - w->off, zero = 0;
+	__u8 *buf = bpf_map_lookup_elem(&iwx_fp_scratch, &zero);
 
 	(void)i;
 	if (w->off >= w->end)
 		return 1;
+	if (!buf)
+		goto fail;
 	if (n >= CSUM_CHUNK) {
 		if (bpf_dynptr_read(buf, CSUM_CHUNK, w->dp, w->off, 0))
 			goto fail;
 		n = CSUM_CHUNK;
 	} else {
 		/* the last piece, zero-padded: the sum pads an odd byte with zero */
-		__builtin_memset(buf, 0, sizeof(buf));
+		__builtin_memset(buf, 0, CSUM_CHUNK);
 		if (n == 0 || bpf_dynptr_read(buf, n & (CSUM_CHUNK - 1), w->dp, w->off, 0))
 			goto fail;
 	}
@@ -538,7 +542,9 @@ static __always_inline void walk_packet(struct walk *w, __u32 seq, __u32 plen)
 	if (s->state == IWX_FP_STOPPED || plen == 0)
 		return;
 	ahead = (__s32)(s->next_seq - seq);
-	if (ahead < 0 && s->state == IWX_FP_SYNC && island(w, seq, plen))
+	/* an island only for a gap still to come: bytes TCP has had the program will not see */
+	if (ahead < 0 && s->state == IWX_FP_SYNC && !seq_before(s->next_seq, w->win_lo) &&
+	    island(w, seq, plen))
 		return;
 	if (s->state == IWX_FP_UNSYNC || ahead < 0) {
 		if (seq_before(seq, w->win_lo))
@@ -716,23 +722,25 @@ int iwx_xdp(struct xdp_md *xdp)
 }
 
 /*
- * A socket's read position (copied_seq), for the socket whose cookie is anchor_cookie.
- * The iterator holds the socket's lock; iwxd, its only reader, asks between reads.
+ * A socket's read position (copied_seq) and what TCP expects next (rcv_nxt), for the
+ * socket whose cookie is anchor_cookie: together, under the socket's lock, which the
+ * iterator holds. iwxd, the socket's only reader, asks between reads.
  */
 SEC("iter/tcp")
 int iwx_anchor(struct bpf_iter__tcp *ctx)
 {
 	struct sock_common *skc = ctx->sk_common;
 	struct tcp_sock *tp;
-	__u32 seq;
+	__u32 seq[2];
 
 	if (!skc)
 		return 0;
 	tp = bpf_skc_to_tcp_sock(skc);
 	if (!tp || tp->inet_conn.icsk_inet.sk.__sk_common.skc_cookie.counter != (long long)anchor_cookie)
 		return 0;
-	seq = tp->copied_seq;
-	bpf_seq_write(ctx->meta->seq, &seq, sizeof(seq));
+	seq[0] = tp->copied_seq;
+	seq[1] = tp->rcv_nxt;
+	bpf_seq_write(ctx->meta->seq, seq, sizeof(seq));
 	return 0;
 }
 

@@ -57,6 +57,7 @@ static int read_rcv_nxt(void *arg)
 	struct bpf_link *l = bpf_program__attach_iter(skel->progs.iwx_anchor, NULL);
 	uint64_t cookie;
 	socklen_t len = sizeof(cookie);
+	uint32_t seq[2];
 	int it, n;
 
 	(void)arg;
@@ -64,10 +65,11 @@ static int read_rcv_nxt(void *arg)
 		return -1;
 	skel->bss->anchor_cookie = cookie;
 	it = bpf_iter_create(bpf_link__fd(l));
-	n = it < 0 ? -1 : read(it, &rcv_nxt, sizeof(rcv_nxt));
+	n = it < 0 ? -1 : read(it, seq, sizeof(seq));
 	close(it);
 	bpf_link__destroy(l);
-	return n == sizeof(rcv_nxt) ? 0 : -1;
+	rcv_nxt = seq[1];
+	return n == sizeof(seq) && seq[0] == seq[1] ? 0 : -1;
 }
 
 /* A TCP connection from namespace a (the peer) to b (this side, whose program runs). */

@@ -1191,10 +1191,11 @@ static bool span_within(const struct span *s, uintptr_t base, size_t len)
 	return s->len && (uintptr_t)s->p < base + len && (uintptr_t)s->p + s->len > base;
 }
 
-void iwx_qp_fast(struct iwx_qp *qp, struct iwx_fp_slot *slot, uint32_t copied_seq)
+bool iwx_qp_fast(struct iwx_qp *qp, struct iwx_fp_slot *slot, uint32_t copied_seq)
 {
 	/* what the engine has read so far is stream position rx_bytes, modulo 2^32 */
 	qp->fast = (struct iwx_fast_rx){ .slot = slot, .anchor = copied_seq - (uint32_t)qp->stats.rx_bytes };
+	return !qp->stage_len && iwx_mpa_rx_at_boundary(qp->rx);
 }
 
 bool iwx_qp_refers_to(const struct iwx_qp *qp, const void *addr, size_t len)

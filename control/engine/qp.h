@@ -111,9 +111,10 @@ bool iwx_qp_refers_to(const struct iwx_qp *qp, const void *addr, size_t len);
  * Take the records of what the fast path placed from slot (iwx/fastpath.h), whose
  * programs follow this stream; copied_seq is the socket's read position now, a TCP
  * sequence number (the engine reads nothing meanwhile). slot NULL: no fast path, once
- * the stream has ended (a record committed to would be lost).
+ * the stream has ended (a record committed to would be lost). Returns whether the next
+ * byte the engine reads starts an FPDU.
  */
 struct iwx_fp_slot;
-void iwx_qp_fast(struct iwx_qp *qp, struct iwx_fp_slot *slot, uint32_t copied_seq);
+bool iwx_qp_fast(struct iwx_qp *qp, struct iwx_fp_slot *slot, uint32_t copied_seq);
 
 #endif /* IWX_QP_H */

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * The fast path, iwxd's side (fastpath.h). The programs are attached at TC ingress as a
+ * The fast path, iwxd's side (fastpath.h). At TC ingress the program is attached as a
  * tcx link, which lives as long as iwxd holds it: when iwxd exits or is killed, the
- * kernel detaches them. A connection's entry also names its socket's cookie, so that a
- * program left anywhere places nothing for a socket iwxd no longer has.
+ * kernel detaches it. At XDP, libxdp's attachment outlives iwxd (fastpath_xdp.c). A
+ * connection's entry also names its socket's cookie, so that a program left anywhere
+ * places nothing for a socket iwxd no longer has.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +24,7 @@
 #include "daemon.h"
 #include "fastpath.h"
 #include "fastpath.skel.h"
+#include "fastpath_xdp.h"
 #include "shm.h"
 
 #define MAX_IFACES	16
@@ -33,7 +35,8 @@ struct iface {
 	int		ifindex;
 	char		name[IF_NAMESIZE];
 	uint32_t	mode;
-	int		link;		/* the tcx link */
+	int		link;		/* TC: the tcx link */
+	struct xdp_program *xdp;	/* XDP: the program libxdp attached */
 };
 
 /* A memory programs reach (an arena, a shared memory): its place in iwx_fp_mems. */
@@ -207,8 +210,11 @@ static int publish_each(const struct iwx_mr *mr, void *ctx)
 
 /* --------------------------------------------------------------- connections */
 
-/* A socket's read position: the TCP sequence number of the next byte recv() returns. */
-static int read_position(struct fastpath *fp, int fd, uint32_t *seq)
+/*
+ * A socket's read position (seq[0]: the TCP sequence number of the next byte recv()
+ * returns) and TCP's (seq[1]: rcv_nxt), read together.
+ */
+static int read_position(struct fastpath *fp, int fd, uint32_t seq[2])
 {
 	uint64_t cookie;
 	socklen_t len = sizeof(cookie);
@@ -220,9 +226,9 @@ static int read_position(struct fastpath *fp, int fd, uint32_t *seq)
 	it = bpf_iter_create(bpf_link__fd(fp->anchor));
 	if (it < 0)
 		return -errno;
-	n = read(it, seq, sizeof(*seq));
+	n = read(it, seq, 2 * sizeof(*seq));
 	close(it);
-	return n == sizeof(*seq) ? 0 : -ENOENT;
+	return n == 2 * sizeof(*seq) ? 0 : -ENOENT;
 }
 
 static void key_of(const struct sockaddr_storage *peer, const struct sockaddr_storage *local,
@@ -253,7 +259,7 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 	struct iwx_fp_conn conn = { .pd = q->pd };
 	struct iwx_fp_key key;
 	socklen_t len = sizeof(conn.cookie);
-	uint32_t seq, slot;
+	uint32_t seq[2], slot;
 	int err;
 
 	if (q->fp_slot || q->agreed.mode.markers_rx)
@@ -268,10 +274,19 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 	conn.slot = slot;
 	key_of(&q->est.peer_addr, &q->est.local_addr, &key);
 	err = getsockopt(q->tcp_w.fd, SOL_SOCKET, SO_COOKIE, &conn.cookie, &len) ? -errno :
-	      read_position(fp, q->tcp_w.fd, &seq);
+	      read_position(fp, q->tcp_w.fd, seq);
 	if (!err) {
-		memset(&fp->slots[slot], 0, sizeof(fp->slots[slot]));
-		iwx_qp_fast(q->eng, &fp->slots[slot], seq);
+		struct iwx_fp_slot *s = &fp->slots[slot];
+
+		memset(s, 0, sizeof(*s));
+		/*
+		 * Where the engine reads next is an FPDU's start, and nothing has come since:
+		 * the programs are in step from the first packet. Else they find the stream.
+		 */
+		if (iwx_qp_fast(q->eng, s, seq[0]) && seq[0] == seq[1]) {
+			s->state = IWX_FP_SYNC;
+			s->next_seq = seq[0];
+		}
 		err = bpf_map_update_elem(bpf_map__fd(fp->skel->maps.iwx_fp_conns), &key, &conn,
 					  BPF_NOEXIST) ? -errno : 0;
 	}
@@ -408,18 +423,34 @@ static int ifindex_of(const char *name)
 	return i ? (int)i : -ENODEV;
 }
 
+/* Attach the program of f's mode to its interface: f's link or xdp. 0 or -errno. */
+static int iface_attach(struct fastpath *fp, struct iface *f)
+{
+	const void *elf;
+	size_t len;
+
+	if (f->mode == IWX_FP_MODE_XDP) {
+		elf = fastpath_bpf__elf_bytes(&len);
+		return fastpath_xdp_attach(fp->skel->obj, elf, len, f->ifindex, &f->xdp);
+	}
+	f->link = bpf_link_create(bpf_program__fd(fp->skel->progs.iwx_tc), f->ifindex, TCX_INGRESS,
+				  NULL);
+	return f->link < 0 ? -errno : 0;
+}
+
 int fastpath_attach(struct iwxd *d, const struct iwx_ipc_fp_attach *req)
 {
-	struct iface *f;
-	int ifindex = ifindex_of(req->ifname), err, link;
+	struct iface f = { .mode = req->mode, .link = -1 };
+	int err;
 	size_t sz;
 	void *counters;
 
-	if (ifindex < 0)
-		return ifindex;
-	if (req->mode != IWX_FP_MODE_TC)
-		return -EOPNOTSUPP;	/* XDP: not in this version */
-	if (iface_find(d->fp, ifindex))
+	f.ifindex = ifindex_of(req->ifname);
+	if (f.ifindex < 0)
+		return f.ifindex;
+	if (req->mode != IWX_FP_MODE_TC && req->mode != IWX_FP_MODE_XDP)
+		return -EINVAL;
+	if (iface_find(d->fp, f.ifindex))
 		return -EEXIST;
 	if (!d->fp && (err = load(d)))
 		return err;
@@ -430,22 +461,21 @@ int fastpath_attach(struct iwxd *d, const struct iwx_ipc_fp_attach *req)
 	counters = calloc(1, sz);
 	if (!counters)
 		return -ENOMEM;
-	err = bpf_map_update_elem(bpf_map__fd(d->fp->skel->maps.iwx_fp_ifaces), &ifindex, counters,
+	err = bpf_map_update_elem(bpf_map__fd(d->fp->skel->maps.iwx_fp_ifaces), &f.ifindex, counters,
 				  BPF_ANY) ? -errno : 0;
 	free(counters);
-	if (err)
-		return err;
-	link = bpf_link_create(bpf_program__fd(d->fp->skel->progs.iwx_tc), ifindex, TCX_INGRESS, NULL);
-	if (link < 0) {
-		err = -errno;
-		bpf_map_delete_elem(bpf_map__fd(d->fp->skel->maps.iwx_fp_ifaces), &ifindex);
-		log_warn("fast path: cannot attach to %.16s: %s", req->ifname, strerror(-err));
+	if (!err)
+		err = iface_attach(d->fp, &f);
+	if (err) {
+		bpf_map_delete_elem(bpf_map__fd(d->fp->skel->maps.iwx_fp_ifaces), &f.ifindex);
+		log_warn("fast path: cannot attach to %.16s (%s): %s", req->ifname,
+			 req->mode == IWX_FP_MODE_XDP ? "XDP" : "TC ingress", strerror(-err));
 		return err;
 	}
-	f = &d->fp->ifaces[d->fp->nifaces++];
-	*f = (struct iface){ .ifindex = ifindex, .mode = req->mode, .link = link };
-	memcpy(f->name, req->ifname, IF_NAMESIZE);
-	log_info("fast path: attached to %s (TC ingress)", f->name);
+	memcpy(f.name, req->ifname, IF_NAMESIZE);
+	d->fp->ifaces[d->fp->nifaces++] = f;
+	log_info("fast path: attached to %s (%s)", f.name,
+		 f.mode == IWX_FP_MODE_XDP ? "XDP" : "TC ingress");
 	for (struct vqp *q = d->qps; q; q = q->next)
 		fastpath_conn_start(d, q);
 	return 0;
@@ -453,7 +483,10 @@ int fastpath_attach(struct iwxd *d, const struct iwx_ipc_fp_attach *req)
 
 static void iface_remove(struct fastpath *fp, struct iface *f)
 {
-	close(f->link);	/* the link ends: the kernel detaches the program */
+	if (f->xdp)
+		fastpath_xdp_detach(f->xdp, f->ifindex);
+	else
+		close(f->link);	/* the link ends: the kernel detaches the program */
 	bpf_map_delete_elem(bpf_map__fd(fp->skel->maps.iwx_fp_ifaces), &f->ifindex);
 	log_info("fast path: detached from %s", f->name);
 	*f = fp->ifaces[--fp->nifaces];
@@ -524,6 +557,11 @@ int fastpath_list(struct iwxd *d, int (*add)(void *ctx, const struct iwx_ipc_fp_
 		err = add(ctx, &e);
 	}
 	return err;
+}
+
+void fastpath_start(void)
+{
+	fastpath_xdp_remove_stale();
 }
 
 void fastpath_stop(struct iwxd *d)

@@ -32,6 +32,9 @@ void fastpath_status(const struct iwxd *d, struct iwx_ipc_status *s);
 void fastpath_conn_start(struct iwxd *d, struct vqp *q);
 void fastpath_conn_end(struct iwxd *d, struct vqp *q);
 
+/* iwxd starts: remove what a dead iwxd left attached here (XDP). */
+void fastpath_start(void);
+
 /* iwxd stops: detach everything, free the programs and maps. */
 void fastpath_stop(struct iwxd *d);
 

@@ -145,6 +145,7 @@ static int setup(struct iwxd *d)
 	if (d->listen_w.fd < 0 || watch_add(&d->loop, &d->listen_w, EPOLLIN) ||
 	    watch_add(&d->loop, &d->signal_w, EPOLLIN))
 		return -1;
+	fastpath_start();
 	d->start_ms = iwx_conn_now_ms();
 	return 0;
 }

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fast path at XDP, through libxdp: its dispatcher lets other XDP programs run on the
+ * same interface. Unlike a tcx link, what libxdp attaches stays after the process: an
+ * iwxd that dies leaves its program (which then places nothing: its sockets are gone),
+ * and the next iwxd removes it.
+ */
+#ifndef IWXD_FASTPATH_XDP_H
+#define IWXD_FASTPATH_XDP_H
+
+struct bpf_object;
+struct xdp_program;
+
+/*
+ * Attach the XDP program of the object skel_obj was opened from (its ELF, elf/len), using
+ * skel_obj's maps, in native mode to ifindex. 0 with *out, or -errno.
+ */
+int fastpath_xdp_attach(const struct bpf_object *skel_obj, const void *elf, size_t len, int ifindex,
+			struct xdp_program **out);
+void fastpath_xdp_detach(struct xdp_program *p, int ifindex);
+
+/* Remove the fast path programs a dead iwxd left at XDP on any interface here. */
+void fastpath_xdp_remove_stale(void);
+
+#endif /* IWXD_FASTPATH_XDP_H */
