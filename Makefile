@@ -207,13 +207,17 @@ test-asan: $(ASAN_BIN) $(ASAN_IWXD) $(CLI_BIN) $(VICTIM_BIN)
 # the benchmarks are built too, so that they keep building
 BENCH_BINS	= $(BENCH_BIN) $(addprefix $(BUILD)/bench/,bench_verbs bench_engine bench_reg)
 
-# The integration suites again, with the fast path attached on both daemons (iwxd_pair.c).
+# The integration suites again, with the fast path attached on both daemons (iwxd_pair.c):
+# at TC ingress, then at XDP (native on veth).
 test-fastpath: $(TEST_BIN) $(IWXD_BIN) $(CLI_BIN)
-	$(call msg,TEST,the daemon suites with the fast path at TC ingress)
-	$(Q)IWX_TEST_FASTPATH=tc $(TEST_BIN) --jobs 2 --filter 'daemon*/*' \
-		> $(BUILD)/tests/fastpath.log 2>&1; st=$$?; \
-	grep -a -A12 'FAIL' $(BUILD)/tests/fastpath.log | head -60; \
-	grep -a "Synthesis:" $(BUILD)/tests/fastpath.log | tail -1; exit $$st
+	$(Q)for mode in tc xdp; do \
+		echo "  TEST    the daemon suites with the fast path ($$mode)"; \
+		IWX_TEST_FASTPATH=$$mode $(TEST_BIN) --jobs 2 --filter 'daemon*/*' \
+			> $(BUILD)/tests/fastpath-$$mode.log 2>&1; st=$$?; \
+		grep -a -A12 'FAIL' $(BUILD)/tests/fastpath-$$mode.log | head -60; \
+		grep -a "Synthesis:" $(BUILD)/tests/fastpath-$$mode.log | tail -1; \
+		[ $$st -eq 0 ] || exit $$st; \
+	done
 
 test: $(TEST_BIN) $(CLI_BIN) $(IWXD_BIN) $(VICTIM_BIN) $(BENCH_BINS) check-install
 	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)

@@ -5,6 +5,7 @@
  * checked, and the counters must show that BPF, not iwxd, placed nearly all of them.
  */
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <net/if.h>
@@ -43,16 +44,28 @@ static struct iwx_fp_counters fp_counters(int i, uint32_t kind)
 	return sum;
 }
 
-static void up(void)
+#define ARGS	"--settle-ms 0 --timeout-ms 2000 --arena-max 512M"
+
+static void start(uint32_t mode)
 {
 	if (geteuid() != 0)
 		cr_skip_test("needs root for namespaces and BPF");
-	cr_assert_eq(iwxd_pair_up(&pair, "--settle-ms 0 --timeout-ms 2000 --arena-max 512M", &a, &b,
-				  160u << 20), 0);
-	if (!getenv("IWX_TEST_FASTPATH")) {	/* else iwxd_pair attached already */
-		cr_assert_eq(iwxd_pair_attach(&pair, 0, IWX_FP_MODE_TC), 0);
-		cr_assert_eq(iwxd_pair_attach(&pair, 1, IWX_FP_MODE_TC), 0);
-	}
+	if (getenv("IWX_TEST_FASTPATH"))	/* each suite here says where it attaches */
+		unsetenv("IWX_TEST_FASTPATH");
+	cr_assert_eq(iwxd_pair_up(&pair, ARGS, &a, &b, 160u << 20), 0);
+	cr_assert_eq(iwxd_pair_attach(&pair, 0, mode), 0);
+	cr_assert_eq(iwxd_pair_attach(&pair, 1, mode), 0);
+}
+
+static void up(void)
+{
+	start(IWX_FP_MODE_TC);
+}
+
+/* XDP on veth: native, the senders' checksum offload off (iwxd_pair_attach) */
+static void up_xdp(void)
+{
+	start(IWX_FP_MODE_XDP);
 }
 
 static void down(void)
@@ -61,6 +74,7 @@ static void down(void)
 }
 
 TestSuite(fastpath, .init = up, .fini = down, .timeout = 120);
+TestSuite(fastpath_xdp, .init = up_xdp, .fini = down, .timeout = 120);
 
 static void post_rdma(struct endpoint *e, uint64_t id, uint8_t op, const struct buf *local,
 		      const struct buf *remote, size_t len)
@@ -78,7 +92,7 @@ static void post_rdma(struct endpoint *e, uint64_t id, uint8_t op, const struct 
 }
 
 /* 64 MiB written and read back: BPF places at least 95% of the tagged bytes each way. */
-Test(fastpath, bulk_writes_and_reads_are_placed_by_bpf)
+static void bulk_writes_and_reads(void)
 {
 	const size_t len = 64u << 20;
 	struct buf src = buf_new(&a, NULL, len, IWX_ACCESS_LOCAL_WRITE, false);
@@ -110,6 +124,16 @@ Test(fastpath, bulk_writes_and_reads_are_placed_by_bpf)
 	cr_assert_geq(at_a.placed_bytes, len * 95 / 100, "Read Responses placed by BPF: %llu of %zu",
 		      (unsigned long long)at_a.placed_bytes, len);
 	free(want);
+}
+
+Test(fastpath, bulk_writes_and_reads_are_placed_by_bpf)
+{
+	bulk_writes_and_reads();
+}
+
+Test(fastpath_xdp, bulk_writes_and_reads_are_placed_by_bpf)
+{
+	bulk_writes_and_reads();
 }
 
 /* Post Writes of [from, to) from src to dst, in pieces of piece bytes, unsignaled but the last. */
@@ -257,4 +281,40 @@ Test(fastpath, detach_removes_the_program)
 	cr_assert_eq(raw_call(sock, IWX_IPC_FP_DETACH, &req, sizeof(req), NULL, 0, NULL, NULL), -ENOENT);
 	close(sock);
 	cr_assert_eq(tcx_programs(0), 0);
+}
+
+struct xdp_query {
+	const char	*dev;
+	uint32_t	prog_id;
+};
+
+static int query_xdp(void *arg)
+{
+	struct xdp_query *q = arg;
+	int ifindex = if_nametoindex(q->dev);
+
+	return ifindex && !bpf_xdp_query_id(ifindex, 0, &q->prog_id) ? 0 : -1;
+}
+
+/* The program at XDP on daemon i's interface (0: none). */
+static uint32_t xdp_program(int i)
+{
+	struct xdp_query q = { .dev = pair.ns.dev[i] };
+
+	cr_assert_eq(netns_call(i ? pair.ns.b : pair.ns.a, query_xdp, &q), 0);
+	return q.prog_id;
+}
+
+/* libxdp's attachment outlives a killed iwxd; the next iwxd there removes it. */
+Test(fastpath_xdp, a_restarted_iwxd_removes_what_a_dead_one_left)
+{
+	cr_assert_neq(xdp_program(1), 0);
+	iwxd_pair_kill(&pair, 1);
+	cr_assert_neq(xdp_program(1), 0, "still there: the kernel does not end it with iwxd");
+	cr_assert_eq(iwxd_pair_respawn(&pair, 1, ARGS), 0);
+	cr_assert_eq(xdp_program(1), 0);
+	for (int i = 0; i < 100 && !iwxd_pair_logged(&pair, 1, "removed the XDP program a previous"); i++)
+		usleep(10000);
+	cr_assert(iwxd_pair_logged(&pair, 1, "removed the XDP program a previous iwxd left"));
+	cr_assert_neq(xdp_program(0), 0, "the other daemon's stays");
 }

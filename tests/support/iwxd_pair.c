@@ -127,24 +127,6 @@ static void remove_stale_dirs(void)
 		closedir(dir);
 }
 
-/*
- * Native XDP on a veth sees what the peer sent as it was built: with the peer's checksum
- * offload on, a TCP checksum nobody computed (CHECKSUM_PARTIAL), which the program rightly
- * refuses. Real NICs verify checksums; on veth, turn the senders' offload off.
- */
-static int offloads_off(const struct iwxd_pair *p)
-{
-	char cmd[256];
-
-	for (int i = 0; i < 2; i++) {
-		snprintf(cmd, sizeof(cmd), "ip netns exec %s ethtool -K %s tx off >/dev/null 2>&1",
-			 i ? p->ns.b : p->ns.a, p->ns.dev[i]);
-		if (system(cmd))
-			return -EIO;
-	}
-	return 0;
-}
-
 /* IWX_TEST_FASTPATH=tc|xdp: the fast path on both daemons, for whatever suite runs. */
 static int attach_asked(struct iwxd_pair *p)
 {
@@ -154,8 +136,6 @@ static int attach_asked(struct iwxd_pair *p)
 
 	if (!mode || !*mode)
 		return 0;
-	if (xdp)
-		err = offloads_off(p);
 	for (int i = 0; i < 2 && !err; i++)
 		err = iwxd_pair_attach(p, i, xdp ? IWX_FP_MODE_XDP : IWX_FP_MODE_TC);
 	if (err) {
@@ -203,11 +183,28 @@ int iwxd_pair_start(struct iwxd_pair *p, const char *args)
 	return -ETIMEDOUT;
 }
 
+/*
+ * Native XDP on a veth sees what the peer sent as it was built: with the peer's checksum
+ * offload on, a TCP checksum nobody computed (CHECKSUM_PARTIAL), which the program rightly
+ * refuses. Real NICs verify checksums; on veth, turn the sender's offload off.
+ */
+static int tx_offload_off(const struct iwxd_pair *p, int i)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "ip netns exec %s ethtool -K %s tx off >/dev/null 2>&1",
+		 i ? p->ns.b : p->ns.a, p->ns.dev[i]);
+	return system(cmd) ? -EIO : 0;
+}
+
 int iwxd_pair_attach(const struct iwxd_pair *p, int i, uint32_t mode)
 {
 	struct iwx_ipc_fp_attach req = { .mode = mode };
-	int sock = iwx_ipc_connect(p->sock[i], 0), err;
+	int sock, err;
 
+	if (mode == IWX_FP_MODE_XDP && (err = tx_offload_off(p, !i)))
+		return err;
+	sock = iwx_ipc_connect(p->sock[i], 0);
 	if (sock < 0)
 		return sock;
 	snprintf(req.ifname, sizeof(req.ifname), "%s", p->ns.dev[i]);
@@ -265,6 +262,24 @@ void iwxd_pair_kill(struct iwxd_pair *p, int i)
 		waitpid(p->pid[i], NULL, 0);
 		p->pid[i] = -1;
 	}
+}
+
+int iwxd_pair_respawn(struct iwxd_pair *p, int i, const char *args)
+{
+	char log[128];
+
+	if (p->pid[i] > 0)
+		return -EBUSY;
+	log_path(p, i, log, sizeof(log));
+	p->pid[i] = spawn(i ? p->ns.b : p->ns.a, p->sock[i], log, args);
+	if (p->pid[i] < 0)
+		return -EAGAIN;
+	for (int t = 0; t < START_MS / 10; t++) {
+		if (serving(p->sock[i]))
+			return 0;
+		sleep_ms(10);
+	}
+	return -ETIMEDOUT;
 }
 
 int iwxd_pair_reachable(const struct iwxd_pair *p)

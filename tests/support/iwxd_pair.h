@@ -32,9 +32,10 @@ struct iwxd_pair {
 int iwxd_pair_start(struct iwxd_pair *p, const char *args);
 
 /*
- * Ask daemon i to attach the fast path (IWX_FP_MODE_*) to its end of the veth pair. 0 or
- * iwxd's -errno. iwxd_pair_start does so on both when IWX_TEST_FASTPATH is "tc" or "xdp",
- * so that any suite runs with the fast path.
+ * Ask daemon i to attach the fast path (IWX_FP_MODE_*) to its end of the veth pair (for
+ * XDP, with the other end's checksum offload turned off: veth hands XDP checksums nobody
+ * computed). 0 or iwxd's -errno. iwxd_pair_start does so on both when IWX_TEST_FASTPATH
+ * is "tc" or "xdp", so that any suite runs with the fast path.
  */
 int iwxd_pair_attach(const struct iwxd_pair *p, int i, uint32_t mode);
 
@@ -53,6 +54,9 @@ void iwxd_pair_down(struct iwxd_pair *p, struct endpoint *a, struct endpoint *b)
 
 /* Kill daemon i (0 or 1) at once: the "daemon killed" case. */
 void iwxd_pair_kill(struct iwxd_pair *p, int i);
+
+/* Start daemon i again (after iwxd_pair_kill) with args, waiting until it serves. 0 or -errno. */
+int iwxd_pair_respawn(struct iwxd_pair *p, int i, const char *args);
 
 /* How many lines of daemon i's log (it runs with -v) hold what. */
 int iwxd_pair_log_count(const struct iwxd_pair *p, int i, const char *what);
