@@ -75,8 +75,8 @@ struct iwx_fp_mem {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE | BPF_F_INNER_MAP);
 	__uint(max_entries, 1);
-	__type(key, __u32);
-	__uint(value_size, 4096);	/* no BTF type: libbpf 1.1 cannot size one for an inner map */
+	__uint(key_size, 4);	/* sizes, no BTF types: libbpf 1.1 cannot size one for an inner map */
+	__uint(value_size, 4096);
 };
 
 struct {
@@ -108,7 +108,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
-	__type(key, __u32);
+	__uint(key_size, 4);
 	__uint(value_size, 4096);
 } iwx_fp_scratch SEC(".maps");
 

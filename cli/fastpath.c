@@ -78,13 +78,18 @@ static const struct fp_cmd attach_cmd = {
 	"operation straight into the target memory, when that is certain to be right; iwxd\n"
 	"receives everything else as before ('iwx stats' counts what was placed and why\n"
 	"the rest was not). The programs stay attached until 'iwx detach' or until iwxd\n"
-	"exits. On success one line: attached to IFNAME (MODE).\n",
+	"exits; should iwxd be killed, a TC attachment ends with it, an XDP one stays\n"
+	"(placing nothing: its sockets are gone) until iwxd runs there again. On success\n"
+	"one line: attached to IFNAME (MODE).\n",
 	"  -m, --mode MODE      where to attach: tc, TC ingress (the default); or xdp,\n"
-	"                       which this version of iwxd refuses\n",
+	"                       native XDP through libxdp, for NICs that run it natively\n"
+	"                       (on veth it turns GRO off; the sender must compute TCP\n"
+	"                       checksums: XDP is told nothing of them)\n",
 	"Exit status: 0 attached; 1 a failure: no iwxd at SOCKET, permission denied, no or\n"
 	"a bad reply, or iwxd refused: no interface IFNAME where it runs, already attached\n"
-	"there, a mode it does not support, attached to as many interfaces as it can (16),\n"
-	"or it could not load or attach the programs (its log says why); 2 a usage error.\n",
+	"there, an interface that cannot run XDP natively, attached to as many interfaces\n"
+	"as it can (16), or it could not load or attach the programs (its log says why);\n"
+	"2 a usage error.\n",
 };
 
 static const struct fp_cmd detach_cmd = {
@@ -141,8 +146,8 @@ static void fp_refused(const struct fp_cmd *c, const struct iwx_ipc_fp_attach *r
 		fprintf(stderr, "not attached to %s\n", n);
 		break;
 	case -EOPNOTSUPP:
-		fprintf(stderr, "iwxd cannot attach in that mode (XDP is not supported by this "
-			"version)\n");
+		fprintf(stderr, "%s cannot run XDP natively (try --mode tc; iwxd's log says more)\n",
+			n);
 		break;
 	case -ENOSPC:
 		fprintf(stderr, "iwxd is attached to as many interfaces as it can (%d)\n", MAX_IFACES);

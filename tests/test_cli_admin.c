@@ -250,7 +250,7 @@ Test(cli_admin, fastpath_not_attached)
 	cr_assert(strstr(out, "no interface nonexistent0 in iwxd's network namespace"), "%s", out);
 	cr_assert_eq(run_iwx(out, sizeof(out), "attach dev lo --mode xdp -s %s", pair.sock[0]),
 		     EXIT_FAIL, "%s", out);
-	cr_assert(strstr(out, "XDP is not supported by this version"), "%s", out);
+	cr_assert(strstr(out, "lo cannot run XDP natively"), "%s", out);
 	cr_assert_eq(run_iwx(out, sizeof(out), "detach dev lo -s %s", pair.sock[0]), EXIT_FAIL,
 		     "%s", out);
 	cr_assert(strstr(out, "not attached to lo"), "%s", out);
