@@ -464,7 +464,7 @@ static long walk_one(__u32 i, struct walk *w)
 }
 
 /* Take iwxd's answers: a proposal confirmed or denied, a hold released. */
-static __always_inline void take_answers(struct iwx_fp_slot *s)
+static __always_inline void take_answers(struct iwx_fp_slot *s, struct iwx_fp_counters *ifc)
 {
 	__u64 answer = *(volatile __u64 *)&s->answer;
 	__u64 release = *(volatile __u64 *)&s->release;
@@ -473,6 +473,8 @@ static __always_inline void take_answers(struct iwx_fp_slot *s)
 		if (answer == IWX_FP_ANSWER(s->mark_seq, IWX_FP_CONFIRM)) {
 			s->state = IWX_FP_SYNC;
 			s->c.confirmed++;
+			if (ifc)
+				ifc->confirmed++;
 		} else if (answer == IWX_FP_ANSWER(s->mark_seq, IWX_FP_DENY)) {
 			s->state = IWX_FP_UNSYNC;
 		}
@@ -495,11 +497,11 @@ static __always_inline bool follow(struct walk *w, __u32 seq, __u32 ahead, __u32
 }
 
 /*
- * In sync, a packet after a gap (reordered on its way, or one before it was lost): follow
- * it as an island, from its start, as if that were an FPDU's (the sender aligns FPDUs to
- * segments, RFC 5044 §6.1), placing nothing. Should the stream, followed with certainty,
- * reach the island's start, the island is certain too and the stream goes on from its
- * end; should it pass the start, the island is dropped. false: the gap is too much.
+ * A packet after a gap (reordered on its way, or one before it was lost): follow it as an
+ * island, from its start, as if that were an FPDU's (the sender aligns FPDUs to segments,
+ * RFC 5044 §6.1), placing nothing. Should the stream, followed from its boundary, reach
+ * the island's start, the island is as certain as the stream and the stream goes on from
+ * its end; should it pass the start, the island is dropped. false: the gap is too much.
  */
 static __always_inline bool island(struct walk *w, __u32 seq, __u32 plen)
 {
@@ -518,7 +520,7 @@ static __always_inline bool island(struct walk *w, __u32 seq, __u32 plen)
 	return true;
 }
 
-/* In sync: the stream has reached w->seq. Join the island there, or drop one passed. */
+/* The stream has reached seq: join the island there, or drop one passed. */
 static __always_inline void join(struct iwx_fp_slot *s, __u32 seq)
 {
 	if (!s->island_end)
@@ -538,12 +540,15 @@ static __always_inline void walk_packet(struct walk *w, __u32 seq, __u32 plen)
 	struct iwx_fp_slot *s = w->s;
 	__s32 ahead;
 
-	take_answers(s);
+	take_answers(s, w->ifc);
 	if (s->state == IWX_FP_STOPPED || plen == 0)
 		return;
 	ahead = (__s32)(s->next_seq - seq);
-	/* an island only for a gap still to come: bytes TCP has had the program will not see */
-	if (ahead < 0 && s->state == IWX_FP_SYNC && !seq_before(s->next_seq, w->win_lo) &&
+	/*
+	 * An island only for a gap still to come (bytes TCP has had the program will not see),
+	 * in sync or following a proposal: a proposal iwxd has yet to reach survives reordering.
+	 */
+	if (ahead < 0 && s->state != IWX_FP_UNSYNC && !seq_before(s->next_seq, w->win_lo) &&
 	    island(w, seq, plen))
 		return;
 	if (s->state == IWX_FP_UNSYNC || ahead < 0) {
@@ -566,8 +571,7 @@ static __always_inline void walk_packet(struct walk *w, __u32 seq, __u32 plen)
 		return;	/* all before the next FPDU: a retransmission, or inside a long FPDU */
 	if (follow(w, s->next_seq, ahead, plen)) {
 		s->next_seq = w->seq;
-		if (s->state == IWX_FP_SYNC)
-			join(s, w->seq);
+		join(s, w->seq);
 		return;
 	}
 	s->next_seq = w->seq;

@@ -2,9 +2,10 @@
 # The iwx demonstration, from a fresh clone (as root on Debian 12): install what is
 # missing, build, then RDMA over a veth pair between two network namespaces: an iwxd in
 # each, and iwx_rping, a libiwx application, on both ends: MPA set-up with CRC, a Send,
-# an RDMA Read and an RDMA Write of several megabytes each way, every byte verified;
-# then the same traffic as the wire saw it, through our decoder and through tshark's
-# dissectors.
+# an RDMA Read and an RDMA Write of several megabytes each way, every byte verified, the
+# fast path attached on both sides (BPF at TC ingress places the RDMA payload); then the
+# same traffic as the wire saw it, through our decoder and through tshark's dissectors,
+# and what the fast path placed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -73,6 +74,10 @@ echo "== iwxd in each namespace, serving libiwx applications there"
 start_iwxd "$ns_a" iwxd-a
 start_iwxd "$ns_b" iwxd-b
 
+echo "== the fast path at TC ingress of each namespace's veth end (iwx attach)"
+build/iwx attach dev iwxdemo-a -s "$out/iwxd-a.sock" | sed 's/^/   a: /'
+build/iwx attach dev iwxdemo-b -s "$out/iwxd-b.sock" | sed 's/^/   b: /'
+
 # capture the whole exchange on the client's side of the veth
 ip netns exec "$ns_a" dumpcap -q -B 64 -i iwxdemo-a -f "tcp port $port" -w "$out/demo.pcap" 2>/dev/null &
 dumpcap=$!
@@ -117,3 +122,8 @@ tshark -r "$out/demo.pcap" -V 2>/dev/null | grep -o 'Good CRC32\|Bad CRC32' | so
 echo
 echo "== iwx status of the client's iwxd ($ns_a)"
 build/iwx status -s "$out/iwxd-a.sock" | sed 's/^/   /'
+
+echo
+echo "== What the fast path placed: iwx stats in $ns_a (Read Responses) and $ns_b (Writes)"
+build/iwx stats -s "$out/iwxd-a.sock" | sed 's/^/   a: /'
+build/iwx stats -s "$out/iwxd-b.sock" | sed 's/^/   b: /'

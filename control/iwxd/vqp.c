@@ -257,6 +257,9 @@ void vqp_stats_add(struct iwx_qp_stats *to, const struct iwx_qp_stats *s)
 	to->rx_bytes += s->rx_bytes;
 	to->tx_fpdus_aligned += s->tx_fpdus_aligned;
 	to->placed_segments += s->placed_segments;
+	to->fast_fpdus += s->fast_fpdus;
+	to->fast_bytes += s->fast_bytes;
+	to->fast_discards += s->fast_discards;
 }
 
 /* Stop the engine and keep its counters; the socket closes with it. */
