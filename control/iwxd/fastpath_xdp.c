@@ -32,6 +32,15 @@ static int need_bpffs(void)
 	return 0;
 }
 
+/* A program made from an object of ours: libxdp leaves the object to us. */
+static void close_program(struct xdp_program *p)
+{
+	struct bpf_object *obj = xdp_program__bpf_obj(p);
+
+	xdp_program__close(p);
+	bpf_object__close(obj);
+}
+
 int fastpath_xdp_attach(const struct bpf_object *skel_obj, const void *elf, size_t len, int ifindex,
 			struct xdp_program **out)
 {
@@ -70,7 +79,7 @@ int fastpath_xdp_attach(const struct bpf_object *skel_obj, const void *elf, size
 	}
 	err = xdp_program__attach(p, ifindex, XDP_MODE_NATIVE, 0);
 	if (err) {
-		xdp_program__close(p);	/* and its object */
+		close_program(p);
 		return err;
 	}
 	*out = p;
@@ -83,7 +92,7 @@ void fastpath_xdp_detach(struct xdp_program *p, int ifindex)
 
 	if (err)
 		log_warn("fast path: XDP program on ifindex %d not detached: %s", ifindex, strerror(-err));
-	xdp_program__close(p);
+	close_program(p);
 }
 
 /* Detach from ifindex every program of ours that libxdp reports there. */
