@@ -460,7 +460,7 @@ static long walk_one(__u32 i, struct walk *w)
 }
 
 /* Take iwxd's answers: a proposal confirmed or denied, a hold released. */
-static __always_inline void take_answers(struct iwx_fp_slot *s)
+static __always_inline void take_answers(struct iwx_fp_slot *s, struct iwx_fp_counters *ifc)
 {
 	__u64 answer = *(volatile __u64 *)&s->answer;
 	__u64 release = *(volatile __u64 *)&s->release;
@@ -469,6 +469,8 @@ static __always_inline void take_answers(struct iwx_fp_slot *s)
 		if (answer == IWX_FP_ANSWER(s->mark_seq, IWX_FP_CONFIRM)) {
 			s->state = IWX_FP_SYNC;
 			s->c.confirmed++;
+			if (ifc)
+				ifc->confirmed++;
 		} else if (answer == IWX_FP_ANSWER(s->mark_seq, IWX_FP_DENY)) {
 			s->state = IWX_FP_UNSYNC;
 		}
@@ -534,7 +536,7 @@ static __always_inline void walk_packet(struct walk *w, __u32 seq, __u32 plen)
 	struct iwx_fp_slot *s = w->s;
 	__s32 ahead;
 
-	take_answers(s);
+	take_answers(s, w->ifc);
 	if (s->state == IWX_FP_STOPPED || plen == 0)
 		return;
 	ahead = (__s32)(s->next_seq - seq);
