@@ -33,6 +33,8 @@ __u64 corrupt_seq;	/* the sequence number of the last byte corrupted, for messag
 
 /* where the data sent so far ends (one connection at a time), once sent_valid */
 __u32 sent_end, sent_valid;
+/* a corruption drawn for a resend waits for the next new data */
+__u32 corrupt_due;
 
 /* splitmix64's finalizer (xorshifts and multiplies): a well-mixed word from any input */
 static __always_inline __u64 mix(__u64 x)
@@ -146,12 +148,15 @@ int inject(struct __sk_buff *skb)
 		return TC_ACT_OK;
 	}
 	u -= reorder_ppm;
-	if (u < corrupt_ppm && new_data) {
+	if (u < corrupt_ppm)
+		corrupt_due = 1;
+	if (corrupt_due && new_data) {
 		__u32 pos = corrupt_pos(skb->gso_size, end - payload, mix(r));
 
 		if (pos < end - payload &&
 		    !corrupt(skb, l4, payload + pos, corrupt_xor ? corrupt_xor : 0xff)) {
 			corrupt_seq = bpf_ntohl(tcp.seq) + pos;
+			corrupt_due = 0;
 			__sync_fetch_and_add(&corrupted, 1);
 		}
 	}
