@@ -381,6 +381,8 @@ static const struct faults_conf corrupt_rates = { .corrupt_ppm = 500 };
  * the payload by 1 MiB, still inside the region. Both iwxd (its direct receive) and the
  * fast path place a tagged payload where its header says before the MPA CRC is checked,
  * so the bytes land over a piece b confirmed, and only then the CRC ends the stream.
+ * It fails about every other run, in either suite: as the address has it, the flip
+ * moves the payload 1 MiB back, onto a confirmed piece, or ahead, onto one not yet.
  */
 static const struct faults_conf tagged_offset_rates = {
 	.corrupt_ppm = 500, .corrupt_at = FAULTS_AT(13), .corrupt_xor = 0x10,
