@@ -75,6 +75,9 @@ BENCH_BIN	:= $(BUILD)/bench/bench_proto
 BPFTOOL		?= bpftool
 BPF_TEST_OBJ	:= $(BUILD)/bpf/check_prog.bpf.o
 BPF_TEST_SKEL	:= $(BUILD)/bpf/check_prog.skel.h
+# the fault injector of the fault tests (tests/support/faults.c)
+BPF_FAULTS_OBJ	:= $(BUILD)/bpf/faults.bpf.o
+BPF_FAULTS_SKEL	:= $(BUILD)/bpf/faults.skel.h
 # the fast path's programs (bpf/), built into iwxd through their skeleton
 FASTPATH_OBJ	:= $(BUILD)/bpf/fastpath.bpf.o
 FASTPATH_SKEL	:= $(BUILD)/bpf/fastpath.skel.h
@@ -118,7 +121,8 @@ $(IWXD_BIN): $(DAEMON_SRCS) $(ENGINE_SRCS) $(ENGINE_HDRS) $(DAEMON_HDRS) $(PROTO
 
 # ---------------------------------------------------------------- tests
 
-$(TEST_BIN): $(TEST_SRCS) $(LIB_A) $(PROTO_A) $(HEADERS) $(VICTIM_BIN) $(wildcard tests/support/*.h cli/*.h control/*/*.h) $(BPF_TEST_SKEL) $(FASTPATH_SKEL)
+$(TEST_BIN): $(TEST_SRCS) $(LIB_A) $(PROTO_A) $(HEADERS) $(VICTIM_BIN) $(wildcard tests/support/*.h cli/*.h control/*/*.h) $(BPF_TEST_SKEL) \
+		$(BPF_FAULTS_SKEL) $(FASTPATH_SKEL)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) -Itests/support -Itests/bpf -Icli -Icontrol/engine -Icontrol/iwxd \
@@ -142,7 +146,7 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(HEADERS) $(wildcard bpf/*.h)
 	$(call msg,CLANG,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -Ibpf -c $< -o $@
 
-.SECONDARY: $(BPF_TEST_OBJ) $(FASTPATH_OBJ)
+.SECONDARY: $(BPF_TEST_OBJ) $(BPF_FAULTS_OBJ) $(FASTPATH_OBJ)
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
@@ -177,7 +181,7 @@ ASAN_FLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=undefined
 
 $(ASAN_BIN): $(TEST_SRCS) $(LIB_SRCS) $(HEADERS) $(wildcard lib/*/*.h tests/support/*.h cli/*.h control/*/*.h) \
-		$(BPF_TEST_SKEL) $(FASTPATH_SKEL)
+		$(BPF_TEST_SKEL) $(BPF_FAULTS_SKEL) $(FASTPATH_SKEL)
 	@mkdir -p $(@D)
 	$(call msg,CC-ASAN,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Itests/support -Itests/bpf -Icli -Icontrol/engine -Icontrol/iwxd \

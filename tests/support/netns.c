@@ -19,34 +19,25 @@
 
 #define CMD_TIMEOUT_MS	10000
 #define READY_TIMEOUT_MS 5000
-#define MAX_ARGS	16
+#define MAX_ARGS	24
 
 extern char **environ;
 
-/* Run ip with the given arguments (NULL-terminated); 0 when it exits 0, else -errno. */
-static int ip(const char *arg0, ...)
+/* Run argv (NULL-terminated), its output discarded; 0 when it exits 0, else -errno. */
+static int run(const char *const argv[])
 {
-	const char *argv[MAX_ARGS + 2] = { "ip", arg0 };
 	struct timespec tick = { 0, 10 * 1000 * 1000 };
 	posix_spawn_file_actions_t fa;
-	int n = 2, status, err, waited;
-	va_list ap;
+	int status, err, waited;
 	pid_t pid;
-
-	va_start(ap, arg0);
-	while (n <= MAX_ARGS && (argv[n] = va_arg(ap, const char *)))
-		n++;
-	va_end(ap);
-	if (n > MAX_ARGS)
-		return -E2BIG;
 
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-	err = -posix_spawnp(&pid, "ip", &fa, NULL, (char *const *)argv, environ);
+	err = -posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	if (err)
 		return err;
-	/* bounded: poll for the exit, kill a hung ip */
+	/* bounded: poll for the exit, kill a hung command */
 	for (waited = 0; waitpid(pid, &status, WNOHANG) == 0; waited += 10) {
 		if (waited >= CMD_TIMEOUT_MS) {
 			kill(pid, SIGKILL);
@@ -56,6 +47,40 @@ static int ip(const char *arg0, ...)
 		nanosleep(&tick, NULL);
 	}
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
+}
+
+/* argv[0..n) then the NULL-terminated list ap into argv; -E2BIG when it does not fit. */
+static int collect(const char *argv[], int n, const char *arg0, va_list ap)
+{
+	argv[n++] = arg0;
+	while (n <= MAX_ARGS && (argv[n] = va_arg(ap, const char *)))
+		n++;
+	return n > MAX_ARGS ? -E2BIG : 0;
+}
+
+/* Run ip with the given arguments (NULL-terminated); 0 when it exits 0, else -errno. */
+static int ip(const char *arg0, ...)
+{
+	const char *argv[MAX_ARGS + 2] = { "ip" };
+	va_list ap;
+	int err;
+
+	va_start(ap, arg0);
+	err = collect(argv, 1, arg0, ap);
+	va_end(ap);
+	return err ? err : run(argv);
+}
+
+int netns_exec(const char *ns, const char *arg0, ...)
+{
+	const char *argv[MAX_ARGS + 2] = { "ip", "netns", "exec", ns };
+	va_list ap;
+	int err;
+
+	va_start(ap, arg0);
+	err = collect(argv, 4, arg0, ap);
+	va_end(ap);
+	return err ? err : run(argv);
 }
 
 /* Namespaces left by test processes that died before their teardown (killed on a time-out). */

@@ -30,6 +30,12 @@ void netns_pair_teardown(struct netns_pair *p);
 /* Run fn(arg) in a thread that joined namespace ns; returns fn's result or -errno. */
 int netns_call(const char *ns, int (*fn)(void *arg), void *arg);
 
+/*
+ * Run a command (arg0 and what follows, NULL-terminated) in namespace ns with
+ * `ip netns exec`, its output discarded: 0 when it exits 0, else -errno.
+ */
+int netns_exec(const char *ns, const char *arg0, ...) __attribute__((sentinel));
+
 /* A socket(domain, type, 0) created in namespace ns: fd or -errno. */
 int netns_socket(const char *ns, int domain, int type);
 

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A fault injector for tests, at TC egress (tcx) of a veth end: netem is not built
+ * here. It drops, duplicates, reorders or corrupts IPv4 TCP segments that carry
+ * payload, at rates per million segments (as TCP hands them to the device: with TSO, a
+ * segment of up to 64 KiB). The loader sets the rates and the seed
+ * (tests/support/faults.c) and reads the counters.
+ *
+ * Each segment draws one number, a hash of (seed, its index among the segments seen):
+ * the n-th segment meets the same fault in every run, whichever CPU sends it.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/pkt_cls.h>
+#include <linux/tcp.h>
+#include <stdbool.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include "faults.h"
+
+/* set by the loader */
+__u64 seed;
+__u32 drop_ppm, dup_ppm, reorder_ppm, corrupt_ppm;
+__u32 corrupt_at;	/* 0: a random byte of FPDU payload; n: byte n - 1 of a wire segment */
+__u8 corrupt_xor;	/* the bits flipped (0: all) */
+
+/* read by the loader */
+__u64 seen, dropped, duplicated, reordered, corrupted;
+__u64 corrupt_seq;	/* the sequence number of the last byte corrupted, for messages */
+
+/* where the data sent so far ends (one connection at a time), once sent_valid */
+__u32 sent_end, sent_valid;
+/* a corruption drawn for a resend waits for the next new data */
+__u32 corrupt_due;
+
+/* splitmix64's finalizer (xorshifts and multiplies): a well-mixed word from any input */
+static __always_inline __u64 mix(__u64 x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/*
+ * Does [seq, end) start with data not sent before? Only new data is corrupted: a
+ * retransmission (a tail loss probe, say) may carry bytes the receiver has already,
+ * which it would drop unseen, and the test would wait for a Terminate in vain.
+ */
+static __always_inline bool fresh(__u32 seq, __u32 end)
+{
+	bool r = !sent_valid || (__s32)(seq - sent_end) >= 0;
+
+	if (r || (__s32)(end - sent_end) > 0) {
+		sent_end = end;
+		sent_valid = 1;
+	}
+	return r;
+}
+
+/*
+ * Flip the bits xor of the payload byte at off, keeping the segment TCP-valid: the
+ * checksum is fixed for the 16-bit word the byte is in (RFC 1624). On a CHECKSUM_PARTIAL
+ * segment (veth offloads it) the helper leaves the field alone, as it must: the sum
+ * over the payload is computed later, over the changed byte.
+ */
+static __always_inline int corrupt(struct __sk_buff *skb, __u32 l4, __u32 off, __u8 xor)
+{
+	__u32 word = l4 + ((off - l4) & ~1u);
+	__u16 old, new;
+
+	if (bpf_skb_load_bytes(skb, word, &old, sizeof(old)))
+		return -1;
+	new = old ^ (off == word ? bpf_htons(xor << 8) : bpf_htons(xor));
+	if (bpf_skb_store_bytes(skb, word, &new, sizeof(new), 0) ||
+	    bpf_l4_csum_replace(skb, l4 + __builtin_offsetof(struct tcphdr, check), old, new, sizeof(new)))
+		return -1;
+	return 0;
+}
+
+/*
+ * Which byte of the payload [0, len) to corrupt, or len for none. TSO cuts the segment
+ * into wire segments of gso_size bytes, and iwx starts an FPDU at each (RFC 5044 §5):
+ * one of them at random, and in it a byte past the FPDU's 16 header bytes and before its
+ * CRC; or, with corrupt_at, that byte of the wire segment.
+ */
+static __always_inline __u32 corrupt_pos(__u32 gso_size, __u32 len, __u64 r)
+{
+	__u32 wire = gso_size && gso_size < len ? gso_size : len;
+	__u32 start = (__u32)(r % ((len + wire - 1) / wire)) * wire;
+	__u32 n = len - start < wire ? len - start : wire;
+
+	if (corrupt_at)
+		return corrupt_at - 1 < n ? start + corrupt_at - 1 : len;
+	r >>= 32;
+	return n > 20 ? start + 16 + (__u32)(r % (n - 20)) : start + (__u32)(r % n);
+}
+
+SEC("tc")
+int inject(struct __sk_buff *skb)
+{
+	struct ethhdr eth;
+	struct iphdr ip;
+	struct tcphdr tcp;
+	__u32 l4, payload, end, u;
+	bool new_data;
+	__u64 r;
+
+	if (skb->mark == FAULTS_CLONE_MARK)
+		return TC_ACT_OK;	/* our own duplicate, on its way out */
+	if (bpf_skb_load_bytes(skb, 0, &eth, sizeof(eth)) || eth.h_proto != bpf_htons(ETH_P_IP) ||
+	    bpf_skb_load_bytes(skb, sizeof(eth), &ip, sizeof(ip)) || ip.protocol != IPPROTO_TCP)
+		return TC_ACT_OK;
+	l4 = sizeof(eth) + ip.ihl * 4;
+	end = sizeof(eth) + bpf_ntohs(ip.tot_len);
+	if (bpf_skb_load_bytes(skb, l4, &tcp, sizeof(tcp)))
+		return TC_ACT_OK;
+	payload = l4 + tcp.doff * 4;
+	if (payload >= end || end > skb->len)
+		return TC_ACT_OK;	/* a bare ACK: left alone */
+
+	new_data = fresh(bpf_ntohl(tcp.seq), bpf_ntohl(tcp.seq) + (end - payload));
+	r = mix(seed + __sync_fetch_and_add(&seen, 1) * 0x9e3779b97f4a7c15ull);
+	/* one draw picks at most one fault: [0, drop) drops, then duplicates, ... */
+	u = (__u32)(r % 1000000);
+	if (u < drop_ppm) {
+		__sync_fetch_and_add(&dropped, 1);
+		return TC_ACT_SHOT;
+	}
+	u -= drop_ppm;
+	if (u < dup_ppm) {
+		/* the clone passes this program again (egress of the same device): marked, it goes */
+		skb->mark = FAULTS_CLONE_MARK;
+		if (!bpf_clone_redirect(skb, skb->ifindex, 0))
+			__sync_fetch_and_add(&duplicated, 1);
+		skb->mark = 0;
+		return TC_ACT_OK;
+	}
+	u -= dup_ppm;
+	if (u < reorder_ppm) {
+		/* htb (faults.c) sends class 1:20 slowly: later segments overtake this one */
+		skb->priority = FAULTS_SLOW_CLASS;
+		__sync_fetch_and_add(&reordered, 1);
+		return TC_ACT_OK;
+	}
+	u -= reorder_ppm;
+	if (u < corrupt_ppm)
+		corrupt_due = 1;
+	if (corrupt_due && new_data) {
+		__u32 pos = corrupt_pos(skb->gso_size, end - payload, mix(r));
+
+		if (pos < end - payload &&
+		    !corrupt(skb, l4, payload + pos, corrupt_xor ? corrupt_xor : 0xff)) {
+			corrupt_seq = bpf_ntohl(tcp.seq) + pos;
+			corrupt_due = 0;
+			__sync_fetch_and_add(&corrupted, 1);
+		}
+	}
+	return TC_ACT_OK;
+}
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
