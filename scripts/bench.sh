@@ -15,14 +15,14 @@
 # GiB received, the share of the payload the BPF programs placed, and the receiving
 # iwxd's system calls per MiB (perf stat, when it works here).
 #
-#   scripts/bench.sh                  # 3 runs of 3 s each: about 4 minutes
+#   scripts/bench.sh                  # 3 runs of 3 s each: about 5 minutes
 #   scripts/bench.sh -n 5 -t 5 --no-pin
 #   scripts/bench.sh --fastpath-only --plot
 #
 # --no-pin: by default (with two CPUs or more) namespace a (the clients, its iwxd) runs
 # on CPU 0 and namespace b (the servers, its iwxd) on CPU 1, the same for every variant.
 # --fastpath-only: only the fast path's measurements. --plot: also RDMA Writes of 4 KiB
-# to 8 MiB with the fast path off, at TC and at XDP (about 5 minutes more), and a
+# to 8 MiB with the fast path off, at TC and at XDP (about 9 minutes more), and a
 # gnuplot PNG of their goodput and CPU per GiB against the size (docs/bench-fastpath.png;
 # --plot-file FILE for another). At XDP the sending veth ends' tx checksum offload is off
 # (XDP on veth needs it, see 'iwx attach'), and with it TSO; it is back on for the rest.
