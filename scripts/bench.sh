@@ -8,13 +8,25 @@
 # engine's one send() per FPDU) and an 8-byte ping-pong on a TCP socket. Each
 # measurement runs RUNS times, the variants alternating; the table shows medians and
 # ratios, then where the time went (CPU of each process, iwxd's doorbells and wake-ups),
-# and last what registering 1 MiB and 64 MiB of ordinary memory costs (bench_reg).
+# and what registering 1 MiB and 64 MiB of ordinary memory costs (bench_reg).
+# Last, iwxd's fast path (iwx attach): 1 MiB RDMA Writes (received in b) and Reads
+# (received in a) through the daemons with it off, at TC ingress and at XDP, the three
+# alternating: goodput, the receiving iwxd's CPU and the receiving namespace's CPU per
+# GiB received, the share of the payload the BPF programs placed, and the receiving
+# iwxd's system calls per MiB (perf stat, when it works here).
 #
-#   scripts/bench.sh                  # 3 runs of 3 s each: about 2 minutes
+#   scripts/bench.sh                  # 3 runs of 3 s each: about 5 minutes
 #   scripts/bench.sh -n 5 -t 5 --no-pin
+#   scripts/bench.sh --fastpath-only --plot
 #
 # --no-pin: by default (with two CPUs or more) namespace a (the clients, its iwxd) runs
 # on CPU 0 and namespace b (the servers, its iwxd) on CPU 1, the same for every variant.
+# --fastpath-only: only the fast path's measurements. --plot: also RDMA Writes of 4 KiB
+# to 8 MiB with the fast path off, at TC and at XDP (about 9 minutes more), and a
+# gnuplot PNG of their goodput and CPU per GiB against the size (docs/bench-fastpath.png;
+# --plot-file FILE for another). At XDP the sending veth ends' tx checksum offload is off
+# (XDP on veth needs it, see 'iwx attach'), and with it TSO; it is back on for the rest.
+# --no-crc: every iWARP connection without the MPA CRC (what verifying it costs).
 # Every step is bounded by timeout(1); on any exit the daemons, the namespaces and the
 # temporary directory this script made go, by the PIDs and names it recorded.
 set -euo pipefail
@@ -25,12 +37,16 @@ usage() {
 	exit "${1:-0}"
 }
 
-runs=3 secs=3 pin=1
+runs=3 secs=3 pin=1 fast_only=0 plot= crc_opt=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) runs=${2:-}; shift 2 || usage 2 ;;
 	-t) secs=${2:-}; shift 2 || usage 2 ;;
 	--no-pin) pin=0; shift ;;
+	--fastpath-only) fast_only=1; shift ;;
+	--no-crc) crc_opt=(-N); shift ;;
+	--plot) plot=${plot:-docs/bench-fastpath.png}; shift ;;
+	--plot-file) plot=${2:-}; shift 2 || usage 2 ;;
 	-h | --help) usage 0 ;;
 	*) usage 2 >&2 ;;
 	esac
@@ -41,11 +57,14 @@ if_a=iwxb$$a if_b=iwxb$$b
 addr_a=192.0.2.1 addr_b=192.0.2.2
 port_engine=7175 port_verbs=7176 port_tcp=7177 port_iperf=5201
 verbs=build/bench/bench_verbs engine=build/bench/bench_engine iwxd=build/iwxd
-reg=build/bench/bench_reg
+reg=build/bench/bench_reg iwx=build/iwx
 out=	# the temporary directory: sockets, logs, results
 made_ns=()	# namespaces this script created
 daemons=()	# PIDs of the iwxds it started
 server=	# the one benchmark server it runs in the background, while it runs
+counter=	# perf stat counting a daemon's system calls, while it runs
+fp_mode=off	# where the daemons' fast path is attached: off, tc or xdp
+probe=	# a or b: run() measures that side as the receiver (probe_begin, probe_end)
 
 stop_pid() { # pid: TERM, up to 5 s, then KILL
 	kill "$1" 2>/dev/null || return 0
@@ -62,6 +81,12 @@ cleanup() {
 
 	trap - EXIT INT TERM
 	[ -n "$server" ] && stop_pid "$server"
+	[ -n "$counter" ] && stop_pid "$counter"
+	# an XDP program outlives its iwxd (the interfaces go with the namespaces anyway)
+	if [ "$fp_mode" != off ]; then
+		timeout 5 "$iwx" detach dev "$if_a" -s "$sock_a" >/dev/null 2>&1
+		timeout 5 "$iwx" detach dev "$if_b" -s "$sock_b" >/dev/null 2>&1
+	fi
 	for pid in "${daemons[@]}"; do stop_pid "$pid"; done
 	for ns in "${made_ns[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
 	[ -n "$out" ] && rm -rf "$out"
@@ -75,13 +100,21 @@ die() { echo "bench: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "needs root (network namespaces, iwxd's STATUS)"
 [[ $runs =~ ^[1-9][0-9]*$ ]] || die "-n takes a positive number of runs"
 [[ $secs =~ ^[1-9][0-9]*$ ]] || die "-t takes a positive number of seconds"
-for tool in ip ss timeout awk; do
+for tool in ip ss timeout awk ethtool; do
 	command -v "$tool" >/dev/null || die "$tool is missing"
 done
 command -v iperf3 >/dev/null ||
 	die "iperf3 is missing: apt-get install -y iperf3 (scripts/install-deps.sh installs it)"
+[ -z "$plot" ] || command -v gnuplot >/dev/null ||
+	die "--plot needs gnuplot: apt-get install -y gnuplot-nox (scripts/install-deps.sh)"
+[ "$(nproc)" -ge 2 ] && [ "$pin" = 1 ] && command -v taskset >/dev/null ||
+	echo "bench: not pinned: the receiving namespace's CPU time cannot be told apart" >&2
+# iwxd's system calls, counted by the kernel's tracepoint (no strace: it would slow
+# iwxd down by more than it measures)
+perf_ok=0
+perf stat -x, -e raw_syscalls:sys_enter -- true >/dev/null 2>&1 && perf_ok=1
 
-make -s "$iwxd" "$verbs" "$engine" "$reg"
+make -s "$iwxd" "$verbs" "$engine" "$reg" "$iwx"
 out=$(mktemp -d /tmp/iwx-bench-XXXXXX)
 
 pin_a=() pin_b=()
@@ -163,11 +196,119 @@ ticks() { # pid: CPU time used so far, in clock ticks
 
 now_ns() { date +%s%N; }
 
-# One run of a benchmark program: program, port, mode. The client's line in $result,
-# with the server's CPU and, through iwxd, the daemons' (percent of one CPU over the
-# run) appended.
+# ------------------------------------------------------------- the fast path
+
+# Each veth end's tx checksum offload as found: XDP runs without it, the rest with it.
+tx_of() { ip netns exec "$1" ethtool -k "$2" | awk '/^tx-checksumming:/ { print $2 }'; }
+tx_a=$(tx_of "$ns_a" "$if_a") tx_b=$(tx_of "$ns_b" "$if_b")
+
+fp_iwx() { # iwx's arguments
+	timeout 10 "$iwx" "$@" >>"$out/fastpath.log" 2>&1 ||
+		{ tail -5 "$out/fastpath.log" >&2; daemon_logs; die "iwx $*: failed"; }
+}
+
+# Both daemons' fast path off, or attached at tc or xdp, each at its own veth end.
+fp_set() { # off|tc|xdp
+	[ "$1" = "$fp_mode" ] && return 0
+	if [ "$fp_mode" != off ]; then
+		fp_iwx detach dev "$if_a" -s "$sock_a"
+		fp_iwx detach dev "$if_b" -s "$sock_b"
+	fi
+	if [ "$fp_mode" = xdp ]; then
+		ip netns exec "$ns_a" ethtool -K "$if_a" tx "$tx_a" >>"$out/fastpath.log"
+		ip netns exec "$ns_b" ethtool -K "$if_b" tx "$tx_b" >>"$out/fastpath.log"
+	fi
+	fp_mode=off
+	[ "$1" = off ] && return 0
+	if [ "$1" = xdp ]; then
+		# veth hands XDP the sender's packets with their TCP checksum not computed
+		ip netns exec "$ns_a" ethtool -K "$if_a" tx off >>"$out/fastpath.log"
+		ip netns exec "$ns_b" ethtool -K "$if_b" tx off >>"$out/fastpath.log"
+	fi
+	fp_mode=$1	# from here the cleanup detaches
+	fp_iwx attach dev "$if_a" -m "$1" -s "$sock_a"
+	fp_iwx attach dev "$if_b" -m "$1" -s "$sock_b"
+}
+
+cpu_busy() { # cpu number: its busy time so far (user nice system irq softirq steal), ticks
+	awk -v c="cpu$1" '$1 == c { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
+}
+softirq() { awk '$1 == "cpu" { print $8 }' /proc/stat; } # both CPUs' softirq time, ticks
+
+# The receiver's fast path counters (iwx stats -j), its interfaces summed: placed bytes,
+# then FPDUs placed and skipped.
+fp_placed() { # socket
+	timeout 10 "$iwx" stats -j -s "$1" | awk '/"ifindex"/ {
+		match($0, /"placed_bytes": [0-9]+/); b += substr($0, RSTART + 16, RLENGTH - 16)
+		match($0, /"placed_fpdus": [0-9]+/); f += substr($0, RSTART + 16, RLENGTH - 16)
+		s = $0; sub(/.*"skipped": \{/, "", s); n = split(s, kv, /, /)
+		for (i = 1; i <= n; i++) { v = kv[i]; sub(/.*: /, "", v); k += v + 0 } }
+		END { printf "%d %d %d\n", b, f, k }'
+}
+
+# What probe_begin and probe_end read: the receiving iwxd's CPU, each CPU's busy time,
+# both daemons' CPU (ticks), the fast path's counters, and softirq time.
+snapshot() {
+	echo "$(ticks "$rx_pid") $(cpu_busy 0) $(cpu_busy 1) $(ticks "$pid_a") $(ticks "$pid_b")" \
+		"$(fp_placed "$rx_sock") $(softirq)"
+}
+
+probe_begin() {
+	if [ "$probe" = a ]; then
+		rx_pid=$pid_a rx_sock=$sock_a rx_cpu=0
+	else
+		rx_pid=$pid_b rx_sock=$sock_b rx_cpu=1
+	fi
+	if [ "$perf_ok" = 1 ]; then
+		# every system call, and recv's among them (recvfrom: the engine's recv())
+		perf stat -x, -e raw_syscalls:sys_enter,syscalls:sys_enter_recvfrom \
+			-p "$rx_pid" -o "$out/perf.csv" 2>>"$out/perf.log" &
+		counter=$!
+		sleep 0.3	# attached before anything is measured
+	fi
+	snap0=$(snapshot)
+}
+
+# Per GiB the receiver took (the client's bytes: every message of the run, Writes or
+# Reads): CPU in ms, system calls per MiB, the share placed by BPF.
+probe_end() {
+	local snap1 sys=na recv=na bytes
+
+	snap1=$(snapshot)
+	if [ -n "$counter" ]; then
+		kill -INT "$counter" 2>/dev/null || true
+		wait "$counter" 2>/dev/null || true
+		counter=
+		sys=$(awk -F, '$3 == "raw_syscalls:sys_enter" && $1 ~ /^[0-9]+$/ { print $1 }' \
+			"$out/perf.csv")
+		recv=$(awk -F, '$3 == "syscalls:sys_enter_recvfrom" && $1 ~ /^[0-9]+$/ { print $1 }' \
+			"$out/perf.csv")
+	fi
+	bytes=$(field bytes "$result")
+	result="$result $(awk -v s0="$snap0" -v s1="$snap1" -v bytes="$bytes" -v rc="$rx_cpu" \
+		-v sys="${sys:-na}" -v recv="${recv:-na}" -v hz="$(getconf CLK_TCK)" 'BEGIN {
+		split(s0, a); split(s1, b)
+		for (i in a) d[i] = b[i] - a[i]
+		gib = bytes / 2^30; mib = bytes / 2^20; ms = 1000 / hz
+		if (gib <= 0) gib = mib = 1e-9
+		printf "rx_iwxd_ms_gib=%.0f tx_iwxd_ms_gib=%.0f", d[1] * ms / gib, d[5 - rc] * ms / gib
+		printf " rx_cpu_ms_gib=%.0f tx_cpu_ms_gib=%.0f softirq_ms_gib=%.0f", \
+			d[2 + rc] * ms / gib, d[3 - rc] * ms / gib, d[9] * ms / gib
+		printf " cpus_ms_gib=%.0f other_ms_gib=%.0f", (d[2] + d[3]) * ms / gib, \
+			(d[2] + d[3] - d[4] - d[5]) * ms / gib
+		printf " placed_pct=%.1f placed_fpdus=%d skipped_fpdus=%d", \
+			100 * d[6] / bytes, d[7], d[8]
+		printf " sys_per_mib=%s recv_per_mib=%s", \
+			sys == "na" ? "na" : sprintf("%.1f", sys / mib), \
+			recv == "na" ? "na" : sprintf("%.1f", recv / mib) }')"
+}
+
+# One run of a benchmark program: program, port, mode, and optionally the size of each
+# message. The client's line in $result, with the server's CPU and, through iwxd, the
+# daemons' (percent of one CPU over the run) appended; and what probe_end adds when
+# $probe names the receiving side.
 run() {
-	local bin=$1 port=$2 mode=$3 t0 t1 a0 a1 b0 b1 scpu
+	local bin=$1 port=$2 mode=$3 size=${4:-} t0 t1 a0 a1 b0 b1 scpu
 	local -a sopt=() copt=()
 
 	if [ "$bin" = "$verbs" ]; then
@@ -176,9 +317,20 @@ run() {
 	fi
 	if [ "$mode" = tcp-pingpong ]; then
 		sopt+=(-m tcp-pingpong)
+	else
+		sopt+=("${crc_opt[@]}")
+		copt+=("${crc_opt[@]}")
+	fi
+	if [ -n "$size" ]; then
+		copt+=(-S "$size")
+		# the server's arena: its 8 buffers and its control slots (default 64 MiB)
+		if [ "$bin" = "$verbs" ] && [ $((size * 8 + (16 << 20))) -gt $((64 << 20)) ]; then
+			sopt+=(-A $((size * 8 + (16 << 20))))
+		fi
 	fi
 	start_server "$bin" -s -a "$addr_b" -p "$port" "${sopt[@]}"
 	wait_listen "$port"
+	[ -z "$probe" ] || probe_begin
 	a0=$(ticks "$pid_a") b0=$(ticks "$pid_b") t0=$(now_ns)
 	if ! result=$(in_a timeout $((secs + 60)) "$bin" -c -a "$addr_b" -p "$port" -m "$mode" \
 			-t "$secs" "${copt[@]}" 2>"$out/client.log"); then
@@ -199,6 +351,7 @@ run() {
 			printf "iwxd_a_cpu_pct=%.0f iwxd_b_cpu_pct=%.0f", 100 * a / hz / (t / 1e9),
 				100 * b / hz / (t / 1e9) }')"
 	fi
+	[ -z "$probe" ] || probe_end
 }
 
 # One iperf3 run: a name, then client options. A line like the others in $result.
@@ -236,47 +389,7 @@ record_per() { # name key count-key
 		'BEGIN { printf "%.2f\n", (n > 0 ? a / n : 0) }' >>"$out/$1.$2_per"
 }
 
-# ------------------------------------------------------------- the runs
-
-mtu=$(ip -n "$ns_a" -o link show "$if_a" | sed -n 's/.* mtu \([0-9]*\).*/\1/p')
-emss=$((mtu - 52))	# IPv4, TCP and its timestamp option: the engine's FPDU size
-echo "bench: $ns_a $addr_a <-> $ns_b $addr_b (veth, MTU $mtu), $runs x $secs s each"
-echo "  ${pin_a:+namespace a (clients, iwxd a) on CPU 0, b (servers, iwxd b) on CPU 1; }iwxd" \
-	"--settle-ms 0"
-for r in $(seq "$runs"); do
-	iperf iperf3
-	echo "[$r/$runs] $result"
-	record iperf3 gbps
-	iperf iperf3-mss -N -l "$emss"
-	echo "[$r/$runs] $result"
-	record iperf3-mss gbps
-	for m in write read send pingpong; do
-		for b in verbs engine; do
-			if [ "$b" = verbs ]; then
-				run "$verbs" "$port_verbs" "$m"
-			else
-				run "$engine" "$port_engine" "$m"
-			fi
-			echo "[$r/$runs] $b $result"
-			case $m in
-			pingpong) record "$b-$m" rtt_us_median rtt_us_p99; n=n ;;
-			*) record "$b-$m" gbps; n=msgs ;;
-			esac
-			record "$b-$m" aligned_pct client_cpu_pct server_cpu_pct
-			if [ "$b" = verbs ]; then
-				record "$b-$m" iwxd_a_cpu_pct iwxd_b_cpu_pct
-				for k in doorbells_c wakeups_c doorbells_s wakeups_s; do
-					record_per "$b-$m" "$k" "$n"
-				done
-			fi
-		done
-	done
-	run "$verbs" "$port_tcp" tcp-pingpong
-	echo "[$r/$runs] $result"
-	record tcp-pingpong rtt_us_median rtt_us_p99
-done
-
-# ------------------------------------------------------------- the table
+# ------------------------------------------------------------- medians and tables
 
 median() { # file [decimals]
 	[ -s "$1" ] || { echo na; return; }
@@ -299,62 +412,285 @@ aligned() { # measurement: the share of FPDUs handed to TCP whole, through iwxd 
 		"$(pct "$(median "$out/engine-$1.aligned_pct" 1)")"
 }
 
-ip3=$(median "$out/iperf3.gbps")
-tcp=$(median "$out/tcp-pingpong.rtt_us_median")
+# ------------------------------------------------------------- the runs
+
+mtu=$(ip -n "$ns_a" -o link show "$if_a" | sed -n 's/.* mtu \([0-9]*\).*/\1/p')
+emss=$((mtu - 52))	# IPv4, TCP and its timestamp option: the engine's FPDU size
+echo "bench: $ns_a $addr_a <-> $ns_b $addr_b (veth, MTU $mtu), $runs x $secs s each"
+echo "  ${pin_a:+namespace a (clients, iwxd a) on CPU 0, b (servers, iwxd b) on CPU 1; }iwxd" \
+	"--settle-ms 0${crc_opt:+; no MPA CRC}"
+if [ "$fast_only" = 0 ]; then
+	for r in $(seq "$runs"); do
+		iperf iperf3
+		echo "[$r/$runs] $result"
+		record iperf3 gbps
+		iperf iperf3-mss -N -l "$emss"
+		echo "[$r/$runs] $result"
+		record iperf3-mss gbps
+		for m in write read send pingpong; do
+			for b in verbs engine; do
+				if [ "$b" = verbs ]; then
+					run "$verbs" "$port_verbs" "$m"
+				else
+					run "$engine" "$port_engine" "$m"
+				fi
+				echo "[$r/$runs] $b $result"
+				case $m in
+				pingpong) record "$b-$m" rtt_us_median rtt_us_p99; n=n ;;
+				*) record "$b-$m" gbps; n=msgs ;;
+				esac
+				record "$b-$m" aligned_pct client_cpu_pct server_cpu_pct
+				if [ "$b" = verbs ]; then
+					record "$b-$m" iwxd_a_cpu_pct iwxd_b_cpu_pct
+					for k in doorbells_c wakeups_c doorbells_s wakeups_s; do
+						record_per "$b-$m" "$k" "$n"
+					done
+				fi
+			done
+		done
+		run "$verbs" "$port_tcp" tcp-pingpong
+		echo "[$r/$runs] $result"
+		record tcp-pingpong rtt_us_median rtt_us_p99
+	done
+
+	ip3=$(median "$out/iperf3.gbps")
+	tcp=$(median "$out/tcp-pingpong.rtt_us_median")
+	echo
+	echo "Medians of $runs runs of $secs s. Goodput ratios are to iperf3's one stream, round"
+	echo "trips to TCP's (lower is better). FPDUs whole: tx_fpdus_aligned / tx_fpdus of both"
+	echo "sides over the measured time (through iwxd: the daemons' STATUS before and after)."
+	echo
+	row measurement "through iwxd" ratio "engine, no daemon" ratio "FPDUs whole, iwxd / engine"
+	row --- --- --- --- --- ---
+	row "iperf3, one stream" "$ip3 Gbit/s" 1.00 "" "" ""
+	v=$(median "$out/iperf3-mss.gbps")
+	row "iperf3, $emss-byte writes, TCP_NODELAY" "$v Gbit/s" "$(ratio "$v" "$ip3")" "" "" ""
+	for m in write read send; do
+		case $m in
+		write) label="RDMA Write, 1 MiB, 8 outstanding" ;;
+		read) label="RDMA Read, 1 MiB, 8 outstanding" ;;
+		send) label="Send, 64 KiB, 8 outstanding" ;;
+		esac
+		v=$(median "$out/verbs-$m.gbps") e=$(median "$out/engine-$m.gbps")
+		row "$label" "$v Gbit/s" "$(ratio "$v" "$ip3")" "$e Gbit/s" "$(ratio "$e" "$ip3")" \
+			"$(aligned "$m")"
+	done
+	v=$(median "$out/verbs-pingpong.rtt_us_median") e=$(median "$out/engine-pingpong.rtt_us_median")
+	row "Send ping-pong, 8 bytes" "$v µs round trip" "$(ratio "$v" "$tcp")" "$e µs" \
+		"$(ratio "$e" "$tcp")" "$(aligned pingpong)"
+	row "TCP ping-pong, 8 bytes" "$tcp µs round trip" 1.00 "" "" ""
+
+	echo
+	echo "Where the time went (medians): CPU in percent of one CPU over the run; doorbells"
+	echo "(the application woke its iwxd) and wake-ups (iwxd had gone to sleep in epoll_wait"
+	echo "and an event woke it) per request or round trip, for the client's daemon (a) and the"
+	echo "server's (b)."
+	echo
+	row "through iwxd" client server "iwxd a" "iwxd b" "doorbells a / b" "wake-ups a / b" \
+		"engine: client / server"
+	row --- --- --- --- --- --- --- ---
+	for m in write read send pingpong; do
+		f=$out/verbs-$m g=$out/engine-$m
+		row "$m" "$(median "$f.client_cpu_pct" 0)%" "$(median "$f.server_cpu_pct" 0)%" \
+			"$(median "$f.iwxd_a_cpu_pct" 0)%" "$(median "$f.iwxd_b_cpu_pct" 0)%" \
+			"$(median "$f.doorbells_c_per") / $(median "$f.doorbells_s_per")" \
+			"$(median "$f.wakeups_c_per") / $(median "$f.wakeups_s_per")" \
+			"$(median "$g.client_cpu_pct" 0)% / $(median "$g.server_cpu_pct" 0)%"
+	done
+
+	echo
+	echo "Runs:"
+	for f in iperf3.gbps iperf3-mss.gbps verbs-write.gbps engine-write.gbps verbs-read.gbps \
+		engine-read.gbps verbs-send.gbps engine-send.gbps verbs-pingpong.rtt_us_median \
+		verbs-pingpong.rtt_us_p99 engine-pingpong.rtt_us_median engine-pingpong.rtt_us_p99 \
+		tcp-pingpong.rtt_us_median tcp-pingpong.rtt_us_p99; do
+		printf '  %-32s [%s]\n' "$f" "$(runs_of "$out/$f")"
+	done
+
+	echo
+	echo "Registering ordinary memory (malloc'd, touched): medians of 21 iwx_reg_mr and"
+	echo "iwx_dereg_mr through iwxd a; its pages move into memory iwxd shares, and back."
+	echo
+	in_a timeout 120 env IWX_SOCKET="$sock_a" "$reg" 21 || die "bench_reg failed"
+fi
+
+# ------------------------------------------------------------- the fast path
+
+fp_variants=(off tc xdp)
+fp_name() { case $1 in off) echo off ;; tc) echo TC ;; xdp) echo XDP ;; esac; }
+fp_order() { # rotation: in three runs each variant goes first once
+	local i
+	for i in 0 1 2; do echo "${fp_variants[($1 + i) % 3]}"; done
+}
+fp_keys=(gbps rx_iwxd_ms_gib tx_iwxd_ms_gib rx_cpu_ms_gib tx_cpu_ms_gib cpus_ms_gib
+	other_ms_gib softirq_ms_gib placed_pct skip_pct sys_per_mib recv_per_mib)
+
+# One measurement with the fast path as it is: mode, receiving side, name, [size].
+fp_measure() {
+	probe=$2
+	run "$verbs" "$port_verbs" "$1" ${4:+"$4"}
+	probe=
+	# FPDUs the programs looked at and did not place, of all they looked at
+	result="$result $(awk -v p="$(field placed_fpdus "$result")" \
+		-v k="$(field skipped_fpdus "$result")" 'BEGIN {
+		printf "skip_pct=%.1f", (p + k > 0 ? 100 * k / (p + k) : 0) }')"
+	record "$3" "${fp_keys[@]}"
+	echo "[$r/$runs] $1${4:+ $4} fast path $(fp_name "$fp_mode"): $(field gbps "$result") Gbit/s;" \
+		"per GiB: iwxd $(field rx_iwxd_ms_gib "$result") ms, receiver's CPU" \
+		"$(field rx_cpu_ms_gib "$result") ms, both $(field cpus_ms_gib "$result") ms;" \
+		"placed $(field placed_pct "$result")%; syscalls/MiB $(field sys_per_mib "$result")"
+}
+
+# Median of the runs' ratios of one variant's figure to off's, run by run.
+ratio_med() { # file file-off
+	paste -d' ' "$1" "$2" | awk '$1 != "na" && $2 != "na" && $2 > 0 { print $1 / $2 }' \
+		>"$out/ratio"
+	median "$out/ratio"
+}
+
 echo
-echo "Medians of $runs runs of $secs s. Goodput ratios are to iperf3's one stream, round"
-echo "trips to TCP's (lower is better). FPDUs whole: tx_fpdus_aligned / tx_fpdus of both"
-echo "sides over the measured time (through iwxd: the daemons' STATUS before and after)."
+echo "Fast path: 1 MiB RDMA Writes (b receives) and Reads (a receives), 8 outstanding," \
+	"off / TC / XDP alternating; at XDP the veth ends' tx checksum offload is off"
+[ "$perf_ok" = 1 ] || echo "  (perf stat cannot count system calls here: syscalls 'na')"
+for r in $(seq "$runs"); do
+	for v in $(fp_order "$r"); do
+		fp_set "$v"
+		fp_measure write b "fp-write-$v"
+		fp_measure read a "fp-read-$v"
+	done
+done
+fp_set off
+
+fp_row() { # label op key unit decimals [target]
+	local v cells=()
+
+	for v in "${fp_variants[@]}"; do
+		cells+=("$(median "$out/fp-$2-$v.$3" "$5")$4")
+	done
+	row "$1" "${cells[@]}" "$(ratio_med "$out/fp-$2-tc.$3" "$out/fp-$2-off.$3")" \
+		"$(ratio_med "$out/fp-$2-xdp.$3" "$out/fp-$2-off.$3")" "${6:-}"
+}
+
 echo
-row measurement "through iwxd" ratio "engine, no daemon" ratio "FPDUs whole, iwxd / engine"
+echo "Medians of $runs runs of $secs s; the ratios are medians of each run's ratio to off."
+echo "CPU in ms per GiB the receiver took: the receiving and the sending iwxd (utime +"
+echo "stime), the CPU the receiving namespace is pinned to and the other (busy time in"
+echo "/proc/stat: user, nice, system, irq, softirq, steal: whatever ran there, this"
+echo "machine's other load too), both CPUs, of those what neither daemon was charged for"
+echo "(applications, softirq outside them, other load), and the ticks that found either"
+echo "CPU in softirq (a daemon's too: this kernel charges softirq to whoever it"
+echo "interrupted). Placed: payload bytes the programs placed (iwx stats) of those moved;"
+echo "FPDUs skipped: of those the programs looked at. System calls: the receiving iwxd's,"
+echo "counted by perf stat (raw_syscalls:sys_enter), and its recv() calls among them."
+for m in write read; do
+	if [ "$m" = write ]; then
+		label="RDMA Write" rc=${pin_a:+1} sc=${pin_a:+0}
+	else
+		label="RDMA Read" rc=${pin_a:+0} sc=${pin_a:+1}
+	fi
+	echo
+	row "$label, 1 MiB" off TC XDP "TC / off" "XDP / off" target
+	row --- --- --- --- --- --- ---
+	fp_row "goodput" "$m" gbps " Gbit/s" 2 "≥ 1"
+	fp_row "receiving iwxd, CPU per GiB" "$m" rx_iwxd_ms_gib " ms" 0 "≤ 0.25"
+	fp_row "sending iwxd, CPU per GiB" "$m" tx_iwxd_ms_gib " ms" 0
+	fp_row "receiver's CPU${rc:+ ($rc)}, per GiB" "$m" rx_cpu_ms_gib " ms" 0 "≤ 1.1"
+	fp_row "sender's CPU${sc:+ ($sc)}, per GiB" "$m" tx_cpu_ms_gib " ms" 0
+	fp_row "both CPUs, per GiB" "$m" cpus_ms_gib " ms" 0
+	fp_row "… not charged to a daemon" "$m" other_ms_gib " ms" 0
+	fp_row "… in softirq" "$m" softirq_ms_gib " ms" 0
+	fp_row "placed by BPF" "$m" placed_pct "%" 1
+	fp_row "FPDUs skipped" "$m" skip_pct "%" 1
+	fp_row "receiving iwxd's system calls per MiB" "$m" sys_per_mib "" 1
+	fp_row "… of them recv()" "$m" recv_per_mib "" 1
+done
+echo
+echo "Runs (goodput, Gbit/s; receiving iwxd and receiver's CPU, ms per GiB):"
+for m in write read; do
+	for v in "${fp_variants[@]}"; do
+		printf '  %-10s [%s] [%s] [%s]\n' "$m $v" "$(runs_of "$out/fp-$m-$v.gbps")" \
+			"$(runs_of "$out/fp-$m-$v.rx_iwxd_ms_gib")" "$(runs_of "$out/fp-$m-$v.rx_cpu_ms_gib")"
+	done
+done
+
+[ -n "$plot" ] || exit 0
+
+# ------------------------------------------------------------- the sweep, the plot
+
+sizes=(4096 16384 65536 262144 1048576 4194304 8388608)
+size_name() { awk -v s="$1" 'BEGIN { if (s >= 2^20) printf "%d MiB", s / 2^20;
+	else printf "%d KiB", s / 2^10 }'; }
+
+echo
+echo "Fast path: RDMA Writes of $(size_name "${sizes[0]}") to $(size_name "${sizes[-1]}")," \
+	"8 outstanding, off / TC / XDP alternating"
+for r in $(seq "$runs"); do
+	for i in "${!sizes[@]}"; do
+		for v in $(fp_order $((r + i))); do
+			fp_set "$v"
+			fp_measure write b "sweep-${sizes[i]}-$v" "${sizes[i]}"
+		done
+	done
+done
+fp_set off
+
+echo
+echo "RDMA Writes, medians of $runs runs of $secs s: goodput, Gbit/s; the receiving iwxd's"
+echo "CPU, the receiver's CPU and both CPUs, ms per GiB; placed by BPF"
+echo
+row size "goodput off / TC / XDP" "iwxd off / TC / XDP" "receiver's CPU off / TC / XDP" \
+	"both CPUs off / TC / XDP" "placed TC / XDP"
 row --- --- --- --- --- ---
-row "iperf3, one stream" "$ip3 Gbit/s" 1.00 "" "" ""
-v=$(median "$out/iperf3-mss.gbps")
-row "iperf3, $emss-byte writes, TCP_NODELAY" "$v Gbit/s" "$(ratio "$v" "$ip3")" "" "" ""
-for m in write read send; do
-	case $m in
-	write) label="RDMA Write, 1 MiB, 8 outstanding" ;;
-	read) label="RDMA Read, 1 MiB, 8 outstanding" ;;
-	send) label="Send, 64 KiB, 8 outstanding" ;;
-	esac
-	v=$(median "$out/verbs-$m.gbps") e=$(median "$out/engine-$m.gbps")
-	row "$label" "$v Gbit/s" "$(ratio "$v" "$ip3")" "$e Gbit/s" "$(ratio "$e" "$ip3")" \
-		"$(aligned "$m")"
-done
-v=$(median "$out/verbs-pingpong.rtt_us_median") e=$(median "$out/engine-pingpong.rtt_us_median")
-row "Send ping-pong, 8 bytes" "$v µs round trip" "$(ratio "$v" "$tcp")" "$e µs" \
-	"$(ratio "$e" "$tcp")" "$(aligned pingpong)"
-row "TCP ping-pong, 8 bytes" "$tcp µs round trip" 1.00 "" "" ""
-
-echo
-echo "Where the time went (medians): CPU in percent of one CPU over the run; doorbells"
-echo "(the application woke its iwxd) and wake-ups (iwxd had gone to sleep in epoll_wait"
-echo "and an event woke it) per request or round trip, for the client's daemon (a) and the"
-echo "server's (b)."
-echo
-row "through iwxd" client server "iwxd a" "iwxd b" "doorbells a / b" "wake-ups a / b" \
-	"engine: client / server"
-row --- --- --- --- --- --- --- ---
-for m in write read send pingpong; do
-	f=$out/verbs-$m g=$out/engine-$m
-	row "$m" "$(median "$f.client_cpu_pct" 0)%" "$(median "$f.server_cpu_pct" 0)%" \
-		"$(median "$f.iwxd_a_cpu_pct" 0)%" "$(median "$f.iwxd_b_cpu_pct" 0)%" \
-		"$(median "$f.doorbells_c_per") / $(median "$f.doorbells_s_per")" \
-		"$(median "$f.wakeups_c_per") / $(median "$f.wakeups_s_per")" \
-		"$(median "$g.client_cpu_pct" 0)% / $(median "$g.server_cpu_pct" 0)%"
+: >"$out/sweep.dat"
+for s in "${sizes[@]}"; do
+	f=$out/sweep-$s
+	line=$s
+	cells=()
+	for k in gbps:2 rx_iwxd_ms_gib:0 rx_cpu_ms_gib:0 cpus_ms_gib:0; do
+		c=
+		for v in "${fp_variants[@]}"; do
+			x=$(median "$f-$v.${k%:*}" "${k#*:}")
+			line="$line $x" c="$c${c:+ / }$x"
+		done
+		cells+=("$c")
+	done
+	echo "$line" >>"$out/sweep.dat"
+	row "$(size_name "$s")" "${cells[@]}" \
+		"$(median "$f-tc.placed_pct" 1)% / $(median "$f-xdp.placed_pct" 1)%"
 done
 
+# sweep.dat: the size, then goodput, iwxd, receiver's CPU, both CPUs, each off TC XDP
+mkdir -p "$(dirname "$plot")"
+gnuplot <<EOF || die "gnuplot failed"
+set terminal pngcairo size 900,1200 font ",10"
+set output "$plot"
+set datafile missing "na"
+set logscale x 2
+set xrange [3072:11184810]
+set xtics ("4K" 4096, "16K" 16384, "64K" 65536, "256K" 262144, "1M" 1048576, \
+	"4M" 4194304, "8M" 8388608)
+set grid
+set key outside right top
+set rmargin at screen 0.78
+set multiplot layout 3,1 title "iwx: RDMA Writes over veth, 8 outstanding, fast path off / TC / XDP\n(medians of $runs runs of $secs s)"
+set ylabel "goodput, Gbit/s"
+set yrange [0:*]
+plot "$out/sweep.dat" u 1:2 w lp lw 2 t "off", "" u 1:3 w lp lw 2 t "TC", \
+	"" u 1:4 w lp lw 2 t "XDP"
+set ylabel "receiving iwxd, CPU ms per GiB"
+set logscale y
+set yrange [*:*]
+plot "$out/sweep.dat" u 1:5 w lp lw 2 t "off", "" u 1:6 w lp lw 2 t "TC", \
+	"" u 1:7 w lp lw 2 t "XDP"
+set ylabel "CPU ms per GiB"
+set xlabel "message size"
+plot "$out/sweep.dat" u 1:8 w lp lw 2 lc 1 t "off: receiver's CPU", \
+	"" u 1:9 w lp lw 2 lc 2 t "TC: receiver's CPU", \
+	"" u 1:10 w lp lw 2 lc 3 t "XDP: receiver's CPU", \
+	"" u 1:11 w lp dt 2 lc 1 t "off: both CPUs", \
+	"" u 1:12 w lp dt 2 lc 2 t "TC: both CPUs", \
+	"" u 1:13 w lp dt 2 lc 3 t "XDP: both CPUs"
+unset multiplot
+EOF
 echo
-echo "Runs:"
-for f in iperf3.gbps iperf3-mss.gbps verbs-write.gbps engine-write.gbps verbs-read.gbps \
-	engine-read.gbps verbs-send.gbps engine-send.gbps verbs-pingpong.rtt_us_median \
-	verbs-pingpong.rtt_us_p99 engine-pingpong.rtt_us_median engine-pingpong.rtt_us_p99 \
-	tcp-pingpong.rtt_us_median tcp-pingpong.rtt_us_p99; do
-	printf '  %-32s [%s]\n' "$f" "$(runs_of "$out/$f")"
-done
-
-echo
-echo "Registering ordinary memory (malloc'd, touched): medians of 21 iwx_reg_mr and"
-echo "iwx_dereg_mr through iwxd a; its pages move into memory iwxd shares, and back."
-echo
-in_a timeout 120 env IWX_SOCKET="$sock_a" "$reg" 21 || die "bench_reg failed"
+echo "plot: $plot"

@@ -9,6 +9,7 @@ packages=(
 	libbpf-dev bpftool libxdp-dev xdp-tools libelf-dev zlib1g-dev
 	libmnl-dev libisal-dev libpcap-dev libcriterion-dev
 	tshark iproute2 iperf3 ethtool         # iperf3: scripts/bench.sh; ethtool: offloads off in tests
+	gnuplot-nox                            # scripts/bench.sh --plot: the fast path's PNG
 )
 
 missing=()

@@ -29,6 +29,7 @@ struct rdma_opts {
 	size_t		arena;		/* verbs: bytes of arena to ask iwxd for */
 	uint32_t	sq_depth, rq_depth;
 	uint8_t		ird, ord;	/* RDMA Reads in flight, inbound and outbound */
+	bool		no_crc;		/* ask for no MPA CRC (both sides must, or it is used) */
 	int		timeout_ms;	/* each step of the connection set-up */
 };
 
