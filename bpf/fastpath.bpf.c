@@ -503,20 +503,21 @@ static __always_inline bool follow(struct walk *w, __u32 seq, __u32 ahead, __u32
  * the island's start, the island is as certain as the stream and the stream goes on from
  * its end; should it pass the start, the island is dropped. false: the gap is too much.
  */
-static __always_inline bool island(struct walk *w, __u32 seq, __u32 plen)
+static __always_inline bool island(const struct walk *w, __u32 seq, __u32 plen)
 {
 	struct iwx_fp_slot *s = w->s;
+	struct walk iw = *w;	/* the packet walked as an island leaves w as it was */
 
 	if (s->island_end && s->island_end != seq)
 		return false;	/* a second gap */
-	w->island = true;
-	if (!follow(w, seq, 0, plen)) {
+	iw.island = true;
+	if (!follow(&iw, seq, 0, plen)) {
 		s->island_end = 0;
 		return false;
 	}
 	if (!s->island_end)
 		s->island_seq = seq;
-	s->island_end = w->seq;
+	s->island_end = iw.seq;
 	return true;
 }
 

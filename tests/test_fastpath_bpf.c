@@ -694,3 +694,17 @@ Test(fastpath_bpf, a_full_ring_stops_placement)
 	cr_assert_eq(skipped(IWX_FP_SKIP_RING_FULL), 128);
 	cr_assert_eq(slots[0].next_seq, rcv_nxt + 2 * n, "followed all the same");
 }
+
+/* An island that loses its way (a header cut by the packet's end) leaves the proposal intact. */
+Test(fastpath_bpf, a_failed_island_proposes_from_the_packet_start)
+{
+	uint8_t buf[2048];
+	size_t n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 100);
+
+	memset(buf + n, 0, 2);	/* two bytes of a header: the boundary after them is lost */
+	send_fpdus(rcv_nxt + n, TCP_ACK, buf, n + 2);
+	cr_assert_eq(slots[0].state, IWX_FP_UNSYNC);
+	cr_assert_eq(slots[0].c.proposals, 1);
+	cr_assert_eq(slots[0].next_seq, rcv_nxt + 2 * n, "followed from the packet's start");
+	cr_assert_eq(slots[0].head, 0);
+}
