@@ -136,7 +136,6 @@ struct iwx_qp {
 	uint8_t			*stage;
 	size_t			stage_len, stage_off;
 	struct iwx_fast_rx	fast;		/* FPDUs the fast path placed */
-	uint8_t			*fast_dst;	/* the one being taken has its payload here */
 
 	bool			hold_tx;	/* nothing goes out before the peer's first FPDU */
 	struct span		rx_dst;		/* the segment in flight is received in place here
@@ -620,9 +619,7 @@ static int place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 	uint32_t r, buf_len;
 
 	if (seg->tagged) {
-		/* a segment the fast path placed was checked when the engine took it on */
-		*dst = qp->fast_dst;
-		if (!*dst && tagged_target(qp, seg, dst, cause))
+		if (tagged_target(qp, seg, dst, cause))
 			return -EPROTO;
 		place_at(qp, *dst, seg->len);
 		return 0;
@@ -890,35 +887,25 @@ static uint8_t *fast_target(const struct iwx_qp *qp, const struct iwx_fp_rec *r)
 	return dst;
 }
 
-/* Take the oldest committed record through the parser: header, payload in place, trailer. */
+/* Take the oldest committed record through the parser, its payload in place already. */
 static void take_record(struct iwx_qp *qp)
 {
 	struct iwx_fast_rx *f = &qp->fast;
 	uint32_t i = f->slot->tail & (IWX_FP_RING - 1);
 	const struct iwx_fp_rec *r = &f->slot->ring[i];
-	uint32_t len = iwx_fast_rx_len(r);
-	uint8_t *dst;
-	size_t want;
+	uint32_t len = iwx_fast_rx_len(r), payload = len - sizeof(r->hdr) - r->trailer_len;
 	int err;
 
-	qp->fast_dst = f->dst[i];
-	err = iwx_mpa_rx_feed(qp->rx, r->hdr, sizeof(r->hdr), NULL);
-	if (!err) {
-		want = iwx_mpa_rx_want(qp->rx, &dst);
-		qp->stats.fast_fpdus++;
-		qp->stats.fast_bytes += want;
-		/* the payload is where the record says: the CRC is computed over it there */
-		err = dst == qp->fast_dst ? iwx_mpa_rx_advance(qp->rx, want) : -EIO;
-	}
-	if (!err)
-		err = iwx_mpa_rx_feed(qp->rx, r->trailer, r->trailer_len, NULL);
-	qp->fast_dst = NULL;
+	qp->stats.fast_fpdus++;
+	qp->stats.fast_bytes += payload;
+	place_at(qp, f->dst[i], payload);
+	err = iwx_mpa_rx_placed(qp->rx, r->hdr, sizeof(r->hdr), f->dst[i], r->trailer, r->trailer_len);
 	f->have -= len;
 	f->bytes -= len;
 	iwx_fast_rx_pop(f);
 	if (err == -EPROTO)
 		rx_failed(qp);
-	else if (err == -EIO)
+	else if (err == -EINVAL)	/* fast_target checked it could not be */
 		fail(qp, CAUSE_LOCAL_CATASTROPHIC, NULL, NULL);
 }
 

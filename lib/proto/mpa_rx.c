@@ -266,6 +266,43 @@ int iwx_mpa_rx_feed(struct iwx_mpa_rx *rx, const void *buf, size_t len, size_t *
 	return err;
 }
 
+int iwx_mpa_rx_placed(struct iwx_mpa_rx *rx, const uint8_t *hdr, size_t hdr_len, uint8_t *payload,
+		      const uint8_t *trailer, size_t trailer_len)
+{
+	uint32_t ulen, pad, total;
+	struct iwx_term_cause cause;
+
+	if (!iwx_mpa_rx_at_boundary(rx) || rx->markers || hdr_len < IWX_MPA_HDR_LEN)
+		return -EINVAL;
+	ulen = (uint32_t)hdr[0] << 8 | hdr[1];
+	pad = iwx_mpa_pad_len(ulen);
+	if (ulen < hdr_len - IWX_MPA_HDR_LEN || trailer_len != pad + IWX_MPA_CRC_LEN ||
+	    iwx_ddp_decode(hdr + IWX_MPA_HDR_LEN, ulen, &rx->seg, &cause) ||
+	    rx->seg.len != ulen - (hdr_len - IWX_MPA_HDR_LEN))
+		return -EINVAL;
+	total = IWX_MPA_HDR_LEN + ulen + pad + IWX_MPA_CRC_LEN;
+	rx->len_pos = rx->pos;
+	rx->pos += total;
+	rx->stats.bytes += total;
+	rx->stats.fpdus++;
+	rx->stats.placed++;
+	if (rx->crc) {
+		uint32_t c = iwx_crc32c_update(IWX_CRC32C_INIT, hdr, hdr_len);
+
+		c = iwx_crc32c_update(c, payload, rx->seg.len);
+		c = iwx_crc32c_update(c, trailer, pad);
+		if (iwx_crc32c_final(c) != iwx_crc32c_get(trailer + pad)) {
+			fail(rx, IWX_CAUSE_MPA(IWX_MPA_EC_CRC), false);
+			return -EPROTO;
+		}
+	}
+	rx->seg.payload = payload;
+	start_fpdu(rx);
+	if (rx->ops && rx->ops->segment)
+		return rx->ops->segment(rx->ctx, &rx->seg);
+	return 0;
+}
+
 bool iwx_mpa_rx_at_boundary(const struct iwx_mpa_rx *rx)
 {
 	return rx->state == IWX_RX_HDR && rx->hdr_got == 0 && rx->marker_got == 0;
