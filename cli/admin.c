@@ -801,8 +801,13 @@ int admin_run(const struct admin_cmd *c, int argc, char **argv)
 		fprintf(stderr, "iwx %s: %s\n", c->name, strerror(-err));
 		return IWX_EXIT_FAIL;
 	}
+	return admin_output_done(c->name);
+}
+
+int admin_output_done(const char *cmd)
+{
 	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "iwx %s: writing the output: %s\n", c->name, strerror(errno));
+		fprintf(stderr, "iwx %s: writing the output: %s\n", cmd, strerror(errno));
 		return IWX_EXIT_FAIL;
 	}
 	return IWX_EXIT_OK;

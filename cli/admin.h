@@ -45,6 +45,9 @@ int admin_fetch(const char *path, uint16_t op, const void *body, uint32_t len, s
  */
 void admin_report(const char *path, int err, const char *who);
 
+/* What a command printed reached stdout: IWX_EXIT_OK, or a message and IWX_EXIT_FAIL. */
+int admin_output_done(const char *cmd);
+
 /*
  * What getopt_long refused (opt '?' or ':', arg the word it stopped at), and how to get
  * help, on stderr. shorts: the letters of the options that have a long name too.

@@ -240,11 +240,7 @@ static int fp_run(const struct fp_cmd *c, int argc, char **argv)
 		printf("attached to %s (%s)\n", req.ifname, mode_name(req.mode));
 	else
 		printf("detached from %s\n", req.ifname);
-	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "iwx %s: writing the output: %s\n", c->name, strerror(errno));
-		return IWX_EXIT_FAIL;
-	}
-	return IWX_EXIT_OK;
+	return admin_output_done(c->name);
 }
 
 int cmd_attach(int argc, char **argv)
