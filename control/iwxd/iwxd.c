@@ -140,12 +140,12 @@ static int setup(struct iwxd *d)
 		fprintf(stderr, "iwxd: closer thread: %s\n", strerror(-err));
 		return -1;
 	}
+	fastpath_start();	/* before serving: what it finds a dead iwxd left is gone by then */
 	d->listen_w.fd = open_socket(d);
 	d->listen_w.fn = session_accept;
 	if (d->listen_w.fd < 0 || watch_add(&d->loop, &d->listen_w, EPOLLIN) ||
 	    watch_add(&d->loop, &d->signal_w, EPOLLIN))
 		return -1;
-	fastpath_start();
 	d->start_ms = iwx_conn_now_ms();
 	return 0;
 }
