@@ -21,6 +21,7 @@
 #include <linux/pkt_cls.h>
 #include <linux/tcp.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
@@ -284,6 +285,14 @@ static __always_inline void skip(struct walk *w, __u32 why)
 		w->ifc->skipped[why]++;
 }
 
+/* A packet-level counter (its offset in struct iwx_fp_counters), per connection and interface. */
+static __always_inline void count(struct walk *w, __u32 off)
+{
+	(*(__u64 *)((__u8 *)&w->s->c + off))++;
+	if (w->ifc)
+		(*(__u64 *)((__u8 *)w->ifc + off))++;
+}
+
 static __always_inline __u32 reason_of_check(__u32 r)
 {
 	switch (IWX_CHECK_ECODE(r) | IWX_CHECK_LAYER(r) << 8) {
@@ -542,8 +551,12 @@ static __always_inline void walk_packet(struct walk *w, __u32 seq, __u32 plen)
 	__s32 ahead;
 
 	take_answers(s, w->ifc);
-	if (s->state == IWX_FP_STOPPED || plen == 0)
+	if (plen == 0)
 		return;
+	if (s->state == IWX_FP_STOPPED) {
+		count(w, offsetof(struct iwx_fp_counters, stopped));
+		return;
+	}
 	ahead = (__s32)(s->next_seq - seq);
 	/*
 	 * An island only for a gap still to come (bytes TCP has had the program will not see),
@@ -553,8 +566,11 @@ static __always_inline void walk_packet(struct walk *w, __u32 seq, __u32 plen)
 	    island(w, seq, plen))
 		return;
 	if (s->state == IWX_FP_UNSYNC || ahead < 0) {
-		if (seq_before(seq, w->win_lo))
-			return;	/* old data TCP has had: no start to propose */
+		if (seq_before(seq, w->win_lo)) {
+			/* old data TCP has had: no start to propose */
+			count(w, offsetof(struct iwx_fp_counters, behind));
+			return;
+		}
 		/*
 		 * No boundary known, or a gap the stream cannot bridge: propose this packet's
 		 * start, follow the stream from it, and place again once iwxd has confirmed it.
@@ -568,8 +584,11 @@ static __always_inline void walk_packet(struct walk *w, __u32 seq, __u32 plen)
 			w->ifc->proposals++;
 		ahead = 0;
 	}
-	if ((__u32)ahead >= plen)
-		return;	/* all before the next FPDU: a retransmission, or inside a long FPDU */
+	if ((__u32)ahead >= plen) {
+		/* all before the next FPDU: a retransmission, or inside a long FPDU */
+		count(w, offsetof(struct iwx_fp_counters, behind));
+		return;
+	}
 	if (follow(w, s->next_seq, ahead, plen)) {
 		s->next_seq = w->seq;
 		join(s, w->seq);

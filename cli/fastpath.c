@@ -291,6 +291,8 @@ static void json_fp_counters(struct json *j, const struct iwx_fp_counters *c)
 	json_u64(j, "placed_bytes", c->placed_bytes);
 	json_u64(j, "proposals", c->proposals);
 	json_u64(j, "confirmed", c->confirmed);
+	json_u64(j, "behind", c->behind);
+	json_u64(j, "stopped", c->stopped);
 	json_key(j, "skipped");
 	json_open(j, '{', true);
 	for (size_t k = 0; k < IWX_FP_SKIP_N; k++)
@@ -344,6 +346,8 @@ static void show_iface(const struct iwx_ipc_fp_info *e)
 	     bytes_str(b, sizeof(b), c->placed_bytes));
 	LINE("boundaries proposed", "%" PRIu64, (uint64_t)c->proposals);
 	LINE("  confirmed", "%" PRIu64, (uint64_t)c->confirmed);
+	LINE("packets behind", "%" PRIu64, (uint64_t)c->behind);
+	LINE("packets stopped", "%" PRIu64, (uint64_t)c->stopped);
 	LINE("not placed", "%" PRIu64, skipped_total(c));
 	for (size_t k = 0; k < IWX_FP_SKIP_N; k++)
 		if (c->skipped[k])
@@ -415,8 +419,9 @@ static const struct admin_cmd stats_cmd = {
 	"attached to, by name: its index and mode, then, over the packets of iwxd's\n"
 	"connections that came in there: packets looked at, FPDUs placed and the payload\n"
 	"bytes they carried, FPDU boundaries proposed after a gap and those iwxd confirmed,\n"
-	"the FPDUs not placed, and, for each reason that counted any, how many with what\n"
-	"the reason means.\n"
+	"packets not walked because they lay all before the next FPDU (resent, or inside a\n"
+	"long FPDU) or came after the stream stopped, the FPDUs not placed, and, for each\n"
+	"reason that counted any, how many with what the reason means.\n"
 	"Then the connections the fast path follows (those in full operation), by queue\n"
 	"pair: QP, STATE (unsync: no FPDU boundary known; proposed: one proposed, waiting\n"
 	"for iwxd; sync: placing; stopped: the stream broke or ended, nothing more is\n"
@@ -425,7 +430,8 @@ static const struct admin_cmd stats_cmd = {
 	"When the fast path is attached to no interface, a line says so.\n",
 	"In JSON: {\"interfaces\": [...], \"connections\": [...]}, an object a line in each.\n"
 	"Keys of both interfaces (name, ifindex, mode) and connections (qp, state):\n"
-	"packets, placed_fpdus, placed_bytes, proposals, confirmed, and skipped, an object\n"
+	"packets, placed_fpdus, placed_bytes, proposals, confirmed, behind, stopped, and\n"
+	"skipped, an object\n"
 	"with the count of every reason, zero or not, keyed by its name. The reasons:\n"
 	IWX_FP_SKIPS(SKIP_HELP),
 	show_stats,

@@ -657,6 +657,20 @@ Test(fastpath_bpf, a_bad_header_stops_the_stream)
 	buf[2] = 0xc1;
 	send_fpdus(rcv_nxt + n, TCP_ACK, buf, n);
 	cr_assert_eq(slots[0].head, 0, "nothing placed after it");
+	cr_assert_eq(slots[0].c.stopped, 1, "and counted");
+}
+
+/* A packet resent, all before where the stream is: counted, not walked again. */
+Test(fastpath_bpf, a_resent_packet_is_behind)
+{
+	uint8_t buf[2048];
+	size_t n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 100);
+
+	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
+	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
+	cr_assert_eq(slots[0].c.placed_fpdus, 1);
+	cr_assert_eq(slots[0].c.behind, 1);
+	cr_assert_eq(slots[0].head, 1);
 }
 
 /* A Send with Invalidate holds the Writes behind it until iwxd has taken it. */

@@ -53,6 +53,8 @@ struct iwx_fp_counters {
 	__u64	placed_bytes;
 	__u64	proposals;	/* boundaries proposed after a gap */
 	__u64	confirmed;	/* ... and confirmed by iwxd */
+	__u64	behind;		/* packets all before the next FPDU: resent, or inside a long one */
+	__u64	stopped;	/* packets after the stream stopped (not walked) */
 	__u64	skipped[IWX_FP_SKIP_N];
 };
 
