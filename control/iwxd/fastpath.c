@@ -62,7 +62,18 @@ struct fastpath {
 	pthread_t		reaper;
 	struct iface		ifaces[MAX_IFACES];
 	uint32_t		nifaces;
+	/* said once until it passes: a client may register or connect in a loop */
+	bool			regions_warned;	/* a region left to iwxd */
+	bool			conns_warned;	/* a connection not followed: no slot */
 };
+
+/* Log a shortage once until it passes (*said, cleared by the caller when it does). */
+#define warn_once(said, ...)		\
+	do {				\
+		if (!*(said))		\
+			log_warn(__VA_ARGS__);	\
+		*(said) = true;		\
+	} while (0)
 
 /* ------------------------------------------------------------- quiescence */
 
@@ -116,12 +127,14 @@ static int64_t mem_get(struct fastpath *fp, const struct iwx_arena *a)
 			free_at = i;
 	}
 	if (free_at < 0) {
-		log_warn("fast path: %u memories reached already: a region is left to iwxd", fp->nmems);
+		warn_once(&fp->regions_warned, "fast path: %u memories reached already: regions are "
+			  "left to iwxd (said once)", fp->nmems);
 		return -1;
 	}
 	if (bpf_map_update_elem(bpf_map__fd(fp->skel->maps.iwx_fp_mems), &(uint32_t){ free_at },
 				&a->fd, BPF_ANY)) {
-		log_warn("fast path: memory of map %u not reachable: %m", a->map_id);
+		warn_once(&fp->regions_warned, "fast path: memory of map %u not reachable: %m (said "
+			  "once)", a->map_id);
 		return -1;
 	}
 	fp->mems[free_at] = (struct mem_ref){ .map_id = a->map_id };
@@ -181,7 +194,8 @@ static void publish(struct iwxd *d, const struct iwx_mr *mr)
 	st.mem = i;
 	st.off = mr->addr - (uint8_t *)a->base;
 	if (bpf_map_update_elem(bpf_map__fd(fp->skel->maps.iwx_fp_stags), &st.desc.stag, &st, BPF_ANY)) {
-		log_warn("fast path: STag %#x not published: %m", st.desc.stag);
+		warn_once(&fp->regions_warned, "fast path: STag %#x not published: %m (said once)",
+			  st.desc.stag);
 		if (!fp->mems[i].regions) {
 			fp->mems[i].regions = 1;
 			mem_put(fp, i);
@@ -189,6 +203,7 @@ static void publish(struct iwxd *d, const struct iwx_mr *mr)
 		return;
 	}
 	fp->mems[i].regions++;
+	fp->regions_warned = false;
 }
 
 /* iwx_mem's watcher: the programs see a region as iwxd does, once the change is made. */
@@ -267,8 +282,8 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 	for (slot = 0; slot < fp->nslots && fp->slot_used[slot]; slot++)
 		;
 	if (slot == fp->nslots) {
-		log_warn("qp %u: the fast path follows %u connections already: not this one", q->num,
-			 fp->nslots);
+		warn_once(&fp->conns_warned, "qp %u: the fast path follows %u connections already: "
+			  "not this one, nor others until one ends", q->num, fp->nslots);
 		return;
 	}
 	conn.slot = slot;
@@ -296,6 +311,7 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 		return;
 	}
 	fp->slot_used[slot] = 1;
+	fp->conns_warned = false;
 	q->fp_slot = slot + 1;
 }
 
