@@ -236,14 +236,14 @@ cpu_busy() { # cpu number: its busy time so far (user nice system irq softirq st
 softirq() { awk '$1 == "cpu" { print $8 }' /proc/stat; } # both CPUs' softirq time, ticks
 
 # The receiver's fast path counters (iwx stats -j), its interfaces summed: placed bytes,
-# then FPDUs placed and skipped.
+# then FPDUs placed and skipped (%.0f: mawk's %d stops at 2^31 - 1, a few seconds of placing).
 fp_placed() { # socket
 	timeout 10 "$iwx" stats -j -s "$1" | awk '/"ifindex"/ {
 		match($0, /"placed_bytes": [0-9]+/); b += substr($0, RSTART + 16, RLENGTH - 16)
 		match($0, /"placed_fpdus": [0-9]+/); f += substr($0, RSTART + 16, RLENGTH - 16)
 		s = $0; sub(/.*"skipped": \{/, "", s); n = split(s, kv, /, /)
 		for (i = 1; i <= n; i++) { v = kv[i]; sub(/.*: /, "", v); k += v + 0 } }
-		END { printf "%d %d %d\n", b, f, k }'
+		END { printf "%.0f %.0f %.0f\n", b, f, k }'
 }
 
 # What probe_begin and probe_end read: the receiving iwxd's CPU, each CPU's busy time,
@@ -296,7 +296,7 @@ probe_end() {
 			d[2 + rc] * ms / gib, d[3 - rc] * ms / gib, d[9] * ms / gib
 		printf " cpus_ms_gib=%.0f other_ms_gib=%.0f", (d[2] + d[3]) * ms / gib, \
 			(d[2] + d[3] - d[4] - d[5]) * ms / gib
-		printf " placed_pct=%.1f placed_fpdus=%d skipped_fpdus=%d", \
+		printf " placed_pct=%.1f placed_fpdus=%.0f skipped_fpdus=%.0f", \
 			100 * d[6] / bytes, d[7], d[8]
 		printf " sys_per_mib=%s recv_per_mib=%s", \
 			sys == "na" ? "na" : sprintf("%.1f", sys / mib), \
