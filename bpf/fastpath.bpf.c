@@ -113,6 +113,13 @@ struct {
 	__uint(value_size, 4096);
 } iwx_fp_scratch SEC(".maps");
 
+/* Slots whose iwxd is to wake up (iwx/fastpath.h: Wake-ups): at most one record each
+ * while lazy, so a page holds them all. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} iwx_fp_bells SEC(".maps");
+
 /* iwx_anchor: the socket whose read position iwxd asks for. */
 __u64 anchor_cookie;
 
@@ -269,6 +276,8 @@ struct walk {
 	__u32			refuse;		/* a reason for the whole packet, + 1 */
 	bool			island;		/* followed, not placed: after a gap (walk_packet) */
 	bool			bad;		/* a header that is not DDP/RDMAP */
+	bool			unplaced;	/* an FPDU was skipped */
+	bool			completes;	/* a Read Response's last segment was placed */
 };
 
 static __always_inline bool seq_before(__u32 a, __u32 b)
@@ -280,6 +289,7 @@ static __always_inline void skip(struct walk *w, __u32 why)
 {
 	if (why >= IWX_FP_SKIP_N)
 		return;
+	w->unplaced = true;
 	w->s->c.skipped[why]++;
 	if (w->ifc)
 		w->ifc->skipped[why]++;
@@ -389,6 +399,8 @@ static __always_inline __u32 place(struct walk *w, const __u8 *hdr, __u32 ulen, 
 		return IWX_FP_SKIP_HEADER;
 	r->trailer_len = tlen;
 	__sync_fetch_and_add(&s->head, 1);	/* the record, then its publication */
+	if (op == IWX_OP_READ_RESP && (hdr[2] & IWX_DDP_FLAG_LAST))
+		w->completes = true;
 	s->c.placed_fpdus++;
 	s->c.placed_bytes += len;
 	if (w->ifc) {
@@ -544,18 +556,21 @@ static __always_inline void join(struct iwx_fp_slot *s, __u32 seq)
 	s->next_seq = seq;
 }
 
-/* One TCP segment of a connection iwxd knows, its slot held. */
-static __always_inline void walk_packet(struct walk *w, __u32 seq, __u32 plen)
+/*
+ * One TCP segment of a connection iwxd knows, its slot held. true: every byte of it is in
+ * FPDUs placed (an FPDU is placed only whole in one packet, so the packet starts at one).
+ */
+static __always_inline bool walk_packet(struct walk *w, __u32 seq, __u32 plen)
 {
 	struct iwx_fp_slot *s = w->s;
 	__s32 ahead;
 
 	take_answers(s, w->ifc);
 	if (plen == 0)
-		return;
+		return true;
 	if (s->state == IWX_FP_STOPPED) {
 		count(w, offsetof(struct iwx_fp_counters, stopped));
-		return;
+		return false;
 	}
 	ahead = (__s32)(s->next_seq - seq);
 	/*
@@ -564,12 +579,12 @@ static __always_inline void walk_packet(struct walk *w, __u32 seq, __u32 plen)
 	 */
 	if (ahead < 0 && s->state != IWX_FP_UNSYNC && !seq_before(s->next_seq, w->win_lo) &&
 	    island(w, seq, plen))
-		return;
+		return false;
 	if (s->state == IWX_FP_UNSYNC || ahead < 0) {
 		if (seq_before(seq, w->win_lo)) {
 			/* old data TCP has had: no start to propose */
 			count(w, offsetof(struct iwx_fp_counters, behind));
-			return;
+			return false;
 		}
 		/*
 		 * No boundary known, or a gap the stream cannot bridge: propose this packet's
@@ -587,16 +602,47 @@ static __always_inline void walk_packet(struct walk *w, __u32 seq, __u32 plen)
 	if ((__u32)ahead >= plen) {
 		/* all before the next FPDU: a retransmission, or inside a long FPDU */
 		count(w, offsetof(struct iwx_fp_counters, behind));
-		return;
+		return false;
 	}
 	if (follow(w, s->next_seq, ahead, plen)) {
 		s->next_seq = w->seq;
 		join(s, w->seq);
-		return;
+		return !ahead && !w->unplaced && w->seq == seq + plen;
 	}
 	s->next_seq = w->seq;
 	/* a proposal that was wrong; or in sync, a stream iwxd will end with a Terminate */
 	s->state = w->bad && s->state == IWX_FP_SYNC ? IWX_FP_STOPPED : IWX_FP_UNSYNC;
+	return false;
+}
+
+/* Wake iwxd if it sleeps on its low-water mark (iwx/fastpath.h: Wake-ups). */
+static __always_inline void ring(struct iwx_fp_slot *s, __u32 slot, struct iwx_fp_counters *ifc)
+{
+	/* an exchange, a full barrier: iwxd stores lazy, then reads wake_seq */
+	if (!__sync_lock_test_and_set(&s->lazy, 0))
+		return;
+	bpf_ringbuf_output(&iwx_fp_bells, &slot, sizeof(slot), BPF_RB_FORCE_WAKEUP);
+	__sync_fetch_and_add(&s->c.bells, 1);
+	if (ifc)
+		ifc->bells++;
+}
+
+/*
+ * After the walk: a packet with bytes in the window that iwxd must read itself (any not
+ * in a placed FPDU), or that completes a Read, moves wake_seq to its end and rings.
+ */
+static __always_inline void wake_for(struct walk *w, __u32 seq, __u32 plen, bool whole)
+{
+	struct iwx_fp_slot *s = w->s;
+	__u32 end = seq + plen;
+
+	if (whole && !w->completes)
+		return;
+	if (!seq_before(w->win_lo, end))
+		return;	/* all old: nothing TCP will queue */
+	if (seq_before(s->wake_seq, end))
+		s->wake_seq = end;
+	ring(s, w->conn->slot, w->ifc);
 }
 
 static __always_inline struct iwx_fp_cpu *cpu_enter(void)
@@ -699,6 +745,7 @@ static __always_inline void fastpath(void *ctx, struct pkt *p)
 		/* another CPU follows this stream: this packet's FPDUs go unseen, which is a gap */
 		if (w.ifc)
 			w.ifc->skipped[IWX_FP_SKIP_BUSY]++;
+		ring(s, conn->slot, w.ifc);	/* and iwxd must read them */
 		goto out;
 	}
 	w.s = s;
@@ -714,7 +761,7 @@ static __always_inline void fastpath(void *ctx, struct pkt *p)
 		w.refuse = IWX_FP_SKIP_TCP_FLAGS + 1;
 	else if (!p->csum_good && !tcp_csum_good(p, &t))
 		w.refuse = IWX_FP_SKIP_CSUM + 1;
-	walk_packet(&w, t.seq, t.end - t.payload);
+	wake_for(&w, t.seq, t.end - t.payload, walk_packet(&w, t.seq, t.end - t.payload));
 	__sync_lock_test_and_set(&s->busy, 0);
 out:
 	cpu_leave(cpu);

@@ -293,6 +293,7 @@ static void json_fp_counters(struct json *j, const struct iwx_fp_counters *c)
 	json_u64(j, "confirmed", c->confirmed);
 	json_u64(j, "behind", c->behind);
 	json_u64(j, "stopped", c->stopped);
+	json_u64(j, "bells", c->bells);
 	json_key(j, "skipped");
 	json_open(j, '{', true);
 	for (size_t k = 0; k < IWX_FP_SKIP_N; k++)
@@ -348,6 +349,7 @@ static void show_iface(const struct iwx_ipc_fp_info *e)
 	LINE("  confirmed", "%" PRIu64, (uint64_t)c->confirmed);
 	LINE("packets behind", "%" PRIu64, (uint64_t)c->behind);
 	LINE("packets stopped", "%" PRIu64, (uint64_t)c->stopped);
+	LINE("iwxd woken", "%" PRIu64, (uint64_t)c->bells);
 	LINE("not placed", "%" PRIu64, skipped_total(c));
 	for (size_t k = 0; k < IWX_FP_SKIP_N; k++)
 		if (c->skipped[k])
@@ -420,7 +422,9 @@ static const struct admin_cmd stats_cmd = {
 	"connections that came in there: packets looked at, FPDUs placed and the payload\n"
 	"bytes they carried, FPDU boundaries proposed after a gap and those iwxd confirmed,\n"
 	"packets not walked because they lay all before the next FPDU (resent, or inside a\n"
-	"long FPDU) or came after the stream stopped, the FPDUs not placed, and, for each\n"
+	"long FPDU) or came after the stream stopped, the times the programs woke iwxd\n"
+	"(while FPDUs it need not read stream in, iwxd sleeps until much has come or a\n"
+	"program wakes it for one it must read), the FPDUs not placed, and, for each\n"
 	"reason that counted any, how many with what the reason means.\n"
 	"Then the connections the fast path follows (those in full operation), by queue\n"
 	"pair: QP, STATE (unsync: no FPDU boundary known; proposed: one proposed, waiting\n"
@@ -430,9 +434,9 @@ static const struct admin_cmd stats_cmd = {
 	"When the fast path is attached to no interface, a line says so.\n",
 	"In JSON: {\"interfaces\": [...], \"connections\": [...]}, an object a line in each.\n"
 	"Keys of both interfaces (name, ifindex, mode) and connections (qp, state):\n"
-	"packets, placed_fpdus, placed_bytes, proposals, confirmed, behind, stopped, and\n"
-	"skipped, an object\n"
-	"with the count of every reason, zero or not, keyed by its name. The reasons:\n"
+	"packets, placed_fpdus, placed_bytes, proposals, confirmed, behind, stopped, bells,\n"
+	"and skipped, an object with the count of every reason, zero or not, keyed by its\n"
+	"name. The reasons:\n"
 	IWX_FP_SKIPS(SKIP_HELP),
 	show_stats,
 };

@@ -722,3 +722,95 @@ Test(fastpath_bpf, a_failed_island_proposes_from_the_packet_start)
 	cr_assert_eq(slots[0].next_seq, rcv_nxt + 2 * n, "followed from the packet's start");
 	cr_assert_eq(slots[0].head, 0);
 }
+
+/* ------------------------------------------------------------------ wake-ups */
+
+static int bell_slot(void *ctx, void *d, size_t size)
+{
+	int *last = ctx;
+
+	cr_assert_eq(size, sizeof(uint32_t));
+	memcpy(last, d, sizeof(uint32_t));
+	return 0;
+}
+
+/* Bells waiting in iwx_fp_bells (the last one's slot in *slot). */
+static int bells(int *slot)
+{
+	struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(skel->maps.iwx_fp_bells), bell_slot,
+						  slot, NULL);
+	int n;
+
+	cr_assert_not_null(rb);
+	n = ring_buffer__consume(rb);
+	ring_buffer__free(rb);
+	return n;
+}
+
+/*
+ * A lazy iwxd (asleep on its low-water mark) is rung for the first packet it must read
+ * itself, once, and not for packets all placed; wake_seq tells it where that packet ends.
+ */
+Test(fastpath_bpf, a_lazy_iwxd_is_rung_for_what_it_must_read)
+{
+	uint8_t buf[2048];
+	uint32_t seq = rcv_nxt;
+	size_t n;
+	int slot = -1;
+
+	slots[0].lazy = 1;
+	slots[0].wake_seq = seq;
+	n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 1000);
+	send_fpdus(seq, TCP_ACK, buf, n);
+	seq += n;
+	cr_assert_eq(slots[0].c.placed_fpdus, 1);
+	cr_assert_eq(slots[0].lazy, 1, "a packet all placed: iwxd sleeps on");
+	cr_assert_eq(bells(&slot), 0);
+	cr_assert_eq(slots[0].wake_seq, rcv_nxt);
+
+	/* a Send: iwxd's to read */
+	n = fpdu_send(buf, IWX_OP_SEND, 0, 100);
+	send_fpdus(seq, TCP_ACK, buf, n);
+	seq += n;
+	cr_assert_eq(slots[0].lazy, 0, "rung");
+	cr_assert_eq(bells(&slot), 1);
+	cr_assert_eq(slot, 0, "the bell names the slot");
+	cr_assert_eq(slots[0].wake_seq, seq, "wake_seq: the end of the packet to read");
+	cr_assert_eq(slots[0].c.bells, 1);
+
+	/* not lazy: no bell, though wake_seq moves on */
+	n = fpdu_send(buf, IWX_OP_SEND, 0, 100);
+	send_fpdus(seq, TCP_ACK, buf, n);
+	seq += n;
+	cr_assert_eq(bells(&slot), 0);
+	cr_assert_eq(slots[0].wake_seq, seq);
+
+	/* an FPDU cut across packets is iwxd's too */
+	slots[0].lazy = 1;
+	n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 1000);
+	send_fpdus(seq, TCP_ACK, buf, 500);
+	cr_assert_eq(bells(&slot), 1);
+	cr_assert_eq(slots[0].wake_seq, seq + 500);
+	slots[0].lazy = 1;
+	send_fpdus(seq + 500, TCP_ACK, buf + 500, n - 500);
+	cr_assert_eq(bells(&slot), 1, "its rest as well");
+	cr_assert_eq(slots[0].wake_seq, seq + n);
+	cr_assert_eq(slots[0].c.bells, 3);
+}
+
+/* The last segment of a Read Response completes a Read: placed, and iwxd rung for it. */
+Test(fastpath_bpf, the_end_of_a_read_response_rings)
+{
+	uint8_t buf[2048];
+	size_t n;
+	int slot = -1;
+
+	publish(STAG, PD, IWX_ACCESS_LOCAL_WRITE, BASE_TO, REGION_LEN);
+	slots[0].lazy = 1;
+	slots[0].wake_seq = rcv_nxt;
+	n = fpdu_tagged(buf, IWX_OP_READ_RESP, STAG, BASE_TO, data, 1000);
+	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
+	cr_assert_eq(slots[0].c.placed_fpdus, 1);
+	cr_assert_eq(bells(&slot), 1);
+	cr_assert_eq(slots[0].wake_seq, rcv_nxt + n);
+}

@@ -1185,6 +1185,11 @@ bool iwx_qp_fast(struct iwx_qp *qp, struct iwx_fp_slot *slot, uint32_t copied_se
 	return !qp->stage_len && iwx_mpa_rx_at_boundary(qp->rx);
 }
 
+uint32_t iwx_qp_fast_seq(const struct iwx_qp *qp)
+{
+	return qp->fast.anchor + (uint32_t)qp->stats.rx_bytes;
+}
+
 bool iwx_qp_refers_to(const struct iwx_qp *qp, const void *addr, size_t len)
 {
 	uintptr_t base = (uintptr_t)addr;

@@ -116,5 +116,7 @@ bool iwx_qp_refers_to(const struct iwx_qp *qp, const void *addr, size_t len);
  */
 struct iwx_fp_slot;
 bool iwx_qp_fast(struct iwx_qp *qp, struct iwx_fp_slot *slot, uint32_t copied_seq);
+/* While followed: the TCP sequence number of the next byte the engine reads. */
+uint32_t iwx_qp_fast_seq(const struct iwx_qp *qp);
 
 #endif /* IWX_QP_H */

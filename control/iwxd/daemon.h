@@ -127,6 +127,10 @@ struct vqp {
 	struct pconn		*setup;		/* while CONNECTING */
 	struct iwx_qp		*eng;		/* the engine, once the stream is in full operation */
 	uint32_t		fp_slot;	/* its slot in the fast path, + 1; 0: not followed */
+	bool			fp_lazy;	/* ... iwxd sleeps on the socket's low-water mark */
+	uint32_t		fp_head;	/* ... the slot's records written, at the last turn */
+	uint32_t		fp_seen;	/* ... lazy: the engine's read position at the last tick */
+	uint64_t		fp_tick_ms;	/* ... lazy: when it is looked at again */
 	struct watch		tcp_w;		/* the stream once established (the engine's once it runs) */
 	uint32_t		tcp_events;	/* watched for; 0: not watched */
 	bool			blocked;	/* waits for the socket or for room in a CQ */

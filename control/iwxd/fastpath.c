@@ -30,6 +30,13 @@
 #define MAX_IFACES	16
 #define TCX_INGRESS	46	/* enum bpf_attach_type's BPF_TCX_INGRESS (Linux 6.6), newer than our headers */
 #define QUIESCE_SPINS	1000000	/* sched_yield()s, seconds: programs run for microseconds */
+/* Wake-ups (iwx/fastpath.h): iwxd sleeps on a followed socket's low-water mark once a turn
+ * finds this many records new, with the mark at a quarter of the receive buffer, at most
+ * LOWAT_MAX; a lazy connection whose engine read nothing for a tick is read at once. */
+#define LAZY_RECORDS	32
+#define LOWAT_MIN	(64 << 10)
+#define LOWAT_MAX	(512 << 10)
+#define LAZY_TICK_MS	5
 
 struct iface {
 	int		ifindex;
@@ -49,9 +56,11 @@ struct mem_ref {
 struct fastpath {
 	struct fastpath_bpf	*skel;
 	struct bpf_link		*anchor;	/* iter/tcp: a socket's read position */
+	struct ring_buffer	*bells;		/* slots whose iwxd the programs wake */
+	struct watch		bells_w;
 	struct iwx_fp_slot	*slots;
 	size_t			slots_len;
-	uint8_t			*slot_used;
+	struct vqp		**slot_qp;	/* the queue pair each slot follows; NULL: free */
 	uint32_t		nslots;
 	struct iwx_fp_cpu	*cpus;
 	size_t			cpus_len;
@@ -223,6 +232,104 @@ static int publish_each(const struct iwx_mr *mr, void *ctx)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ wake-ups */
+
+static void lowat(struct vqp *q, int bytes)
+{
+	/* TCP looks at its queue again: what waits there wakes the loop (level-triggered) */
+	setsockopt(q->tcp_w.fd, SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof(bytes));
+}
+
+/* q wakes for every byte again. */
+static void lazy_end(struct fastpath *fp, struct vqp *q)
+{
+	if (!q->fp_lazy)
+		return;
+	__atomic_store_n(&fp->slots[q->fp_slot - 1].lazy, 0, __ATOMIC_SEQ_CST);
+	q->fp_lazy = false;
+	lowat(q, 1);
+}
+
+/* The programs rang for a slot: its queue pair reads what TCP has and will have. */
+static int bell(void *ctx, void *data, size_t size)
+{
+	struct fastpath *fp = ctx;
+	uint32_t slot;
+
+	if (size < sizeof(slot))
+		return 0;
+	memcpy(&slot, data, sizeof(slot));
+	if (slot < fp->nslots && fp->slot_qp[slot])
+		lazy_end(fp, fp->slot_qp[slot]);
+	return 0;
+}
+
+static void bells_ready(struct iwxd *d, struct watch *w, uint32_t events)
+{
+	(void)w;
+	(void)events;
+	ring_buffer__consume(d->fp->bells);
+}
+
+void fastpath_conn_turned(struct iwxd *d, struct vqp *q)
+{
+	struct fastpath *fp = d->fp;
+	struct iwx_fp_slot *s;
+	uint32_t head, took;
+	int rcvbuf = 0, mark;
+	socklen_t len = sizeof(rcvbuf);
+
+	if (!fp || !q->fp_slot || q->fp_lazy || !q->eng)
+		return;
+	s = &fp->slots[q->fp_slot - 1];
+	head = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
+	took = head - q->fp_head;
+	q->fp_head = head;
+	/* a stream of placed FPDUs, no gap: else packets ring, and every wake-up costs two */
+	if (took < LAZY_RECORDS || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != IWX_FP_SYNC ||
+	    getsockopt(q->tcp_w.fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &len))
+		return;
+	mark = rcvbuf / 4 < LOWAT_MAX ? rcvbuf / 4 : LOWAT_MAX;
+	if (mark < LOWAT_MIN)
+		return;
+	/* lazy, then wake_seq; the programs store wake_seq, then exchange lazy: one sees the other */
+	__atomic_store_n(&s->lazy, 1, __ATOMIC_SEQ_CST);
+	if ((int32_t)(iwx_qp_fast_seq(q->eng) - __atomic_load_n(&s->wake_seq, __ATOMIC_SEQ_CST)) < 0) {
+		/* a packet iwxd must read is on its way (or queued): not now */
+		__atomic_store_n(&s->lazy, 0, __ATOMIC_RELAXED);
+		return;
+	}
+	lowat(q, mark);
+	q->fp_lazy = true;
+	q->fp_seen = iwx_qp_fast_seq(q->eng);
+	q->fp_tick_ms = iwx_conn_now_ms() + LAZY_TICK_MS;
+}
+
+/*
+ * What no program rang for: packets that came in through an interface without the fast
+ * path, or that a program could not look at (another CPU had the slot). A lazy connection
+ * whose engine read nothing for a tick reads what there is.
+ */
+void fastpath_conn_timers(struct iwxd *d, struct vqp *q, uint64_t now)
+{
+	uint32_t seq;
+
+	if (!q->fp_lazy || !q->eng)
+		return;
+	if (now < q->fp_tick_ms) {
+		loop_due(&d->loop, q->fp_tick_ms);
+		return;
+	}
+	seq = iwx_qp_fast_seq(q->eng);
+	if (seq == q->fp_seen) {
+		lazy_end(d->fp, q);
+		return;
+	}
+	q->fp_seen = seq;
+	q->fp_tick_ms = now + LAZY_TICK_MS;
+	loop_due(&d->loop, q->fp_tick_ms);
+}
+
 /* --------------------------------------------------------------- connections */
 
 /*
@@ -279,7 +386,7 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 
 	if (q->fp_slot || q->agreed.mode.markers_rx)
 		return;	/* followed already; markers: not by this version */
-	for (slot = 0; slot < fp->nslots && fp->slot_used[slot]; slot++)
+	for (slot = 0; slot < fp->nslots && fp->slot_qp[slot]; slot++)
 		;
 	if (slot == fp->nslots) {
 		warn_once(&fp->conns_warned, "qp %u: the fast path follows %u connections already: "
@@ -302,6 +409,7 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 			s->state = IWX_FP_SYNC;
 			s->next_seq = seq[0];
 		}
+		s->wake_seq = seq[0];
 		err = bpf_map_update_elem(bpf_map__fd(fp->skel->maps.iwx_fp_conns), &key, &conn,
 					  BPF_NOEXIST) ? -errno : 0;
 	}
@@ -310,9 +418,11 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 		log_warn("qp %u: not followed by the fast path: %s", q->num, strerror(-err));
 		return;
 	}
-	fp->slot_used[slot] = 1;
+	fp->slot_qp[slot] = q;
 	fp->conns_warned = false;
 	q->fp_slot = slot + 1;
+	q->fp_lazy = false;
+	q->fp_head = 0;
 }
 
 void fastpath_conn_start(struct iwxd *d, struct vqp *q)
@@ -328,12 +438,13 @@ void fastpath_conn_end(struct iwxd *d, struct vqp *q)
 
 	if (!fp || !q->fp_slot)
 		return;
+	lazy_end(fp, q);
 	key_of(&q->est.peer_addr, &q->est.local_addr, &key);
 	bpf_map_delete_elem(bpf_map__fd(fp->skel->maps.iwx_fp_conns), &key);
 	quiesce(fp);	/* no program writes its slot or places for it any more */
 	if (q->eng)
 		iwx_qp_fast(q->eng, NULL, 0);
-	fp->slot_used[q->fp_slot - 1] = 0;
+	fp->slot_qp[q->fp_slot - 1] = NULL;
 	q->fp_slot = 0;
 }
 
@@ -360,9 +471,10 @@ static void unload(struct fastpath *fp)
 		munmap(fp->slots, fp->slots_len);
 	if (fp->cpus)
 		munmap(fp->cpus, fp->cpus_len);
+	ring_buffer__free(fp->bells);
 	bpf_link__destroy(fp->anchor);
 	fastpath_bpf__destroy(fp->skel);
-	free(fp->slot_used);
+	free(fp->slot_qp);
 	free(fp->mems);
 	free(fp);
 }
@@ -387,15 +499,20 @@ static int load(struct iwxd *d)
 		goto fail;
 	fp->nslots = bpf_map__max_entries(fp->skel->maps.iwx_fp_slots);
 	fp->nmems = bpf_map__max_entries(fp->skel->maps.iwx_fp_mems);
-	fp->slot_used = calloc(fp->nslots, 1);
+	fp->slot_qp = calloc(fp->nslots, sizeof(*fp->slot_qp));
 	fp->mems = calloc(fp->nmems, sizeof(*fp->mems));
 	fp->slots = map_shared(fp->skel->maps.iwx_fp_slots, &fp->slots_len);
 	fp->cpus = map_shared(fp->skel->maps.iwx_fp_cpus, &fp->cpus_len);
 	fp->anchor = bpf_program__attach_iter(fp->skel->progs.iwx_anchor, NULL);
-	if (!fp->slot_used || !fp->mems || !fp->slots || !fp->cpus || !fp->anchor) {
+	fp->bells = ring_buffer__new(bpf_map__fd(fp->skel->maps.iwx_fp_bells), bell, fp, NULL);
+	if (!fp->slot_qp || !fp->mems || !fp->slots || !fp->cpus || !fp->anchor || !fp->bells) {
 		err = errno ? -errno : -ENOMEM;
 		goto fail;
 	}
+	fp->bells_w = (struct watch){ .fd = ring_buffer__epoll_fd(fp->bells), .fn = bells_ready };
+	err = watch_add(&d->loop, &fp->bells_w, EPOLLIN);
+	if (err)
+		goto fail;
 	if (pipe2(fp->reap_pipe, O_CLOEXEC)) {
 		err = -errno;
 		goto fail;
@@ -405,6 +522,7 @@ static int load(struct iwxd *d)
 		close(fp->reap_pipe[0]);
 		close(fp->reap_pipe[1]);
 		fp->reap_pipe[1] = -1;
+		watch_del(&d->loop, &fp->bells_w);
 		goto fail;
 	}
 	d->fp = fp;
@@ -519,6 +637,10 @@ int fastpath_detach(struct iwxd *d, const struct iwx_ipc_fp_attach *req)
 	if (!f)
 		return -ENOENT;
 	iface_remove(d->fp, f);
+	/* rung by none but the programs still attached */
+	for (struct vqp *q = d->qps; q; q = q->next)
+		if (q->fp_slot)
+			lazy_end(d->fp, q);
 	return 0;
 }
 
@@ -586,6 +708,7 @@ void fastpath_stop(struct iwxd *d)
 		return;
 	while (d->fp->nifaces)
 		iface_remove(d->fp, &d->fp->ifaces[0]);
+	watch_del(&d->loop, &d->fp->bells_w);
 	iwx_mem_watch(d->mem, NULL, NULL);
 	unload(d->fp);
 	d->fp = NULL;

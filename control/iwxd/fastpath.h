@@ -32,6 +32,13 @@ void fastpath_status(const struct iwxd *d, struct iwx_ipc_status *s);
 void fastpath_conn_start(struct iwxd *d, struct vqp *q);
 void fastpath_conn_end(struct iwxd *d, struct vqp *q);
 
+/*
+ * Wake-ups (iwx/fastpath.h): after q's engine had its turn, sleep on the socket's
+ * low-water mark if placed FPDUs stream in; and the timer of a connection that does.
+ */
+void fastpath_conn_turned(struct iwxd *d, struct vqp *q);
+void fastpath_conn_timers(struct iwxd *d, struct vqp *q, uint64_t now);
+
 /* iwxd starts: remove what a dead iwxd left attached here (XDP). */
 void fastpath_start(void);
 

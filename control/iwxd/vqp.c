@@ -476,6 +476,7 @@ static bool engine_turn(struct iwxd *d, struct vqp *q)
 		}
 		if (iwx_qp_get_state(q->eng) != IWX_QP_ERROR) {
 			tcp_interest(d, q, EPOLLIN | (want_write ? EPOLLOUT : 0));
+			fastpath_conn_turned(d, q);
 			return true;
 		}
 		stream_ended(d, q);
@@ -510,6 +511,7 @@ void vqp_service(struct iwxd *d, struct vqp *q)
 
 void vqp_timers(struct iwxd *d, struct vqp *q, uint64_t now)
 {
+	fastpath_conn_timers(d, q, now);
 	if (q->settle_end_ms) {
 		if (now >= q->settle_end_ms)
 			settle_end(d, q);

@@ -10,6 +10,12 @@
  * hook proposes, software confirms), and stays so while the packets come in order.
  * Every FPDU placed leaves a record in the slot's ring, in stream order, which iwxd
  * takes instead of reading the FPDU's bytes.
+ *
+ * Wake-ups: while placed FPDUs stream in, iwxd need not wake for each packet. It sets
+ * the socket's SO_RCVLOWAT high and the slot's lazy flag, and the programs ring it (a
+ * record in iwx_fp_bells) at the first packet it must read itself: one with bytes not
+ * placed, or the last segment of a Read Response (a Read completes there). wake_seq,
+ * where the last such packet ends, tells iwxd whether one came before it went lazy.
  */
 #ifndef IWX_FASTPATH_H
 #define IWX_FASTPATH_H
@@ -55,6 +61,7 @@ struct iwx_fp_counters {
 	__u64	confirmed;	/* ... and confirmed by iwxd */
 	__u64	behind;		/* packets all before the next FPDU: resent, or inside a long one */
 	__u64	stopped;	/* packets after the stream stopped (not walked) */
+	__u64	bells;		/* times the programs woke iwxd (see Wake-ups) */
 	__u64	skipped[IWX_FP_SKIP_N];
 };
 
@@ -110,10 +117,10 @@ struct iwx_fp_slot {
 	__u32	head;		/* records written */
 	__u32	island_seq;	/* SYNC: packets followed after a gap span [island_seq, */
 	__u32	island_end;	/* island_end); 0: none */
-	__u32	rsvd0;
+	__u32	wake_seq;	/* the end of the last packet iwxd must read itself */
 	/* iwxd's */
 	__u32	tail;		/* records taken */
-	__u32	rsvd1;
+	__u32	lazy;		/* iwxd sleeps on its low-water mark: ring it (the programs clear it) */
 	__u64	answer;		/* to the proposal: IWX_FP_ANSWER(mark_seq, CONFIRM or DENY) */
 	__u64	release;	/* IWX_FP_ANSWER(hold_seq, IWX_FP_RELEASE) */
 	struct iwx_fp_counters c;
