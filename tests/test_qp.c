@@ -574,6 +574,90 @@ Test(qp, completion_queue_holds_everything_held)
 	no_wc(&A);
 }
 
+/* --------------------------------------------------- receive in turns */
+
+#define BIG_LEN		(16u << 20)
+
+static uint64_t rx_bytes(struct side *s)
+{
+	struct iwx_qp_stats st;
+
+	iwx_qp_stats(s->qp, &st);
+	return st.rx_bytes;
+}
+
+/*
+ * Read len bytes of src into dst, B's whole Response in A's socket before A reads
+ * any of it; then run A as iwxd does, only while its socket is readable. Returns the
+ * bytes A read in its first turn.
+ */
+static uint64_t read_at_once(uint8_t *dst, uint32_t dst_stag, const uint8_t *src,
+			     uint32_t src_stag, uint32_t len, uint64_t wr_id)
+{
+	struct iwx_send_wr wr = {
+		.wr_id = wr_id, .opcode = IWX_WR_READ, .flags = IWX_WR_SIGNALED, .num_sge = 1,
+		.sge = { { .addr = (uintptr_t)dst, .len = len, .lkey = dst_stag } },
+		.rkey = src_stag, .remote_addr = (uintptr_t)src,
+	};
+	struct pollfd p = { .fd = A.fd, .events = POLLIN };
+	uint64_t before, first = 0;
+	bool ww = true;
+	int turns;
+
+	memset(dst, 0, len);
+	cr_assert_eq(iwx_qp_post_send(A.qp, &wr), 0);
+	iwx_qp_progress(A.qp, NULL);	/* the Request */
+	for (turns = 0; ww && turns < 100000; turns++)
+		iwx_qp_progress(B.qp, &ww);
+	cr_assert(iwx_qp_tx_idle(B.qp), "B sent the whole Response of %u bytes", len);
+	before = rx_bytes(&A);
+	for (turns = 0; poll(&p, 1, 0) > 0 && turns < 100000; turns++) {
+		iwx_qp_progress(A.qp, NULL);
+		if (!turns)
+			first = rx_bytes(&A) - before;
+	}
+	cr_assert_eq(iwx_qp_get_state(A.qp), IWX_QP_RTS);
+	cr_assert_eq(iwx_qp_unpolled(A.qp), 1,
+		     "Read of %u bytes: A read its socket dry (%d turns), and no completion",
+		     len, turns);
+	assert_wc(one_wc(&A), wr_id, IWX_WC_RDMA_READ, IWX_WC_SUCCESS);
+	cr_assert_arr_eq(dst, src, len);
+	return first;
+}
+
+/*
+ * A Response longer than one call of iwx_qp_progress reads (receive works in turns,
+ * so that transmit is not starved) completes once A has read its socket dry: iwxd
+ * calls again only while the socket is readable, so a turn may leave nothing it read
+ * unparsed. The first Read finds where a turn ends; the second ends its Response
+ * there, in whole FPDUs (1428 bytes of payload in 1448 for EMSS 1448), so that the
+ * last read of the first turn takes the last byte: as the FPDUs fall, a read into
+ * the staging buffer, which the turn must parse before it returns.
+ */
+Test(qp, response_ending_with_a_turn_completes)
+{
+	int sndbuf = 4 * BIG_LEN;
+	uint8_t *src, *dst;
+	uint32_t src_stag, dst_stag, n;
+	uint64_t turn;
+
+	/* room for a whole Response in the socket: beyond wmem_max, so CAP_NET_ADMIN */
+	if (setsockopt(B.fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)))
+		cr_skip_test("SO_SNDBUFFORCE: %s", strerror(errno));
+	src = malloc(BIG_LEN);
+	dst = malloc(BIG_LEN);
+	cr_assert(src && dst);
+	fill_pattern(src, BIG_LEN, 9);
+	src_stag = reg(&B, src, BIG_LEN, IWX_ACCESS_REMOTE_READ);
+	dst_stag = reg(&A, dst, BIG_LEN, IWX_ACCESS_LOCAL_WRITE);
+	turn = read_at_once(dst, dst_stag, src, src_stag, BIG_LEN, 1);
+	cr_assert_lt(turn, (uint64_t)BIG_LEN, "one turn read a %u-byte Response whole", BIG_LEN);
+	n = turn / 1448;
+	read_at_once(dst, dst_stag, src, src_stag, n * 1428, 2);
+	free(src);
+	free(dst);
+}
+
 /* ------------------------------------------------ Terminates on the wire */
 
 struct wire_seen {

@@ -970,10 +970,6 @@ static void receive(struct iwx_qp *qp)
 		size_t want, limit;
 		ssize_t n;
 
-		if (qp->stage_len) {
-			drain_stage(qp);
-			continue;
-		}
 		n = fast_turn(qp, &limit);
 		if (n > 0)
 			continue;
@@ -994,6 +990,12 @@ static void receive(struct iwx_qp *qp)
 			if (n > 0) {
 				qp->stats.rx_bytes += n;
 				qp->stage_len = n;
+				/*
+				 * Parsed now, not on the next turn: bytes taken from the
+				 * socket raise no event, so a call may not end with any
+				 * staged (all are taken unless the stream failed)
+				 */
+				drain_stage(qp);
 				continue;
 			}
 		}
