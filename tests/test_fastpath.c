@@ -53,8 +53,7 @@ static void start(uint32_t mode)
 	if (getenv("IWX_TEST_FASTPATH"))	/* each suite here says where it attaches */
 		unsetenv("IWX_TEST_FASTPATH");
 	cr_assert_eq(iwxd_pair_up(&pair, ARGS, &a, &b, 160u << 20), 0);
-	cr_assert_eq(iwxd_pair_attach(&pair, 0, mode), 0);
-	cr_assert_eq(iwxd_pair_attach(&pair, 1, mode), 0);
+	cr_assert_eq(iwxd_pair_attach_both(&pair, mode), 0);
 }
 
 static void up(void)
@@ -239,49 +238,57 @@ Test(fastpath, nothing_lands_after_a_send_with_invalidate)
 	cr_assert(all_bytes(dst.p + len / 2, len / 2, 0), "a Write behind the Send with Invalidate landed");
 }
 
-struct tcx_query {
+/* Programs at a hook of an interface: tcx ingress (how many) or XDP (1 if any). */
+struct hook_query {
 	const char	*dev;
-	uint32_t	count;
+	bool		xdp;
+	uint32_t	n;
 };
 
-static int query_tcx(void *arg)
+static int query_hook(void *arg)
 {
-	struct tcx_query *q = arg;
-	uint32_t ids[8];
+	struct hook_query *q = arg;
 	int ifindex = if_nametoindex(q->dev);
+	uint32_t ids[8], id = 0;
 
-	q->count = 8;
 	if (!ifindex)
 		return -1;
+	if (q->xdp) {
+		if (bpf_xdp_query_id(ifindex, 0, &id))
+			return -1;
+		q->n = id != 0;
+		return 0;
+	}
+	q->n = 8;
 	/* BPF_TCX_INGRESS (46): newer than the uapi headers here */
-	return bpf_prog_query(ifindex, 46, 0, NULL, ids, &q->count) ? -errno : 0;
+	return bpf_prog_query(ifindex, 46, 0, NULL, ids, &q->n) ? -errno : 0;
 }
 
-/* How many programs are attached at TC ingress (tcx) of daemon i's interface. */
-static uint32_t tcx_programs(int i)
+/* How many programs are attached at daemon i's interface, at tcx ingress or at XDP. */
+static uint32_t programs_at(int i, bool xdp)
 {
-	struct tcx_query q = { .dev = pair.ns.dev[i] };
+	struct hook_query q = { .dev = pair.ns.dev[i], .xdp = xdp };
 
-	cr_assert_eq(netns_call(i ? pair.ns.b : pair.ns.a, query_tcx, &q), 0);
-	return q.count;
+	cr_assert_eq(netns_call(i ? pair.ns.b : pair.ns.a, query_hook, &q), 0);
+	return q.n;
 }
 
 /* A killed iwxd leaves no program behind: the kernel ends its links with it. */
 Test(fastpath, a_killed_iwxd_leaves_no_program)
 {
-	cr_assert_eq(tcx_programs(1), 1);
+	cr_assert_eq(programs_at(1, false), 1);
 	iwxd_pair_kill(&pair, 1);
-	for (int i = 0; i < 100 && tcx_programs(1); i++)
+	for (int i = 0; i < 100 && programs_at(1, false); i++)
 		usleep(10000);
-	cr_assert_eq(tcx_programs(1), 0);
-	cr_assert_eq(tcx_programs(0), 1, "the other daemon's stays");
+	cr_assert_eq(programs_at(1, false), 0);
+	cr_assert_eq(programs_at(0, false), 1, "the other daemon's stays");
 }
 
 /* Detach removes the program; attaching twice is refused. */
 Test(fastpath, detach_removes_the_program)
 {
 	cr_assert_eq(iwxd_pair_attach(&pair, 0, IWX_FP_MODE_TC), -EEXIST);
-	cr_assert_eq(tcx_programs(0), 1);
+	cr_assert_eq(programs_at(0, false), 1);
 	struct iwx_ipc_fp_attach req = { .mode = IWX_FP_MODE_TC };
 	int sock = iwx_ipc_connect(pair.sock[0], 0);
 
@@ -289,41 +296,19 @@ Test(fastpath, detach_removes_the_program)
 	cr_assert_eq(raw_call(sock, IWX_IPC_FP_DETACH, &req, sizeof(req), NULL, 0, NULL, NULL), 0);
 	cr_assert_eq(raw_call(sock, IWX_IPC_FP_DETACH, &req, sizeof(req), NULL, 0, NULL, NULL), -ENOENT);
 	close(sock);
-	cr_assert_eq(tcx_programs(0), 0);
-}
-
-struct xdp_query {
-	const char	*dev;
-	uint32_t	prog_id;
-};
-
-static int query_xdp(void *arg)
-{
-	struct xdp_query *q = arg;
-	int ifindex = if_nametoindex(q->dev);
-
-	return ifindex && !bpf_xdp_query_id(ifindex, 0, &q->prog_id) ? 0 : -1;
-}
-
-/* The program at XDP on daemon i's interface (0: none). */
-static uint32_t xdp_program(int i)
-{
-	struct xdp_query q = { .dev = pair.ns.dev[i] };
-
-	cr_assert_eq(netns_call(i ? pair.ns.b : pair.ns.a, query_xdp, &q), 0);
-	return q.prog_id;
+	cr_assert_eq(programs_at(0, false), 0);
 }
 
 /* libxdp's attachment outlives a killed iwxd; the next iwxd there removes it. */
 Test(fastpath_xdp, a_restarted_iwxd_removes_what_a_dead_one_left)
 {
-	cr_assert_neq(xdp_program(1), 0);
+	cr_assert_neq(programs_at(1, true), 0);
 	iwxd_pair_kill(&pair, 1);
-	cr_assert_neq(xdp_program(1), 0, "still there: the kernel does not end it with iwxd");
+	cr_assert_neq(programs_at(1, true), 0, "still there: the kernel does not end it with iwxd");
 	cr_assert_eq(iwxd_pair_respawn(&pair, 1, ARGS), 0);
-	cr_assert_eq(xdp_program(1), 0);
+	cr_assert_eq(programs_at(1, true), 0);
 	for (int i = 0; i < 100 && !iwxd_pair_logged(&pair, 1, "removed the XDP program a previous"); i++)
 		usleep(10000);
 	cr_assert(iwxd_pair_logged(&pair, 1, "removed the XDP program a previous iwxd left"));
-	cr_assert_neq(xdp_program(0), 0, "the other daemon's stays");
+	cr_assert_neq(programs_at(0, true), 0, "the other daemon's stays");
 }

@@ -54,10 +54,8 @@ static void up(bool fp)
 	/* a: the Writes' source and the Read's sink; b: their target */
 	cr_assert_eq(iwxd_pair_up(&pair, "--settle-ms 0 --timeout-ms 2000 --arena-max 512M", &a, &b,
 				  LEN * 2 + (4u << 20)), 0);
-	if (fp && !getenv("IWX_TEST_FASTPATH")) {	/* else iwxd_pair attached already */
-		cr_assert_eq(iwxd_pair_attach(&pair, 0, IWX_FP_MODE_TC), 0);
-		cr_assert_eq(iwxd_pair_attach(&pair, 1, IWX_FP_MODE_TC), 0);
-	}
+	if (fp && !getenv("IWX_TEST_FASTPATH"))	/* else iwxd_pair attached already */
+		cr_assert_eq(iwxd_pair_attach_both(&pair, IWX_FP_MODE_TC), 0);
 }
 
 static void up_off(void)

@@ -132,12 +132,11 @@ static int attach_asked(struct iwxd_pair *p)
 {
 	const char *mode = getenv("IWX_TEST_FASTPATH");
 	bool xdp = mode && !strcmp(mode, "xdp");
-	int err = 0;
+	int err;
 
 	if (!mode || !*mode)
 		return 0;
-	for (int i = 0; i < 2 && !err; i++)
-		err = iwxd_pair_attach(p, i, xdp ? IWX_FP_MODE_XDP : IWX_FP_MODE_TC);
+	err = iwxd_pair_attach_both(p, xdp ? IWX_FP_MODE_XDP : IWX_FP_MODE_TC);
 	if (err) {
 		fprintf(stderr, "IWX_TEST_FASTPATH=%s: cannot attach: %s\n", mode, strerror(-err));
 		iwxd_pair_stop(p);
@@ -210,6 +209,15 @@ int iwxd_pair_attach(const struct iwxd_pair *p, int i, uint32_t mode)
 	snprintf(req.ifname, sizeof(req.ifname), "%s", p->ns.dev[i]);
 	err = raw_call(sock, IWX_IPC_FP_ATTACH, &req, sizeof(req), NULL, 0, NULL, NULL);
 	close(sock);
+	return err;
+}
+
+int iwxd_pair_attach_both(const struct iwxd_pair *p, uint32_t mode)
+{
+	int err = 0;
+
+	for (int i = 0; i < 2 && !err; i++)
+		err = iwxd_pair_attach(p, i, mode);
 	return err;
 }
 

@@ -38,6 +38,8 @@ int iwxd_pair_start(struct iwxd_pair *p, const char *args);
  * is "tc" or "xdp", so that any suite runs with the fast path.
  */
 int iwxd_pair_attach(const struct iwxd_pair *p, int i, uint32_t mode);
+/* ... on both daemons: 0 or the first -errno. */
+int iwxd_pair_attach_both(const struct iwxd_pair *p, uint32_t mode);
 
 /* Stop both daemons (SIGTERM, then SIGKILL after 5 s) and remove the namespaces. */
 void iwxd_pair_stop(struct iwxd_pair *p);
