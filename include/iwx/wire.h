@@ -67,6 +67,36 @@ static inline __u32 iwx_mpa_pad_len(__u32 ulpdu_len)
 	return (4 - ((IWX_MPA_HDR_LEN + ulpdu_len) & 3)) & 3;
 }
 
+/*
+ * Markers in an FPDU that begins at stream position pos (RFC 5044 §4.3; positions count
+ * from the first byte of full operation). A marker belongs to the FPDU when at least
+ * one of its bytes follows it: one at pos itself leads the FPDU (FPDUPTR 0), one right
+ * after its CRC leads the next. Between markers lie 508 bytes of the FPDU.
+ */
+#define IWX_MPA_MARKER_DATA	(IWX_MPA_MARKER_INTERVAL - IWX_MPA_MARKER_LEN)
+
+/* Bytes of the FPDU before its first marker. */
+static inline __u32 iwx_mpa_marker_first(__u32 pos)
+{
+	return (IWX_MPA_MARKER_INTERVAL - pos % IWX_MPA_MARKER_INTERVAL) % IWX_MPA_MARKER_INTERVAL;
+}
+
+/* Markers in the FPDU at pos that is len bytes long without them. */
+static inline __u32 iwx_mpa_markers_in(__u32 pos, __u32 len)
+{
+	__u32 first = iwx_mpa_marker_first(pos);
+
+	return len > first ? (len - first + IWX_MPA_MARKER_DATA - 1) / IWX_MPA_MARKER_DATA : 0;
+}
+
+/* Where the FPDU's byte i (counted without markers) stands in the stream, from pos. */
+static inline __u32 iwx_mpa_marked_off(__u32 pos, __u32 i)
+{
+	__u32 first = iwx_mpa_marker_first(pos);
+
+	return i < first ? i : i + IWX_MPA_MARKER_LEN * ((i - first) / IWX_MPA_MARKER_DATA + 1);
+}
+
 /* --------------------------------------------------------------------- DDP */
 
 #define IWX_DDP_FLAG_TAGGED	0x80

@@ -22,15 +22,8 @@ static uint32_t to_next_marker(uint32_t pos)
 size_t iwx_mpa_fpdu_len(const struct iwx_mpa_tx *tx, size_t ulpdu_len)
 {
 	size_t len = IWX_MPA_HDR_LEN + ulpdu_len + iwx_mpa_pad_len(ulpdu_len) + IWX_MPA_CRC_LEN;
-	size_t off;
 
-	if (!tx->markers)
-		return len;
-	/* A marker belongs to this FPDU when at least one of its bytes follows it. */
-	off = tx->pos % IWX_MPA_MARKER_INTERVAL ? to_next_marker(tx->pos) : 0;
-	for (; off < len; off += IWX_MPA_MARKER_INTERVAL)
-		len += IWX_MPA_MARKER_LEN;
-	return len;
+	return tx->markers ? len + IWX_MPA_MARKER_LEN * iwx_mpa_markers_in(tx->pos, len) : len;
 }
 
 struct fpdu_writer {
