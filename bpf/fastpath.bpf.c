@@ -37,7 +37,9 @@
 				   bpf_csum_diff takes) */
 #define CSUM_CHUNKS	128	/* ... at most: 64 KiB */
 #define CLAIM_TRIES	4096	/* a busy slot is tried this often (a few microseconds) */
-#define COPY_CHUNKS	IWX_FP_COPY_ELEMS	/* elements a payload of up to 64 KiB spans */
+/* pieces of a payload of up to 64 KiB: the elements it spans, cut at each marker */
+#define COPY_CHUNKS	(IWX_FP_COPY_ELEMS + IWX_MPA_MAX_ULPDU / IWX_MPA_MARKER_DATA + 1)
+#define MAX_MARKERS	(IWX_MPA_MAX_ULPDU / IWX_MPA_MARKER_DATA + 2)	/* in an FPDU, or a packet */
 #define TAGGED_HDR	(IWX_MPA_HDR_LEN + IWX_DDP_TAGGED_HDR_LEN)
 /* TCP header byte 13 (RFC 9293 §3.1) */
 #define TCPF_ACK	0x10
@@ -274,6 +276,8 @@ struct walk {
 	__u32			seq;		/* of off */
 	__u32			win_lo, win_hi;	/* rcv_nxt, right edge of the window */
 	__u32			refuse;		/* a reason for the whole packet, + 1 */
+	__u32			base;		/* markers: TCP sequence number of stream position 0 */
+	bool			ahead;		/* the packet came before bytes in front of it */
 	bool			island;		/* followed, not placed: after a gap (walk_packet) */
 	bool			bad;		/* a header that is not DDP/RDMAP */
 	bool			unplaced;	/* an FPDU was skipped */
@@ -329,6 +333,8 @@ struct copy {
 	void			*mem;
 	__u64			at;
 	__u32			from, left;
+	__u32			mark;		/* markers: where one is in the packet */
+	bool			markers;
 	bool			failed;
 };
 
@@ -343,6 +349,17 @@ static long copy_chunk(__u32 i, struct copy *c)
 		return 1;
 	if (n > c->left)
 		n = c->left;
+	if (c->markers) {
+		/* no state carried from piece to piece but where it is: the verifier's loop ends */
+		__u32 into = (c->from - c->mark) % IWX_MPA_MARKER_INTERVAL;
+
+		if (!into) {
+			c->from += IWX_MPA_MARKER_LEN;	/* checked already (markers_good) */
+			into = IWX_MPA_MARKER_LEN;
+		}
+		if (n > IWX_MPA_MARKER_INTERVAL - into)
+			n = IWX_MPA_MARKER_INTERVAL - into;
+	}
 	elem = bpf_map_lookup_elem(c->mem, &idx);
 	buf = bpf_map_lookup_elem(&iwx_fp_scratch, &zero);
 	if (!elem || !buf || n > 4096 || bpf_dynptr_read(buf, n, c->src, c->from, 0) ||
@@ -356,16 +373,65 @@ static long copy_chunk(__u32 i, struct copy *c)
 	return 0;
 }
 
-static __always_inline bool copy_out(struct walk *w, void *mem, __u64 at, __u32 from, __u32 len)
+/* Where the FPDU at w->off has its byte i (markers left out) in the packet. */
+static __always_inline __u32 at_byte(const struct walk *w, __u32 i, const bool markers)
 {
-	struct copy c = { .src = &w->p->dp, .mem = mem, .at = at, .from = from, .left = len };
+	return w->off + (markers ? iwx_mpa_marked_off(w->seq - w->base, i) : i);
+}
+
+/* The FPDU's payload, from its byte i on (markers left out), to mem at byte at. */
+static __always_inline bool copy_out(struct walk *w, void *mem, __u64 at, __u32 i, __u32 len,
+				     const bool markers)
+{
+	struct copy c = { .src = &w->p->dp, .mem = mem, .at = at, .from = at_byte(w, i, markers),
+			  .left = len, .markers = markers,
+			  .mark = w->off + iwx_mpa_marker_first(w->seq - w->base) };
 
 	bpf_loop(COPY_CHUNKS, copy_chunk, &c, 0);
 	return !c.failed && !c.left;
 }
 
+/* RFC 5044 §4.3: the FPDU's markers, each pointing back at its ULPDU_LENGTH (0: it leads). */
+struct marks {
+	struct walk	*w;
+	__u32		first, n;	/* the first one's offset in the FPDU; how many */
+	__u32		lead;		/* where ULPDU_LENGTH is: after a marker that leads */
+	bool		good;
+};
+
+static long check_marker(__u32 j, struct marks *m)
+{
+	__u32 at = m->first + j * IWX_MPA_MARKER_INTERVAL, got;
+	__u32 want = bpf_htonl(j == 0 && m->lead ? 0 : at - m->lead);	/* reserved bits zero */
+
+	if (j >= m->n)
+		return 1;
+	if (bpf_dynptr_read(&got, sizeof(got), &m->w->p->dp, m->w->off + at, 0) || got != want) {
+		m->good = false;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Are the markers of the FPDU at w->off (len bytes without them) all as they must be? iwxd
+ * takes the FPDU without them, and puts them back for its CRC as they ought to have been.
+ */
+static __always_inline bool markers_good(struct walk *w, __u32 len, const bool markers)
+{
+	__u32 pos = w->seq - w->base;
+	struct marks m = { .w = w, .first = iwx_mpa_marker_first(pos),
+			   .n = iwx_mpa_markers_in(pos, len), .good = true };
+
+	if (!markers)
+		return true;
+	m.lead = m.first ? 0 : IWX_MPA_MARKER_LEN;
+	bpf_loop(MAX_MARKERS, check_marker, &m, 0);
+	return m.good;
+}
+
 /* A tagged FPDU at w->off, whole in the packet, its start certain: place it or say why not. */
-static __always_inline __u32 place(struct walk *w, const __u8 *hdr, __u32 ulen, __u32 fpdu)
+static __always_inline __u32 place(struct walk *w, const __u8 *hdr, __u32 ulen, const bool markers)
 {
 	const struct iwx_ddp_tagged_hdr *t = (const void *)(hdr + IWX_MPA_HDR_LEN);
 	__u32 stag = bpf_ntohl(t->stag), len = ulen - IWX_DDP_TAGGED_HDR_LEN;
@@ -374,8 +440,8 @@ static __always_inline __u32 place(struct walk *w, const __u8 *hdr, __u32 ulen, 
 	__u8 need = op == IWX_OP_WRITE ? IWX_ACCESS_REMOTE_WRITE : IWX_ACCESS_LOCAL_WRITE;
 	struct iwx_fp_slot *s = w->s;
 	const struct iwx_fp_stag *st;
+	__u32 check, pad = iwx_mpa_pad_len(ulen);
 	struct iwx_fp_rec *r;
-	__u32 check, tlen;
 	void *mem;
 
 	st = bpf_map_lookup_elem(&iwx_fp_stags, &stag);
@@ -386,26 +452,33 @@ static __always_inline __u32 place(struct walk *w, const __u8 *hdr, __u32 ulen, 
 		return reason_of_check(check);
 	if (s->head - s->tail >= IWX_FP_RING)
 		return IWX_FP_SKIP_RING_FULL;
+	if (!markers_good(w, IWX_MPA_HDR_LEN + ulen + pad + IWX_MPA_CRC_LEN, markers))
+		return IWX_FP_SKIP_MARKER;
 	mem = bpf_map_lookup_elem(&iwx_fp_mems, &st->mem);
-	if (!mem || !copy_out(w, mem, st->off + (to - st->desc.base_to), w->off + TAGGED_HDR, len))
+	if (!mem || !copy_out(w, mem, st->off + (to - st->desc.base_to), TAGGED_HDR, len, markers))
 		return IWX_FP_SKIP_MEMORY;
 
 	r = &s->ring[s->head & (IWX_FP_RING - 1)];
 	r->seq = w->seq;
 	__builtin_memcpy(r->hdr, hdr, sizeof(r->hdr));
-	tlen = fpdu - TAGGED_HDR - len;	/* pad and CRC */
-	if (tlen > sizeof(r->trailer) ||
-	    bpf_dynptr_read(r->trailer, tlen & 7, &w->p->dp, w->off + TAGGED_HDR + len, 0))
+	/* pad and CRC: no marker falls in either (both end 4-aligned, as markers are) */
+	if (bpf_dynptr_read(r->trailer, pad & 3, &w->p->dp, at_byte(w, IWX_MPA_HDR_LEN + ulen, markers), 0) ||
+	    bpf_dynptr_read(r->trailer + (pad & 3), IWX_MPA_CRC_LEN, &w->p->dp,
+			    at_byte(w, IWX_MPA_HDR_LEN + ulen + pad, markers), 0))
 		return IWX_FP_SKIP_HEADER;
-	r->trailer_len = tlen;
+	r->trailer_len = pad + IWX_MPA_CRC_LEN;
 	__sync_fetch_and_add(&s->head, 1);	/* the record, then its publication */
 	if (op == IWX_OP_READ_RESP && (hdr[2] & IWX_DDP_FLAG_LAST))
 		w->completes = true;
 	s->c.placed_fpdus++;
 	s->c.placed_bytes += len;
+	if (w->ahead)
+		s->c.ahead++;
 	if (w->ifc) {
 		w->ifc->placed_fpdus++;
 		w->ifc->placed_bytes += len;
+		if (w->ahead)
+			w->ifc->ahead++;
 	}
 	return IWX_FP_SKIP_N;
 }
@@ -422,23 +495,34 @@ static __always_inline bool plausible(const __u8 *hdr, __u32 ulen)
 	       (rdmap & IWX_RDMAP_OPCODE_MASK) < IWX_OP_COUNT;
 }
 
-static long walk_one(__u32 i, struct walk *w)
+/*
+ * As much of the header of the FPDU at w->off as the packet holds: all of a tagged one, or
+ * its first word. Markers fall between words only, for FPDUs start 4-aligned, as they do.
+ */
+static __always_inline bool read_hdr(struct walk *w, __u8 *hdr, const bool markers)
+{
+	__u32 n = at_byte(w, TAGGED_HDR - 1, markers) < w->end ? TAGGED_HDR : IWX_MPA_HDR_LEN + 2;
+
+	if (w->off >= w->end || at_byte(w, IWX_MPA_HDR_LEN + 1, markers) >= w->end)
+		return false;	/* the next FPDU starts in a later packet */
+	if (!markers)
+		return !bpf_dynptr_read(hdr, n, &w->p->dp, w->off, 0);
+	for (__u32 i = 0; i < TAGGED_HDR; i += 4)
+		if (i < n && bpf_dynptr_read(hdr + i, 4, &w->p->dp, at_byte(w, i, true), 0))
+			return false;
+	return true;
+}
+
+/* The FPDU at w->off: place it or say why not, and step past it. A callback per mode. */
+static __always_inline long walk_one(struct walk *w, const bool markers)
 {
 	struct iwx_fp_slot *s = w->s;
 	__u8 hdr[TAGGED_HDR] = {};
 	__u32 ulen, fpdu, why;
 	__u8 op;
 
-	(void)i;
-	if (w->end - w->off < IWX_MPA_HDR_LEN + 2 || w->off >= w->end)
-		return 1;	/* the next FPDU starts in a later packet */
-	/* as much of the header as the packet holds */
-	if (w->end - w->off >= TAGGED_HDR) {
-		if (bpf_dynptr_read(hdr, TAGGED_HDR, &w->p->dp, w->off, 0))
-			return 1;
-	} else if (bpf_dynptr_read(hdr, IWX_MPA_HDR_LEN + 2, &w->p->dp, w->off, 0)) {
+	if (!read_hdr(w, hdr, markers))
 		return 1;
-	}
 	ulen = (__u32)hdr[0] << 8 | hdr[1];
 	if (!plausible(hdr, ulen)) {
 		skip(w, IWX_FP_SKIP_HEADER);
@@ -446,6 +530,8 @@ static long walk_one(__u32 i, struct walk *w)
 		return 1;
 	}
 	fpdu = IWX_MPA_HDR_LEN + ulen + iwx_mpa_pad_len(ulen) + IWX_MPA_CRC_LEN;
+	if (markers)
+		fpdu += IWX_MPA_MARKER_LEN * iwx_mpa_markers_in(w->seq - w->base, fpdu);
 	op = hdr[3] & IWX_RDMAP_OPCODE_MASK;
 
 	if (w->refuse)
@@ -467,12 +553,13 @@ static long walk_one(__u32 i, struct walk *w)
 		/* what comes after an invalidation or a Terminate waits until iwxd has taken it */
 		if (op == IWX_OP_SEND_INV || op == IWX_OP_SEND_SE_INV || op == IWX_OP_TERMINATE) {
 			s->held = 1;
-			s->hold_seq = w->seq;
+			/* where iwxd says it took it: its ULPDU_LENGTH, after a marker that leads */
+			s->hold_seq = at_byte(w, 0, markers) - w->off + w->seq;
 		}
 	} else if (why == IWX_FP_SKIP_N && ulen == IWX_DDP_TAGGED_HDR_LEN) {
 		why = IWX_FP_SKIP_EMPTY;
 	} else if (why == IWX_FP_SKIP_N) {
-		why = place(w, hdr, ulen, fpdu);
+		why = place(w, hdr, ulen, markers);
 	}
 	if (why != IWX_FP_SKIP_N)
 		skip(w, why);
@@ -482,6 +569,18 @@ static long walk_one(__u32 i, struct walk *w)
 		return 1;
 	w->off += fpdu;
 	return 0;
+}
+
+static long walk_plain(__u32 i, struct walk *w)
+{
+	(void)i;
+	return walk_one(w, false);
+}
+
+static long walk_marked_fpdu(__u32 i, struct walk *w)
+{
+	(void)i;
+	return walk_one(w, true);
 }
 
 /* Take iwxd's answers: a proposal confirmed or denied, a hold released. */
@@ -505,11 +604,12 @@ static __always_inline void take_answers(struct iwx_fp_slot *s, struct iwx_fp_co
 }
 
 /* Follow the packet's FPDUs from ahead bytes in, starting at seq; w->seq: where that ends. */
-static __always_inline bool follow(struct walk *w, __u32 seq, __u32 ahead, __u32 plen)
+static __always_inline bool follow(struct walk *w, __u32 seq, __u32 ahead, __u32 plen,
+				   const bool markers)
 {
 	w->off += ahead;
 	w->seq = seq;
-	bpf_loop(MAX_FPDUS, walk_one, w, 0);
+	bpf_loop(MAX_FPDUS, markers ? walk_marked_fpdu : walk_plain, w, 0);
 	/*
 	 * Followed to the end of the packet, or into an FPDU that ends beyond it: on. Else a
 	 * header that is not one, more FPDUs than a walk takes, or a header cut short.
@@ -532,7 +632,7 @@ static __always_inline bool island(const struct walk *w, __u32 seq, __u32 plen)
 	if (s->island_end && s->island_end != seq)
 		return false;	/* a second gap */
 	iw.island = true;
-	if (!follow(&iw, seq, 0, plen)) {
+	if (!follow(&iw, seq, 0, plen, false)) {
 		s->island_end = 0;
 		return false;
 	}
@@ -604,7 +704,7 @@ static __always_inline bool walk_packet(struct walk *w, __u32 seq, __u32 plen)
 		count(w, offsetof(struct iwx_fp_counters, behind));
 		return false;
 	}
-	if (follow(w, s->next_seq, ahead, plen)) {
+	if (follow(w, s->next_seq, ahead, plen, false)) {
 		s->next_seq = w->seq;
 		join(s, w->seq);
 		return !ahead && !w->unplaced && w->seq == seq + plen;
@@ -613,6 +713,66 @@ static __always_inline bool walk_packet(struct walk *w, __u32 seq, __u32 plen)
 	/* a proposal that was wrong; or in sync, a stream iwxd will end with a Terminate */
 	s->state = w->bad && s->state == IWX_FP_SYNC ? IWX_FP_STOPPED : IWX_FP_UNSYNC;
 	return false;
+}
+
+/* An FPDU's start in a packet of a stream with markers, from the first marker that tells. */
+struct find {
+	struct walk	*w;
+	__u32		pos, first, plen;	/* the packet's stream position, its first marker, length */
+	__s32		start;			/* the FPDU's offset in the payload; -1: none found */
+};
+
+static long find_start(__u32 j, struct find *f)
+{
+	__u32 at = f->first + j * IWX_MPA_MARKER_INTERVAL, from;
+	struct iwx_mpa_marker m;
+	__u16 ptr;
+
+	if (at + IWX_MPA_MARKER_LEN > f->plen ||
+	    bpf_dynptr_read(&m, sizeof(m), &f->w->p->dp, f->w->off + at, 0))
+		return 1;
+	ptr = bpf_ntohs(m.fpduptr);
+	if (!ptr) {
+		f->start = at;	/* it leads an FPDU */
+		return 1;
+	}
+	if (ptr > at || (ptr & 3))
+		return 0;	/* its FPDU began in an earlier packet (or it is no marker) */
+	from = at - ptr;	/* the FPDU's ULPDU_LENGTH */
+	if ((f->pos + from) % IWX_MPA_MARKER_INTERVAL == IWX_MPA_MARKER_LEN) {
+		if (from < IWX_MPA_MARKER_LEN)
+			return 0;
+		from -= IWX_MPA_MARKER_LEN;	/* a marker leads it */
+	}
+	f->start = from;
+	return 1;
+}
+
+/*
+ * One TCP segment of a connection with markers, its slot held: wherever in the stream it
+ * lies, in order or ahead of a gap, its markers say where its FPDUs start (RFC 5044 §4.3,
+ * RFC 5041 §1.1). true: every byte of it is in FPDUs placed.
+ */
+static __always_inline bool walk_marked(struct walk *w, __u32 seq, __u32 plen)
+{
+	struct find f = { .w = w, .pos = seq - w->base, .plen = plen, .start = -1 };
+
+	take_answers(w->s, w->ifc);
+	if (plen == 0)
+		return true;
+	if (!seq_before(w->win_lo, seq + plen)) {
+		count(w, offsetof(struct iwx_fp_counters, behind));	/* old: TCP has had it */
+		return false;
+	}
+	f.first = iwx_mpa_marker_first(f.pos);
+	bpf_loop(MAX_MARKERS, find_start, &f, 0);
+	if (f.start < 0) {
+		skip(w, IWX_FP_SKIP_UNSYNC);
+		return false;
+	}
+	w->ahead = seq_before(w->win_lo, seq);
+	return follow(w, seq + f.start, f.start, plen, true) && !f.start && !w->unplaced &&
+	       w->seq == seq + plen;
 }
 
 /* Wake iwxd if it sleeps on its low-water mark (iwx/fastpath.h: Wake-ups). */
@@ -728,6 +888,7 @@ static __always_inline void fastpath(void *ctx, struct pkt *p)
 	const struct iwx_fp_conn *conn;
 	struct iwx_fp_slot *s;
 	struct tcp_pkt t;
+	bool whole;
 
 	if (!parse(p, &t))
 		return;
@@ -755,13 +916,14 @@ static __always_inline void fastpath(void *ctx, struct pkt *p)
 	s->c.packets++;
 	if (w.ifc)
 		w.ifc->packets++;
-	if (conn->markers)
-		w.refuse = IWX_FP_SKIP_MARKERS + 1;
-	else if ((t.flags & (TCPF_RST | TCPF_SYN | TCPF_ACK)) != TCPF_ACK)
+	w.base = conn->mark_base;
+	if ((t.flags & (TCPF_RST | TCPF_SYN | TCPF_ACK)) != TCPF_ACK)
 		w.refuse = IWX_FP_SKIP_TCP_FLAGS + 1;
 	else if (!p->csum_good && !tcp_csum_good(p, &t))
 		w.refuse = IWX_FP_SKIP_CSUM + 1;
-	wake_for(&w, t.seq, t.end - t.payload, walk_packet(&w, t.seq, t.end - t.payload));
+	whole = conn->markers ? walk_marked(&w, t.seq, t.end - t.payload) :
+				walk_packet(&w, t.seq, t.end - t.payload);
+	wake_for(&w, t.seq, t.end - t.payload, whole);
 	__sync_lock_test_and_set(&s->busy, 0);
 out:
 	cpu_leave(cpu);

@@ -8,8 +8,15 @@
  * starts, and whether that is certain. It is certain only once iwxd has confirmed a
  * boundary the programs proposed (the idea of the kernel's NVMe-TCP DDP offload: the
  * hook proposes, software confirms), and stays so while the packets come in order.
- * Every FPDU placed leaves a record in the slot's ring, in stream order, which iwxd
- * takes instead of reading the FPDU's bytes.
+ * Every FPDU placed leaves a record in the slot's ring, which iwxd takes instead of
+ * reading the FPDU's bytes.
+ *
+ * With markers (RFC 5044 §4.3) in what a connection receives, every packet says where
+ * its FPDUs start: the programs need no history of the stream, and place the FPDUs of
+ * a packet that came out of order as well, before TCP has the bytes in front of it
+ * (RFC 5041 §1.1). Records then come in the order packets did, not the stream's; each
+ * says where its FPDU is, and its header and trailer are without the markers (which
+ * the programs checked).
  *
  * Wake-ups: while placed FPDUs stream in, iwxd need not wake for each packet. It sets
  * the socket's SO_RCVLOWAT high and the slot's lazy flag, and the programs ring it (a
@@ -45,7 +52,7 @@
 	X(TO_WRAP,	"to_wrap",	"the tagged offset wraps")		\
 	X(MEMORY,	"memory",	"the region's memory is not reachable by BPF")	\
 	X(RING_FULL,	"ring_full",	"iwxd has not taken the records before it")	\
-	X(MARKERS,	"markers",	"markers negotiated: not placed by this version")	\
+	X(MARKER,	"marker",	"a marker that does not point at its FPDU")	\
 	X(BUSY,		"busy",		"another CPU had the connection")
 
 #define IWX_FP_SKIP_ENUM(n, name, why)	IWX_FP_SKIP_##n,
@@ -62,6 +69,7 @@ struct iwx_fp_counters {
 	__u64	behind;		/* packets all before the next FPDU: resent, or inside a long one */
 	__u64	stopped;	/* packets after the stream stopped (not walked) */
 	__u64	bells;		/* times the programs woke iwxd (see Wake-ups) */
+	__u64	ahead;		/* FPDUs placed out of order: from packets ahead of TCP's stream */
 	__u64	skipped[IWX_FP_SKIP_N];
 };
 
@@ -80,14 +88,15 @@ struct iwx_fp_conn {
 	__u32	slot;		/* index in the slots map */
 	__u32	pd;		/* protection domain of its queue pair */
 	__u8	markers;	/* markers in what it receives */
-	__u8	pad[7];
+	__u8	pad[3];
+	__u32	mark_base;	/* markers: TCP sequence number of the stream's first byte */
 };
 
 /* A placed FPDU: what iwxd needs of it without reading it from the socket. */
 struct iwx_fp_rec {
-	__u32	seq;		/* TCP sequence number of its ULPDU_LENGTH */
-	__u8	hdr[16];	/* ULPDU_LENGTH and the tagged DDP header, as on the wire */
-	__u8	trailer[7];	/* pad and CRC, as on the wire */
+	__u32	seq;		/* TCP sequence number of its start (a marker that leads it) */
+	__u8	hdr[16];	/* ULPDU_LENGTH and the tagged DDP header, markers left out */
+	__u8	trailer[7];	/* pad and CRC, markers left out */
 	__u8	trailer_len;
 	__u32	rsvd;
 };
