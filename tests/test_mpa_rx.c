@@ -437,3 +437,319 @@ Test(mpa_rx, advance_checks_its_argument)
 	cr_assert_eq(iwx_mpa_rx_advance(rx, 0), 0);
 	free(rx);
 }
+
+/*
+ * Placed FPDUs with markers: a sender, a parser fed the wire bytes as the socket would, and
+ * one handed each Write as the fast path does (markers taken out, payload placed).
+ */
+struct marked {
+	struct iwx_mpa_tx	tx;
+	struct iwx_mpa_rx	*fed, *placed;
+	struct seen		fed_seen, placed_seen;
+	/* the last Write built, and what the fast path makes of it */
+	uint8_t			wire[4096];
+	size_t			wire_len;
+	uint8_t			hdr[IWX_MPA_HDR_LEN + IWX_DDP_TAGGED_HDR_LEN];
+	uint8_t			payload[4096];	/* where it was placed */
+	uint8_t			trailer[3 + IWX_MPA_CRC_LEN];
+	uint32_t		trailer_len;
+	uint32_t		marks[8];	/* FPDU bytes (markers not counted) before each */
+	int			nmarks;
+};
+
+static struct marked *new_marked(bool crc)
+{
+	struct iwx_mpa_mode mode = { .rev = 2, .crc = crc, .markers_tx = true };
+	struct marked *t = calloc(1, sizeof(*t));
+
+	cr_assert_not_null(t);
+	iwx_mpa_tx_init(&t->tx, &mode);
+	t->fed = new_rx(crc, true, &ops, &t->fed_seen);
+	t->placed = new_rx(crc, true, &ops, &t->placed_seen);
+	return t;
+}
+
+static void free_marked(struct marked *t)
+{
+	free(t->fed);
+	free(t->placed);
+	free(t);
+}
+
+/* Feed both parsers FPDUs of the stream (not placed). */
+static void feed_both(struct marked *t, const uint8_t *f, size_t n)
+{
+	cr_assert_eq(iwx_mpa_rx_feed(t->fed, f, n, NULL), 0);
+	cr_assert_eq(iwx_mpa_rx_feed(t->placed, f, n, NULL), 0);
+}
+
+/*
+ * Sends until the stream is at position to. An exact fit always exists: the one length no
+ * FPDU can take ends 4 bytes past a mark, where no FPDU starts (its marker would lead it).
+ */
+static void lead_to(struct marked *t, uint32_t to)
+{
+	static uint8_t f[2048], pay[1024];
+	struct iwx_ddp_msg m = { .opcode = IWX_OP_SEND, .msn = 1 };
+	uint8_t hdr[IWX_DDP_UNTAGGED_HDR_LEN];
+
+	fill_pattern(pay, sizeof(pay), 3);
+	while (t->tx.pos != to) {
+		uint32_t left = to - t->tx.pos;
+		ssize_t n;
+
+		cr_assert(left < 0x10000 && to % IWX_MPA_MARKER_INTERVAL != 4, "lead to %u", to);
+		m.len = 0;
+		if (left > 1100)
+			m.len = 1000;
+		else
+			while (iwx_mpa_fpdu_len(&t->tx, sizeof(hdr) + m.len) < left)
+				m.len++;
+		iwx_ddp_hdr_encode(hdr, &m, 0, true);
+		n = iwx_mpa_fpdu_build(&t->tx, f, sizeof(f), hdr, sizeof(hdr), pay, m.len);
+		cr_assert(n > 0 && (left > 1100 || (size_t)n == left), "%zd bytes, %u left", n,
+			  left);
+		feed_both(t, f, n);
+		m.msn++;
+	}
+}
+
+/*
+ * Build a tagged Write of len payload bytes where the stream is, and take it apart as the
+ * fast path does: every marker checked (RFC 5044 §4.3) and skipped, the rest copied out.
+ */
+static void build_write(struct marked *t, uint32_t len, uint32_t seed)
+{
+	static uint8_t pay[4096], flat[4096 + 32];
+	struct iwx_ddp_msg m = { .opcode = IWX_OP_WRITE, .stag = 0x300, .to = 0x40, .len = len };
+	uint8_t hdr[IWX_DDP_TAGGED_HDR_LEN];
+	uint32_t pos = t->tx.pos, len_pos = pos, k = 0;
+	ssize_t n;
+
+	cr_assert_leq(len, sizeof(pay));
+	fill_pattern(pay, len, seed);
+	iwx_ddp_hdr_encode(hdr, &m, 0, true);
+	n = iwx_mpa_fpdu_build(&t->tx, t->wire, sizeof(t->wire), hdr, sizeof(hdr), pay, len);
+	cr_assert_gt(n, 0);
+	t->wire_len = n;
+	t->nmarks = 0;
+	for (size_t o = 0; o < t->wire_len;) {
+		if ((pos + o) % IWX_MPA_MARKER_INTERVAL) {
+			flat[k++] = t->wire[o++];
+			continue;
+		}
+		if (o == 0)
+			len_pos = pos + IWX_MPA_MARKER_LEN;
+		cr_assert_lt(t->nmarks, 8);
+		t->marks[t->nmarks++] = k;
+		cr_assert_eq(t->wire[o] | t->wire[o + 1], 0, "reserved half of marker at %zu", o);
+		cr_assert_eq(t->wire[o + 2] << 8 | t->wire[o + 3], o ? pos + o - len_pos : 0,
+			     "FPDUPTR of the marker at %zu", o);
+		o += IWX_MPA_MARKER_LEN;
+	}
+	t->trailer_len = iwx_mpa_pad_len(sizeof(hdr) + len) + IWX_MPA_CRC_LEN;
+	cr_assert_eq(k, sizeof(t->hdr) + len + t->trailer_len);
+	memcpy(t->hdr, flat, sizeof(t->hdr));
+	memcpy(t->payload, flat + sizeof(t->hdr), len);
+	memcpy(t->trailer, flat + sizeof(t->hdr) + len, t->trailer_len);
+	cr_assert_arr_eq(t->payload, pay, len);
+}
+
+/* The Write to the fed parser as bytes, to the other as the fast path hands it over. */
+static int place(struct marked *t)
+{
+	cr_assert_eq(iwx_mpa_rx_feed(t->fed, t->wire, t->wire_len, NULL), 0);
+	return iwx_mpa_rx_placed(t->placed, t->hdr, sizeof(t->hdr), t->payload, t->trailer,
+				 t->trailer_len);
+}
+
+/* The placed parser saw what the fed one saw and stands where the sender does. */
+static void assert_placed_like_fed(struct marked *t)
+{
+	const struct iwx_mpa_rx *p = t->placed, *f = t->fed;
+
+	cr_assert_eq(p->pos, t->tx.pos, "pos %u, the sender is at %u", p->pos, t->tx.pos);
+	cr_assert_eq(p->pos, f->pos);
+	cr_assert_eq(p->len_pos, f->len_pos);
+	cr_assert_eq(p->stats.bytes, f->stats.bytes);
+	cr_assert_eq(p->stats.markers, f->stats.markers);
+	cr_assert_eq(p->stats.fpdus, f->stats.fpdus);
+	cr_assert(iwx_mpa_rx_at_boundary(p));
+	assert_same(&t->fed_seen, &t->placed_seen, "placed");
+}
+
+/* A Write of len bytes with nmarks markers at stream position pos, placed: the same as fed. */
+static struct marked *placed_at(uint32_t pos, uint32_t len, int nmarks)
+{
+	struct marked *t = new_marked(true);
+	const struct seen *s = &t->placed_seen;
+
+	lead_to(t, pos);
+	build_write(t, len, pos);
+	cr_assert_eq(t->nmarks, nmarks, "%d markers in the Write at %u", t->nmarks, pos);
+	cr_assert_eq(place(t), 0);
+	assert_placed_like_fed(t);
+	cr_assert_eq(t->placed->stats.placed, 1);
+	cr_assert(s->seg[s->n - 1].tagged && s->seg[s->n - 1].stag == 0x300);
+	cr_assert_eq(s->seg[s->n - 1].len, len);
+	cr_assert_arr_eq(s->data[s->n - 1], t->payload, len);
+	return t;
+}
+
+Test(mpa_rx_placed, leading_marker)
+{
+	struct marked *t = placed_at(2 * IWX_MPA_MARKER_INTERVAL, 200, 1);
+
+	cr_assert_eq(t->marks[0], 0);
+	cr_assert_eq(t->placed->len_pos, 2 * IWX_MPA_MARKER_INTERVAL + IWX_MPA_MARKER_LEN);
+	free_marked(t);
+}
+
+Test(mpa_rx_placed, marker_inside_the_ddp_header)
+{
+	struct marked *t = placed_at(3 * IWX_MPA_MARKER_INTERVAL - 8, 100, 1);
+
+	cr_assert_eq(t->marks[0], 8, "between the STag and the TO");
+	free_marked(t);
+}
+
+Test(mpa_rx_placed, marker_inside_the_payload)
+{
+	struct marked *t = placed_at(4 * IWX_MPA_MARKER_INTERVAL - 100, 300, 1);
+
+	cr_assert_eq(t->marks[0], 100);
+	free_marked(t);
+}
+
+Test(mpa_rx_placed, several_markers_and_a_pad)
+{
+	struct marked *t = placed_at(5 * IWX_MPA_MARKER_INTERVAL + 200, 1501, 3);
+
+	cr_assert_eq(t->trailer_len, 3 + IWX_MPA_CRC_LEN);
+	cr_assert_eq(t->marks[0], 312);
+	cr_assert_eq(t->marks[2], 312 + 2 * IWX_MPA_MARKER_DATA);
+	free_marked(t);
+}
+
+Test(mpa_rx_placed, marker_right_before_the_crc)
+{
+	/* 16 header bytes, 110 payload, 2 pad: the CRC starts on the mark */
+	struct marked *t = placed_at(8 * IWX_MPA_MARKER_INTERVAL - 128, 110, 1);
+
+	cr_assert_eq(t->marks[0], sizeof(t->hdr) + 110 + 2);
+	free_marked(t);
+}
+
+Test(mpa_rx_placed, no_marker_in_the_fpdu)
+{
+	struct marked *t = placed_at(5 * IWX_MPA_MARKER_INTERVAL + 100, 50, 0);
+
+	cr_assert_eq(t->placed->len_pos, 5 * IWX_MPA_MARKER_INTERVAL + 100);
+	free_marked(t);
+}
+
+/* Every phase an FPDU can start at, two placed in a row, then one fed: as if all were fed. */
+Test(mpa_rx_placed, every_phase_of_the_marker_interval)
+{
+	for (uint32_t phase = 0; phase < IWX_MPA_MARKER_INTERVAL; phase += 4) {
+		struct marked *t;
+		uint32_t len = 1 + phase * 7 % 1200;
+
+		if (phase == 4)
+			continue;	/* a marker would lead an FPDU there, at 0 */
+		t = new_marked(true);
+		lead_to(t, IWX_MPA_MARKER_INTERVAL + phase);
+		build_write(t, len, phase);
+		cr_assert_eq(place(t), 0, "phase %u", phase);
+		/* ends on a mark for some phases: the next one's marker leads it */
+		build_write(t, 1213 - len, phase + 1);
+		cr_assert_eq(place(t), 0, "phase %u, the one after", phase);
+		lead_to(t, (t->tx.pos + 1100) / IWX_MPA_MARKER_INTERVAL * IWX_MPA_MARKER_INTERVAL);
+		assert_placed_like_fed(t);
+		free_marked(t);
+	}
+}
+
+/* A payload byte changed once placed (near each marker, too) is a CRC error, after counting. */
+Test(mpa_rx_placed, changed_payload_is_a_crc_error)
+{
+	static const uint32_t at[] = { 0, 295, 296, 803, 804, 1311, 1312, 1500 };
+
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		struct marked *t = new_marked(true);
+
+		lead_to(t, 5 * IWX_MPA_MARKER_INTERVAL + 200);
+		build_write(t, 1501, 5);
+		t->payload[at[i]] ^= 0x10;
+		cr_assert_eq(place(t), -EPROTO, "changed at %u", at[i]);
+		assert_fails(t->placed, IWX_CAUSE_MPA(IWX_MPA_EC_CRC), false);
+		cr_assert_eq(t->placed_seen.n, t->fed_seen.n - 1, "no segment from a bad FPDU");
+		cr_assert_eq(t->placed->pos, t->tx.pos);
+		cr_assert_eq(t->placed->stats.markers, t->fed->stats.markers);
+		free_marked(t);
+	}
+}
+
+/*
+ * The CRC covers the markers where they stood: the same pieces handed over at another
+ * phase (other markers, other FPDUPTRs) do not pass, though no byte of them changed.
+ */
+Test(mpa_rx_placed, markers_put_back_where_they_stood)
+{
+	static const uint32_t built_at[] = { 2 * 512, 3 * 512 - 8, 4 * 512 - 100, 5 * 512 + 200 };
+
+	for (size_t i = 0; i < sizeof(built_at) / sizeof(built_at[0]); i++) {
+		struct marked *t = new_marked(true), *u = new_marked(true);
+
+		lead_to(t, built_at[i]);
+		build_write(t, 1501, 7);
+		lead_to(u, built_at[i] + 8);
+		cr_assert_eq(iwx_mpa_rx_placed(u->placed, t->hdr, sizeof(t->hdr), t->payload,
+					       t->trailer, t->trailer_len), -EPROTO, "built at %u",
+			     built_at[i]);
+		assert_fails(u->placed, IWX_CAUSE_MPA(IWX_MPA_EC_CRC), false);
+		cr_assert_eq(place(t), 0);
+		free_marked(t);
+		free_marked(u);
+	}
+}
+
+/* Without CRC the field is not looked at, and the markers still count where they fall. */
+Test(mpa_rx_placed, crc_off_still_advances_over_the_markers)
+{
+	static const struct { uint32_t pos, len; int nmarks; } cases[] = {
+		{ 2 * 512, 200, 1 }, { 3 * 512 - 8, 100, 1 }, { 5 * 512 + 200, 1501, 3 },
+		{ 8 * 512 - 128, 110, 1 }, { 5 * 512 + 100, 50, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct marked *t = new_marked(false);
+
+		lead_to(t, cases[i].pos);
+		build_write(t, cases[i].len, 9);
+		cr_assert_eq(t->nmarks, cases[i].nmarks);
+		t->trailer[t->trailer_len - 1] = 0x5a;
+		cr_assert_eq(place(t), 0, "at %u", cases[i].pos);
+		assert_placed_like_fed(t);
+		free_marked(t);
+	}
+}
+
+/* Pieces that do not make an FPDU are refused before anything moves. */
+Test(mpa_rx_placed, pieces_that_make_no_fpdu)
+{
+	struct marked *t = new_marked(true);
+	uint32_t pos;
+
+	lead_to(t, 3 * IWX_MPA_MARKER_INTERVAL - 8);
+	build_write(t, 101, 1);
+	pos = t->placed->pos;
+	cr_assert_eq(iwx_mpa_rx_placed(t->placed, t->hdr, sizeof(t->hdr), t->payload, t->trailer,
+				       t->trailer_len - 1), -EINVAL);
+	cr_assert_eq(iwx_mpa_rx_placed(t->placed, t->hdr, 1, t->payload, t->trailer,
+				       t->trailer_len), -EINVAL);
+	cr_assert_eq(t->placed->pos, pos);
+	cr_assert_eq(place(t), 0);
+	assert_placed_like_fed(t);
+	free_marked(t);
+}

@@ -73,6 +73,30 @@ struct iwx_mpa_tx {
 
 void iwx_mpa_tx_init(struct iwx_mpa_tx *tx, const struct iwx_mpa_mode *mode);
 
+/*
+ * The bytes an FPDU's CRC covers, in wire order, with the markers the stream has where it
+ * reaches a 512-byte mark (RFC 5044 §4.3): what transmit writes, and what receive puts back
+ * around bytes placed without markers. Each run between markers, and each marker, goes to
+ * emit.
+ */
+struct iwx_mpa_marking {
+	uint32_t	pos;		/* stream position of the next byte */
+	uint32_t	len_pos;	/* of the FPDU's ULPDU_LENGTH field */
+	bool		markers;
+	void		(*emit)(void *ctx, const void *buf, size_t len);
+	void		*ctx;
+};
+
+/* An FPDU starts at pos: a marker there leads it (FPDUPTR 0). */
+void iwx_mpa_marking_start(struct iwx_mpa_marking *m, uint32_t pos, bool markers,
+			   void (*emit)(void *ctx, const void *buf, size_t len), void *ctx);
+
+/*
+ * The next len bytes of the FPDU (ULPDU_LENGTH, ULPDU, pad; never the CRC), and a marker
+ * wherever they reach a mark: what follows them, the CRC included, is the FPDU's.
+ */
+void iwx_mpa_marking_put(struct iwx_mpa_marking *m, const void *buf, size_t len);
+
 /* Bytes the FPDU for a ulpdu_len-byte ULPDU takes on the wire if sent next. */
 size_t iwx_mpa_fpdu_len(const struct iwx_mpa_tx *tx, size_t ulpdu_len);
 

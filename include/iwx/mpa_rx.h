@@ -114,11 +114,13 @@ size_t iwx_mpa_rx_want(struct iwx_mpa_rx *rx, uint8_t **dst);
 int iwx_mpa_rx_advance(struct iwx_mpa_rx *rx, size_t n);
 
 /*
- * A whole FPDU whose payload someone else placed already (the fast path), the parser
- * between FPDUs and without markers: hdr holds its ULPDU_LENGTH and DDP header (hdr_len
- * bytes), payload its placed payload, trailer its pad and CRC. Verified and yielded as feed
- * would (the CRC over the placed bytes), without place() and byte by byte. Returns as feed
- * does; -EINVAL when the parser is not between FPDUs or the pieces do not make an FPDU.
+ * A whole FPDU whose payload someone else placed already (the fast path), the parser between
+ * FPDUs: it starts at rx->pos, with a leading marker when rx->pos is on a 512-byte mark. hdr
+ * holds its ULPDU_LENGTH and DDP header (hdr_len bytes), payload its placed payload, trailer
+ * its pad and CRC, all without markers (their FPDUPTRs are the caller's to check). Verified
+ * (the CRC with the markers put back where they stood) and yielded as feed would, without
+ * place() and byte by byte. Returns as feed does; -EINVAL when the parser is not between
+ * FPDUs or the pieces do not make an FPDU.
  */
 int iwx_mpa_rx_placed(struct iwx_mpa_rx *rx, const uint8_t *hdr, size_t hdr_len, uint8_t *payload,
 		      const uint8_t *trailer, size_t trailer_len);

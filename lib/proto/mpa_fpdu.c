@@ -19,6 +19,14 @@ static uint32_t to_next_marker(uint32_t pos)
 	return IWX_MPA_MARKER_INTERVAL - pos % IWX_MPA_MARKER_INTERVAL;
 }
 
+static void put_marker(struct iwx_mpa_marking *m, uint16_t fpduptr)
+{
+	struct iwx_mpa_marker mk = { .rsvd = 0, .fpduptr = htons(fpduptr) };
+
+	m->emit(m->ctx, &mk, sizeof(mk));
+	m->pos += sizeof(mk);
+}
+
 size_t iwx_mpa_fpdu_len(const struct iwx_mpa_tx *tx, size_t ulpdu_len)
 {
 	size_t len = IWX_MPA_HDR_LEN + ulpdu_len + iwx_mpa_pad_len(ulpdu_len) + IWX_MPA_CRC_LEN;
@@ -26,43 +34,44 @@ size_t iwx_mpa_fpdu_len(const struct iwx_mpa_tx *tx, size_t ulpdu_len)
 	return tx->markers ? len + IWX_MPA_MARKER_LEN * iwx_mpa_markers_in(tx->pos, len) : len;
 }
 
-struct fpdu_writer {
-	uint8_t		*out;
-	size_t		at;
-	uint32_t	pos;
-	uint32_t	len_pos;
-	bool		markers;
-};
-
-static void put_marker(struct fpdu_writer *w, uint16_t fpduptr)
+void iwx_mpa_marking_start(struct iwx_mpa_marking *m, uint32_t pos, bool markers,
+			   void (*emit)(void *ctx, const void *buf, size_t len), void *ctx)
 {
-	struct iwx_mpa_marker m = { .rsvd = 0, .fpduptr = htons(fpduptr) };
-
-	memcpy(w->out + w->at, &m, sizeof(m));
-	w->at += sizeof(m);
-	w->pos += sizeof(m);
+	*m = (struct iwx_mpa_marking){ .pos = pos, .markers = markers, .emit = emit, .ctx = ctx };
+	/* A marker where the FPDU starts points at the header that follows it: FPDUPTR 0. */
+	if (markers && pos % IWX_MPA_MARKER_INTERVAL == 0)
+		put_marker(m, 0);
+	m->len_pos = m->pos;
 }
 
-/* Copy n bytes of the FPDU, putting a marker wherever the stream reaches a 512-byte mark. */
-static void put(struct fpdu_writer *w, const void *src, size_t n)
+void iwx_mpa_marking_put(struct iwx_mpa_marking *m, const void *buf, size_t len)
 {
-	const uint8_t *s = src;
+	const uint8_t *s = buf;
 
-	while (n > 0) {
-		size_t run = n;
+	while (len > 0) {
+		size_t run = len;
 
-		if (w->markers) {
-			if (w->pos % IWX_MPA_MARKER_INTERVAL == 0)
-				put_marker(w, w->pos - w->len_pos);
-			if (run > to_next_marker(w->pos))
-				run = to_next_marker(w->pos);
-		}
-		memcpy(w->out + w->at, s, run);
-		w->at += run;
-		w->pos += run;
+		if (m->markers && run > to_next_marker(m->pos))
+			run = to_next_marker(m->pos);
+		m->emit(m->ctx, s, run);
+		m->pos += run;
 		s += run;
-		n -= run;
+		len -= run;
+		/*
+		 * The CRC or more of the FPDU follows, so a marker due here is inside it,
+		 * one right before the CRC included (covered by it, RFC 5044 §4.3).
+		 */
+		if (m->markers && m->pos % IWX_MPA_MARKER_INTERVAL == 0)
+			put_marker(m, m->pos - m->len_pos);
 	}
+}
+
+static void copy_out(void *ctx, const void *buf, size_t len)
+{
+	uint8_t **out = ctx;
+
+	memcpy(*out, buf, len);
+	*out += len;
 }
 
 ssize_t iwx_mpa_fpdu_build(struct iwx_mpa_tx *tx, uint8_t *out, size_t cap,
@@ -71,7 +80,8 @@ ssize_t iwx_mpa_fpdu_build(struct iwx_mpa_tx *tx, uint8_t *out, size_t cap,
 {
 	static const uint8_t zeros[4];
 	size_t ulpdu_len = hdr_len + payload_len;
-	struct fpdu_writer w = { .out = out, .pos = tx->pos, .markers = tx->markers };
+	struct iwx_mpa_marking m;
+	uint8_t *at = out;
 	uint16_t be_len = htons(ulpdu_len);
 	size_t fpdu_len = iwx_mpa_fpdu_len(tx, ulpdu_len);
 	uint32_t crc = 0;
@@ -82,23 +92,16 @@ ssize_t iwx_mpa_fpdu_build(struct iwx_mpa_tx *tx, uint8_t *out, size_t cap,
 	if (cap < fpdu_len)
 		return -ENOSPC;
 
-	/* A marker where the FPDU starts points at the header that follows it: FPDUPTR 0. */
-	if (w.markers && w.pos % IWX_MPA_MARKER_INTERVAL == 0)
-		put_marker(&w, 0);
-	w.len_pos = w.pos;
-
-	put(&w, &be_len, sizeof(be_len));
-	put(&w, hdr, hdr_len);
-	put(&w, payload, payload_len);
-	put(&w, zeros, iwx_mpa_pad_len(ulpdu_len));
-	/* A marker that falls right before the CRC is inside the FPDU and covered by it. */
-	if (w.markers && w.pos % IWX_MPA_MARKER_INTERVAL == 0)
-		put_marker(&w, w.pos - w.len_pos);
+	iwx_mpa_marking_start(&m, tx->pos, tx->markers, copy_out, &at);
+	iwx_mpa_marking_put(&m, &be_len, sizeof(be_len));
+	iwx_mpa_marking_put(&m, hdr, hdr_len);
+	iwx_mpa_marking_put(&m, payload, payload_len);
+	iwx_mpa_marking_put(&m, zeros, iwx_mpa_pad_len(ulpdu_len));
 	if (tx->crc)
-		crc = iwx_crc32c(out, w.at);
-	iwx_crc32c_put(out + w.at, crc);
-	w.at += IWX_MPA_CRC_LEN;
+		crc = iwx_crc32c(out, at - out);
+	iwx_crc32c_put(at, crc);
+	at += IWX_MPA_CRC_LEN;
 
-	tx->pos = w.pos + IWX_MPA_CRC_LEN;
-	return w.at;
+	tx->pos = m.pos + IWX_MPA_CRC_LEN;
+	return at - out;
 }

@@ -266,13 +266,22 @@ int iwx_mpa_rx_feed(struct iwx_mpa_rx *rx, const void *buf, size_t len, size_t *
 	return err;
 }
 
+/* A run of the FPDU, or a marker put back where it stood, into the CRC. */
+static void crc_run(void *ctx, const void *buf, size_t len)
+{
+	uint32_t *c = ctx;
+
+	*c = iwx_crc32c_update(*c, buf, len);
+}
+
 int iwx_mpa_rx_placed(struct iwx_mpa_rx *rx, const uint8_t *hdr, size_t hdr_len, uint8_t *payload,
 		      const uint8_t *trailer, size_t trailer_len)
 {
-	uint32_t ulen, pad, total;
+	uint32_t ulen, pad, len, markers = 0;
+	bool crc_bad = false;
 	struct iwx_term_cause cause;
 
-	if (!iwx_mpa_rx_at_boundary(rx) || rx->markers || hdr_len < IWX_MPA_HDR_LEN)
+	if (!iwx_mpa_rx_at_boundary(rx) || hdr_len < IWX_MPA_HDR_LEN)
 		return -EINVAL;
 	ulen = (uint32_t)hdr[0] << 8 | hdr[1];
 	pad = iwx_mpa_pad_len(ulen);
@@ -280,21 +289,31 @@ int iwx_mpa_rx_placed(struct iwx_mpa_rx *rx, const uint8_t *hdr, size_t hdr_len,
 	    iwx_ddp_decode(hdr + IWX_MPA_HDR_LEN, ulen, &rx->seg, &cause) ||
 	    rx->seg.len != ulen - (hdr_len - IWX_MPA_HDR_LEN))
 		return -EINVAL;
-	total = IWX_MPA_HDR_LEN + ulen + pad + IWX_MPA_CRC_LEN;
-	rx->len_pos = rx->pos;
-	rx->pos += total;
-	rx->stats.bytes += total;
+	len = IWX_MPA_HDR_LEN + ulen + pad + IWX_MPA_CRC_LEN;
+	if (rx->markers)
+		markers = iwx_mpa_markers_in(rx->pos, len);
+	if (rx->crc) {
+		/* the markers were taken out, but the CRC covers them (RFC 5044 §4.3) */
+		struct iwx_mpa_marking m;
+		uint32_t c = IWX_CRC32C_INIT;
+
+		iwx_mpa_marking_start(&m, rx->pos, rx->markers, crc_run, &c);
+		iwx_mpa_marking_put(&m, hdr, hdr_len);
+		iwx_mpa_marking_put(&m, payload, rx->seg.len);
+		iwx_mpa_marking_put(&m, trailer, pad);
+		crc_bad = iwx_crc32c_final(c) != iwx_crc32c_get(trailer + pad);
+	}
+	/* a marker leading the FPDU stands before its ULPDU_LENGTH */
+	rx->len_pos = rx->pos + (markers ? iwx_mpa_marked_off(rx->pos, 0) : 0);
+	len += IWX_MPA_MARKER_LEN * markers;
+	rx->pos += len;
+	rx->stats.bytes += len;
+	rx->stats.markers += markers;
 	rx->stats.fpdus++;
 	rx->stats.placed++;
-	if (rx->crc) {
-		uint32_t c = iwx_crc32c_update(IWX_CRC32C_INIT, hdr, hdr_len);
-
-		c = iwx_crc32c_update(c, payload, rx->seg.len);
-		c = iwx_crc32c_update(c, trailer, pad);
-		if (iwx_crc32c_final(c) != iwx_crc32c_get(trailer + pad)) {
-			fail(rx, IWX_CAUSE_MPA(IWX_MPA_EC_CRC), false);
-			return -EPROTO;
-		}
+	if (crc_bad) {
+		fail(rx, IWX_CAUSE_MPA(IWX_MPA_EC_CRC), false);
+		return -EPROTO;
 	}
 	rx->seg.payload = payload;
 	start_fpdu(rx);
