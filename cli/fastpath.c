@@ -294,6 +294,7 @@ static void json_fp_counters(struct json *j, const struct iwx_fp_counters *c)
 	json_u64(j, "behind", c->behind);
 	json_u64(j, "stopped", c->stopped);
 	json_u64(j, "bells", c->bells);
+	json_u64(j, "ahead", c->ahead);
 	json_key(j, "skipped");
 	json_open(j, '{', true);
 	for (size_t k = 0; k < IWX_FP_SKIP_N; k++)
@@ -345,6 +346,7 @@ static void show_iface(const struct iwx_ipc_fp_info *e)
 	LINE("FPDUs placed", "%" PRIu64, (uint64_t)c->placed_fpdus);
 	LINE("bytes placed", "%" PRIu64 " (%s)", (uint64_t)c->placed_bytes,
 	     bytes_str(b, sizeof(b), c->placed_bytes));
+	LINE("  out of order", "%" PRIu64, (uint64_t)c->ahead);
 	LINE("boundaries proposed", "%" PRIu64, (uint64_t)c->proposals);
 	LINE("  confirmed", "%" PRIu64, (uint64_t)c->confirmed);
 	LINE("packets behind", "%" PRIu64, (uint64_t)c->behind);
@@ -420,7 +422,9 @@ static const struct admin_cmd stats_cmd = {
 	"Show the counters of iwxd's fast path (see 'iwx attach'). For each interface it is\n"
 	"attached to, by name: its index and mode, then, over the packets of iwxd's\n"
 	"connections that came in there: packets looked at, FPDUs placed and the payload\n"
-	"bytes they carried, FPDU boundaries proposed after a gap and those iwxd confirmed,\n"
+	"bytes they carried, FPDUs placed out of order (with markers, from packets that came\n"
+	"before the bytes in front of them), FPDU boundaries proposed after a gap and those\n"
+	"iwxd confirmed,\n"
 	"packets not walked because they lay all before the next FPDU (resent, or inside a\n"
 	"long FPDU) or came after the stream stopped, the times the programs woke iwxd\n"
 	"(while FPDUs it need not read stream in, iwxd sleeps until much has come or a\n"
@@ -435,6 +439,7 @@ static const struct admin_cmd stats_cmd = {
 	"In JSON: {\"interfaces\": [...], \"connections\": [...]}, an object a line in each.\n"
 	"Keys of both interfaces (name, ifindex, mode) and connections (qp, state):\n"
 	"packets, placed_fpdus, placed_bytes, proposals, confirmed, behind, stopped, bells,\n"
+	"ahead,\n"
 	"and skipped, an object with the count of every reason, zero or not, keyed by its\n"
 	"name. The reasons:\n"
 	IWX_FP_SKIPS(SKIP_HELP),

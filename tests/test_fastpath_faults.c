@@ -12,6 +12,10 @@
  * Request only once every message before it was delivered, so a checkpoint that
  * completes says b took, CRC and all, every Write before it.
  *
+ * With markers (suite fastpath_faults_markers), the fast path places the segments that
+ * come ahead of a gap, before TCP has the bytes in front of them: under drops and
+ * reordering its counters must show FPDUs placed out of order.
+ *
  * The faults are drawn from a seed (IWX_FAULTS_SEED overrides it, to reproduce a run):
  * the n-th segment meets the same fault in every run. With SEED, the first corruption
  * falls on segment 234 (of those with payload), and 128 MiB take at least 2048 of them
@@ -46,6 +50,7 @@ static struct iwxd_pair pair;
 static struct endpoint a, b;
 static struct faults *inj[2];	/* at egress of a's veth end (Writes), of b's (Read Responses) */
 static bool htb;
+static struct iwx_conn_param param;	/* markers: the fastpath_faults_markers suite */
 
 static void up(bool fp)
 {
@@ -68,6 +73,12 @@ static void up_on(void)
 	up(true);
 }
 
+static void up_markers(void)
+{
+	param.markers = true;
+	up(true);
+}
+
 static void down(void)
 {
 	for (int i = 0; i < 2; i++) {
@@ -81,6 +92,7 @@ static void down(void)
 }
 
 TestSuite(fastpath_faults_off, .init = up_off, .fini = down, .timeout = 60);
+TestSuite(fastpath_faults_markers, .init = up_markers, .fini = down, .timeout = 60);
 TestSuite(fastpath_faults_on, .init = up_on, .fini = down, .timeout = 60);
 
 static uint64_t seed(void)
@@ -100,7 +112,7 @@ static void connect_with_injectors(bool reorder)
 {
 	const struct faults_conf idle = { 0 };
 
-	cr_assert_eq(endpoint_connect(&a, &b, false, NULL), 0);
+	cr_assert_eq(endpoint_connect(&a, &b, false, &param), 0);
 	for (int i = 0; i < 2; i++) {
 		if (reorder) {
 			cr_assert_eq(faults_htb_add(ns_of(i), pair.ns.dev[i]), 0, "htb on %s",
@@ -221,8 +233,11 @@ static struct iwx_fp_counters fp_counters(int i)
 #define SKIP_NAME(n, name, why)	name,
 static const char *const skip_names[] = { IWX_FP_SKIPS(SKIP_NAME) };
 
-/* The fast path of daemon i placed something; its skips show where it resynchronised. */
-static void assert_placed(int i)
+/*
+ * The fast path of daemon i placed something; its skips show where it resynchronised.
+ * With markers and a fault that leaves gaps, some of it out of order.
+ */
+static void assert_placed(int i, bool gaps)
 {
 	struct iwx_fp_counters c = fp_counters(i);
 	char skips[512] = "";
@@ -232,11 +247,15 @@ static void assert_placed(int i)
 		if (c.skipped[k] && n < sizeof(skips))
 			n += snprintf(skips + n, sizeof(skips) - n, " %s %llu", skip_names[k],
 				      (unsigned long long)c.skipped[k]);
-	cr_log_info("fast path of %s: %llu FPDUs placed (%llu bytes), %llu proposals, %llu "
-		    "confirmed; skipped:%s", pair.ns.dev[i], (unsigned long long)c.placed_fpdus,
-		    (unsigned long long)c.placed_bytes, (unsigned long long)c.proposals,
+	cr_log_info("fast path of %s: %llu FPDUs placed (%llu bytes, %llu out of order), %llu "
+		    "proposals, %llu confirmed; skipped:%s", pair.ns.dev[i],
+		    (unsigned long long)c.placed_fpdus, (unsigned long long)c.placed_bytes,
+		    (unsigned long long)c.ahead, (unsigned long long)c.proposals,
 		    (unsigned long long)c.confirmed, n ? skips : " nothing");
 	cr_assert_gt(c.placed_fpdus, 0, "the fast path of %s placed nothing", pair.ns.dev[i]);
+	if (param.markers && gaps)
+		cr_assert_gt(c.ahead, 0, "with markers, the fast path of %s placed nothing out of "
+			     "order", pair.ns.dev[i]);
 }
 
 /* Segments TCP in namespace ns queued out of order, so far. */
@@ -312,8 +331,8 @@ static void repaired(struct faults_conf c, bool fp)
 		cr_assert_gt(n, 0, "the Read Response's segments came in order at a");
 	}
 	if (fp) {
-		assert_placed(1);
-		assert_placed(0);
+		assert_placed(1, c.drop_ppm || c.reorder_ppm);
+		assert_placed(0, c.drop_ppm || c.reorder_ppm);
 	}
 }
 
@@ -341,7 +360,7 @@ static void corrupt_writes(struct faults_conf c, bool fp)
 	expect_crc_terminate(&a, false);
 	cr_assert(iwxd_pair_logged(&pair, 1, "MPA CRC error"));
 	if (fp)
-		assert_placed(1);
+		assert_placed(1, false);
 }
 
 /* A Read b to a under corruption: a finds the CRC error, terminates, and the Read fails. */
@@ -363,7 +382,7 @@ static void corrupt_read(struct faults_conf c, bool fp)
 	expect_crc_terminate(&b, false);
 	cr_assert(iwxd_pair_logged(&pair, 0, "MPA CRC error"));
 	if (fp)
-		assert_placed(0);
+		assert_placed(0, false);
 }
 
 /* The rates, per million segments. Corruption is rarer: the first one ends the stream. */
@@ -406,3 +425,4 @@ static void known_bug(void)
 
 FAULT_TESTS(fastpath_faults_off, false)
 FAULT_TESTS(fastpath_faults_on, true)
+FAULT_TESTS(fastpath_faults_markers, true)

@@ -10,11 +10,18 @@
 #define LOAD(x)		__atomic_load_n(&(x), __ATOMIC_ACQUIRE)
 #define STORE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
 
-uint32_t iwx_fast_rx_len(const struct iwx_fp_rec *r)
+uint32_t iwx_fast_rx_len(const struct iwx_fast_rx *f, const struct iwx_fp_rec *r)
 {
 	uint32_t ulen = (uint32_t)r->hdr[0] << 8 | r->hdr[1];
+	uint32_t len = IWX_MPA_HDR_LEN + ulen + iwx_mpa_pad_len(ulen) + IWX_MPA_CRC_LEN;
 
-	return IWX_MPA_HDR_LEN + ulen + iwx_mpa_pad_len(ulen) + IWX_MPA_CRC_LEN;
+	return f->markers ? len + IWX_MPA_MARKER_LEN * iwx_mpa_markers_in(iwx_fast_rx_pos(f, r), len) :
+			    len;
+}
+
+uint32_t iwx_fast_rx_payload(const struct iwx_fp_rec *r)
+{
+	return ((uint32_t)r->hdr[0] << 8 | r->hdr[1]) - IWX_DDP_TAGGED_HDR_LEN;
 }
 
 uint32_t iwx_fast_rx_pos(const struct iwx_fast_rx *f, const struct iwx_fp_rec *r)

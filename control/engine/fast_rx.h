@@ -18,6 +18,7 @@
 struct iwx_fast_rx {
 	struct iwx_fp_slot	*slot;		/* NULL: no fast path */
 	uint32_t		anchor;		/* TCP sequence number of stream position 0 */
+	bool			markers;	/* in the stream: records leave them out */
 	/* records committed to: their bytes are being discarded from the socket */
 	uint32_t		n;		/* from the slot's tail on */
 	uint32_t		bytes;		/* their FPDUs' length, together */
@@ -25,8 +26,11 @@ struct iwx_fast_rx {
 	uint8_t			*dst[IWX_FP_RING];	/* where each one's payload is, here */
 };
 
-/* An FPDU's length on the wire, from its record. */
-uint32_t iwx_fast_rx_len(const struct iwx_fp_rec *r);
+/* An FPDU's length on the wire, markers included, from its record. */
+uint32_t iwx_fast_rx_len(const struct iwx_fast_rx *f, const struct iwx_fp_rec *r);
+
+/* The payload bytes the FPDU of a record placed. */
+uint32_t iwx_fast_rx_payload(const struct iwx_fp_rec *r);
 
 /*
  * The parser is at an FPDU boundary, stream position pos: confirm the programs'
@@ -39,7 +43,9 @@ void iwx_fast_rx_release(struct iwx_fast_rx *f, uint32_t pos);
 
 /*
  * The record after the committed ones, if the programs wrote one; records of FPDUs
- * before position pos (read from the socket after all) are dropped on the way.
+ * before position pos (read from the socket after all) are dropped on the way. With
+ * markers, records come in the order their packets did: one ahead of a gap comes before
+ * those that fill it, which are read from the socket then, and dropped here after.
  */
 const struct iwx_fp_rec *iwx_fast_rx_peek(struct iwx_fast_rx *f, uint32_t pos);
 

@@ -899,7 +899,7 @@ static void take_record(struct iwx_qp *qp)
 	struct iwx_fast_rx *f = &qp->fast;
 	uint32_t i = f->slot->tail & (IWX_FP_RING - 1);
 	const struct iwx_fp_rec *r = &f->slot->ring[i];
-	uint32_t len = iwx_fast_rx_len(r), payload = len - sizeof(r->hdr) - r->trailer_len;
+	uint32_t len = iwx_fast_rx_len(f, r), payload = iwx_fast_rx_payload(r);
 	int err;
 
 	qp->stats.fast_fpdus++;
@@ -946,7 +946,7 @@ static ssize_t fast_turn(struct iwx_qp *qp, size_t *limit)
 			}
 			f->dst[(f->slot->tail + f->n) & (IWX_FP_RING - 1)] = dst;
 			f->n++;
-			f->bytes += iwx_fast_rx_len(r);
+			f->bytes += iwx_fast_rx_len(f, r);
 		}
 	}
 	if (!f->n) {
@@ -964,7 +964,7 @@ static ssize_t fast_turn(struct iwx_qp *qp, size_t *limit)
 		f->have += n;
 	}
 	while (f->n && qp->state == IWX_QP_RTS &&
-	       f->have >= iwx_fast_rx_len(&f->slot->ring[f->slot->tail & (IWX_FP_RING - 1)]))
+	       f->have >= iwx_fast_rx_len(f, &f->slot->ring[f->slot->tail & (IWX_FP_RING - 1)]))
 		take_record(qp);
 	return 1;
 }
@@ -1189,13 +1189,19 @@ static bool span_within(const struct span *s, uintptr_t base, size_t len)
 bool iwx_qp_fast(struct iwx_qp *qp, struct iwx_fp_slot *slot, uint32_t copied_seq)
 {
 	/* what the engine has read so far is stream position rx_bytes, modulo 2^32 */
-	qp->fast = (struct iwx_fast_rx){ .slot = slot, .anchor = copied_seq - (uint32_t)qp->stats.rx_bytes };
+	qp->fast = (struct iwx_fast_rx){ .slot = slot, .anchor = copied_seq - (uint32_t)qp->stats.rx_bytes,
+					 .markers = qp->rx->markers };
 	return !qp->stage_len && iwx_mpa_rx_at_boundary(qp->rx);
 }
 
 uint32_t iwx_qp_fast_seq(const struct iwx_qp *qp)
 {
 	return qp->fast.anchor + (uint32_t)qp->stats.rx_bytes;
+}
+
+uint32_t iwx_qp_fast_start(const struct iwx_qp *qp)
+{
+	return qp->fast.anchor;
 }
 
 bool iwx_qp_refers_to(const struct iwx_qp *qp, const void *addr, size_t len)
@@ -1215,7 +1221,7 @@ bool iwx_qp_refers_to(const struct iwx_qp *qp, const void *addr, size_t len)
 		uint32_t k = (qp->fast.slot->tail + i) & (IWX_FP_RING - 1);
 		const struct iwx_fp_rec *r = &qp->fast.slot->ring[k];
 		struct span s = { .p = qp->fast.dst[k],
-				  .len = iwx_fast_rx_len(r) - sizeof(r->hdr) - r->trailer_len };
+				  .len = iwx_fast_rx_payload(r) };
 
 		if (span_within(&s, base, len))
 			return true;

@@ -118,5 +118,7 @@ struct iwx_fp_slot;
 bool iwx_qp_fast(struct iwx_qp *qp, struct iwx_fp_slot *slot, uint32_t copied_seq);
 /* While followed: the TCP sequence number of the next byte the engine reads. */
 uint32_t iwx_qp_fast_seq(const struct iwx_qp *qp);
+/* While followed: the TCP sequence number of full operation's first byte (markers count from it). */
+uint32_t iwx_qp_fast_start(const struct iwx_qp *qp);
 
 #endif /* IWX_QP_H */

@@ -384,8 +384,8 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 	uint32_t seq[2], slot;
 	int err;
 
-	if (q->fp_slot || q->agreed.mode.markers_rx)
-		return;	/* followed already; markers: not by this version */
+	if (q->fp_slot)
+		return;	/* followed already */
 	for (slot = 0; slot < fp->nslots && fp->slot_qp[slot]; slot++)
 		;
 	if (slot == fp->nslots) {
@@ -404,11 +404,14 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 		/*
 		 * Where the engine reads next is an FPDU's start, and nothing has come since:
 		 * the programs are in step from the first packet. Else they find the stream.
+		 * With markers, every packet tells them where its FPDUs are.
 		 */
-		if (iwx_qp_fast(q->eng, s, seq[0]) && seq[0] == seq[1]) {
+		if ((iwx_qp_fast(q->eng, s, seq[0]) && seq[0] == seq[1]) || q->agreed.mode.markers_rx) {
 			s->state = IWX_FP_SYNC;
 			s->next_seq = seq[0];
 		}
+		conn.markers = q->agreed.mode.markers_rx;
+		conn.mark_base = iwx_qp_fast_start(q->eng);
 		s->wake_seq = seq[0];
 		err = bpf_map_update_elem(bpf_map__fd(fp->skel->maps.iwx_fp_conns), &key, &conn,
 					  BPF_NOEXIST) ? -errno : 0;
