@@ -27,6 +27,8 @@
 # --plot-file FILE for another). At XDP the sending veth ends' tx checksum offload is off
 # (XDP on veth needs it, see 'iwx attach'), and with it TSO; it is back on for the rest.
 # --no-crc: every iWARP connection without the MPA CRC (what verifying it costs).
+# --markers: every iWARP connection with MPA markers both ways (what they cost; with
+# them the fast path needs no history of the stream, and places out of order).
 # Every step is bounded by timeout(1); on any exit the daemons, the namespaces and the
 # temporary directory this script made go, by the PIDs and names it recorded.
 set -euo pipefail
@@ -37,14 +39,15 @@ usage() {
 	exit "${1:-0}"
 }
 
-runs=3 secs=3 pin=1 fast_only=0 plot= crc_opt=()
+runs=3 secs=3 pin=1 fast_only=0 plot= mpa_opt=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) runs=${2:-}; shift 2 || usage 2 ;;
 	-t) secs=${2:-}; shift 2 || usage 2 ;;
 	--no-pin) pin=0; shift ;;
 	--fastpath-only) fast_only=1; shift ;;
-	--no-crc) crc_opt=(-N); shift ;;
+	--no-crc) mpa_opt+=(-N); shift ;;
+	--markers) mpa_opt+=(-M); shift ;;
 	--plot) plot=${plot:-docs/bench-fastpath.png}; shift ;;
 	--plot-file) plot=${2:-}; shift 2 || usage 2 ;;
 	-h | --help) usage 0 ;;
@@ -318,8 +321,8 @@ run() {
 	if [ "$mode" = tcp-pingpong ]; then
 		sopt+=(-m tcp-pingpong)
 	else
-		sopt+=("${crc_opt[@]}")
-		copt+=("${crc_opt[@]}")
+		sopt+=("${mpa_opt[@]}")
+		copt+=("${mpa_opt[@]}")
 	fi
 	if [ -n "$size" ]; then
 		copt+=(-S "$size")
@@ -418,7 +421,8 @@ mtu=$(ip -n "$ns_a" -o link show "$if_a" | sed -n 's/.* mtu \([0-9]*\).*/\1/p')
 emss=$((mtu - 52))	# IPv4, TCP and its timestamp option: the engine's FPDU size
 echo "bench: $ns_a $addr_a <-> $ns_b $addr_b (veth, MTU $mtu), $runs x $secs s each"
 echo "  ${pin_a:+namespace a (clients, iwxd a) on CPU 0, b (servers, iwxd b) on CPU 1; }iwxd" \
-	"--settle-ms 0${crc_opt:+; no MPA CRC}"
+	"--settle-ms 0$([[ " ${mpa_opt[*]} " == *" -N "* ]] && echo "; no MPA CRC")$(
+	[[ " ${mpa_opt[*]} " == *" -M "* ]] && echo "; MPA markers")"
 if [ "$fast_only" = 0 ]; then
 	for r in $(seq "$runs"); do
 		iperf iperf3

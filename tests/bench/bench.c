@@ -6,14 +6,15 @@
  * bench_engine (the engine in this process); bench.h tells the difference.
  * scripts/bench.sh runs both over a veth pair, next to iperf3.
  *
- *   bench_X -s [-a ADDR] [-p PORT] [-D SOCKET] [-A ARENA] [-N] [-m tcp-pingpong [-S SIZE]]
- *   bench_X -c -a ADDR [-p PORT] [-D SOCKET] -m MODE [-S SIZE] [-t SECONDS] [-d DEPTH] [-N]
+ *   bench_X -s [-a ADDR] [-p PORT] [-D SOCKET] [-A ARENA] [-N] [-M] [-m tcp-pingpong [-S SIZE]]
+ *   bench_X -c -a ADDR [-p PORT] [-D SOCKET] -m MODE [-S SIZE] [-t SECONDS] [-d DEPTH] [-N] [-M]
  *
  * MODE: write, read, send (SIZE bytes each, DEPTH outstanding, default 1 MiB, 64 KiB
  * for send, depth 8), pingpong, tcp-pingpong (SIZE 8). -D names iwxd's socket and -A
  * the server's arena (bench_verbs only: a server allocates its buffers once the client
  * says what it wants, from an arena opened before). -N asks for no MPA CRC, which
- * takes both sides: either one asking for it turns it on. The client's first Send tells
+ * takes both sides: either one asking for it turns it on. -M asks for MPA markers in what
+ * this side receives (RFC 5044 §4.3; per direction: both sides for both). The client's first Send tells
  * the server the mode, size and depth, so the server needs -m only for tcp-pingpong,
  * which speaks no iWARP (and then the client's -S, if not 8). The server answers with
  * its buffer's {addr, rkey, len} and how many Sends it has receives for; the client
@@ -924,15 +925,16 @@ static int client_tcp(const struct sockaddr_in *addr, uint32_t size, uint32_t ms
 static void usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-		"usage: bench_%s -s [-a ADDR] [-p PORT] [-D SOCKET] [-A ARENA] [-N]\n"
+		"usage: bench_%s -s [-a ADDR] [-p PORT] [-D SOCKET] [-A ARENA] [-N] [-M]\n"
 		"                    [-m tcp-pingpong [-S SIZE]]\n"
 		"       bench_%s -c -a ADDR [-p PORT] [-D SOCKET] -m MODE [-S SIZE] [-t SECONDS]\n"
-		"                    [-d DEPTH] [-N]\n"
+		"                    [-d DEPTH] [-N] [-M]\n"
 		"MODE: write, read, send, pingpong, tcp-pingpong\n"
 		"SIZE default: 1 MiB (write, read), 64 KiB (send), 8 (ping-pongs);\n"
 		"DEPTH 8 (up to %d); SECONDS 3.\n"
 		"-D: iwxd's socket, -A: the server's arena (default 64M): bench_verbs only\n"
-		"-N: ask for no MPA CRC (both sides must)\n",
+		"-N: ask for no MPA CRC (both sides must)\n"
+		"-M: ask for MPA markers in what this side receives\n",
 		rdma_backend, rdma_backend, MAX_DEPTH);
 	exit(status);
 }
@@ -959,7 +961,7 @@ int main(int argc, char **argv)
 	double seconds = 3;
 	long size = 0, depth = 8, arena;
 
-	while ((c = getopt(argc, argv, "sca:p:m:S:t:d:D:A:Nh")) != -1) {
+	while ((c = getopt(argc, argv, "sca:p:m:S:t:d:D:A:NMh")) != -1) {
 		switch (c) {
 		case 's': role = 1; break;
 		case 'c': role = 0; break;
@@ -980,6 +982,7 @@ int main(int argc, char **argv)
 		case 'd': depth = atol(optarg); break;
 		case 'D': e.o.daemon = optarg; break;
 		case 'N': e.o.no_crc = true; break;
+		case 'M': e.o.markers = true; break;
 		case 'A':
 			arena = parse_size(optarg);
 			if (arena <= 0)

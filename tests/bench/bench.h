@@ -30,6 +30,7 @@ struct rdma_opts {
 	uint32_t	sq_depth, rq_depth;
 	uint8_t		ird, ord;	/* RDMA Reads in flight, inbound and outbound */
 	bool		no_crc;		/* ask for no MPA CRC (both sides must, or it is used) */
+	bool		markers;	/* ask for markers in what this side receives */
 	int		timeout_ms;	/* each step of the connection set-up */
 };
 

@@ -55,7 +55,8 @@ static struct rdma *rdma_new(const struct rdma_opts *o)
 	r->lfd = -1;
 	r->conn.fd = -1;
 	r->copts = (struct iwx_conn_opts){
-		.local = { .rev = 2, .crc = !o->no_crc, .ird = o->ird, .ord = o->ord },
+		.local = { .rev = 2, .crc = !o->no_crc, .markers = o->markers, .ird = o->ird,
+			   .ord = o->ord },
 		.timeout_ms = o->timeout_ms,
 	};
 	r->attr = (struct iwx_qp_attr){ .sq_depth = o->sq_depth, .rq_depth = o->rq_depth };

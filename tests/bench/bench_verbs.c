@@ -65,7 +65,7 @@ static struct rdma *rdma_new(const struct rdma_opts *o)
 	r->arena = o->arena;
 	r->timeout_ms = o->timeout_ms;
 	r->param = (struct iwx_conn_param){ .ird = o->ird, .ord = o->ord, .mpa_rev = 2,
-					    .crc = o->no_crc ? -1 : 1 };
+					    .crc = o->no_crc ? -1 : 1, .markers = o->markers };
 	r->dev = iwx_open(&oo);
 	if (!r->dev) {
 		fail(-errno, "opening the device (is iwxd serving its socket? see -D)");
