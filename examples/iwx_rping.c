@@ -7,8 +7,10 @@
  * buffer's {buf, rkey, size}, the server RDMA-Writes the data back and Sends "done";
  * the client checks that what came back is what it offered.
  *
- *   iwx_rping -s [-a ADDR] [-p PORT] [-C COUNT] [-S SIZE] [--no-crc] [--rev 1|2] [--socket PATH]
- *   iwx_rping -c -a ADDR [-p PORT] [-C COUNT] [-S SIZE] [--no-crc] [--rev 1|2] [--socket PATH]
+ *   iwx_rping -s [-a ADDR] [-p PORT] [-C COUNT] [-S SIZE] [--no-crc] [--markers] [--rev 1|2]
+ *             [--socket PATH]
+ *   iwx_rping -c -a ADDR [-p PORT] [-C COUNT] [-S SIZE] [--no-crc] [--markers] [--rev 1|2]
+ *             [--socket PATH]
  *
  * Exit status 0 when every iteration verified, 1 otherwise.
  */
@@ -294,8 +296,10 @@ static void teardown(struct rping *r)
 /* What the MPA exchange settled, from the ESTABLISHED event. */
 static void print_info(const struct iwx_conn_info *i)
 {
-	printf("connected: MPA rev %u, CRC %s, IRD %u ORD %u, EMSS %u\n", i->mpa_rev,
-	       i->crc ? "on" : "off", i->ird, i->ord, i->emss);
+	printf("connected: MPA rev %u, CRC %s, markers %s, IRD %u ORD %u, EMSS %u\n", i->mpa_rev,
+	       i->crc ? "on" : "off",
+	       i->markers_rx ? (i->markers_tx ? "both ways" : "received") : i->markers_tx ? "sent" : "off",
+	       i->ird, i->ord, i->emss);
 	fflush(stdout);
 }
 
@@ -365,8 +369,8 @@ static int finish(struct rping *r, bool server)
 static void usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-		"usage: iwx_rping -s|-c [-a ADDR] [-p PORT] [-C COUNT] [-S SIZE] [--no-crc] [--rev 1|2]\n"
-		"                 [--socket PATH]\n"
+		"usage: iwx_rping -s|-c [-a ADDR] [-p PORT] [-C COUNT] [-S SIZE] [--no-crc] [--markers]\n"
+		"                 [--rev 1|2] [--socket PATH]\n"
 		"rping's protocol over iWARP through iwxd (libiwx); rdma-core's rping is its peer.\n"
 		"  -s, -c          server or client\n"
 		"  -a ADDR         IPv4 address: the server's to listen on (default any),\n"
@@ -375,6 +379,9 @@ static void usage(int status)
 		"  -C COUNT        iterations (default 1)\n"
 		"  -S SIZE         bytes read and written per iteration, 16 to 64 MiB (default 64)\n"
 		"  --no-crc        do not use the MPA CRC (the peer may still insist on it)\n"
+		"  --markers       ask for MPA markers in what this side receives: with them the\n"
+		"                  fast path places segments that come out of order. iwx peers\n"
+		"                  only: Linux's siw refuses a connection with markers\n"
 		"  --rev 1|2       MPA revision: the client's to ask for, the highest the server\n"
 		"                  answers with (default 2, RFC 6581's enhanced set-up)\n"
 		"  --socket PATH   iwxd's socket (default $IWX_SOCKET, else " IWX_DEFAULT_SOCKET ")\n"
@@ -385,7 +392,8 @@ static void usage(int status)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "no-crc", no_argument, NULL, 'n' }, { "rev", required_argument, NULL, 'r' },
+		{ "no-crc", no_argument, NULL, 'n' }, { "markers", no_argument, NULL, 'm' },
+		{ "rev", required_argument, NULL, 'r' },
 		{ "socket", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
@@ -408,6 +416,7 @@ int main(int argc, char **argv)
 		case 'C': count = atoi(optarg); break;
 		case 'S': r.size = atoi(optarg); break;
 		case 'n': param.crc = -1; break;
+		case 'm': param.markers = true; break;
 		case 'r': param.mpa_rev = atoi(optarg); break;
 		case 'u': sock = optarg; break;
 		case 'h': usage(0); break;
