@@ -289,12 +289,12 @@ static void json_fp_counters(struct json *j, const struct iwx_fp_counters *c)
 	json_u64(j, "packets", c->packets);
 	json_u64(j, "placed_fpdus", c->placed_fpdus);
 	json_u64(j, "placed_bytes", c->placed_bytes);
+	json_u64(j, "ahead", c->ahead);
 	json_u64(j, "proposals", c->proposals);
 	json_u64(j, "confirmed", c->confirmed);
 	json_u64(j, "behind", c->behind);
 	json_u64(j, "stopped", c->stopped);
 	json_u64(j, "bells", c->bells);
-	json_u64(j, "ahead", c->ahead);
 	json_key(j, "skipped");
 	json_open(j, '{', true);
 	for (size_t k = 0; k < IWX_FP_SKIP_N; k++)
@@ -438,9 +438,8 @@ static const struct admin_cmd stats_cmd = {
 	"When the fast path is attached to no interface, a line says so.\n",
 	"In JSON: {\"interfaces\": [...], \"connections\": [...]}, an object a line in each.\n"
 	"Keys of both interfaces (name, ifindex, mode) and connections (qp, state):\n"
-	"packets, placed_fpdus, placed_bytes, proposals, confirmed, behind, stopped, bells,\n"
-	"ahead,\n"
-	"and skipped, an object with the count of every reason, zero or not, keyed by its\n"
+	"packets, placed_fpdus, placed_bytes, ahead, proposals, confirmed, behind, stopped,\n"
+	"bells, and skipped, an object with the count of every reason, zero or not, keyed by its\n"
 	"name. The reasons:\n"
 	IWX_FP_SKIPS(SKIP_HELP),
 	show_stats,

@@ -38,7 +38,7 @@
 #define IWX_FP_SKIPS(X)								\
 	X(UNTAGGED,	"untagged",	"a Send, Read Request or Terminate: iwxd's")	\
 	X(EMPTY,	"empty",	"a tagged segment without payload")		\
-	X(UNSYNC,	"unsync",	"its start not certain: after a gap, before iwxd confirmed") \
+	X(UNSYNC,	"unsync",	"start not certain: a gap iwxd has not confirmed, or no marker") \
 	X(SPLIT,	"split",	"the FPDU does not end in the packet")	\
 	X(HELD,		"held",		"behind a Send with Invalidate iwxd has not taken") \
 	X(WINDOW,	"window",	"outside the socket's receive window")	\
