@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <iwx/fastpath.h>
+#include <iwx/mpa.h>
 #include <iwx/wire.h>
 
 #include "fastpath.skel.h"
@@ -227,11 +228,10 @@ struct frame {
 	size_t		len;
 };
 
-/* An FPDU carrying a tagged segment (op: IWX_OP_WRITE or IWX_OP_READ_RESP) of len bytes. */
-static size_t fpdu_tagged(uint8_t *p, uint8_t op, uint32_t stag, uint64_t to, const uint8_t *data,
-			  uint32_t len)
+/* ULPDU_LENGTH and the DDP header of a tagged segment of len bytes: 16 bytes at p. */
+static void tagged_head(uint8_t *p, uint8_t op, uint32_t stag, uint64_t to, uint32_t len)
 {
-	uint32_t ulen = IWX_DDP_TAGGED_HDR_LEN + len, pad = iwx_mpa_pad_len(ulen);
+	uint32_t ulen = IWX_DDP_TAGGED_HDR_LEN + len;
 	struct iwx_ddp_tagged_hdr h = {
 		.ddp_ctrl = IWX_DDP_FLAG_TAGGED | IWX_DDP_FLAG_LAST | IWX_DDP_VERSION,
 		.rdmap_ctrl = IWX_RDMAP_VERSION << IWX_RDMAP_VERSION_SHIFT | op,
@@ -241,8 +241,17 @@ static size_t fpdu_tagged(uint8_t *p, uint8_t op, uint32_t stag, uint64_t to, co
 	p[0] = ulen >> 8;
 	p[1] = ulen;
 	memcpy(p + 2, &h, sizeof(h));
-	memcpy(p + 2 + sizeof(h), data, len);
-	memset(p + 2 + sizeof(h) + len, 0, pad);
+}
+
+/* An FPDU carrying a tagged segment (op: IWX_OP_WRITE or IWX_OP_READ_RESP) of len bytes. */
+static size_t fpdu_tagged(uint8_t *p, uint8_t op, uint32_t stag, uint64_t to, const uint8_t *data,
+			  uint32_t len)
+{
+	uint32_t ulen = IWX_DDP_TAGGED_HDR_LEN + len, pad = iwx_mpa_pad_len(ulen);
+
+	tagged_head(p, op, stag, to, len);
+	memcpy(p + 2 + IWX_DDP_TAGGED_HDR_LEN, data, len);
+	memset(p + 2 + IWX_DDP_TAGGED_HDR_LEN + len, 0, pad);
 	memcpy(p + 2 + ulen + pad, "\x11\x22\x33\x44", 4);	/* the program leaves the CRC to iwxd */
 	return 2 + ulen + pad + 4;
 }
@@ -813,4 +822,283 @@ Test(fastpath_bpf, the_end_of_a_read_response_rings)
 	cr_assert_eq(slots[0].c.placed_fpdus, 1);
 	cr_assert_eq(bells(&slot), 1);
 	cr_assert_eq(slots[0].wake_seq, rcv_nxt + n);
+}
+
+/* ------------------------------------------------------------------- markers */
+
+#define LO_IFINDEX	1	/* lo, where BPF_PROG_TEST_RUN's packets arrive, in any netns */
+
+static struct iwx_mpa_tx peer;	/* the peer's framing (CRC, markers) and stream position */
+static uint32_t mark_base;	/* the TCP sequence number of stream position 0 */
+
+/* What the peer sent, stream positions [start, end) (the peer framed the FPDUs in it). */
+static struct {
+	uint8_t		b[8192];
+	uint32_t	start, end;
+} wire;
+
+/*
+ * Markers in what the connection receives, as iwxd hands it over: the stream's position
+ * pos is at rcv_nxt, where the peer sends its next FPDU.
+ */
+static void with_markers(uint32_t pos)
+{
+	int fd = bpf_map__fd(skel->maps.iwx_fp_conns);
+	struct iwx_fp_conn conn;
+
+	mark_base = rcv_nxt - pos;
+	cr_assert_eq(bpf_map_lookup_elem(fd, &key, &conn), 0);
+	conn.markers = 1;
+	conn.mark_base = mark_base;
+	cr_assert_eq(bpf_map_update_elem(fd, &key, &conn, 0), 0);
+	peer = (struct iwx_mpa_tx){ .crc = true, .markers = true, .pos = pos };
+	wire.start = wire.end = pos;
+}
+
+static uint8_t *wire_at(uint32_t pos)
+{
+	return wire.b + (pos - wire.start);
+}
+
+/* The peer sends a Write of len bytes of d to base + to: the stream position of its FPDU. */
+static uint32_t wire_write(uint64_t to, const uint8_t *d, uint32_t len)
+{
+	uint32_t at = wire.end;
+	uint8_t head[16];
+	ssize_t n;
+
+	tagged_head(head, IWX_OP_WRITE, STAG, BASE_TO + to, len);
+	n = iwx_mpa_fpdu_build(&peer, wire_at(at), sizeof(wire.b) - (at - wire.start),
+			       head + IWX_MPA_HDR_LEN, IWX_DDP_TAGGED_HDR_LEN, d, len);
+	cr_assert_gt(n, 0);
+	wire.end = peer.pos;
+	return at;
+}
+
+/* Stream positions [from, to) in one packet. */
+static void send_wire(uint32_t from, uint32_t to)
+{
+	send_fpdus(mark_base + from, TCP_ACK, wire_at(from), to - from);
+}
+
+/* The test's own premise: the marker at pos points fpduptr bytes back. */
+static void assert_marker(uint32_t pos, uint16_t fpduptr)
+{
+	uint8_t m[4] = { 0, 0, fpduptr >> 8, fpduptr };
+
+	cr_assert_eq(pos % IWX_MPA_MARKER_INTERVAL, 0);
+	cr_assert_eq(memcmp(wire_at(pos), m, 4), 0, "the marker at %u points %u back", pos,
+		     fpduptr);
+}
+
+/*
+ * Record i: the Write of len bytes to to at stream position at. Its header and its
+ * trailer (pad, and the CRC the peer sent) are as they would be without markers.
+ */
+static void assert_record(uint32_t i, uint32_t at, uint64_t to, uint32_t len)
+{
+	const struct iwx_fp_rec *r = &slots[0].ring[i];
+	struct iwx_mpa_tx t = { .markers = true, .pos = at };
+	uint32_t ulen = IWX_DDP_TAGGED_HDR_LEN + len, pad = iwx_mpa_pad_len(ulen);
+	uint8_t head[16], trailer[7] = { 0 };
+
+	tagged_head(head, IWX_OP_WRITE, STAG, BASE_TO + to, len);
+	memcpy(trailer + pad, wire_at(at + iwx_mpa_fpdu_len(&t, ulen) - IWX_MPA_CRC_LEN), 4);
+	cr_assert_eq(r->seq, mark_base + at, "record %u: at its FPDU's start", i);
+	cr_assert_eq(memcmp(r->hdr, head, sizeof(head)), 0, "record %u: the header", i);
+	cr_assert_eq(r->trailer_len, pad + IWX_MPA_CRC_LEN);
+	cr_assert_eq(memcmp(r->trailer, trailer, pad + IWX_MPA_CRC_LEN), 0, "record %u: pad, CRC",
+		     i);
+}
+
+/* The program keeps counters for the interface only once iwxd has put it in the map. */
+static void watch_iface(void)
+{
+	size_t size = sizeof(struct iwx_fp_counters) * libbpf_num_possible_cpus();
+	struct iwx_fp_counters *zero = calloc(1, size);
+	uint32_t ifindex = LO_IFINDEX;
+
+	cr_assert_not_null(zero);
+	cr_assert_eq(bpf_map_update_elem(bpf_map__fd(skel->maps.iwx_fp_ifaces), &ifindex, zero,
+					 BPF_NOEXIST), 0);
+	free(zero);
+}
+
+/* The interface's counters, summed over its CPUs. */
+static struct iwx_fp_counters iface(void)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct iwx_fp_counters sum = { 0 }, *c = calloc(ncpu, sizeof(*c));
+	uint32_t ifindex = LO_IFINDEX;
+
+	cr_assert_not_null(c);
+	cr_assert_eq(bpf_map_lookup_elem(bpf_map__fd(skel->maps.iwx_fp_ifaces), &ifindex, c), 0);
+	for (int i = 0; i < ncpu; i++)
+		for (size_t k = 0; k < sizeof(sum) / sizeof(uint64_t); k++)
+			((uint64_t *)&sum)[k] += ((uint64_t *)&c[i])[k];
+	free(c);
+	return sum;
+}
+
+/*
+ * Two Writes in order. The first starts 4 bytes before a 512-byte mark, so a marker stands
+ * inside its DDP header, and one right before its CRC; it crosses a 4 KiB element of the
+ * memory. The second has a pad byte. Both land byte-exact; their records are without markers.
+ */
+Test(fastpath_bpf, markers_are_left_out_of_what_is_placed)
+{
+	uint32_t a, b;
+
+	fill_pattern(data, sizeof(data), 7);
+	with_markers(IWX_MPA_MARKER_INTERVAL - 4);
+	watch_iface();
+	a = wire_write(2000, data, 1512);
+	b = wire_write(2000 + 1512, data + 1512, 999);
+	assert_marker(a + 4, 4);		/* in the DDP header, before the STag */
+	assert_marker(a + 1028, 1028);		/* in the payload */
+	assert_marker(b - 8, b - 8 - a);	/* right before the CRC */
+	assert_marker(b + 504, 504);
+	send_wire(a, wire.end);
+	cr_assert_eq(slots[0].c.placed_fpdus, 2);
+	cr_assert_eq(slots[0].c.placed_bytes, 1512 + 999);
+	cr_assert_eq(memcmp(mem + REGION_OFF + 2000, data, 1512 + 999), 0, "no marker in it");
+	assert_guards(REGION_OFF + 2000, REGION_OFF + 2000 + 1512 + 999);
+	cr_assert_eq(slots[0].head, 2);
+	assert_record(0, a, 2000, 1512);
+	assert_record(1, b, 2000 + 1512, 999);
+	for (int why = 0; why < IWX_FP_SKIP_N; why++)
+		cr_assert_eq(skipped(why), 0, "nothing skipped (reason %d)", why);
+	cr_assert_eq(slots[0].c.ahead, 0, "in order");
+	cr_assert_eq(iface().placed_fpdus, 2);
+	cr_assert_eq(iface().ahead, 0);
+}
+
+/*
+ * A packet ahead of rcv_nxt, after a gap: its markers say where its FPDU is, and it is
+ * placed and counted ahead. The same bytes in order (the markers fall alike 2048 bytes
+ * before) are placed, not ahead.
+ */
+Test(fastpath_bpf, a_packet_ahead_of_tcp_is_placed_by_its_markers)
+{
+	uint32_t a, b, n;
+
+	fill_pattern(data, sizeof(data), 8);
+	with_markers(0);
+	watch_iface();
+	a = wire_write(100, data, 1200);
+	wire.end = peer.pos = 2048;	/* what the gap holds does not matter */
+	b = wire_write(100, data, 1200);
+	n = wire.end - b;
+	cr_assert_eq(memcmp(wire_at(a), wire_at(b), n), 0, "the same bytes at either position");
+	send_wire(b, b + n);
+	cr_assert_eq(slots[0].c.placed_fpdus, 1);
+	cr_assert_eq(memcmp(mem + REGION_OFF + 100, data, 1200), 0);
+	assert_guards(REGION_OFF + 100, REGION_OFF + 1300);
+	assert_record(0, b, 100, 1200);
+	cr_assert_eq(slots[0].c.ahead, 1);
+	cr_assert_eq(iface().ahead, 1);
+
+	memset(mem + REGION_OFF + 100, GUARD, 1200);
+	send_wire(a, a + n);
+	cr_assert_eq(slots[0].c.placed_fpdus, 2);
+	cr_assert_eq(memcmp(mem + REGION_OFF + 100, data, 1200), 0, "placed again");
+	assert_record(1, a, 100, 1200);
+	cr_assert_eq(slots[0].c.ahead, 1, "in order: not ahead");
+	cr_assert_eq(iface().ahead, 1);
+	cr_assert_eq(iface().placed_fpdus, 2);
+}
+
+/*
+ * A packet that starts inside an FPDU: the marker in that FPDU points before the packet,
+ * the next marker at the next FPDU's header. The first is not placed, the next one is.
+ */
+Test(fastpath_bpf, a_packet_from_inside_an_fpdu_places_the_next)
+{
+	uint32_t b;
+
+	fill_pattern(data, sizeof(data), 9);
+	with_markers(0);
+	wire_write(0, data, 1500);
+	b = wire_write(2000, data + 1500, 600);
+	assert_marker(1024, 1020);	/* before the packet's start, 600 */
+	assert_marker(b + 4, 4);
+	send_wire(600, wire.end);
+	cr_assert_eq(slots[0].c.placed_fpdus, 1);
+	cr_assert_eq(slots[0].head, 1);
+	assert_record(0, b, 2000, 600);
+	cr_assert_eq(memcmp(mem + REGION_OFF + 2000, data + 1500, 600), 0);
+	/* none of the first FPDU's bytes */
+	assert_guards(REGION_OFF + 2000, REGION_OFF + 2600);
+}
+
+/* A marker inside an FPDU with a wrong FPDUPTR, or reserved bits set: none of it is placed. */
+Test(fastpath_bpf, a_marker_that_does_not_point_at_its_fpdu_places_nothing)
+{
+	uint32_t a, b;
+
+	fill_pattern(data, sizeof(data), 10);
+	with_markers(0);
+	a = wire_write(0, data, 1500);
+	b = wire_write(2000, data, 600);
+	assert_marker(1024, 1020);
+	wire_at(1024)[3] += 4;	/* 4 bytes too far back */
+	send_wire(a, b);
+	assert_nothing_placed(IWX_FP_SKIP_MARKER);
+
+	assert_marker(2048, 2048 - b);
+	wire_at(2048)[1] = 1;
+	send_wire(b, wire.end);
+	cr_assert_eq(skipped(IWX_FP_SKIP_MARKER), 2);
+	cr_assert_eq(slots[0].head, 0);
+	assert_guards(0, 0);
+}
+
+/* No marker in the packet that points at an FPDU starting in it: nothing to place from. */
+Test(fastpath_bpf, a_packet_without_a_marker_that_tells_is_unsync)
+{
+	fill_pattern(data, sizeof(data), 11);
+	with_markers(0);
+	wire_write(0, data, 3000);
+	assert_marker(1024, 1020);
+	assert_marker(1536, 1532);
+	send_wire(600, 2000);
+	assert_nothing_placed(IWX_FP_SKIP_UNSYNC);
+	/* no marker at all */
+	send_wire(700, 1000);
+	cr_assert_eq(skipped(IWX_FP_SKIP_UNSYNC), 2);
+	cr_assert_eq(slots[0].head, 0);
+	assert_guards(0, 0);
+}
+
+/*
+ * An FPDU that starts on a 512-byte mark is led by that marker (FPDUPTR 0), its header
+ * after it: placed, its record at the marker. Found so in a packet's middle as well.
+ */
+Test(fastpath_bpf, an_fpdu_on_a_mark_is_led_by_its_marker)
+{
+	uint32_t a, b;
+
+	fill_pattern(data, sizeof(data), 12);
+	with_markers(0);
+	a = wire_write(0, data, 996);
+	b = wire_write(996, data + 996, 700);
+	cr_assert_eq(b, 1024);
+	assert_marker(a, 0);
+	assert_marker(b, 0);
+	cr_assert_eq(wire_at(b + 4)[0] << 8 | wire_at(b + 4)[1], IWX_DDP_TAGGED_HDR_LEN + 700,
+		     "ULPDU_LENGTH after the marker");
+	assert_marker(b + 512, 508);
+	send_wire(a, wire.end);
+	cr_assert_eq(slots[0].c.placed_fpdus, 2);
+	cr_assert_eq(memcmp(mem + REGION_OFF, data, 996 + 700), 0);
+	assert_guards(REGION_OFF, REGION_OFF + 996 + 700);
+	assert_record(0, a, 0, 996);
+	assert_record(1, b, 996, 700);
+
+	/* from inside the first: the marker that leads the second is where it starts */
+	memset(mem + REGION_OFF + 996, GUARD, 700);
+	send_wire(600, wire.end);
+	cr_assert_eq(slots[0].c.placed_fpdus, 3);
+	cr_assert_eq(memcmp(mem + REGION_OFF + 996, data + 996, 700), 0);
+	assert_record(2, b, 996, 700);
 }
