@@ -724,7 +724,7 @@ struct find {
 
 static long find_start(__u32 j, struct find *f)
 {
-	__u32 at = f->first + j * IWX_MPA_MARKER_INTERVAL, from;
+	__u32 at = f->first + j * IWX_MPA_MARKER_INTERVAL;
 	struct iwx_mpa_marker m;
 	__u16 ptr;
 
@@ -738,13 +738,11 @@ static long find_start(__u32 j, struct find *f)
 	}
 	if (ptr > at || (ptr & 3))
 		return 0;	/* its FPDU began in an earlier packet (or it is no marker) */
-	from = at - ptr;	/* the FPDU's ULPDU_LENGTH */
-	if ((f->pos + from) % IWX_MPA_MARKER_INTERVAL == IWX_MPA_MARKER_LEN) {
-		if (from < IWX_MPA_MARKER_LEN)
-			return 0;
-		from -= IWX_MPA_MARKER_LEN;	/* a marker leads it */
-	}
-	f->start = from;
+	/* its FPDU's ULPDU_LENGTH: right after a 512-byte mark, the FPDU is led by the marker
+	   there, which lies before the packet (else it was found first): not whole in it */
+	if ((f->pos + at - ptr) % IWX_MPA_MARKER_INTERVAL == IWX_MPA_MARKER_LEN)
+		return 0;
+	f->start = at - ptr;
 	return 1;
 }
 

@@ -1101,4 +1101,15 @@ Test(fastpath_bpf, an_fpdu_on_a_mark_is_led_by_its_marker)
 	cr_assert_eq(slots[0].c.placed_fpdus, 3);
 	cr_assert_eq(memcmp(mem + REGION_OFF + 996, data + 996, 700), 0);
 	assert_record(2, b, 996, 700);
+
+	/*
+	 * From right after that marker: the second's header is first in the packet, but its
+	 * marker is not, and its record must start there: not placed (the next marker points
+	 * back at the header, which follows a mark: a marker before the packet led it).
+	 */
+	memset(mem + REGION_OFF + 996, GUARD, 700);
+	send_wire(b + 4, wire.end);
+	cr_assert_eq(slots[0].c.placed_fpdus, 3, "an FPDU without its leading marker placed");
+	cr_assert_eq(skipped(IWX_FP_SKIP_UNSYNC), 1);
+	assert_guards(REGION_OFF, REGION_OFF + 996);
 }
