@@ -10,6 +10,8 @@
 #define LOAD(x)		__atomic_load_n(&(x), __ATOMIC_ACQUIRE)
 #define STORE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
 
+#define FIND_MAX	64	/* records looked through for one out of order */
+
 uint32_t iwx_fast_rx_len(const struct iwx_fast_rx *f, const struct iwx_fp_rec *r)
 {
 	uint32_t ulen = (uint32_t)r->hdr[0] << 8 | r->hdr[1];
@@ -68,6 +70,30 @@ const struct iwx_fp_rec *iwx_fast_rx_peek(struct iwx_fast_rx *f, uint32_t pos)
 		if (f->n || (int32_t)(iwx_fast_rx_pos(f, r) - pos) >= 0)
 			return r;
 		iwx_fast_rx_drop(f);	/* its bytes were read after all */
+	}
+}
+
+void iwx_fast_rx_find(struct iwx_fast_rx *f, uint32_t at)
+{
+	struct iwx_fp_slot *s = f->slot;
+	uint32_t first, head;
+
+	if (!f->markers)
+		return;	/* in stream order */
+	first = LOAD(s->tail) + f->n;
+	head = LOAD(s->head);
+	/* records between tail and head are iwxd's: the programs write only at head */
+	for (uint32_t i = first; i != head && i - first < FIND_MAX; i++) {
+		struct iwx_fp_rec *r = &s->ring[i & (IWX_FP_RING - 1)], t;
+
+		if (iwx_fast_rx_pos(f, r) != at)
+			continue;
+		if (i != first) {
+			t = *r;
+			*r = s->ring[first & (IWX_FP_RING - 1)];
+			s->ring[first & (IWX_FP_RING - 1)] = t;
+		}
+		return;
 	}
 }
 

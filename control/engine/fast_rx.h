@@ -43,11 +43,16 @@ void iwx_fast_rx_release(struct iwx_fast_rx *f, uint32_t pos);
 
 /*
  * The record after the committed ones, if the programs wrote one; records of FPDUs
- * before position pos (read from the socket after all) are dropped on the way. With
- * markers, records come in the order their packets did: one ahead of a gap comes before
- * those that fill it, which are read from the socket then, and dropped here after.
+ * before position pos (read from the socket after all) are dropped on the way.
  */
 const struct iwx_fp_rec *iwx_fast_rx_peek(struct iwx_fast_rx *f, uint32_t pos);
+
+/*
+ * With markers (else it does nothing): bring the record of the FPDU at stream position at, if one of the next
+ * few is, to the front of those not committed (records come in the order packets did,
+ * and the ones that fill a gap come after those placed ahead of it).
+ */
+void iwx_fast_rx_find(struct iwx_fast_rx *f, uint32_t at);
 
 /* The stream position of a record. */
 uint32_t iwx_fast_rx_pos(const struct iwx_fast_rx *f, const struct iwx_fp_rec *r);

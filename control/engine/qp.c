@@ -933,10 +933,14 @@ static ssize_t fast_turn(struct iwx_qp *qp, size_t *limit)
 		return 0;
 	if (iwx_mpa_rx_at_boundary(qp->rx)) {
 		iwx_fast_rx_boundary(f, pos);
-		while (f->n < IWX_FP_RING && (r = iwx_fast_rx_peek(f, pos)) &&
-		       iwx_fast_rx_pos(f, r) == pos + f->bytes) {
-			uint8_t *dst = fast_target(qp, r);
+		while (f->n < IWX_FP_RING) {
+			uint8_t *dst;
 
+			iwx_fast_rx_find(f, pos + f->bytes);
+			r = iwx_fast_rx_peek(f, pos);
+			if (!r || iwx_fast_rx_pos(f, r) != pos + f->bytes)
+				break;
+			dst = fast_target(qp, r);
 			if (!dst && f->n)
 				break;	/* to be read when it comes first */
 			if (!dst) {

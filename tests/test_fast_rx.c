@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The engine's side of a fast path slot (control/engine/fast_rx.c), on a slot in memory:
+ * with markers, records come in the order their packets did, and the engine must find
+ * the one at the position it reads next among those after it, and size each FPDU with
+ * the markers that fall in it.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <iwx/wire.h>
+
+#include "fast_rx.h"
+
+#define ANCHOR	1000000u	/* TCP sequence number of stream position 0 */
+
+static struct iwx_fp_slot *slot;
+static struct iwx_fast_rx f;
+
+static void setup(void)
+{
+	slot = calloc(1, sizeof(*slot));
+	cr_assert(slot);
+	f = (struct iwx_fast_rx){ .slot = slot, .anchor = ANCHOR, .markers = true };
+}
+
+static void teardown(void)
+{
+	free(slot);
+}
+
+TestSuite(fast_rx, .init = setup, .fini = teardown);
+
+/* The programs' record of a tagged FPDU of ulen bytes at stream position pos. */
+static void add(uint32_t pos, uint16_t ulen)
+{
+	struct iwx_fp_rec *r = &slot->ring[slot->head++ & (IWX_FP_RING - 1)];
+
+	memset(r, 0, sizeof(*r));
+	r->seq = ANCHOR + pos;
+	r->hdr[0] = ulen >> 8;
+	r->hdr[1] = ulen & 0xff;
+	r->trailer_len = iwx_mpa_pad_len(ulen) + IWX_MPA_CRC_LEN;
+}
+
+Test(fast_rx, an_fpdu_is_as_long_as_its_markers_make_it)
+{
+	add(0, 14 + 996);	/* 1016 bytes without markers: one leads it, one inside */
+	add(1024, 14 + 488);	/* 508: one leads it, none follows */
+	add(1536, 14 + 492);	/* 512: one leads it, one right before its CRC */
+	add(2056, 14 + 400);	/* 420, from 8 past a mark: none */
+	cr_assert_eq(iwx_fast_rx_len(&f, &slot->ring[0]), 1016 + 2 * IWX_MPA_MARKER_LEN);
+	cr_assert_eq(iwx_fast_rx_len(&f, &slot->ring[1]), 508 + IWX_MPA_MARKER_LEN);
+	cr_assert_eq(iwx_fast_rx_len(&f, &slot->ring[2]), 512 + 2 * IWX_MPA_MARKER_LEN);
+	cr_assert_eq(iwx_fast_rx_len(&f, &slot->ring[3]), 420);
+	cr_assert_eq(iwx_fast_rx_payload(&slot->ring[0]), 996);
+	f.markers = false;
+	cr_assert_eq(iwx_fast_rx_len(&f, &slot->ring[0]), 1016);
+}
+
+Test(fast_rx, the_record_that_fills_a_gap_is_found_behind_those_ahead_of_it)
+{
+	/* FPDUs of 1024 bytes on the wire; the one at 2048 came last (it was lost, then resent) */
+	add(3072, 14 + 996);
+	add(4096, 14 + 996);
+	add(2048, 14 + 996);
+	cr_assert_eq(iwx_fast_rx_len(&f, &slot->ring[0]), 1024);
+
+	iwx_fast_rx_find(&f, 2048);
+	cr_assert_eq(iwx_fast_rx_pos(&f, iwx_fast_rx_peek(&f, 2048)), 2048, "the gap's record first");
+	f.n = 1;	/* committed, as the engine does */
+	f.bytes = 1024;
+	iwx_fast_rx_find(&f, 3072);
+	cr_assert_eq(iwx_fast_rx_pos(&f, iwx_fast_rx_peek(&f, 2048)), 3072);
+	f.n = 2;
+	iwx_fast_rx_find(&f, 4096);
+	cr_assert_eq(iwx_fast_rx_pos(&f, iwx_fast_rx_peek(&f, 2048)), 4096);
+	cr_assert_eq(slot->tail, 0, "nothing dropped");
+}
+
+Test(fast_rx, without_markers_records_stay_in_the_order_they_came)
+{
+	f.markers = false;
+	add(3072, 14 + 996);
+	add(2048, 14 + 996);
+	iwx_fast_rx_find(&f, 2048);
+	cr_assert_eq(iwx_fast_rx_pos(&f, iwx_fast_rx_peek(&f, 2048)), 3072);
+}
+
+Test(fast_rx, a_record_not_among_the_next_is_not_looked_for_further)
+{
+	for (uint32_t i = 0; i < 64; i++)
+		add(8192 + i * 1024, 14 + 996);
+	add(2048, 14 + 996);	/* the 65th */
+	iwx_fast_rx_find(&f, 2048);
+	cr_assert_eq(iwx_fast_rx_pos(&f, iwx_fast_rx_peek(&f, 2048)), 8192);
+	/* records behind the position the engine reads are dropped on the way */
+	slot->ring[0].seq = ANCHOR + 1024;
+	cr_assert_eq(iwx_fast_rx_pos(&f, iwx_fast_rx_peek(&f, 2048)), 9216);
+	cr_assert_eq(slot->tail, 1);
+}
