@@ -754,6 +754,9 @@ static long find_start(__u32 j, struct find *f)
 static __always_inline bool walk_marked(struct walk *w, __u32 seq, __u32 plen)
 {
 	struct find f = { .w = w, .pos = seq - w->base, .plen = plen, .start = -1 };
+	struct iwx_fp_slot *s = w->s;
+	bool in_step;
+	__s32 into;
 
 	take_answers(w->s, w->ifc);
 	if (plen == 0)
@@ -762,15 +765,30 @@ static __always_inline bool walk_marked(struct walk *w, __u32 seq, __u32 plen)
 		count(w, offsetof(struct iwx_fp_counters, behind));	/* old: TCP has had it */
 		return false;
 	}
-	f.first = iwx_mpa_marker_first(f.pos);
-	bpf_loop(MAX_MARKERS, find_start, &f, 0);
-	if (f.start < 0) {
-		skip(w, IWX_FP_SKIP_UNSYNC);
-		return false;
-	}
 	w->ahead = seq_before(w->win_lo, seq);
-	return follow(w, seq + f.start, f.start, plen, true) && !f.start && !w->unplaced &&
-	       w->seq == seq + plen;
+	/*
+	 * In step with the stream as it came in order: walk on from where it got to, seeing
+	 * every FPDU (a Send with Invalidate among them holds what follows). Else, from the
+	 * first marker that tells.
+	 */
+	into = (__s32)(s->next_seq - seq);
+	in_step = into >= 0 && (__u32)into < plen;
+	if (in_step) {
+		f.start = into;
+	} else {
+		f.first = iwx_mpa_marker_first(f.pos);
+		bpf_loop(MAX_MARKERS, find_start, &f, 0);
+		if (f.start < 0) {
+			skip(w, IWX_FP_SKIP_UNSYNC);
+			return false;
+		}
+	}
+	if (!follow(w, seq + f.start, f.start, plen, true))
+		return false;
+	/* ahead of a gap, the stream in order has not got there: the gap is walked first */
+	if (!w->ahead || in_step)
+		s->next_seq = w->seq;
+	return !f.start && !w->unplaced && w->seq == seq + plen;
 }
 
 /* Wake iwxd if it sleeps on its low-water mark (iwx/fastpath.h: Wake-ups). */

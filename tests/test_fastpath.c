@@ -181,14 +181,16 @@ static bool all_bytes(const uint8_t *p, size_t len, uint8_t v)
  * A local invalidation in the middle of a stream of Writes to its region: once it has
  * returned, not one more byte lands there, by BPF or by iwxd.
  */
-Test(fastpath, nothing_lands_after_a_local_invalidation)
+static const struct iwx_conn_param with_markers = { .markers = true };
+
+static void local_invalidation(const struct iwx_conn_param *p)
 {
 	const size_t len = 64u << 20, piece = 256u << 10;
 	struct buf src = buf_new(&a, NULL, len, 0, false);
 	struct buf dst = buf_new(&b, NULL, len, ALL_ACCESS, false);
 	struct iwx_fp_counters before;
 
-	cr_assert_eq(endpoint_connect(&a, &b, false, NULL), 0);
+	cr_assert_eq(endpoint_connect(&a, &b, false, p), 0);
 	fill_pattern(src.p, len, 9);
 	post_writes(1, &src, &dst, 0, 32 * piece, piece);	/* a queue pair holds 256: stay below */
 	/* wait until the fast path is placing */
@@ -203,12 +205,22 @@ Test(fastpath, nothing_lands_after_a_local_invalidation)
 	cr_assert(all_bytes(dst.p, len, 0xee), "bytes landed after the invalidation returned");
 }
 
+Test(fastpath, nothing_lands_after_a_local_invalidation)
+{
+	local_invalidation(NULL);
+}
+
+Test(fastpath, nothing_lands_after_a_local_invalidation_with_markers)
+{
+	local_invalidation(&with_markers);
+}
+
 /*
  * Writes, a Send with Invalidate of their region, more Writes to it: the ones before land,
  * the ones after never do (the stream ends), and nothing lands after the Send completed.
  * The fast path runs ahead of iwxd: it must wait behind the Send until iwxd has taken it.
  */
-Test(fastpath, nothing_lands_after_a_send_with_invalidate)
+static void send_with_invalidate(const struct iwx_conn_param *p)
 {
 	const size_t len = 16u << 20, piece = 256u << 10;
 	struct buf src = buf_new(&a, NULL, len, 0, false);
@@ -221,7 +233,7 @@ Test(fastpath, nothing_lands_after_a_send_with_invalidate)
 	struct iwx_wc wc;
 
 	cr_assert_eq(iwx_post_recv(b.qp, &r), 0);
-	cr_assert_eq(endpoint_connect(&a, &b, false, NULL), 0);
+	cr_assert_eq(endpoint_connect(&a, &b, false, p), 0);
 	fill_pattern(src.p, len, 10);
 	post_writes(1, &src, &dst, 0, len / 2, piece);
 	cr_assert_eq(iwx_post_send(a.qp, &inv), 0);
@@ -236,6 +248,16 @@ Test(fastpath, nothing_lands_after_a_send_with_invalidate)
 	usleep(100000);
 	cr_assert(all_bytes(dst.p, len / 2, 0xee), "bytes landed after the Send with Invalidate completed");
 	cr_assert(all_bytes(dst.p + len / 2, len / 2, 0), "a Write behind the Send with Invalidate landed");
+}
+
+Test(fastpath, nothing_lands_after_a_send_with_invalidate)
+{
+	send_with_invalidate(NULL);
+}
+
+Test(fastpath, nothing_lands_after_a_send_with_invalidate_with_markers)
+{
+	send_with_invalidate(&with_markers);
 }
 
 /* Programs at a hook of an interface: tcx ingress (how many) or XDP (1 if any). */

@@ -119,7 +119,7 @@ struct iwx_fp_slot {
 	/* the programs' (one at a time, holding busy) */
 	__u32	busy;
 	__u32	state;		/* enum iwx_fp_state */
-	__u32	next_seq;	/* PROPOSED, SYNC: where the next FPDU starts */
+	__u32	next_seq;	/* PROPOSED, SYNC: where the next FPDU starts (markers: in order) */
 	__u32	mark_seq;	/* PROPOSED: the boundary proposed */
 	__u32	held;		/* a Send with Invalidate at hold_seq waits for iwxd */
 	__u32	hold_seq;
