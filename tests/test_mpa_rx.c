@@ -489,7 +489,7 @@ static void feed_both(struct marked *t, const uint8_t *f, size_t n)
  */
 static void lead_to(struct marked *t, uint32_t to)
 {
-	static uint8_t f[2048], pay[1024];
+	static uint8_t f[2048], pay[2048];	/* a Send of up to 1100 bytes */
 	struct iwx_ddp_msg m = { .opcode = IWX_OP_SEND, .msn = 1 };
 	uint8_t hdr[IWX_DDP_UNTAGGED_HDR_LEN];
 
