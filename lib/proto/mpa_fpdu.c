@@ -14,11 +14,6 @@ void iwx_mpa_tx_init(struct iwx_mpa_tx *tx, const struct iwx_mpa_mode *mode)
 	tx->pos = 0;
 }
 
-static uint32_t to_next_marker(uint32_t pos)
-{
-	return IWX_MPA_MARKER_INTERVAL - pos % IWX_MPA_MARKER_INTERVAL;
-}
-
 static void put_marker(struct iwx_mpa_marking *m, uint16_t fpduptr)
 {
 	struct iwx_mpa_marker mk = { .rsvd = 0, .fpduptr = htons(fpduptr) };
@@ -51,8 +46,9 @@ void iwx_mpa_marking_put(struct iwx_mpa_marking *m, const void *buf, size_t len)
 	while (len > 0) {
 		size_t run = len;
 
-		if (m->markers && run > to_next_marker(m->pos))
-			run = to_next_marker(m->pos);
+		/* never on a mark here: the marker due there was put already */
+		if (m->markers && run > iwx_mpa_marker_first(m->pos))
+			run = iwx_mpa_marker_first(m->pos);
 		m->emit(m->ctx, s, run);
 		m->pos += run;
 		s += run;
