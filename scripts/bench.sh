@@ -20,7 +20,10 @@
 #   scripts/bench.sh --fastpath-only --plot
 #
 # --no-pin: by default (with two CPUs or more) namespace a (the clients, its iwxd) runs
-# on CPU 0 and namespace b (the servers, its iwxd) on CPU 1, the same for every variant.
+# on CPU 0 and namespace b (the servers, its iwxd) on CPU 1, the same for every variant,
+# and each namespace's veth end steers what it receives to that namespace's CPU (RPS), as
+# a second host's NIC would: else a veth receives on the sending CPU, and the receiver's
+# TCP and TC ingress (the fast path's copy) run there. --no-rps: pinned, not steered.
 # --fastpath-only: only the fast path's measurements. --plot: also RDMA Writes of 4 KiB
 # to 8 MiB with the fast path off, at TC and at XDP (about 9 minutes more), and a
 # gnuplot PNG of their goodput and CPU per GiB against the size (docs/bench-fastpath.png;
@@ -39,12 +42,13 @@ usage() {
 	exit "${1:-0}"
 }
 
-runs=3 secs=3 pin=1 fast_only=0 plot= mpa_opt=()
+runs=3 secs=3 pin=1 rps=1 fast_only=0 plot= mpa_opt=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) runs=${2:-}; shift 2 || usage 2 ;;
 	-t) secs=${2:-}; shift 2 || usage 2 ;;
 	--no-pin) pin=0; shift ;;
+	--no-rps) rps=0; shift ;;
 	--fastpath-only) fast_only=1; shift ;;
 	--no-crc) mpa_opt+=(-N); shift ;;
 	--markers) mpa_opt+=(-M); shift ;;
@@ -138,6 +142,11 @@ ip -n "$ns_a" link set lo up
 ip -n "$ns_b" link set lo up
 ip -n "$ns_a" link set "$if_a" up
 ip -n "$ns_b" link set "$if_b" up
+if [ ${#pin_a[@]} -gt 0 ] && [ "$rps" = 1 ]; then
+	# each end's receiving on its namespace's CPU (masks: CPU 0, CPU 1)
+	ip netns exec "$ns_a" sh -c "echo 1 > /sys/class/net/$if_a/queues/rx-0/rps_cpus"
+	ip netns exec "$ns_b" sh -c "echo 2 > /sys/class/net/$if_b/queues/rx-0/rps_cpus"
+fi
 
 # ------------------------------------------------------------- the daemons
 
@@ -420,7 +429,8 @@ aligned() { # measurement: the share of FPDUs handed to TCP whole, through iwxd 
 mtu=$(ip -n "$ns_a" -o link show "$if_a" | sed -n 's/.* mtu \([0-9]*\).*/\1/p')
 emss=$((mtu - 52))	# IPv4, TCP and its timestamp option: the engine's FPDU size
 echo "bench: $ns_a $addr_a <-> $ns_b $addr_b (veth, MTU $mtu), $runs x $secs s each"
-echo "  ${pin_a:+namespace a (clients, iwxd a) on CPU 0, b (servers, iwxd b) on CPU 1; }iwxd" \
+steer=$([ ${#pin_a[@]} -gt 0 ] && [ "$rps" = 1 ] && echo ", each receiving there (RPS)")
+echo "  ${pin_a:+namespace a (clients, iwxd a) on CPU 0, b (servers, iwxd b) on CPU 1$steer; }iwxd" \
 	"--settle-ms 0$([[ " ${mpa_opt[*]} " == *" -N "* ]] && echo "; no MPA CRC")$(
 	[[ " ${mpa_opt[*]} " == *" -M "* ]] && echo "; MPA markers")"
 if [ "$fast_only" = 0 ]; then
