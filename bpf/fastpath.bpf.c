@@ -195,7 +195,8 @@ static __always_inline bool parse(struct pkt *p, struct tcp_pkt *t)
 	t->end = ip_end;
 	t->seq = bpf_ntohl(tcp.seq);
 	t->flags = ((__u8 *)&tcp)[13];
-	return t->payload <= t->end;
+	/* no payload (an ACK, a bare FIN or RST): nothing to place, and no socket to look up */
+	return t->payload < t->end;
 }
 
 /* ------------------------------------------------------------ checksum */
@@ -666,8 +667,6 @@ static __always_inline bool walk_packet(struct walk *w, __u32 seq, __u32 plen)
 	__s32 ahead;
 
 	take_answers(s, w->ifc);
-	if (plen == 0)
-		return true;
 	if (s->state == IWX_FP_STOPPED) {
 		count(w, offsetof(struct iwx_fp_counters, stopped));
 		return false;
@@ -759,8 +758,6 @@ static __always_inline bool walk_marked(struct walk *w, __u32 seq, __u32 plen)
 	__s32 into;
 
 	take_answers(w->s, w->ifc);
-	if (plen == 0)
-		return true;
 	if (!seq_before(w->win_lo, seq + plen)) {
 		count(w, offsetof(struct iwx_fp_counters, behind));	/* old: TCP has had it */
 		return false;
