@@ -146,7 +146,7 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(HEADERS) $(wildcard bpf/*.h)
 	$(call msg,CLANG,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -Ibpf -c $< -o $@
 
-.SECONDARY: $(BPF_TEST_OBJ) $(BPF_FAULTS_OBJ) $(FASTPATH_OBJ)
+.SECONDARY: $(BPF_TEST_OBJ) $(BPF_FAULTS_OBJ) $(FASTPATH_OBJ) $(BUILD)/bpf/softirq_time.bpf.o
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
@@ -209,7 +209,7 @@ test-asan: $(ASAN_BIN) $(ASAN_IWXD) $(CLI_BIN) $(VICTIM_BIN)
 
 # Criterion runs last so that its summary closes the output.
 # the benchmarks are built too, so that they keep building
-BENCH_BINS	= $(BENCH_BIN) $(addprefix $(BUILD)/bench/,bench_verbs bench_engine bench_reg)
+BENCH_BINS	= $(BENCH_BIN) $(addprefix $(BUILD)/bench/,bench_verbs bench_engine bench_reg softirq_time)
 
 # The integration suites again, with the fast path attached on both daemons (iwxd_pair.c):
 # at TC ingress, then at XDP (native on veth).
@@ -303,6 +303,12 @@ $(BUILD)/bench/bench_engine: tests/bench/bench_engine.c $(BENCH_NET) $(ENGINE_SR
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -o $@ tests/bench/bench.c $< $(ENGINE_SRCS) $(PROTO_A) \
 		-lbpf -lelf -lz $(LDLIBS_CORE)
+
+# the CPU meter: softirq a daemon was charged for, and softirq from idle /proc/stat misses
+$(BUILD)/bench/softirq_time: tests/bench/softirq_time.c tests/bpf/softirq_time.h $(BUILD)/bpf/softirq_time.skel.h
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(IWX_CFLAGS) -Itests/bpf -I$(BUILD)/bpf -o $@ $< -lbpf -lelf -lz
 
 # -------------------------------------------------------------- install
 

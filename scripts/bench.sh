@@ -11,9 +11,10 @@
 # and what registering 1 MiB and 64 MiB of ordinary memory costs (bench_reg).
 # Last, iwxd's fast path (iwx attach): 1 MiB RDMA Writes (received in b) and Reads
 # (received in a) through the daemons with it off, at TC ingress and at XDP, the three
-# alternating: goodput, the receiving iwxd's CPU and the receiving namespace's CPU per
-# GiB received, the share of the payload the BPF programs placed, and the receiving
-# iwxd's system calls per MiB (perf stat, when it works here).
+# alternating: goodput, the receiving iwxd's own CPU (less the softirq it was charged
+# for, which softirq_time measures) and the receiving namespace's CPU per GiB received,
+# the share of the payload the BPF programs placed, and the receiving iwxd's system calls
+# per MiB (perf stat, when it works here).
 #
 #   scripts/bench.sh                  # 3 runs of 3 s each: about 5 minutes
 #   scripts/bench.sh -n 5 -t 5 --no-pin
@@ -64,12 +65,13 @@ if_a=iwxb$$a if_b=iwxb$$b
 addr_a=192.0.2.1 addr_b=192.0.2.2
 port_engine=7175 port_verbs=7176 port_tcp=7177 port_iperf=5201
 verbs=build/bench/bench_verbs engine=build/bench/bench_engine iwxd=build/iwxd
-reg=build/bench/bench_reg iwx=build/iwx
+reg=build/bench/bench_reg iwx=build/iwx meter=build/bench/softirq_time
 out=	# the temporary directory: sockets, logs, results
 made_ns=()	# namespaces this script created
 daemons=()	# PIDs of the iwxds it started
 server=	# the one benchmark server it runs in the background, while it runs
 counter=	# perf stat counting a daemon's system calls, while it runs
+metering=	# the softirq meter (softirq_time), while it runs
 fp_mode=off	# where the daemons' fast path is attached: off, tc or xdp
 probe=	# a or b: run() measures that side as the receiver (probe_begin, probe_end)
 
@@ -89,6 +91,7 @@ cleanup() {
 	trap - EXIT INT TERM
 	[ -n "$server" ] && stop_pid "$server"
 	[ -n "$counter" ] && stop_pid "$counter"
+	[ -n "$metering" ] && stop_pid "$metering"
 	# an XDP program outlives its iwxd (the interfaces go with the namespaces anyway)
 	if [ "$fp_mode" != off ]; then
 		timeout 5 "$iwx" detach dev "$if_a" -s "$sock_a" >/dev/null 2>&1
@@ -121,7 +124,7 @@ command -v iperf3 >/dev/null ||
 perf_ok=0
 perf stat -x, -e raw_syscalls:sys_enter -- true >/dev/null 2>&1 && perf_ok=1
 
-make -s "$iwxd" "$verbs" "$engine" "$reg" "$iwx"
+make -s "$iwxd" "$verbs" "$engine" "$reg" "$iwx" "$meter"
 out=$(mktemp -d /tmp/iwx-bench-XXXXXX)
 
 pin_a=() pin_b=()
@@ -242,10 +245,7 @@ fp_set() { # off|tc|xdp
 	fp_iwx attach dev "$if_b" -m "$1" -s "$sock_b"
 }
 
-cpu_busy() { # cpu number: its busy time so far (user nice system irq softirq steal), ticks
-	awk -v c="cpu$1" '$1 == c { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
-}
-softirq() { awk '$1 == "cpu" { print $8 }' /proc/stat; } # both CPUs' softirq time, ticks
+run_ns() { awk '{ print $1 }' "/proc/$1/schedstat"; } # pid: its run time so far, ns
 
 # The receiver's fast path counters (iwx stats -j), its interfaces summed: placed bytes,
 # then FPDUs placed and skipped (%.0f: mawk's %d stops at 2^31 - 1, a few seconds of placing).
@@ -258,11 +258,55 @@ fp_placed() { # socket
 		END { printf "%.0f %.0f %.0f\n", b, f, k }'
 }
 
-# What probe_begin and probe_end read: the receiving iwxd's CPU, each CPU's busy time,
-# both daemons' CPU (ticks), the fast path's counters, and softirq time.
+# What probe_begin and probe_end read: the receiving iwxd's, a's and b's run time (ns),
+# the fast path's counters, the time (ns).
 snapshot() {
-	echo "$(ticks "$rx_pid") $(cpu_busy 0) $(cpu_busy 1) $(ticks "$pid_a") $(ticks "$pid_b")" \
-		"$(fp_placed "$rx_sock") $(softirq)"
+	echo "$(run_ns "$rx_pid") $(run_ns "$pid_a") $(run_ns "$pid_b") $(fp_placed "$rx_sock")" \
+		"$(now_ns)"
+}
+
+# The CPU meter (build/bench/softirq_time), started: from now to meter_stop, each CPU's
+# softirq and idle time, and the softirq that ran while each process was current. This
+# kernel has no IRQ time accounting: a daemon's run time includes the softirq that ran
+# while it was current (with RPS, the receiving CPU's TCP and the programs' copy land on
+# the receiving iwxd's bill), and /proc/stat counts softirq run from the idle loop while
+# the tick is stopped as idle (a receiving CPU that sleeps between packets looks idler
+# than it is). The meter's figures are exact to the nanosecond.
+meter_start() {
+	rm -f "$out/meter.txt"	# no "ready" of the last one's
+	"$meter" $((secs + 120)) >"$out/meter.txt" 2>>"$out/meter.log" &
+	metering=$!
+	for _ in $(seq 100); do
+		grep -q '^ready' "$out/meter.txt" 2>/dev/null && return 0
+		kill -0 "$metering" 2>/dev/null || break
+		sleep 0.05
+	done
+	cat "$out/meter.log" >&2
+	die "the CPU meter did not start"
+}
+
+# Its figures in $meter_ns, in ns: the time it measured; the receiving CPU ($1)'s busy
+# time (not idle, or idle but in softirq) and softirq, the other CPU's the same, and the
+# softirq while process $2 was current; "na" if it said nothing. Not in a subshell: it
+# waits for the meter, its child, to have written them.
+meter_stop() {
+	local st=0
+
+	kill -TERM "$metering" 2>/dev/null || true
+	wait "$metering" 2>/dev/null || st=$?
+	metering=
+	if ! grep -q '^wall' "$out/meter.txt"; then
+		echo "bench: the CPU meter said nothing (exit $st): its figures are 'na' for this run" >&2
+		sed 's/^/  meter: /' "$out/meter.log" >&2
+		meter_ns=na
+		return
+	fi
+	meter_ns=$(awk -v c="$1" -v p="$2" '$1 == "wall" { wall = $2 }
+		$1 == "cpu" && $2 == c { rb = -$5 + $4; rs = $3 }
+		$1 == "cpu" && $2 == 1 - c { tb = -$5 + $4; ts = $3 }
+		$1 == "tgid" && $2 == p { pid = $3 }
+		END { printf "%.0f %.0f %.0f %.0f %.0f %.0f\n", wall, wall + rb, rs, wall + tb, ts, pid }' \
+		"$out/meter.txt")
 }
 
 probe_begin() {
@@ -278,15 +322,17 @@ probe_begin() {
 		counter=$!
 		sleep 0.3	# attached before anything is measured
 	fi
+	meter_start
 	snap0=$(snapshot)
 }
 
 # Per GiB the receiver took (the client's bytes: every message of the run, Writes or
 # Reads): CPU in ms, system calls per MiB, the share placed by BPF.
 probe_end() {
-	local snap1 sys=na recv=na bytes
+	local snap1 sys=na recv=na bytes meter_ns
 
 	snap1=$(snapshot)
+	meter_stop "$rx_cpu" "$rx_pid"
 	if [ -n "$counter" ]; then
 		kill -INT "$counter" 2>/dev/null || true
 		wait "$counter" 2>/dev/null || true
@@ -298,18 +344,24 @@ probe_end() {
 	fi
 	bytes=$(field bytes "$result")
 	result="$result $(awk -v s0="$snap0" -v s1="$snap1" -v bytes="$bytes" -v rc="$rx_cpu" \
-		-v sys="${sys:-na}" -v recv="${recv:-na}" -v hz="$(getconf CLK_TCK)" 'BEGIN {
-		split(s0, a); split(s1, b)
+		-v m="$meter_ns" -v sys="${sys:-na}" -v recv="${recv:-na}" 'BEGIN {
+		split(s0, a); split(s1, b); split(m, q)
 		for (i in a) d[i] = b[i] - a[i]
-		gib = bytes / 2^30; mib = bytes / 2^20; ms = 1000 / hz
+		gib = bytes / 2^30; mib = bytes / 2^20
 		if (gib <= 0) gib = mib = 1e-9
-		printf "rx_iwxd_ms_gib=%.0f tx_iwxd_ms_gib=%.0f", d[1] * ms / gib, d[5 - rc] * ms / gib
-		printf " rx_cpu_ms_gib=%.0f tx_cpu_ms_gib=%.0f softirq_ms_gib=%.0f", \
-			d[2 + rc] * ms / gib, d[3 - rc] * ms / gib, d[9] * ms / gib
-		printf " cpus_ms_gib=%.0f other_ms_gib=%.0f", (d[2] + d[3]) * ms / gib, \
-			(d[2] + d[3] - d[4] - d[5]) * ms / gib
+		ms = 1 / 1e6 / gib
+		printf "rx_iwxd_ms_gib=%.0f tx_iwxd_ms_gib=%.0f", d[1] * ms, d[3 - rc] * ms
+		split("rx_iwxd_own rx_iwxd_softirq rx_cpu rx_softirq tx_cpu cpus other softirq", mk)
+		# the meter ran a little longer than the snapshots: its figures scaled down
+		k = (q[1] > 0 ? d[7] / q[1] : 0) * ms
+		# its own: its run time less the softirq that ran while it was current
+		v[1] = d[1] * ms - q[6] * k; v[2] = q[6] * k
+		v[3] = q[2] * k; v[4] = q[3] * k; v[5] = q[4] * k
+		v[6] = (q[2] + q[4]) * k; v[7] = v[6] - (d[2] + d[3]) * ms; v[8] = (q[3] + q[5]) * k
+		for (i = 1; i <= 8; i++)
+			printf (m == "na" ? " %s_ms_gib=na" : " %s_ms_gib=%.0f"), mk[i], v[i]
 		printf " placed_pct=%.1f placed_fpdus=%.0f skipped_fpdus=%.0f", \
-			100 * d[6] / bytes, d[7], d[8]
+			100 * d[4] / bytes, d[5], d[6]
 		printf " sys_per_mib=%s recv_per_mib=%s", \
 			sys == "na" ? "na" : sprintf("%.1f", sys / mib), \
 			recv == "na" ? "na" : sprintf("%.1f", recv / mib) }')"
@@ -536,8 +588,9 @@ fp_order() { # rotation: in three runs each variant goes first once
 	local i
 	for i in 0 1 2; do echo "${fp_variants[($1 + i) % 3]}"; done
 }
-fp_keys=(gbps rx_iwxd_ms_gib tx_iwxd_ms_gib rx_cpu_ms_gib tx_cpu_ms_gib cpus_ms_gib
-	other_ms_gib softirq_ms_gib placed_pct skip_pct sys_per_mib recv_per_mib)
+fp_keys=(gbps rx_iwxd_ms_gib rx_iwxd_own_ms_gib rx_iwxd_softirq_ms_gib tx_iwxd_ms_gib
+	rx_cpu_ms_gib rx_softirq_ms_gib tx_cpu_ms_gib cpus_ms_gib other_ms_gib softirq_ms_gib
+	placed_pct skip_pct sys_per_mib recv_per_mib)
 
 # One measurement with the fast path as it is: mode, receiving side, name, [size].
 fp_measure() {
@@ -550,7 +603,8 @@ fp_measure() {
 		printf "skip_pct=%.1f", (p + k > 0 ? 100 * k / (p + k) : 0) }')"
 	record "$3" "${fp_keys[@]}"
 	echo "[$r/$runs] $1${4:+ $4} fast path $(fp_name "$fp_mode"): $(field gbps "$result") Gbit/s;" \
-		"per GiB: iwxd $(field rx_iwxd_ms_gib "$result") ms, receiver's CPU" \
+		"per GiB: iwxd $(field rx_iwxd_own_ms_gib "$result") ms (+ softirq" \
+		"$(field rx_iwxd_softirq_ms_gib "$result")), receiver's CPU" \
 		"$(field rx_cpu_ms_gib "$result") ms, both $(field cpus_ms_gib "$result") ms;" \
 		"placed $(field placed_pct "$result")%; syscalls/MiB $(field sys_per_mib "$result")"
 }
@@ -587,13 +641,15 @@ fp_row() { # label op key unit decimals [target]
 
 echo
 echo "Medians of $runs runs of $secs s; the ratios are medians of each run's ratio to off."
-echo "CPU in ms per GiB the receiver took: the receiving and the sending iwxd (utime +"
-echo "stime), the CPU the receiving namespace is pinned to and the other (busy time in"
-echo "/proc/stat: user, nice, system, irq, softirq, steal: whatever ran there, this"
-echo "machine's other load too), both CPUs, of those what neither daemon was charged for"
-echo "(applications, softirq outside them, other load), and the ticks that found either"
-echo "CPU in softirq (a daemon's too: this kernel charges softirq to whoever it"
-echo "interrupted). Placed: payload bytes the programs placed (iwx stats) of those moved;"
+echo "CPU in ms per GiB the receiver took, measured to the ns (run time in /proc/PID/schedstat,"
+echo "the CPU meter build/bench/softirq_time): the receiving iwxd's own (its run time less the"
+echo "softirq that ran while it was current: this kernel has no IRQ time accounting and"
+echo "charges softirq to whoever it interrupted), that softirq, the receiving and the sending"
+echo "iwxd as charged, the CPU the receiving namespace is pinned to (busy: not idle, or in"
+echo "softirq from idle, which /proc/stat counts as idle when the tick is stopped; whatever ran"
+echo "there, this machine's other load too) and its softirq, the other CPU, both CPUs, of those"
+echo "what neither daemon was charged for (applications, softirq outside them, other load), and"
+echo "both CPUs' softirq. Placed: payload bytes the programs placed (iwx stats) of those moved;"
 echo "FPDUs skipped: of those the programs looked at. System calls: the receiving iwxd's,"
 echo "counted by perf stat (raw_syscalls:sys_enter), and its recv() calls among them."
 for m in write read; do
@@ -606,9 +662,12 @@ for m in write read; do
 	row "$label, 1 MiB" off TC XDP "TC / off" "XDP / off" target
 	row --- --- --- --- --- --- ---
 	fp_row "goodput" "$m" gbps " Gbit/s" 2 "≥ 1"
-	fp_row "receiving iwxd, CPU per GiB" "$m" rx_iwxd_ms_gib " ms" 0 "≤ 0.25"
-	fp_row "sending iwxd, CPU per GiB" "$m" tx_iwxd_ms_gib " ms" 0
+	fp_row "receiving iwxd's own CPU per GiB" "$m" rx_iwxd_own_ms_gib " ms" 0 "≤ 0.25"
+	fp_row "… softirq while it ran" "$m" rx_iwxd_softirq_ms_gib " ms" 0
+	fp_row "receiving iwxd as charged, per GiB" "$m" rx_iwxd_ms_gib " ms" 0
+	fp_row "sending iwxd as charged, per GiB" "$m" tx_iwxd_ms_gib " ms" 0
 	fp_row "receiver's CPU${rc:+ ($rc)}, per GiB" "$m" rx_cpu_ms_gib " ms" 0 "≤ 1.1"
+	fp_row "… in softirq" "$m" rx_softirq_ms_gib " ms" 0
 	fp_row "sender's CPU${sc:+ ($sc)}, per GiB" "$m" tx_cpu_ms_gib " ms" 0
 	fp_row "both CPUs, per GiB" "$m" cpus_ms_gib " ms" 0
 	fp_row "… not charged to a daemon" "$m" other_ms_gib " ms" 0
@@ -619,11 +678,12 @@ for m in write read; do
 	fp_row "… of them recv()" "$m" recv_per_mib "" 1
 done
 echo
-echo "Runs (goodput, Gbit/s; receiving iwxd and receiver's CPU, ms per GiB):"
+echo "Runs (goodput, Gbit/s; receiving iwxd's own and receiver's CPU, ms per GiB):"
 for m in write read; do
 	for v in "${fp_variants[@]}"; do
 		printf '  %-10s [%s] [%s] [%s]\n' "$m $v" "$(runs_of "$out/fp-$m-$v.gbps")" \
-			"$(runs_of "$out/fp-$m-$v.rx_iwxd_ms_gib")" "$(runs_of "$out/fp-$m-$v.rx_cpu_ms_gib")"
+			"$(runs_of "$out/fp-$m-$v.rx_iwxd_own_ms_gib")" \
+			"$(runs_of "$out/fp-$m-$v.rx_cpu_ms_gib")"
 	done
 done
 
@@ -660,7 +720,7 @@ for s in "${sizes[@]}"; do
 	f=$out/sweep-$s
 	line=$s
 	cells=()
-	for k in gbps:2 rx_iwxd_ms_gib:0 rx_cpu_ms_gib:0 cpus_ms_gib:0; do
+	for k in gbps:2 rx_iwxd_own_ms_gib:0 rx_cpu_ms_gib:0 cpus_ms_gib:0; do
 		c=
 		for v in "${fp_variants[@]}"; do
 			x=$(median "$f-$v.${k%:*}" "${k#*:}")
