@@ -10,8 +10,9 @@
 # ratios, then where the time went (CPU of each process, iwxd's doorbells and wake-ups),
 # and what registering 1 MiB and 64 MiB of ordinary memory costs (bench_reg).
 # Last, iwxd's fast path (iwx attach): 1 MiB RDMA Writes (received in b) and Reads
-# (received in a) through the daemons with it off, at TC ingress and at XDP, the three
-# alternating: goodput, the receiving iwxd's own CPU (less the softirq it was charged
+# (received in a) through the daemons with it off, at TC ingress, at XDP, and off with
+# the veth ends as XDP leaves them (a pass-through XDP program, xdp_pass.bpf.o: no GRO, no
+# TSO; XDP's own baseline), the four alternating: goodput, the receiving iwxd's own CPU (less the softirq it was charged
 # for, which softirq_time measures) and the receiving namespace's CPU per GiB received,
 # the share of the payload the BPF programs placed, and the receiving iwxd's system calls
 # per MiB (perf stat, when it works here).
@@ -66,13 +67,15 @@ addr_a=192.0.2.1 addr_b=192.0.2.2
 port_engine=7175 port_verbs=7176 port_tcp=7177 port_iperf=5201
 verbs=build/bench/bench_verbs engine=build/bench/bench_engine iwxd=build/iwxd
 reg=build/bench/bench_reg iwx=build/iwx meter=build/bench/softirq_time
+xdp_pass_obj=build/bpf/xdp_pass.bpf.o
 out=	# the temporary directory: sockets, logs, results
 made_ns=()	# namespaces this script created
 daemons=()	# PIDs of the iwxds it started
 server=	# the one benchmark server it runs in the background, while it runs
 counter=	# perf stat counting a daemon's system calls, while it runs
 metering=	# the softirq meter (softirq_time), while it runs
-fp_mode=off	# where the daemons' fast path is attached: off, tc or xdp
+fp_mode=off	# where the daemons' fast path is attached: off, tc or xdp; xdp-off: neither,
+		# the veth ends in XDP mode (xdp_pass.bpf.o) for XDP's baseline
 probe=	# a or b: run() measures that side as the receiver (probe_begin, probe_end)
 
 stop_pid() { # pid: TERM, up to 5 s, then KILL
@@ -93,7 +96,7 @@ cleanup() {
 	[ -n "$counter" ] && stop_pid "$counter"
 	[ -n "$metering" ] && stop_pid "$metering"
 	# an XDP program outlives its iwxd (the interfaces go with the namespaces anyway)
-	if [ "$fp_mode" != off ]; then
+	if [ "$fp_mode" = tc ] || [ "$fp_mode" = xdp ]; then
 		timeout 5 "$iwx" detach dev "$if_a" -s "$sock_a" >/dev/null 2>&1
 		timeout 5 "$iwx" detach dev "$if_b" -s "$sock_b" >/dev/null 2>&1
 	fi
@@ -124,7 +127,7 @@ command -v iperf3 >/dev/null ||
 perf_ok=0
 perf stat -x, -e raw_syscalls:sys_enter -- true >/dev/null 2>&1 && perf_ok=1
 
-make -s "$iwxd" "$verbs" "$engine" "$reg" "$iwx" "$meter"
+make -s "$iwxd" "$verbs" "$engine" "$reg" "$iwx" "$meter" "$xdp_pass_obj"
 out=$(mktemp -d /tmp/iwx-bench-XXXXXX)
 
 pin_a=() pin_b=()
@@ -222,25 +225,45 @@ fp_iwx() { # iwx's arguments
 		{ tail -5 "$out/fastpath.log" >&2; daemon_logs; die "iwx $*: failed"; }
 }
 
-# Both daemons' fast path off, or attached at tc or xdp, each at its own veth end.
-fp_set() { # off|tc|xdp
+# A pass-through XDP program on both veth ends, or none.
+xdp_pass() { # on|off
+	local ns ifc
+
+	for ns in "$ns_a:$if_a" "$ns_b:$if_b"; do
+		ifc=${ns#*:} ns=${ns%%:*}
+		if [ "$1" = on ]; then
+			ip -n "$ns" link set dev "$ifc" xdpdrv obj "$xdp_pass_obj" sec xdp
+		else
+			ip -n "$ns" link set dev "$ifc" xdpdrv off
+		fi || die "cannot turn $ifc's pass-through XDP program $1"
+	done
+}
+
+# Both daemons' fast path off, or attached at tc or xdp, each at its own veth end; or
+# off with the veth ends as at xdp (their tx checksum offload off, in XDP mode).
+fp_set() { # off|tc|xdp|xdp-off
 	[ "$1" = "$fp_mode" ] && return 0
-	if [ "$fp_mode" != off ]; then
+	if [ "$fp_mode" = tc ] || [ "$fp_mode" = xdp ]; then
 		fp_iwx detach dev "$if_a" -s "$sock_a"
 		fp_iwx detach dev "$if_b" -s "$sock_b"
 	fi
-	if [ "$fp_mode" = xdp ]; then
+	[ "$fp_mode" = xdp-off ] && xdp_pass off
+	if [ "$fp_mode" = xdp ] || [ "$fp_mode" = xdp-off ]; then
 		ip netns exec "$ns_a" ethtool -K "$if_a" tx "$tx_a" >>"$out/fastpath.log"
 		ip netns exec "$ns_b" ethtool -K "$if_b" tx "$tx_b" >>"$out/fastpath.log"
 	fi
 	fp_mode=off
 	[ "$1" = off ] && return 0
-	if [ "$1" = xdp ]; then
+	if [ "$1" = xdp ] || [ "$1" = xdp-off ]; then
 		# veth hands XDP the sender's packets with their TCP checksum not computed
 		ip netns exec "$ns_a" ethtool -K "$if_a" tx off >>"$out/fastpath.log"
 		ip netns exec "$ns_b" ethtool -K "$if_b" tx off >>"$out/fastpath.log"
 	fi
 	fp_mode=$1	# from here the cleanup detaches
+	if [ "$1" = xdp-off ]; then
+		xdp_pass on
+		return 0
+	fi
 	fp_iwx attach dev "$if_a" -m "$1" -s "$sock_a"
 	fp_iwx attach dev "$if_b" -m "$1" -s "$sock_b"
 }
@@ -582,11 +605,16 @@ fi
 
 # ------------------------------------------------------------- the fast path
 
-fp_variants=(off tc xdp)
-fp_name() { case $1 in off) echo off ;; tc) echo TC ;; xdp) echo XDP ;; esac; }
-fp_order() { # rotation: in three runs each variant goes first once
-	local i
-	for i in 0 1 2; do echo "${fp_variants[($1 + i) % 3]}"; done
+# xdp-off: XDP's own baseline, the veth as XDP leaves it (no GRO, no TSO) and nothing placed
+fp_variants=(off tc xdp xdp-off)
+sweep_variants=(off tc xdp)
+fp_name() {
+	case $1 in off) echo off ;; tc) echo TC ;; xdp) echo XDP ;; xdp-off) echo "off, veth as at XDP" ;; esac
+}
+fp_order() { # n variant...: the variants rotated by n (over as many runs each goes first once)
+	local n=$1 i
+	shift
+	for ((i = 0; i < $#; i++)); do echo "${@:$(((n + i) % $# + 1)):1}"; done
 }
 fp_keys=(gbps rx_iwxd_ms_gib rx_iwxd_own_ms_gib rx_iwxd_softirq_ms_gib tx_iwxd_ms_gib
 	rx_cpu_ms_gib rx_softirq_ms_gib tx_cpu_ms_gib cpus_ms_gib other_ms_gib softirq_ms_gib
@@ -618,10 +646,10 @@ ratio_med() { # file file-off
 
 echo
 echo "Fast path: 1 MiB RDMA Writes (b receives) and Reads (a receives), 8 outstanding," \
-	"off / TC / XDP alternating; at XDP the veth ends' tx checksum offload is off"
+	"off / TC / XDP / off as at XDP alternating; at XDP the veth ends' tx checksum offload is off"
 [ "$perf_ok" = 1 ] || echo "  (perf stat cannot count system calls here: syscalls 'na')"
 for r in $(seq "$runs"); do
-	for v in $(fp_order "$r"); do
+	for v in $(fp_order "$r" "${fp_variants[@]}"); do
 		fp_set "$v"
 		fp_measure write b "fp-write-$v"
 		fp_measure read a "fp-read-$v"
@@ -636,7 +664,8 @@ fp_row() { # label op key unit decimals [target]
 		cells+=("$(median "$out/fp-$2-$v.$3" "$5")$4")
 	done
 	row "$1" "${cells[@]}" "$(ratio_med "$out/fp-$2-tc.$3" "$out/fp-$2-off.$3")" \
-		"$(ratio_med "$out/fp-$2-xdp.$3" "$out/fp-$2-off.$3")" "${6:-}"
+		"$(ratio_med "$out/fp-$2-xdp.$3" "$out/fp-$2-off.$3")" \
+		"$(ratio_med "$out/fp-$2-xdp.$3" "$out/fp-$2-xdp-off.$3")" "${6:-}"
 }
 
 echo
@@ -659,8 +688,9 @@ for m in write read; do
 		label="RDMA Read" rc=${pin_a:+0} sc=${pin_a:+1}
 	fi
 	echo
-	row "$label, 1 MiB" off TC XDP "TC / off" "XDP / off" target
-	row --- --- --- --- --- --- ---
+	row "$label, 1 MiB" off TC XDP "off, veth as at XDP" "TC / off" "XDP / off" \
+		"XDP / off as at XDP" target
+	row --- --- --- --- --- --- --- --- ---
 	fp_row "goodput" "$m" gbps " Gbit/s" 2 "≥ 1"
 	fp_row "receiving iwxd's own CPU per GiB" "$m" rx_iwxd_own_ms_gib " ms" 0 "≤ 0.25"
 	fp_row "… softirq while it ran" "$m" rx_iwxd_softirq_ms_gib " ms" 0
@@ -700,7 +730,7 @@ echo "Fast path: RDMA Writes of $(size_name "${sizes[0]}") to $(size_name "${siz
 	"8 outstanding, off / TC / XDP alternating"
 for r in $(seq "$runs"); do
 	for i in "${!sizes[@]}"; do
-		for v in $(fp_order $((r + i))); do
+		for v in $(fp_order $((r + i)) "${sweep_variants[@]}"); do
 			fp_set "$v"
 			fp_measure write b "sweep-${sizes[i]}-$v" "${sizes[i]}"
 		done
@@ -722,7 +752,7 @@ for s in "${sizes[@]}"; do
 	cells=()
 	for k in gbps:2 rx_iwxd_own_ms_gib:0 rx_cpu_ms_gib:0 cpus_ms_gib:0; do
 		c=
-		for v in "${fp_variants[@]}"; do
+		for v in "${sweep_variants[@]}"; do
 			x=$(median "$f-$v.${k%:*}" "${k#*:}")
 			line="$line $x" c="$c${c:+ / }$x"
 		done
