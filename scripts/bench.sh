@@ -781,7 +781,7 @@ set ylabel "goodput, Gbit/s"
 set yrange [0:*]
 plot "$out/sweep.dat" u 1:2 w lp lw 2 t "off", "" u 1:3 w lp lw 2 t "TC", \
 	"" u 1:4 w lp lw 2 t "XDP"
-set ylabel "receiving iwxd, CPU ms per GiB"
+set ylabel "receiving iwxd, its own CPU, ms per GiB"
 set logscale y
 set yrange [*:*]
 plot "$out/sweep.dat" u 1:5 w lp lw 2 t "off", "" u 1:6 w lp lw 2 t "TC", \
