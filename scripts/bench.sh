@@ -12,10 +12,10 @@
 # Last, iwxd's fast path (iwx attach): 1 MiB RDMA Writes (received in b) and Reads
 # (received in a) through the daemons with it off, at TC ingress, at XDP, and off with
 # the veth ends as XDP leaves them (a pass-through XDP program, xdp_pass.bpf.o: no GRO, no
-# TSO; XDP's own baseline), the four alternating: goodput, the receiving iwxd's own CPU (less the softirq it was charged
-# for, which softirq_time measures) and the receiving namespace's CPU per GiB received,
-# the share of the payload the BPF programs placed, and the receiving iwxd's system calls
-# per MiB (perf stat, when it works here).
+# TSO; XDP's own baseline), the four alternating: goodput, the receiving iwxd's own CPU
+# (less the softirq it was charged for, which softirq_time measures) and the receiving
+# namespace's CPU per GiB received, the share of the payload the BPF programs placed, and
+# the receiving iwxd's system calls per MiB (perf stat, when it works here).
 #
 #   scripts/bench.sh                  # 3 runs of 3 s each: about 5 minutes
 #   scripts/bench.sh -n 5 -t 5 --no-pin
