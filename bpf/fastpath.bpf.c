@@ -956,7 +956,7 @@ int iwx_tc(struct __sk_buff *skb)
 	return TC_ACT_UNSPEC;	/* on to the next program, or to the stack */
 }
 
-SEC("xdp.frags")
+SEC("?xdp.frags")	/* loaded only by fastpath_xdp.c, through libxdp */
 int iwx_xdp(struct xdp_md *xdp)
 {
 	struct pkt p = { .len = bpf_xdp_get_buff_len(xdp), .ifindex = xdp->ingress_ifindex };

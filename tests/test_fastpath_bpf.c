@@ -179,7 +179,6 @@ static void start(bool ipv6)
 	skel = fastpath_bpf__open();
 	cr_assert_not_null(skel);
 	bpf_map__set_max_entries(skel->maps.iwx_fp_cpus, libbpf_num_possible_cpus());
-	bpf_program__set_autoload(skel->progs.iwx_xdp, false);	/* the TC program is the one run */
 	cr_assert_eq(fastpath_bpf__load(skel), 0, "the verifier accepts the fast path");
 	setup_maps();
 	make_connection();

@@ -497,8 +497,6 @@ static int load(struct iwxd *d)
 	}
 	fp->ncpus = ncpus;
 	bpf_map__set_max_entries(fp->skel->maps.iwx_fp_cpus, ncpus);
-	/* XDP goes through an object of libxdp's (fastpath_xdp.c): not verified twice */
-	bpf_program__set_autoload(fp->skel->progs.iwx_xdp, false);
 	err = fastpath_bpf__load(fp->skel);
 	if (err)
 		goto fail;

@@ -38,10 +38,13 @@ static unsigned long long now_ns(void)
 static int print_cpus(const struct softirq_time_bpf *skel)
 {
 	int n = libbpf_num_possible_cpus();
-	struct meter_cpu *v = calloc(n > 0 ? n : 1, sizeof(*v));
+	struct meter_cpu *v;
 	__u32 zero = 0;
 
-	if (n <= 0 || !v || bpf_map_lookup_elem(bpf_map__fd(skel->maps.per_cpu), &zero, v)) {
+	if (n <= 0)
+		return -1;
+	v = calloc(n, sizeof(*v));
+	if (!v || bpf_map_lookup_elem(bpf_map__fd(skel->maps.per_cpu), &zero, v)) {
 		free(v);
 		return -1;
 	}
