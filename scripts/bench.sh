@@ -73,7 +73,7 @@ made_ns=()	# namespaces this script created
 daemons=()	# PIDs of the iwxds it started
 server=	# the one benchmark server it runs in the background, while it runs
 counter=	# perf stat counting a daemon's system calls, while it runs
-metering=	# the softirq meter (softirq_time), while it runs
+metering=	# the CPU meter (softirq_time), while it runs
 fp_mode=off	# where the daemons' fast path is attached: off, tc or xdp; xdp-off: neither,
 		# the veth ends in XDP mode (xdp_pass.bpf.o) for XDP's baseline
 probe=	# a or b: run() measures that side as the receiver (probe_begin, probe_end)
@@ -281,11 +281,10 @@ fp_placed() { # socket
 		END { printf "%.0f %.0f %.0f\n", b, f, k }'
 }
 
-# What probe_begin and probe_end read: the receiving iwxd's, a's and b's run time (ns),
-# the fast path's counters, the time (ns).
+# What probe_begin and probe_end read: a's and b's run time (ns), the receiver's fast
+# path counters, the time (ns).
 snapshot() {
-	echo "$(run_ns "$rx_pid") $(run_ns "$pid_a") $(run_ns "$pid_b") $(fp_placed "$rx_sock")" \
-		"$(now_ns)"
+	echo "$(run_ns "$pid_a") $(run_ns "$pid_b") $(fp_placed "$rx_sock") $(now_ns)"
 }
 
 # The CPU meter (build/bench/softirq_time), started: from now to meter_stop, each CPU's
@@ -308,8 +307,8 @@ meter_start() {
 	die "the CPU meter did not start"
 }
 
-# Its figures in $meter_ns, in ns: the time it measured; the receiving CPU ($1)'s busy
-# time (not idle, or idle but in softirq) and softirq, the other CPU's the same, and the
+# Its figures in $meter_ns, in ns: the time it measured; the receiving CPU ($1, 0 or 1)'s
+# busy time (not idle, or idle but in softirq) and softirq, the other CPU's the same, and the
 # softirq while process $2 was current; "na" if it said nothing. Not in a subshell: it
 # waits for the meter, its child, to have written them.
 meter_stop() {
@@ -373,18 +372,19 @@ probe_end() {
 		gib = bytes / 2^30; mib = bytes / 2^20
 		if (gib <= 0) gib = mib = 1e-9
 		ms = 1 / 1e6 / gib
-		printf "rx_iwxd_ms_gib=%.0f tx_iwxd_ms_gib=%.0f", d[1] * ms, d[3 - rc] * ms
+		rx = d[1 + rc]	# the receiving iwxd: a (rc 0) or b
+		printf "rx_iwxd_ms_gib=%.0f tx_iwxd_ms_gib=%.0f", rx * ms, d[2 - rc] * ms
 		split("rx_iwxd_own rx_iwxd_softirq rx_cpu rx_softirq tx_cpu cpus other softirq", mk)
 		# the meter ran a little longer than the snapshots: its figures scaled down
-		k = (q[1] > 0 ? d[7] / q[1] : 0) * ms
+		k = (q[1] > 0 ? d[6] / q[1] : 0) * ms
 		# its own: its run time less the softirq that ran while it was current
-		v[1] = d[1] * ms - q[6] * k; v[2] = q[6] * k
+		v[1] = rx * ms - q[6] * k; v[2] = q[6] * k
 		v[3] = q[2] * k; v[4] = q[3] * k; v[5] = q[4] * k
-		v[6] = (q[2] + q[4]) * k; v[7] = v[6] - (d[2] + d[3]) * ms; v[8] = (q[3] + q[5]) * k
+		v[6] = (q[2] + q[4]) * k; v[7] = v[6] - (d[1] + d[2]) * ms; v[8] = (q[3] + q[5]) * k
 		for (i = 1; i <= 8; i++)
 			printf (m == "na" ? " %s_ms_gib=na" : " %s_ms_gib=%.0f"), mk[i], v[i]
 		printf " placed_pct=%.1f placed_fpdus=%.0f skipped_fpdus=%.0f", \
-			100 * d[4] / bytes, d[5], d[6]
+			100 * d[3] / bytes, d[4], d[5]
 		printf " sys_per_mib=%s recv_per_mib=%s", \
 			sys == "na" ? "na" : sprintf("%.1f", sys / mib), \
 			recv == "na" ? "na" : sprintf("%.1f", recv / mib) }')"
