@@ -4,7 +4,9 @@
  * operation moves the right bytes, and every remote error class yields its
  * Terminate and the right completion status on both sides (RFC 5040 §5, §7).
  */
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
+#include <endian.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdint.h>
@@ -770,6 +772,109 @@ Test(qp, bad_crc_gets_an_mpa_terminate)
 	cr_assert_eq(f[20], 0x20);	/* layer LLP, MPA */
 	cr_assert_eq(f[21], IWX_MPA_EC_CRC);
 	cr_assert_eq(f[22], 0);		/* no M, D, R (RFC 5040 Figure 10) */
+}
+
+/* ------------------------------------------ placement before the CRC is known */
+
+#define GUARD	0xa5
+#define PIECE	2048	/* above the engine's threshold for receiving in place */
+
+/* A tagged Write segment of PIECE bytes of pattern seed into B's buffer at off, framed. */
+static size_t write_fpdu(uint8_t *f, size_t cap, uint64_t off, bool last, uint32_t seed, bool bad_crc)
+{
+	struct iwx_mpa_mode mode = { .rev = 2, .crc = true };
+	struct iwx_ddp_tagged_hdr h = {
+		.ddp_ctrl = IWX_DDP_FLAG_TAGGED | (last ? IWX_DDP_FLAG_LAST : 0) | IWX_DDP_VERSION,
+		.rdmap_ctrl = IWX_RDMAP_VERSION << IWX_RDMAP_VERSION_SHIFT | IWX_OP_WRITE,
+		.stag = htonl(B.stag), .to = htobe64((uintptr_t)B.buf + off),
+	};
+	static uint8_t payload[PIECE];
+	struct iwx_mpa_tx tx;
+	ssize_t n;
+
+	fill_pattern(payload, PIECE, seed);
+	iwx_mpa_tx_init(&tx, &mode);
+	n = iwx_mpa_fpdu_build(&tx, f, cap, &h, sizeof(h), payload, PIECE);
+	cr_assert_gt(n, 0);
+	if (bad_crc)
+		f[n - 1] ^= 1;
+	return n;
+}
+
+/* The FPDUs in f to B, B run until it fails or has taken them. */
+static void to_b(const uint8_t *f, size_t n)
+{
+	cr_assert_eq(write(A.fd, f, n), (ssize_t)n);
+	for (int i = 0; i < 50 && iwx_qp_get_state(B.qp) != IWX_QP_ERROR; i++) {
+		iwx_qp_progress(B.qp, NULL);
+		poll(&(struct pollfd){ .fd = B.fd, .events = POLLIN }, 1, 10);
+	}
+}
+
+static void assert_piece(uint64_t off, uint32_t seed)
+{
+	uint8_t want[PIECE];
+
+	fill_pattern(want, PIECE, seed);
+	cr_assert_arr_eq(B.buf + off, want, PIECE, "the piece at %llu is placed",
+			 (unsigned long long)off);
+}
+
+static void assert_untouched(uint64_t off)
+{
+	for (uint32_t i = 0; i < PIECE; i++)
+		cr_assert_eq(B.buf[off + i], GUARD, "byte %llu was written before its CRC was checked",
+			     (unsigned long long)(off + i));
+}
+
+/*
+ * A segment that does not continue the message as its sender cut it (here: a tagged
+ * offset as a corruption of its header would make it) lands nowhere if its CRC fails.
+ */
+Test(qp, a_segment_cut_elsewhere_is_placed_only_once_its_crc_holds)
+{
+	uint8_t f[3 * (PIECE + 64)];
+	size_t n;
+
+	memset(B.buf, GUARD, 4 * PIECE);
+	n = write_fpdu(f, sizeof(f), PIECE, false, 1, false);
+	n += write_fpdu(f + n, sizeof(f) - n, 0, false, 2, true);	/* expected at 2 * PIECE */
+	to_b(f, n);
+	assert_error(&B, IWX_CAUSE_MPA(IWX_MPA_EC_CRC), true);
+	assert_piece(PIECE, 1);
+	assert_untouched(0);
+	assert_untouched(2 * PIECE);
+}
+
+/* The first segment of a message has nothing before it to follow: it waits for its CRC. */
+Test(qp, a_first_segment_is_placed_only_once_its_crc_holds)
+{
+	uint8_t f[PIECE + 64];
+
+	memset(B.buf, GUARD, PIECE);
+	to_b(f, write_fpdu(f, sizeof(f), 0, true, 3, true));
+	assert_error(&B, IWX_CAUSE_MPA(IWX_MPA_EC_CRC), true);
+	assert_untouched(0);
+}
+
+/* Segments that check are placed, whether they follow one another or not (RFC 5041 §5). */
+Test(qp, segments_that_check_are_placed_wherever_they_were_cut)
+{
+	uint8_t f[4 * (PIECE + 64)];
+	size_t n;
+
+	memset(B.buf, GUARD, 5 * PIECE);
+	n = write_fpdu(f, sizeof(f), 0, false, 4, false);
+	n += write_fpdu(f + n, sizeof(f) - n, PIECE, false, 5, false);		/* follows */
+	n += write_fpdu(f + n, sizeof(f) - n, 4 * PIECE, true, 6, false);	/* elsewhere */
+	n += write_fpdu(f + n, sizeof(f) - n, 3 * PIECE, true, 7, false);	/* after a last */
+	to_b(f, n);
+	cr_assert_eq(iwx_qp_get_state(B.qp), IWX_QP_RTS);
+	assert_piece(0, 4);
+	assert_piece(PIECE, 5);
+	assert_piece(4 * PIECE, 6);
+	assert_piece(3 * PIECE, 7);
+	assert_untouched(2 * PIECE);
 }
 
 /* ------------------------------------------------------ who speaks first */

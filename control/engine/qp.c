@@ -140,6 +140,12 @@ struct iwx_qp {
 	bool			hold_tx;	/* nothing goes out before the peer's first FPDU */
 	struct span		rx_dst;		/* the segment in flight is received in place here
 						   (p NULL: it is not); len 0 once it is whole */
+	bool			rx_staged;	/* ... or waits in the parser for its CRC (cut_next) */
+	struct {
+		bool		valid;		/* the last tagged segment was not its message's last */
+		uint32_t	stag;
+		uint64_t	to;		/* where it ended */
+	}			rx_next;	/* the tagged segment that would continue it */
 	bool			term_pending;	/* a Terminate must go out next */
 	bool			term_built;	/* ... and is in the batch now */
 	struct iwx_term		term;
@@ -611,6 +617,17 @@ static int tagged_target(const struct iwx_qp *qp, const struct iwx_ddp_seg *seg,
 	return 0;
 }
 
+/*
+ * Is a tagged segment the one its sender cut after the last, same STag and tagged offset
+ * where that one ended? Only such a segment is received in place, before its FPDU's CRC
+ * is known: a header the CRC will fail cannot aim it elsewhere (siw terminates on any
+ * other; RFC 5041 does not forbid them, so they are staged and placed once the CRC holds).
+ */
+static bool cut_next(const struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
+{
+	return qp->rx_next.valid && seg->stag == qp->rx_next.stag && seg->to == qp->rx_next.to;
+}
+
 static int place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 		 struct iwx_term_cause *cause)
 {
@@ -621,6 +638,10 @@ static int place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 	if (seg->tagged) {
 		if (tagged_target(qp, seg, dst, cause))
 			return -EPROTO;
+		if (!cut_next(qp, seg)) {
+			*dst = NULL;	/* into the parser's buffer: take_tagged places it */
+			qp->rx_staged = seg->len != 0;
+		}
 		place_at(qp, *dst, seg->len);
 		return 0;
 	}
@@ -679,6 +700,28 @@ static int scatter(const struct iwx_qp *qp, const struct iwx_recv_wr *wr, uint32
 		mo = 0;
 	}
 	return 0;
+}
+
+/*
+ * A tagged segment whose FPDU checked: place it if it was staged, its target looked up
+ * again (it may have gone since its header came), and expect the one after it.
+ */
+static void take_tagged(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
+{
+	struct iwx_term_cause cause;
+	uint8_t *dst;
+
+	if (qp->rx_staged) {
+		qp->rx_staged = false;
+		if (tagged_target(qp, seg, &dst, &cause)) {
+			fail(qp, cause, seg, NULL);
+			return;
+		}
+		memcpy(dst, seg->payload, seg->len);
+	}
+	qp->rx_next.valid = !seg->last;
+	qp->rx_next.stag = seg->stag;
+	qp->rx_next.to = seg->to + seg->len;
 }
 
 static void take_send(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
@@ -817,9 +860,14 @@ static int on_segment(void *ctx, const struct iwx_ddp_seg *seg)
 	qp->rx_dst.len = 0;	/* whole: the parser is done with it */
 	if (qp->state != IWX_QP_RTS)
 		return -ENOTCONN;	/* RFC 5041 §7.1: drop everything after an error */
+	if (seg->tagged) {
+		take_tagged(qp, seg);
+		if (qp->state != IWX_QP_RTS)
+			return -ENOTCONN;
+	}
 	switch (seg->opcode) {
 	case IWX_OP_WRITE:
-		break;	/* placed by place() */
+		break;	/* placed by place() or take_tagged() */
 	case IWX_OP_READ_RESP:
 		take_read_response(qp, seg);
 		break;
