@@ -451,6 +451,8 @@ static __always_inline __u32 place(struct walk *w, const __u8 *hdr, __u32 ulen, 
 	check = iwx_check_tagged(&st->desc, stag, w->conn->pd, need, to, len);
 	if (check)
 		return reason_of_check(check);
+	if (!s->walk_cut.valid || stag != s->walk_cut.stag || to - s->walk_cut.to > s->walk_cut.slack)
+		return IWX_FP_SKIP_FIRST;
 	if (s->head - s->tail >= IWX_FP_RING)
 		return IWX_FP_SKIP_RING_FULL;
 	if (!markers_good(w, IWX_MPA_HDR_LEN + ulen + pad + IWX_MPA_CRC_LEN, markers))
@@ -514,6 +516,20 @@ static __always_inline bool read_hdr(struct walk *w, __u8 *hdr, const bool marke
 	return true;
 }
 
+/* After the FPDU at w->off, its header read whole: the segment that would continue its message. */
+static __always_inline void follow_cut(struct walk *w, const __u8 *hdr, __u32 ulen)
+{
+	const struct iwx_ddp_tagged_hdr *t = (const void *)(hdr + IWX_MPA_HDR_LEN);
+	struct iwx_fp_cut *cut = &w->s->walk_cut;
+
+	if (!(hdr[2] & IWX_DDP_FLAG_TAGGED))
+		return;	/* a Send, say, between a Write's segments leaves the Write to go on */
+	cut->valid = !(hdr[2] & IWX_DDP_FLAG_LAST);
+	cut->stag = bpf_ntohl(t->stag);
+	cut->to = bpf_be64_to_cpu(t->to) + ulen - IWX_DDP_TAGGED_HDR_LEN;
+	cut->slack = 0;
+}
+
 /* The FPDU at w->off: place it or say why not, and step past it. A callback per mode. */
 static __always_inline long walk_one(struct walk *w, const bool markers)
 {
@@ -566,8 +582,14 @@ static __always_inline long walk_one(struct walk *w, const bool markers)
 		skip(w, why);
 
 	w->seq += fpdu;
-	if (w->off + fpdu > w->end)
+	if (w->off + fpdu > w->end) {
+		if (at_byte(w, TAGGED_HDR - 1, markers) < w->end)
+			follow_cut(w, hdr, ulen);
+		else
+			s->walk_cut.valid = 0;	/* its header is cut short: not known */
 		return 1;
+	}
+	follow_cut(w, hdr, ulen);
 	w->off += fpdu;
 	return 0;
 }
@@ -633,6 +655,7 @@ static __always_inline bool island(const struct walk *w, __u32 seq, __u32 plen)
 	if (s->island_end && s->island_end != seq)
 		return false;	/* a second gap */
 	iw.island = true;
+	s->walk_cut.valid = 0;
 	if (!follow(&iw, seq, 0, plen, false)) {
 		s->island_end = 0;
 		return false;
@@ -640,6 +663,7 @@ static __always_inline bool island(const struct walk *w, __u32 seq, __u32 plen)
 	if (!s->island_end)
 		s->island_seq = seq;
 	s->island_end = iw.seq;
+	s->island_cut = s->walk_cut;
 	return true;
 }
 
@@ -648,10 +672,12 @@ static __always_inline void join(struct iwx_fp_slot *s, __u32 seq)
 {
 	if (!s->island_end)
 		return;
-	if (seq == s->island_seq)
+	if (seq == s->island_seq) {
 		seq = s->island_end;
-	else if (!seq_before(seq, s->island_seq))
+		s->cut = s->island_cut;	/* the island followed the FPDUs up to its end */
+	} else if (!seq_before(seq, s->island_seq)) {
 		s->island_end = 0;
+	}
 	if (seq == s->island_end)
 		s->island_end = 0;
 	s->next_seq = seq;
@@ -692,6 +718,7 @@ static __always_inline bool walk_packet(struct walk *w, __u32 seq, __u32 plen)
 		s->state = IWX_FP_PROPOSED;
 		s->mark_seq = seq;
 		s->next_seq = seq;
+		s->cut.valid = 0;
 		s->island_end = 0;
 		s->c.proposals++;
 		if (w->ifc)
@@ -703,12 +730,15 @@ static __always_inline bool walk_packet(struct walk *w, __u32 seq, __u32 plen)
 		count(w, offsetof(struct iwx_fp_counters, behind));
 		return false;
 	}
+	s->walk_cut = s->cut;
 	if (follow(w, s->next_seq, ahead, plen, false)) {
 		s->next_seq = w->seq;
+		s->cut = s->walk_cut;
 		join(s, w->seq);
 		return !ahead && !w->unplaced && w->seq == seq + plen;
 	}
 	s->next_seq = w->seq;
+	s->cut = s->walk_cut;
 	/* a proposal that was wrong; or in sync, a stream iwxd will end with a Terminate */
 	s->state = w->bad && s->state == IWX_FP_SYNC ? IWX_FP_STOPPED : IWX_FP_UNSYNC;
 	return false;
@@ -770,6 +800,7 @@ static __always_inline bool walk_marked(struct walk *w, __u32 seq, __u32 plen)
 	 */
 	into = (__s32)(s->next_seq - seq);
 	in_step = into >= 0 && (__u32)into < plen;
+	s->walk_cut = s->cut;
 	if (in_step) {
 		f.start = into;
 	} else {
@@ -779,12 +810,18 @@ static __always_inline bool walk_marked(struct walk *w, __u32 seq, __u32 plen)
 			skip(w, IWX_FP_SKIP_UNSYNC);
 			return false;
 		}
+		/* the message in order may go on here, past what the gap before holds */
+		s->walk_cut.slack = seq + f.start - s->next_seq;
+		if ((__s32)s->walk_cut.slack < 0)
+			s->walk_cut.valid = 0;	/* the stream in order is past it: not known */
 	}
 	if (!follow(w, seq + f.start, f.start, plen, true))
 		return false;
 	/* ahead of a gap, the stream in order has not got there: the gap is walked first */
-	if (!w->ahead || in_step)
+	if (!w->ahead || in_step) {
 		s->next_seq = w->seq;
+		s->cut = s->walk_cut;
+	}
 	return !f.start && !w->unplaced && w->seq == seq + plen;
 }
 

@@ -228,12 +228,15 @@ struct frame {
 	size_t		len;
 };
 
-/* ULPDU_LENGTH and the DDP header of a tagged segment of len bytes: 16 bytes at p. */
+/*
+ * ULPDU_LENGTH and the DDP header of a tagged segment of len bytes, not its message's
+ * last (mark_last makes it so): 16 bytes at p.
+ */
 static void tagged_head(uint8_t *p, uint8_t op, uint32_t stag, uint64_t to, uint32_t len)
 {
 	uint32_t ulen = IWX_DDP_TAGGED_HDR_LEN + len;
 	struct iwx_ddp_tagged_hdr h = {
-		.ddp_ctrl = IWX_DDP_FLAG_TAGGED | IWX_DDP_FLAG_LAST | IWX_DDP_VERSION,
+		.ddp_ctrl = IWX_DDP_FLAG_TAGGED | IWX_DDP_VERSION,
 		.rdmap_ctrl = IWX_RDMAP_VERSION << IWX_RDMAP_VERSION_SHIFT | op,
 		.stag = htonl(stag), .to = htobe64(to),
 	};
@@ -241,6 +244,21 @@ static void tagged_head(uint8_t *p, uint8_t op, uint32_t stag, uint64_t to, uint
 	p[0] = ulen >> 8;
 	p[1] = ulen;
 	memcpy(p + 2, &h, sizeof(h));
+}
+
+/* The FPDU or header at p ends its message. */
+static void mark_last(uint8_t *p)
+{
+	p[2] |= IWX_DDP_FLAG_LAST;
+}
+
+/*
+ * A message to STAG is in flight, its next segment due at base + to: the segment before
+ * it, as the program would have followed it (iwx/fastpath.h, struct iwx_fp_cut).
+ */
+static void in_flight(uint64_t to)
+{
+	slots[0].cut = (struct iwx_fp_cut){ .to = BASE_TO + to, .stag = STAG, .valid = 1 };
 }
 
 /* An FPDU carrying a tagged segment (op: IWX_OP_WRITE or IWX_OP_READ_RESP) of len bytes. */
@@ -390,6 +408,7 @@ static void places_one_write(bool vlan)
 	size_t n;
 
 	fill_pattern(data, sizeof(data), 3);
+	in_flight(3000);
 	n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO + 3000, data, 1401);
 	frame_build(&frame, vlan, rcv_nxt, TCP_ACK, buf, n);
 	run();
@@ -402,6 +421,8 @@ static void places_one_write(bool vlan)
 	cr_assert_eq(memcmp(slots[0].ring[0].hdr, buf, 16), 0, "the record holds the header");
 	cr_assert_eq(slots[0].ring[0].trailer_len, iwx_mpa_pad_len(14 + 1401) + 4);
 	cr_assert_eq(slots[0].next_seq, rcv_nxt + n);
+	cr_assert(slots[0].cut.valid && slots[0].cut.to == BASE_TO + 3000 + 1401,
+		  "the message goes on after it");
 }
 
 Test(fastpath_bpf, places_a_write_at_its_tagged_offset)
@@ -426,6 +447,7 @@ Test(fastpath_bpf, many_fpdus_in_one_packet)
 	size_t n = 0;
 
 	fill_pattern(data, sizeof(data), 4);
+	in_flight(0);
 	for (int i = 0; i < 5; i++)
 		n += fpdu_tagged(buf + n, IWX_OP_WRITE, STAG, BASE_TO + i * 600, data + i * 600, 600);
 	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
@@ -443,15 +465,16 @@ Test(fastpath_bpf, an_fpdu_cut_across_packets_is_left_and_followed)
 	size_t n, m;
 
 	fill_pattern(data, sizeof(data), 5);
+	in_flight(0);
 	n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 1000);
 	send_fpdus(rcv_nxt, TCP_ACK, buf, 600);
 	assert_nothing_placed(IWX_FP_SKIP_SPLIT);
-	/* the rest of it, then a whole one */
-	m = fpdu_tagged(buf + n, IWX_OP_WRITE, STAG, BASE_TO + 2000, data, 100);
+	/* the rest of it, then a whole one, the message going on after it */
+	m = fpdu_tagged(buf + n, IWX_OP_WRITE, STAG, BASE_TO + 1000, data, 100);
 	send_fpdus(rcv_nxt + 600, TCP_ACK, buf + 600, n - 600 + m);
 	cr_assert_eq(slots[0].c.placed_fpdus, 1, "the FPDU after it is placed");
-	cr_assert_eq(memcmp(mem + REGION_OFF + 2000, data, 100), 0);
-	assert_guards(REGION_OFF + 2000, REGION_OFF + 2100);
+	cr_assert_eq(memcmp(mem + REGION_OFF + 1000, data, 100), 0);
+	assert_guards(REGION_OFF + 1000, REGION_OFF + 1100);
 }
 
 /* A packet the 4-tuple does not name a known connection for: nothing at all. */
@@ -569,6 +592,7 @@ Test(fastpath_bpf, read_response_is_placed)
 
 	publish(STAG, PD, IWX_ACCESS_LOCAL_WRITE, BASE_TO, REGION_LEN);
 	fill_pattern(data, sizeof(data), 6);
+	in_flight(10);
 	n = fpdu_tagged(buf, IWX_OP_READ_RESP, STAG, BASE_TO + 10, data, 1000);
 	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
 	cr_assert_eq(slots[0].c.placed_fpdus, 1);
@@ -605,8 +629,9 @@ Test(fastpath_bpf, uncertain_boundary_is_proposed_not_placed)
 	cr_assert_eq(slots[0].mark_seq, rcv_nxt);
 	cr_assert_eq(slots[0].c.proposals, 1);
 
-	/* iwxd confirms: the next packet is placed */
+	/* iwxd confirms: the next packet, the message's next segment, is placed */
 	slots[0].answer = IWX_FP_ANSWER(rcv_nxt, IWX_FP_CONFIRM);
+	fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO + 100, data, 100);
 	send_fpdus(rcv_nxt + n, TCP_ACK, buf, n);
 	cr_assert_eq(slots[0].state, IWX_FP_SYNC);
 	cr_assert_eq(slots[0].c.placed_fpdus, 1);
@@ -615,20 +640,25 @@ Test(fastpath_bpf, uncertain_boundary_is_proposed_not_placed)
 /* A packet after a gap is followed as an island; the gap filled, the stream goes on past it. */
 Test(fastpath_bpf, a_reordered_packet_is_joined)
 {
-	uint8_t buf[2048];
-	size_t n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 100);
+	uint8_t buf[3][2048];
+	size_t n = 0;
 
-	send_fpdus(rcv_nxt + n, TCP_ACK, buf, n);
+	in_flight(0);
+	for (int i = 0; i < 3; i++)
+		n = fpdu_tagged(buf[i], IWX_OP_WRITE, STAG, BASE_TO + i * 100, data, 100);
+	send_fpdus(rcv_nxt + n, TCP_ACK, buf[1], n);
 	assert_nothing_placed(IWX_FP_SKIP_UNSYNC);
 	cr_assert_eq(slots[0].state, IWX_FP_SYNC, "still in sync");
 	cr_assert_eq(slots[0].island_seq, rcv_nxt + n);
 	cr_assert_eq(slots[0].island_end, rcv_nxt + 2 * n);
 	/* the packet before it: placed, and the stream continues after the island */
-	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
+	send_fpdus(rcv_nxt, TCP_ACK, buf[0], n);
 	cr_assert_eq(slots[0].c.placed_fpdus, 1);
 	cr_assert_eq(slots[0].next_seq, rcv_nxt + 2 * n);
 	cr_assert_eq(slots[0].island_end, 0);
-	send_fpdus(rcv_nxt + 2 * n, TCP_ACK, buf, n);
+	cr_assert(slots[0].cut.valid && slots[0].cut.to == BASE_TO + 200,
+		  "the message as the island left it");
+	send_fpdus(rcv_nxt + 2 * n, TCP_ACK, buf[2], n);
 	cr_assert_eq(slots[0].c.placed_fpdus, 2);
 	cr_assert_eq(slots[0].c.proposals, 0, "never out of sync");
 }
@@ -675,6 +705,7 @@ Test(fastpath_bpf, a_resent_packet_is_behind)
 	uint8_t buf[2048];
 	size_t n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 100);
 
+	in_flight(0);
 	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
 	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
 	cr_assert_eq(slots[0].c.placed_fpdus, 1);
@@ -688,14 +719,16 @@ Test(fastpath_bpf, writes_behind_a_send_with_invalidate_wait)
 	uint8_t buf[4096];
 	size_t s = fpdu_send(buf, IWX_OP_SEND_INV, STAG, 20), n;
 
+	in_flight(0);
 	n = s + fpdu_tagged(buf + s, IWX_OP_WRITE, STAG, BASE_TO, data, 100);
 	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
 	cr_assert_eq(skipped(IWX_FP_SKIP_UNTAGGED), 1);
 	cr_assert_eq(skipped(IWX_FP_SKIP_HELD), 1);
 	cr_assert_eq(slots[0].head, 0);
 	assert_guards(0, 0);
-	/* released: the next Write is placed */
+	/* released: the Write's next segment is placed */
 	slots[0].release = IWX_FP_ANSWER(rcv_nxt, IWX_FP_RELEASE);
+	fpdu_tagged(buf + s, IWX_OP_WRITE, STAG, BASE_TO + 100, data, 100);
 	send_fpdus(rcv_nxt + n, TCP_ACK, buf + s, n - s);
 	cr_assert_eq(slots[0].c.placed_fpdus, 1);
 }
@@ -708,14 +741,62 @@ Test(fastpath_bpf, a_full_ring_stops_placement)
 
 	/* iwxd is behind by all but 128 records; then two packets of 128 one-byte FPDUs */
 	slots[0].head = IWX_FP_RING - 128;
+	in_flight(0);
 	for (int i = 0; i < 128; i++)
 		n += fpdu_tagged(buf + n, IWX_OP_WRITE, STAG, BASE_TO + i, data, 1);
 	cr_assert_eq(n, 128 * one);
 	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
+	for (int i = 0; i < 128; i++)
+		fpdu_tagged(buf + i * one, IWX_OP_WRITE, STAG, BASE_TO + 128 + i, data, 1);
 	send_fpdus(rcv_nxt + n, TCP_ACK, buf, n);
 	cr_assert_eq(slots[0].c.placed_fpdus, 128);
 	cr_assert_eq(skipped(IWX_FP_SKIP_RING_FULL), 128);
 	cr_assert_eq(slots[0].next_seq, rcv_nxt + 2 * n, "followed all the same");
+}
+
+/*
+ * A segment whose header does not continue its message (a tagged offset a corruption the
+ * CRC will catch has moved) is left to iwxd, which checks the CRC first; so is the one
+ * after it, which continues the message but not that header. The next is placed.
+ */
+Test(fastpath_bpf, a_segment_that_does_not_continue_its_message_is_left_to_iwxd)
+{
+	uint8_t buf[2048];
+	size_t n;
+
+	fill_pattern(data, sizeof(data), 13);
+	in_flight(0);
+	n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO + 1000, data, 100);
+	n += fpdu_tagged(buf + n, IWX_OP_WRITE, STAG, BASE_TO + 100, data + 100, 100);
+	n += fpdu_tagged(buf + n, IWX_OP_WRITE, STAG, BASE_TO + 200, data + 200, 100);
+	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
+	cr_assert_eq(skipped(IWX_FP_SKIP_FIRST), 2);
+	cr_assert_eq(slots[0].c.placed_fpdus, 1);
+	cr_assert_eq(memcmp(mem + REGION_OFF + 200, data + 200, 100), 0);
+	assert_guards(REGION_OFF + 200, REGION_OFF + 300);
+}
+
+/* After a message's last segment, the next message's first is iwxd's; its second is placed. */
+Test(fastpath_bpf, a_messages_first_segment_is_left_to_iwxd)
+{
+	uint8_t buf[2048];
+	size_t n, m;
+
+	fill_pattern(data, sizeof(data), 14);
+	in_flight(0);
+	n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 100);
+	mark_last(buf);
+	m = n;
+	n += fpdu_tagged(buf + n, IWX_OP_WRITE, STAG, BASE_TO + 100, data + 100, 100);
+	n += fpdu_tagged(buf + n, IWX_OP_WRITE, STAG, BASE_TO + 200, data + 200, 100);
+	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
+	cr_assert_eq(skipped(IWX_FP_SKIP_FIRST), 1);
+	cr_assert_eq(slots[0].c.placed_fpdus, 2);
+	cr_assert_eq(slots[0].ring[1].seq, rcv_nxt + m + (n - m) / 2, "the third FPDU's record");
+	cr_assert_eq(memcmp(mem + REGION_OFF, data, 100), 0);
+	cr_assert_eq(memcmp(mem + REGION_OFF + 200, data + 200, 100), 0);
+	for (int i = 100; i < 200; i++)
+		cr_assert_eq(mem[REGION_OFF + i], GUARD, "byte %d: the first segment placed", i);
 }
 
 /* An island that loses its way (a header cut by the packet's end) leaves the proposal intact. */
@@ -769,6 +850,7 @@ Test(fastpath_bpf, a_lazy_iwxd_is_rung_for_what_it_must_read)
 
 	slots[0].lazy = 1;
 	slots[0].wake_seq = seq;
+	in_flight(0);
 	n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 1000);
 	send_fpdus(seq, TCP_ACK, buf, n);
 	seq += n;
@@ -817,7 +899,9 @@ Test(fastpath_bpf, the_end_of_a_read_response_rings)
 	publish(STAG, PD, IWX_ACCESS_LOCAL_WRITE, BASE_TO, REGION_LEN);
 	slots[0].lazy = 1;
 	slots[0].wake_seq = rcv_nxt;
+	in_flight(0);
 	n = fpdu_tagged(buf, IWX_OP_READ_RESP, STAG, BASE_TO, data, 1000);
+	mark_last(buf);
 	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
 	cr_assert_eq(slots[0].c.placed_fpdus, 1);
 	cr_assert_eq(bells(&slot), 1);
@@ -952,6 +1036,7 @@ Test(fastpath_bpf, markers_are_left_out_of_what_is_placed)
 	fill_pattern(data, sizeof(data), 7);
 	with_markers(IWX_MPA_MARKER_INTERVAL - 4);
 	watch_iface();
+	in_flight(2000);
 	a = wire_write(2000, data, 1512);
 	b = wire_write(2000 + 1512, data + 1512, 999);
 	assert_marker(a + 4, 4);		/* in the DDP header, before the STag */
@@ -985,6 +1070,7 @@ Test(fastpath_bpf, a_packet_ahead_of_tcp_is_placed_by_its_markers)
 	fill_pattern(data, sizeof(data), 8);
 	with_markers(0);
 	watch_iface();
+	in_flight(100);
 	a = wire_write(100, data, 1200);
 	wire.end = peer.pos = 2048;	/* what the gap holds does not matter */
 	b = wire_write(100, data, 1200);
@@ -1018,17 +1104,18 @@ Test(fastpath_bpf, a_packet_from_inside_an_fpdu_places_the_next)
 
 	fill_pattern(data, sizeof(data), 9);
 	with_markers(0);
+	in_flight(0);
 	wire_write(0, data, 1500);
-	b = wire_write(2000, data + 1500, 600);
+	b = wire_write(1500, data + 1500, 600);
 	assert_marker(1024, 1020);	/* before the packet's start, 600 */
 	assert_marker(b + 4, 4);
 	send_wire(600, wire.end);
 	cr_assert_eq(slots[0].c.placed_fpdus, 1);
 	cr_assert_eq(slots[0].head, 1);
-	assert_record(0, b, 2000, 600);
-	cr_assert_eq(memcmp(mem + REGION_OFF + 2000, data + 1500, 600), 0);
+	assert_record(0, b, 1500, 600);
+	cr_assert_eq(memcmp(mem + REGION_OFF + 1500, data + 1500, 600), 0);
 	/* none of the first FPDU's bytes */
-	assert_guards(REGION_OFF + 2000, REGION_OFF + 2600);
+	assert_guards(REGION_OFF + 1500, REGION_OFF + 2100);
 }
 
 /* A marker inside an FPDU with a wrong FPDUPTR, or reserved bits set: none of it is placed. */
@@ -1038,8 +1125,9 @@ Test(fastpath_bpf, a_marker_that_does_not_point_at_its_fpdu_places_nothing)
 
 	fill_pattern(data, sizeof(data), 10);
 	with_markers(0);
+	in_flight(0);
 	a = wire_write(0, data, 1500);
-	b = wire_write(2000, data, 600);
+	b = wire_write(1500, data, 600);
 	assert_marker(1024, 1020);
 	wire_at(1024)[3] += 4;	/* 4 bytes too far back */
 	send_wire(a, b);
@@ -1051,6 +1139,34 @@ Test(fastpath_bpf, a_marker_that_does_not_point_at_its_fpdu_places_nothing)
 	cr_assert_eq(skipped(IWX_FP_SKIP_MARKER), 2);
 	cr_assert_eq(slots[0].head, 0);
 	assert_guards(0, 0);
+}
+
+/*
+ * Ahead of a gap, the message in order may go on in the packet, but no further than the
+ * gap's bytes could carry it: a tagged offset before where it goes on, or past what the
+ * gap holds, is left to iwxd.
+ */
+Test(fastpath_bpf, ahead_of_a_gap_only_where_the_message_can_have_got_to_is_placed)
+{
+	uint32_t b, c, d;
+
+	fill_pattern(data, sizeof(data), 15);
+	with_markers(0);
+	in_flight(1000);
+	wire_write(1000, data, 1200);	/* the gap: not sent */
+	b = wire_write(500, data, 600);
+	c = wire_write(1000 + 2 * b, data, 600);	/* at c, no more than c bytes came */
+	d = wire_write(1000 + c, data, 600);		/* d - c bytes short of that */
+	/* each in a packet of its own (a marker in each points at it), ahead of the gap */
+	send_wire(b, c);
+	send_wire(c, d);
+	send_wire(d, wire.end);
+	cr_assert_eq(skipped(IWX_FP_SKIP_FIRST), 2, "before the message, and past the gap");
+	cr_assert_eq(slots[0].c.placed_fpdus, 1, "the third: within what the gap holds");
+	cr_assert_eq(slots[0].c.ahead, 1);
+	assert_record(0, d, 1000 + c, 600);
+	cr_assert_eq(memcmp(mem + REGION_OFF + 1000 + c, data, 600), 0);
+	assert_guards(REGION_OFF + 1000 + c, REGION_OFF + 1000 + c + 600);
 }
 
 /* No marker in the packet that points at an FPDU starting in it: nothing to place from. */
@@ -1080,6 +1196,7 @@ Test(fastpath_bpf, an_fpdu_on_a_mark_is_led_by_its_marker)
 
 	fill_pattern(data, sizeof(data), 12);
 	with_markers(0);
+	in_flight(0);
 	a = wire_write(0, data, 996);
 	b = wire_write(996, data + 996, 700);
 	cr_assert_eq(b, 1024);
@@ -1095,8 +1212,13 @@ Test(fastpath_bpf, an_fpdu_on_a_mark_is_led_by_its_marker)
 	assert_record(0, a, 0, 996);
 	assert_record(1, b, 996, 700);
 
-	/* from inside the first: the marker that leads the second is where it starts */
+	/*
+	 * From inside the first, the stream in order back at its start (as if what came above
+	 * had been ahead of it): the marker that leads the second is where it starts
+	 */
 	memset(mem + REGION_OFF + 996, GUARD, 700);
+	slots[0].next_seq = mark_base + a;
+	in_flight(0);
 	send_wire(600, wire.end);
 	cr_assert_eq(slots[0].c.placed_fpdus, 3);
 	cr_assert_eq(memcmp(mem + REGION_OFF + 996, data + 996, 700), 0);

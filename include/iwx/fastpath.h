@@ -38,6 +38,7 @@
 #define IWX_FP_SKIPS(X)								\
 	X(UNTAGGED,	"untagged",	"a Send, Read Request or Terminate: iwxd's")	\
 	X(EMPTY,	"empty",	"a tagged segment without payload")		\
+	X(FIRST,	"first",	"not the segment that continues its message: iwxd places it once its CRC holds") \
 	X(UNSYNC,	"unsync",	"start not certain: a gap iwxd has not confirmed, or no marker") \
 	X(SPLIT,	"split",	"the FPDU does not end in the packet")	\
 	X(HELD,		"held",		"behind a Send with Invalidate iwxd has not taken") \
@@ -101,6 +102,22 @@ struct iwx_fp_rec {
 	__u32	rsvd;
 };
 
+/*
+ * The tagged segment that would continue the message of the last one in the stream, as
+ * its sender cuts them: the same STag, at the tagged offset where that one ended. Only
+ * such a segment is placed before iwxd has checked its CRC, so a header the CRC fails
+ * cannot aim its payload anywhere else; a message's first segment is iwxd's to place.
+ * Ahead of a gap (markers), the first FPDU of a packet may begin up to slack bytes past
+ * to: no more payload than the gap's bytes can have come before it.
+ */
+struct iwx_fp_cut {
+	__u64	to;
+	__u32	stag;
+	__u32	valid;		/* 0: the last one ended its message, or is not known */
+	__u32	slack;
+	__u32	rsvd;
+};
+
 enum iwx_fp_state {
 	IWX_FP_UNSYNC,		/* no boundary known: propose one at the next packet */
 	IWX_FP_PROPOSED,	/* mark_seq proposed, followed since; waits for iwxd */
@@ -127,6 +144,10 @@ struct iwx_fp_slot {
 	__u32	island_seq;	/* SYNC: packets followed after a gap span [island_seq, */
 	__u32	island_end;	/* island_end); 0: none */
 	__u32	wake_seq;	/* the end of the last packet iwxd must read itself */
+	__u32	rsvd;
+	struct iwx_fp_cut cut;	/* PROPOSED, SYNC: at next_seq */
+	struct iwx_fp_cut walk_cut;	/* the packet's walk's, where it has got to */
+	struct iwx_fp_cut island_cut;	/* at island_end */
 	/* iwxd's */
 	__u32	tail;		/* records taken */
 	__u32	lazy;		/* iwxd sleeps on its low-water mark: ring it (the programs clear it) */
