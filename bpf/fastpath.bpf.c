@@ -281,8 +281,8 @@ struct walk {
 	bool			ahead;		/* the packet came before bytes in front of it */
 	bool			island;		/* followed, not placed: after a gap (walk_packet) */
 	bool			bad;		/* a header that is not DDP/RDMAP */
-	bool			unplaced;	/* an FPDU was skipped */
-	bool			completes;	/* a Read Response's last segment was placed */
+	bool			unplaced;	/* an FPDU was skipped that iwxd must read soon */
+	bool			completes;	/* a Read Response's last segment came */
 };
 
 static __always_inline bool seq_before(__u32 a, __u32 b)
@@ -294,7 +294,9 @@ static __always_inline void skip(struct walk *w, __u32 why)
 {
 	if (why >= IWX_FP_SKIP_N)
 		return;
-	w->unplaced = true;
+	/* a message's first segment can wait for iwxd's next read: nothing waits on it */
+	if (why != IWX_FP_SKIP_FIRST)
+		w->unplaced = true;
 	w->s->c.skipped[why]++;
 	if (w->ifc)
 		w->ifc->skipped[why]++;
@@ -451,6 +453,8 @@ static __always_inline __u32 place(struct walk *w, const __u8 *hdr, __u32 ulen, 
 	check = iwx_check_tagged(&st->desc, stag, w->conn->pd, need, to, len);
 	if (check)
 		return reason_of_check(check);
+	if (op == IWX_OP_READ_RESP && (hdr[2] & IWX_DDP_FLAG_LAST))
+		w->completes = true;	/* placed or not, its Read is iwxd's to complete now */
 	if (!s->walk_cut.valid || stag != s->walk_cut.stag || to - s->walk_cut.to > s->walk_cut.slack)
 		return IWX_FP_SKIP_FIRST;
 	if (s->head - s->tail >= IWX_FP_RING)
@@ -471,8 +475,6 @@ static __always_inline __u32 place(struct walk *w, const __u8 *hdr, __u32 ulen, 
 		return IWX_FP_SKIP_HEADER;
 	r->trailer_len = pad + IWX_MPA_CRC_LEN;
 	__sync_fetch_and_add(&s->head, 1);	/* the record, then its publication */
-	if (op == IWX_OP_READ_RESP && (hdr[2] & IWX_DDP_FLAG_LAST))
-		w->completes = true;
 	s->c.placed_fpdus++;
 	s->c.placed_bytes += len;
 	if (w->ahead)

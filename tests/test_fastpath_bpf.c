@@ -908,6 +908,36 @@ Test(fastpath_bpf, the_end_of_a_read_response_rings)
 	cr_assert_eq(slots[0].wake_seq, rcv_nxt + n);
 }
 
+/*
+ * A message's first segment, left to iwxd, does not wake it: it waits for iwxd's next
+ * read like the placed FPDUs behind it. Unless it ends a Read Response: its Read completes.
+ */
+Test(fastpath_bpf, a_first_segment_rings_only_where_a_read_completes)
+{
+	uint8_t buf[2048];
+	size_t n;
+	int slot = -1;
+
+	publish(STAG, PD, IWX_ACCESS_REMOTE_WRITE | IWX_ACCESS_LOCAL_WRITE, BASE_TO, REGION_LEN);
+	slots[0].lazy = 1;
+	slots[0].wake_seq = rcv_nxt;
+	n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 1000);
+	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
+	cr_assert_eq(skipped(IWX_FP_SKIP_FIRST), 1);
+	cr_assert_eq(bells(&slot), 0, "a Write's first segment: iwxd sleeps on");
+	cr_assert_eq(slots[0].lazy, 1);
+	cr_assert_eq(slots[0].wake_seq, rcv_nxt);
+
+	/* a Read Response of one segment, its first and last */
+	slots[0].cut.valid = 0;
+	fpdu_tagged(buf, IWX_OP_READ_RESP, STAG, BASE_TO, data, 1000);
+	mark_last(buf);
+	send_fpdus(rcv_nxt + n, TCP_ACK, buf, n);
+	cr_assert_eq(skipped(IWX_FP_SKIP_FIRST), 2);
+	cr_assert_eq(bells(&slot), 1, "the Read completes with it");
+	cr_assert_eq(slots[0].wake_seq, rcv_nxt + 2 * n);
+}
+
 /* ------------------------------------------------------------------- markers */
 
 #define LO_IFINDEX	1	/* lo, where BPF_PROG_TEST_RUN's packets arrive, in any netns */

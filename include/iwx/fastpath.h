@@ -21,8 +21,10 @@
  * Wake-ups: while placed FPDUs stream in, iwxd need not wake for each packet. It sets
  * the socket's SO_RCVLOWAT high and the slot's lazy flag, and the programs ring it (a
  * record in iwx_fp_bells) at the first packet it must read itself: one with bytes not
- * placed, or the last segment of a Read Response (a Read completes there). wake_seq,
- * where the last such packet ends, tells iwxd whether one came before it went lazy.
+ * placed, or the last segment of a Read Response (a Read completes there). A message's
+ * first segment (skip reason FIRST) alone does not ring: it waits for iwxd's next read,
+ * as the placed FPDUs behind it do. wake_seq, where the last packet that rang ends,
+ * tells iwxd whether one came before it went lazy.
  */
 #ifndef IWX_FASTPATH_H
 #define IWX_FASTPATH_H
