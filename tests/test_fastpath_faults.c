@@ -235,12 +235,15 @@ static struct iwx_fp_counters fp_counters(int i)
 static const char *const skip_names[] = { IWX_FP_SKIPS(SKIP_NAME) };
 
 /*
- * The fast path of daemon i placed something; its skips show where it resynchronised.
+ * The fast path of daemon i placed something; its skips show where it resynchronised
+ * (unsync: after a gap, the FPDUs iwxd read itself until the programs were certain again).
  * With markers and segments reordered, some of it out of order.
  */
 static void assert_placed(int i, bool reordered)
 {
 	struct iwx_fp_counters c = fp_counters(i);
+	struct faults_counts f = faults_counts(inj[1 - i]);	/* on the way to daemon i */
+	uint64_t gaps = f.dropped + f.reordered;
 	char skips[512] = "";
 	size_t n = 0;
 
@@ -253,6 +256,11 @@ static void assert_placed(int i, bool reordered)
 		    (unsigned long long)c.placed_fpdus, (unsigned long long)c.placed_bytes,
 		    (unsigned long long)c.ahead, (unsigned long long)c.proposals,
 		    (unsigned long long)c.confirmed, n ? skips : " nothing");
+	if (gaps)
+		cr_log_info("fast path of %s: back in sync after %.1f FPDUs per gap (%llu unsync "
+			    "for %llu segments dropped or reordered on the way)", pair.ns.dev[i],
+			    (double)c.skipped[IWX_FP_SKIP_UNSYNC] / (double)gaps,
+			    (unsigned long long)c.skipped[IWX_FP_SKIP_UNSYNC], (unsigned long long)gaps);
 	cr_assert_gt(c.placed_fpdus, 0, "the fast path of %s placed nothing", pair.ns.dev[i]);
 	if (param.markers && reordered)
 		cr_assert_gt(c.ahead, 0, "with markers, the fast path of %s placed nothing out of "
