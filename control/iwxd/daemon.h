@@ -131,6 +131,7 @@ struct vqp {
 	uint32_t		fp_head;	/* ... the slot's records written, at the last turn */
 	uint32_t		fp_seen;	/* ... lazy: the engine's read position at the last tick */
 	uint64_t		fp_tick_ms;	/* ... lazy: when it is looked at again */
+	int			fp_mark;	/* ... lazy: its SO_RCVLOWAT */
 	struct watch		tcp_w;		/* the stream once established (the engine's once it runs) */
 	uint32_t		tcp_events;	/* watched for; 0: not watched */
 	bool			blocked;	/* waits for the socket or for room in a CQ */

@@ -32,10 +32,11 @@
 #define QUIESCE_SPINS	1000000	/* sched_yield()s, seconds: programs run for microseconds */
 /* Wake-ups (iwx/fastpath.h): iwxd sleeps on a followed socket's low-water mark once a turn
  * finds this many records new, with the mark at a quarter of the receive buffer, at most
- * LOWAT_MAX; a lazy connection whose engine read nothing for a tick is read at once. */
+ * LOWAT_MAX, and following the buffer as TCP grows it (each tick); a lazy connection
+ * whose engine read nothing for a tick is read at once. */
 #define LAZY_RECORDS	32
 #define LOWAT_MIN	(64 << 10)
-#define LOWAT_MAX	(512 << 10)
+#define LOWAT_MAX	(2048 << 10)
 #define LAZY_TICK_MS	5
 
 struct iface {
@@ -271,13 +272,23 @@ static void bells_ready(struct iwxd *d, struct watch *w, uint32_t events)
 	ring_buffer__consume(d->fp->bells);
 }
 
+/* The low-water mark for q's socket: a quarter of its receive buffer, at most LOWAT_MAX. */
+static int lazy_mark(const struct vqp *q)
+{
+	int rcvbuf = 0;
+	socklen_t len = sizeof(rcvbuf);
+
+	if (getsockopt(q->tcp_w.fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &len))
+		return 0;
+	return rcvbuf / 4 < LOWAT_MAX ? rcvbuf / 4 : LOWAT_MAX;
+}
+
 void fastpath_conn_turned(struct iwxd *d, struct vqp *q)
 {
 	struct fastpath *fp = d->fp;
 	struct iwx_fp_slot *s;
 	uint32_t head, took;
-	int rcvbuf = 0, mark;
-	socklen_t len = sizeof(rcvbuf);
+	int mark;
 
 	if (!fp || !q->fp_slot || q->fp_lazy || !q->eng)
 		return;
@@ -286,10 +297,9 @@ void fastpath_conn_turned(struct iwxd *d, struct vqp *q)
 	took = head - q->fp_head;
 	q->fp_head = head;
 	/* a stream of placed FPDUs, no gap: else packets ring, and every wake-up costs two */
-	if (took < LAZY_RECORDS || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != IWX_FP_SYNC ||
-	    getsockopt(q->tcp_w.fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &len))
+	if (took < LAZY_RECORDS || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != IWX_FP_SYNC)
 		return;
-	mark = rcvbuf / 4 < LOWAT_MAX ? rcvbuf / 4 : LOWAT_MAX;
+	mark = lazy_mark(q);
 	if (mark < LOWAT_MIN)
 		return;
 	/* lazy, then wake_seq; the programs store wake_seq, then exchange lazy: one sees the other */
@@ -300,6 +310,7 @@ void fastpath_conn_turned(struct iwxd *d, struct vqp *q)
 		return;
 	}
 	lowat(q, mark);
+	q->fp_mark = mark;
 	q->fp_lazy = true;
 	q->fp_seen = iwx_qp_fast_seq(q->eng);
 	q->fp_tick_ms = iwx_conn_now_ms() + LAZY_TICK_MS;
@@ -313,6 +324,7 @@ void fastpath_conn_turned(struct iwxd *d, struct vqp *q)
 void fastpath_conn_timers(struct iwxd *d, struct vqp *q, uint64_t now)
 {
 	uint32_t seq;
+	int mark;
 
 	if (!q->fp_lazy || !q->eng)
 		return;
@@ -326,6 +338,12 @@ void fastpath_conn_timers(struct iwxd *d, struct vqp *q, uint64_t now)
 		return;
 	}
 	q->fp_seen = seq;
+	/* TCP grows the buffer as the stream speeds up: a mark set early would stay small */
+	mark = lazy_mark(q);
+	if (mark > q->fp_mark) {
+		lowat(q, mark);
+		q->fp_mark = mark;
+	}
 	q->fp_tick_ms = now + LAZY_TICK_MS;
 	loop_due(&d->loop, q->fp_tick_ms);
 }
