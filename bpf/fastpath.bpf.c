@@ -687,7 +687,8 @@ static __always_inline void join(struct iwx_fp_slot *s, __u32 seq)
 
 /*
  * One TCP segment of a connection iwxd knows, its slot held. true: every byte of it is in
- * FPDUs placed (an FPDU is placed only whole in one packet, so the packet starts at one).
+ * FPDUs placed or in messages' first segments, which can wait for iwxd's next read (an
+ * FPDU is placed only whole in one packet, so the packet starts at one).
  */
 static __always_inline bool walk_packet(struct walk *w, __u32 seq, __u32 plen)
 {
@@ -780,7 +781,7 @@ static long find_start(__u32 j, struct find *f)
 /*
  * One TCP segment of a connection with markers, its slot held: wherever in the stream it
  * lies, in order or ahead of a gap, its markers say where its FPDUs start (RFC 5044 §4.3,
- * RFC 5041 §1.1). true: every byte of it is in FPDUs placed.
+ * RFC 5041 §1.1). true: every byte of it is in FPDUs placed or in messages' first segments.
  */
 static __always_inline bool walk_marked(struct walk *w, __u32 seq, __u32 plen)
 {
@@ -828,12 +829,12 @@ static __always_inline bool walk_marked(struct walk *w, __u32 seq, __u32 plen)
 }
 
 /* Wake iwxd if it sleeps on its low-water mark (iwx/fastpath.h: Wake-ups). */
-static __always_inline void ring(struct iwx_fp_slot *s, __u32 slot, struct iwx_fp_counters *ifc)
+static __always_inline void ring(struct iwx_fp_slot *s, __u32 bell, struct iwx_fp_counters *ifc)
 {
 	/* an exchange, a full barrier: iwxd stores lazy, then reads wake_seq */
 	if (!__sync_lock_test_and_set(&s->lazy, 0))
 		return;
-	bpf_ringbuf_output(&iwx_fp_bells, &slot, sizeof(slot), BPF_RB_FORCE_WAKEUP);
+	bpf_ringbuf_output(&iwx_fp_bells, &bell, sizeof(bell), BPF_RB_FORCE_WAKEUP);
 	__sync_fetch_and_add(&s->c.bells, 1);
 	if (ifc)
 		ifc->bells++;
@@ -841,7 +842,8 @@ static __always_inline void ring(struct iwx_fp_slot *s, __u32 slot, struct iwx_f
 
 /*
  * After the walk: a packet with bytes in the window that iwxd must read itself (any not
- * in a placed FPDU), or that completes a Read, moves wake_seq to its end and rings.
+ * in a placed FPDU or a message's first segment), or that completes a Read, moves wake_seq
+ * to its end and rings; for a Read's end only (whole), iwxd may stay lazy.
  */
 static __always_inline void wake_for(struct walk *w, __u32 seq, __u32 plen, bool whole)
 {
@@ -854,7 +856,7 @@ static __always_inline void wake_for(struct walk *w, __u32 seq, __u32 plen, bool
 		return;	/* all old: nothing TCP will queue */
 	if (seq_before(s->wake_seq, end))
 		s->wake_seq = end;
-	ring(s, w->conn->slot, w->ifc);
+	ring(s, w->conn->slot | (whole ? IWX_FP_BELL_STAY : 0), w->ifc);
 }
 
 static __always_inline struct iwx_fp_cpu *cpu_enter(void)

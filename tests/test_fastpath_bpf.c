@@ -889,7 +889,10 @@ Test(fastpath_bpf, a_lazy_iwxd_is_rung_for_what_it_must_read)
 	cr_assert_eq(slots[0].c.bells, 3);
 }
 
-/* The last segment of a Read Response completes a Read: placed, and iwxd rung for it. */
+/*
+ * The last segment of a Read Response completes a Read: placed, and iwxd rung for it,
+ * the bell saying that it may stay lazy (it takes the records, and sleeps on).
+ */
 Test(fastpath_bpf, the_end_of_a_read_response_rings)
 {
 	uint8_t buf[2048];
@@ -905,6 +908,7 @@ Test(fastpath_bpf, the_end_of_a_read_response_rings)
 	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
 	cr_assert_eq(slots[0].c.placed_fpdus, 1);
 	cr_assert_eq(bells(&slot), 1);
+	cr_assert_eq((uint32_t)slot, 0 | IWX_FP_BELL_STAY, "slot 0: iwxd may stay lazy");
 	cr_assert_eq(slots[0].wake_seq, rcv_nxt + n);
 }
 
@@ -935,6 +939,7 @@ Test(fastpath_bpf, a_first_segment_rings_only_where_a_read_completes)
 	send_fpdus(rcv_nxt + n, TCP_ACK, buf, n);
 	cr_assert_eq(skipped(IWX_FP_SKIP_FIRST), 2);
 	cr_assert_eq(bells(&slot), 1, "the Read completes with it");
+	cr_assert_eq((uint32_t)slot, 0 | IWX_FP_BELL_STAY, "slot 0: iwxd may stay lazy");
 	cr_assert_eq(slots[0].wake_seq, rcv_nxt + 2 * n);
 }
 

@@ -128,6 +128,7 @@ struct vqp {
 	struct iwx_qp		*eng;		/* the engine, once the stream is in full operation */
 	uint32_t		fp_slot;	/* its slot in the fast path, + 1; 0: not followed */
 	bool			fp_lazy;	/* ... iwxd sleeps on the socket's low-water mark */
+	bool			fp_rung_stay;	/* ... lazy, rung for a Read's end only */
 	uint32_t		fp_head;	/* ... the slot's records written, at the last turn */
 	uint32_t		fp_seen;	/* ... lazy: the engine's read position at the last tick */
 	uint64_t		fp_tick_ms;	/* ... lazy: when it is looked at again */

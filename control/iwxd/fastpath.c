@@ -248,28 +248,66 @@ static void lazy_end(struct fastpath *fp, struct vqp *q)
 		return;
 	__atomic_store_n(&fp->slots[q->fp_slot - 1].lazy, 0, __ATOMIC_SEQ_CST);
 	q->fp_lazy = false;
+	q->fp_rung_stay = false;
 	lowat(q, 1);
 }
 
-/* The programs rang for a slot: its queue pair reads what TCP has and will have. */
+/*
+ * q sleeps on its mark again, unless a packet it must read came since it last read (lazy,
+ * then wake_seq; the programs store wake_seq, then exchange lazy: one sees the other).
+ */
+static bool lazy_arm(struct fastpath *fp, struct vqp *q)
+{
+	struct iwx_fp_slot *s = &fp->slots[q->fp_slot - 1];
+
+	__atomic_store_n(&s->lazy, 1, __ATOMIC_SEQ_CST);
+	if ((int32_t)(iwx_qp_fast_seq(q->eng) - __atomic_load_n(&s->wake_seq, __ATOMIC_SEQ_CST)) < 0) {
+		__atomic_store_n(&s->lazy, 0, __ATOMIC_RELAXED);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The programs rang for a slot: its queue pair reads what TCP has and will have; or, for a
+ * packet that rang for a Read's end only, takes what there is and sleeps on (bells_ready).
+ */
 static int bell(void *ctx, void *data, size_t size)
 {
 	struct fastpath *fp = ctx;
-	uint32_t slot;
+	uint32_t bell, slot;
+	struct vqp *q;
 
-	if (size < sizeof(slot))
+	if (size < sizeof(bell))
 		return 0;
-	memcpy(&slot, data, sizeof(slot));
-	if (slot < fp->nslots && fp->slot_qp[slot])
-		lazy_end(fp, fp->slot_qp[slot]);
+	memcpy(&bell, data, sizeof(bell));
+	slot = bell & ~IWX_FP_BELL_STAY;
+	if (slot >= fp->nslots || !(q = fp->slot_qp[slot]))
+		return 0;
+	if ((bell & IWX_FP_BELL_STAY) && q->fp_lazy)
+		q->fp_rung_stay = true;
+	else
+		lazy_end(fp, q);
 	return 0;
 }
 
 static void bells_ready(struct iwxd *d, struct watch *w, uint32_t events)
 {
+	struct fastpath *fp = d->fp;
+
 	(void)w;
 	(void)events;
-	ring_buffer__consume(d->fp->bells);
+	ring_buffer__consume(fp->bells);
+	for (uint32_t slot = 0; slot < fp->nslots; slot++) {
+		struct vqp *q = fp->slot_qp[slot];
+
+		if (!q || !q->fp_rung_stay)
+			continue;
+		q->fp_rung_stay = false;
+		vqp_service(d, q);	/* TCP has the packet: the programs ring before it */
+		if (fp->slot_qp[slot] == q && q->fp_lazy && q->eng && !lazy_arm(fp, q))
+			lazy_end(fp, q);
+	}
 }
 
 /* The low-water mark for q's socket: a quarter of its receive buffer, at most LOWAT_MAX. */
@@ -302,13 +340,8 @@ void fastpath_conn_turned(struct iwxd *d, struct vqp *q)
 	mark = lazy_mark(q);
 	if (mark < LOWAT_MIN)
 		return;
-	/* lazy, then wake_seq; the programs store wake_seq, then exchange lazy: one sees the other */
-	__atomic_store_n(&s->lazy, 1, __ATOMIC_SEQ_CST);
-	if ((int32_t)(iwx_qp_fast_seq(q->eng) - __atomic_load_n(&s->wake_seq, __ATOMIC_SEQ_CST)) < 0) {
-		/* a packet iwxd must read is on its way (or queued): not now */
-		__atomic_store_n(&s->lazy, 0, __ATOMIC_RELAXED);
-		return;
-	}
+	if (!lazy_arm(fp, q))
+		return;	/* a packet iwxd must read is on its way (or queued): not now */
 	lowat(q, mark);
 	q->fp_mark = mark;
 	q->fp_lazy = true;

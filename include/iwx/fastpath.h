@@ -24,7 +24,9 @@
  * placed, or the last segment of a Read Response (a Read completes there). A message's
  * first segment (skip reason FIRST) alone does not ring: it waits for iwxd's next read,
  * as the placed FPDUs behind it do. wake_seq, where the last packet that rang ends,
- * tells iwxd whether one came before it went lazy.
+ * tells iwxd whether one came before it went lazy. A bell is the slot's number, with
+ * IWX_FP_BELL_STAY when the packet rang for a Read's end only (all else in it placed, or
+ * a message's first segment): iwxd then takes what there is and stays lazy.
  */
 #ifndef IWX_FASTPATH_H
 #define IWX_FASTPATH_H
@@ -33,6 +35,7 @@
 
 #include <iwx/ddp_check.h>
 
+#define IWX_FP_BELL_STAY	(1u << 31)	/* in a bell: iwxd may stay lazy */
 #define IWX_FP_RING		4096	/* records per connection, a power of two: 6 MiB of FPDUs behind iwxd */
 #define IWX_FP_COPY_ELEMS	17	/* a payload of up to 64 KiB spans at most 17 4-KiB elements */
 
