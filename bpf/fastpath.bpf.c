@@ -583,15 +583,14 @@ static __always_inline long walk_one(struct walk *w, const bool markers)
 	if (why != IWX_FP_SKIP_N)
 		skip(w, why);
 
+	/* an FPDU that ends in the packet has its header whole in it */
+	if (at_byte(w, TAGGED_HDR - 1, markers) < w->end)
+		follow_cut(w, hdr, ulen);
+	else
+		s->walk_cut.valid = 0;	/* its header is cut short: not known */
 	w->seq += fpdu;
-	if (w->off + fpdu > w->end) {
-		if (at_byte(w, TAGGED_HDR - 1, markers) < w->end)
-			follow_cut(w, hdr, ulen);
-		else
-			s->walk_cut.valid = 0;	/* its header is cut short: not known */
+	if (w->off + fpdu > w->end)
 		return 1;
-	}
-	follow_cut(w, hdr, ulen);
 	w->off += fpdu;
 	return 0;
 }
