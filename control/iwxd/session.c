@@ -119,6 +119,13 @@ static int hello(struct iwxd *d, struct client *c, struct iwx_ipc_hello *h, int 
 	h->arena_size = c->arena.size;
 	h->arena_bpf = c->arena.bpf;
 	h->arena_map_id = c->arena.map_id;
+	h->max_shared = d->o.max[LIMIT_ARENA];
+	h->max_pds = d->o.max[LIMIT_PDS];
+	h->max_mrs = d->o.max[LIMIT_MRS];
+	h->max_cqs = d->o.max[LIMIT_CQS];
+	h->max_qps = d->o.max[LIMIT_QPS];
+	h->max_qp_depth = IWX_IPC_MAX_QP_DEPTH;
+	h->max_cq_entries = IWX_IPC_MAX_CQ_ENTRIES;
 	fds[0] = c->arena.fd;
 	fds[1] = c->bell_w.fd;
 	fds[2] = c->notify_fd;
@@ -137,11 +144,7 @@ static bool pd_in_use(const struct iwxd *d, const struct client *c, uint32_t pd)
 
 static int64_t mr_reg(struct iwxd *d, struct client *c, const struct iwx_ipc_mr_reg *r)
 {
-	const uint8_t known = IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE |
-			      IWX_ACCESS_REMOTE_READ;
-
-	if (r->access & ~known || !r->len ||
-	    ((r->access & IWX_ACCESS_REMOTE_WRITE) && !(r->access & IWX_ACCESS_LOCAL_WRITE)))
+	if (!iwx_access_valid(r->access) || !r->len)
 		return -EINVAL;
 	if (r->arena_off == IWX_IPC_NOT_ARENA)
 		return shm_mr_reg(d, c, r);	/* in memory the client shared with us */

@@ -23,8 +23,6 @@
 #include "fastpath.h"
 #include "outbox.h"
 
-#define MAX_QP_DEPTH	4096
-#define MAX_CQ_ENTRIES	65536
 #define WC_BATCH	64
 #define CLOSE_MS	10000	/* a graceful close waits this long for the peer's */
 
@@ -61,7 +59,7 @@ struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *
 {
 	struct vcq *cq;
 
-	if (!entries || entries > MAX_CQ_ENTRIES) {
+	if (!entries || entries > IWX_IPC_MAX_CQ_ENTRIES) {
 		*err = -EINVAL;
 		return NULL;
 	}
@@ -185,7 +183,7 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 		*err = -ENOENT;
 		return NULL;
 	}
-	if (sq > MAX_QP_DEPTH || rq > MAX_QP_DEPTH) {
+	if (sq > IWX_IPC_MAX_QP_DEPTH || rq > IWX_IPC_MAX_QP_DEPTH) {
 		*err = -EINVAL;
 		return NULL;
 	}
@@ -371,6 +369,9 @@ void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn)
 	outbox_event_of_conn(&q->est, conn);
 	q->est.type = IWX_IPC_EV_ESTABLISHED;
 	q->est.qp = q->num;
+	/* the peer's private data: an initiator's application learns the reply's here */
+	q->est.pd_len = conn->peer_pd_len;
+	memcpy(q->est.pd, conn->peer_pd, conn->peer_pd_len);
 	q->tcp_w.fn = on_tcp;
 	vqp_set_state(q, IWX_SHQ_RTS);
 	d->st.conns_established++;

@@ -11,4 +11,11 @@
 #define IWX_ACCESS_REMOTE_WRITE	0x2
 #define IWX_ACCESS_REMOTE_READ	0x4
 
+/* Known rights, and remote write only with local write (as ibverbs requires too). */
+static inline int iwx_access_valid(unsigned int a)
+{
+	return !(a & ~(IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE | IWX_ACCESS_REMOTE_READ)) &&
+	       (!(a & IWX_ACCESS_REMOTE_WRITE) || (a & IWX_ACCESS_LOCAL_WRITE));
+}
+
 #endif /* IWX_ACCESS_H */

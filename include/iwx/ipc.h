@@ -16,11 +16,13 @@
 #include <iwx/ring.h>
 #include <iwx/verbs.h>
 
-#define IWX_IPC_VERSION		6
+#define IWX_IPC_VERSION		7
 #ifndef IWX_DEFAULT_SOCKET	/* also in iwx/iwx.h, for applications */
 #define IWX_DEFAULT_SOCKET	"/run/iwx/iwxd.sock"
 #endif
 #define IWX_IPC_MAX		65536	/* largest message, header included */
+#define IWX_IPC_MAX_QP_DEPTH	4096	/* a work queue's most outstanding requests */
+#define IWX_IPC_MAX_CQ_ENTRIES	65536
 #define IWX_IPC_PRIVDATA	512	/* MPA private data (RFC 5044 §7.1) */
 
 enum iwx_ipc_op {
@@ -70,6 +72,10 @@ struct iwx_ipc_hello {
 	uint64_t	arena_size;	/* request: wanted; reply: granted */
 	uint32_t	arena_bpf;	/* reply: the arena is a BPF array map (else a memfd) */
 	uint32_t	arena_map_id;
+	/* reply: what this client may hold (iwxd's limits) and how large its queues may be */
+	uint64_t	max_shared;	/* bytes: arena and registered memory */
+	uint32_t	max_pds, max_mrs, max_cqs, max_qps;
+	uint32_t	max_qp_depth, max_cq_entries;
 };
 
 struct iwx_ipc_id {		/* PD_ALLOC reply, PD_FREE, MR_DEREG, *_DESTROY, DISCONNECT, ... */

@@ -102,6 +102,18 @@ void iwx_free(struct iwx_device *dev, void *p);
 /* The arena's size in bytes, as iwxd granted it. */
 size_t iwx_device_arena_size(const struct iwx_device *dev);
 
+/* What this client may hold of iwxd (its options, iwxd --help), and the queues' limits. */
+struct iwx_device_limits {
+	uint64_t	max_shared;	/* bytes of arena and registered memory together */
+	uint32_t	max_pds, max_mrs, max_cqs, max_qps;
+	uint32_t	max_qp_depth;	/* a send or receive queue's depth */
+	uint32_t	max_cq_entries;
+	uint32_t	max_sge;	/* IWX_MAX_SGE */
+	uint32_t	max_private_data;	/* bytes of MPA private data */
+	uint32_t	max_rd_atomic;	/* RDMA Reads in flight, each way (ORD and IRD) */
+};
+void iwx_device_limits(const struct iwx_device *dev, struct iwx_device_limits *lim);
+
 /* ------------------------------------------------------- protection, memory */
 
 struct iwx_pd *iwx_alloc_pd(struct iwx_device *dev);
@@ -174,6 +186,13 @@ int iwx_comp_fd(struct iwx_device *dev);
 void iwx_ack_comp(struct iwx_device *dev);
 
 /*
+ * iwx_ack_comp, saying which CQs woke: up to n of those whose arming fired go into
+ * cqs, each once (more stay for the next call, and keep the fd readable). Returns how
+ * many.
+ */
+int iwx_ack_comp_cqs(struct iwx_device *dev, struct iwx_cq **cqs, int n);
+
+/*
  * Wait up to timeout_ms (-1: for ever) until cq has a completion: arm, poll, sleep.
  * Returns the number taken into wc (>= 1), 0 on time-out, or -ESHUTDOWN when iwxd
  * has gone away (every queue pair is then lost).
@@ -230,6 +249,9 @@ int iwx_post_send(struct iwx_qp *qp, const struct iwx_send_wr *wr);
 int iwx_post_recv(struct iwx_qp *qp, const struct iwx_recv_wr *wr);
 
 /* --------------------------------------------------------- connections (CM) */
+
+#define IWX_MAX_RD_ATOMIC	255	/* iwx_conn_param's ird and ord at most */
+#define IWX_MAX_PRIVATE_DATA	512	/* bytes of MPA private data (RFC 5044 §7.1) */
 
 struct iwx_conn_param {
 	const void	*private_data;		/* MPA private data, up to 512 bytes */
@@ -321,7 +343,8 @@ int iwx_disconnect(struct iwx_qp *qp);
 
 enum iwx_event_type {
 	IWX_EVENT_CONNECT_REQUEST,	/* on a listener: conn_id, peer, private data, info */
-	IWX_EVENT_ESTABLISHED,		/* qp is in RTS; info holds what was agreed */
+	IWX_EVENT_ESTABLISHED,		/* qp is in RTS; info holds what was agreed, private data the
+					   peer's (the MPA Reply's, at the initiator) */
 	IWX_EVENT_REJECTED,		/* the peer rejected; its private data */
 	IWX_EVENT_UNREACHABLE,		/* connect failed: status, see "Closing a connection" */
 	IWX_EVENT_DISCONNECTED,		/* the stream ended; term says why */
@@ -362,7 +385,7 @@ struct iwx_event {
 	struct iwx_conn_info	info;		/* CONNECT_REQUEST (what the peer asked), ESTABLISHED */
 	struct iwx_term_info	term;		/* DISCONNECTED */
 	uint16_t		private_data_len;
-	uint8_t			private_data[512];
+	uint8_t			private_data[IWX_MAX_PRIVATE_DATA];
 };
 
 /*

@@ -65,6 +65,7 @@ struct iwx_device {
 	uint32_t		client_id;
 	uint8_t			*arena;
 	size_t			arena_size;
+	struct iwx_device_limits limits;	/* from iwxd's hello */
 	struct arena_alloc	alloc;
 	struct pending_event	*events, **events_tail;
 	bool			lost;		/* iwxd went away */

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <iwx/level.h>
 #include <iwx/term.h>
 
 #include "client.h"
@@ -20,6 +21,7 @@
 #define ALLOC_ALIGN	64
 
 _Static_assert((int)IWX_EVENT_DISCONNECTED == IWX_IPC_EV_DISCONNECTED, "event numbering");
+_Static_assert(IWX_MAX_PRIVATE_DATA == IWX_IPC_PRIVDATA, "private data");
 
 /*
  * Keep ready_fd set exactly while iwx_get_event has something to give without reading
@@ -28,15 +30,7 @@ _Static_assert((int)IWX_EVENT_DISCONNECTED == IWX_IPC_EV_DISCONNECTED, "event nu
  */
 static void show_ready(struct iwx_device *dev)
 {
-	bool ready = dev->events || (dev->lost && !dev->lost_told);
-	uint64_t v = 1;
-
-	if (ready == dev->ready)
-		return;
-	dev->ready = ready;
-	if ((ready ? write(dev->ready_fd, &v, sizeof(v)) : read(dev->ready_fd, &v, sizeof(v))) < 0) {
-		/* an eventfd of ours, counted 0 or 1: neither fails */
-	}
+	iwx_level_set(dev->ready_fd, &dev->ready, dev->events || (dev->lost && !dev->lost_told));
 }
 
 static void lose(struct iwx_device *dev)
@@ -207,6 +201,13 @@ struct iwx_device *iwx_open(const struct iwx_open_opts *opts)
 	dev->notify_fd = fds[2];
 	dev->client_id = hello.client_id;
 	dev->arena_size = hello.arena_size;
+	dev->limits = (struct iwx_device_limits){
+		.max_shared = hello.max_shared, .max_pds = hello.max_pds, .max_mrs = hello.max_mrs,
+		.max_cqs = hello.max_cqs, .max_qps = hello.max_qps,
+		.max_qp_depth = hello.max_qp_depth, .max_cq_entries = hello.max_cq_entries,
+		.max_sge = IWX_MAX_SGE, .max_private_data = IWX_MAX_PRIVATE_DATA,
+		.max_rd_atomic = IWX_MAX_RD_ATOMIC,
+	};
 	dev->arena = mmap(NULL, dev->arena_size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
 	close(fds[0]);
 	fds[0] = fds[1] = fds[2] = -1;
@@ -301,6 +302,11 @@ void *iwx_alloc(struct iwx_device *dev, size_t len)
 size_t iwx_device_arena_size(const struct iwx_device *dev)
 {
 	return dev->arena_size;
+}
+
+void iwx_device_limits(const struct iwx_device *dev, struct iwx_device_limits *lim)
+{
+	*lim = dev->limits;
 }
 
 void iwx_free(struct iwx_device *dev, void *p)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "client.h"
@@ -186,6 +187,62 @@ static void restore_prot(const struct prot_list *l)
 				 l->run[i].prot);
 }
 
+/*
+ * The copy and the mapping over it run on a stack of their own: the pages may hold
+ * this thread's stack (a buffer in a caller's frame), and whatever the move wrote
+ * there between the copy and the mapping (a return address) would be lost. The job,
+ * both contexts and the stack are in a mapping of their own, which never moves.
+ */
+#define JOB_STACK	(64 << 10)
+
+struct move_job {
+	ucontext_t	back, run;
+	uintptr_t	start;
+	size_t		len;
+	void		*tmp;
+	int		fd;	/* in: the shared memory; out (-1): tmp is private, moved over */
+	int		err;
+};
+
+static __thread struct move_job *job;
+
+static void move_job_run(void)
+{
+	struct move_job *j = job;
+
+	copy_pages(j->tmp, (void *)j->start, j->len);
+	if (j->fd >= 0 ? mmap((void *)j->start, j->len, PROT_READ | PROT_WRITE,
+			      MAP_SHARED | MAP_FIXED, j->fd, 0) == MAP_FAILED :
+			 /* one step, so that no moment finds the pages missing */
+			 mremap(j->tmp, j->len, j->len, MREMAP_MAYMOVE | MREMAP_FIXED,
+				(void *)j->start) == MAP_FAILED)
+		j->err = -errno;
+}	/* back to j->back, through uc_link */
+
+/* Copy [start, start + len) into tmp, then put fd's pages (fd < 0: tmp itself) there. */
+static int copy_and_map(uintptr_t start, size_t len, void *tmp, int fd)
+{
+	size_t size = sizeof(struct move_job) + JOB_STACK;
+	struct move_job *j = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				  -1, 0);
+	int err;
+
+	if (j == MAP_FAILED)
+		return -errno;
+	*j = (struct move_job){ .start = start, .len = len, .tmp = tmp, .fd = fd };
+	err = getcontext(&j->run) ? -errno : 0;
+	if (!err) {
+		j->run.uc_stack.ss_sp = j + 1;
+		j->run.uc_stack.ss_size = JOB_STACK;
+		j->run.uc_link = &j->back;
+		makecontext(&j->run, move_job_run, 0);
+		job = j;
+		err = swapcontext(&j->back, &j->run) ? -errno : j->err;
+	}
+	munmap(j, size);
+	return err;
+}
+
 /* Copy [start, start + len) into the shared memory fd and map it there instead. */
 static int move_in(uintptr_t start, size_t len, int fd)
 {
@@ -200,11 +257,8 @@ static int move_in(uintptr_t start, size_t len, int fd)
 		err = -errno;
 		goto out;
 	}
-	copy_pages(tmp, (void *)start, len);
-	if (mmap((void *)start, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
-	    MAP_FAILED)
-		err = -errno;
-	else
+	err = copy_and_map(start, len, tmp, fd);
+	if (!err)
 		restore_prot(&prots);
 	munmap(tmp, len);
 out:
@@ -233,10 +287,7 @@ static void move_out(const struct moved *m)
 	tmp = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (tmp == MAP_FAILED)
 		goto out;	/* it stays shared: correct, if not private */
-	copy_pages(tmp, (void *)m->start, m->len);
-	/* one step, so that no moment finds the pages missing */
-	if (mremap(tmp, m->len, m->len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)m->start) ==
-	    MAP_FAILED)
+	if (copy_and_map(m->start, m->len, tmp, -1))
 		munmap(tmp, m->len);
 	else
 		restore_prot(&prots);

@@ -79,8 +79,8 @@ struct iwx_mr *iwx_reg_mr(struct iwx_pd *pd, void *addr, size_t length, int acce
 	struct mr_entry *e;
 	int err = 0;
 
-	if (!addr || !length)
-		return fail_null(EINVAL);
+	if (!addr || !length || access < 0 || !iwx_access_valid((unsigned int)access))
+		return fail_null(EINVAL);	/* before any page moves */
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
@@ -295,12 +295,33 @@ int iwx_comp_fd(struct iwx_device *dev)
 	return dev->notify_fd;
 }
 
+int iwx_ack_comp_cqs(struct iwx_device *dev, struct iwx_cq **cqs, int n)
+{
+	uint64_t one = 1;
+	bool more = false;
+	int k = 0;
+
+	take_wakeups(dev);
+	for (struct iwx_cq *cq = dev->cqs; cq; cq = cq->next) {
+		if (!app_fired(cq))
+			continue;
+		if (k < n || !cqs) {
+			if (cqs)
+				cqs[k++] = cq;
+			cq->app_armed = cq->app_fired = false;
+		} else {
+			more = true;
+		}
+	}
+	if (more && write(dev->notify_fd, &one, sizeof(one)) < 0) {
+		/* the counter cannot overflow in practice */
+	}
+	return k;
+}
+
 void iwx_ack_comp(struct iwx_device *dev)
 {
-	take_wakeups(dev);
-	for (struct iwx_cq *cq = dev->cqs; cq; cq = cq->next)
-		if (app_fired(cq))
-			cq->app_armed = cq->app_fired = false;
+	iwx_ack_comp_cqs(dev, NULL, 0);
 }
 
 static int64_t now_ms(void)
