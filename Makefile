@@ -51,6 +51,12 @@ HEADERS		:= $(wildcard include/iwx/*.h)
 # what an application includes: the API and the headers it includes (the rest is internal)
 PUBLIC_HEADERS	:= $(addprefix include/iwx/,iwx.h verbs.h access.h)
 
+# the drop-ins for rdma-core programs (see their rules below)
+DROPIN		:= $(BUILD)/dropin
+VERBS_OBJS	:= $(patsubst %.c,$(BUILD)/%.o,$(wildcard lib/ibverbs/*.c))
+RDMACM_OBJS	:= $(patsubst %.c,$(BUILD)/%.o,$(wildcard lib/rdmacm/*.c))
+DROPIN_LIBS	:= $(addprefix $(DROPIN)/,libibverbs.so.1 librdmacm.so.1 libmlx5.so.1 libefa.so.1)
+
 CLI_SRCS	:= $(wildcard cli/*.c)
 CLI_BIN		:= $(BUILD)/iwx
 RPING_BIN	:= $(BUILD)/iwx_rping
@@ -85,8 +91,8 @@ FASTPATH_SKEL	:= $(BUILD)/bpf/fastpath.skel.h
 BPF_CFLAGS	:= -target bpf -mcpu=v3 -O2 -g -Wall -Wextra -Werror -Iinclude \
 		   -I/usr/include/$(shell uname -m)-linux-gnu
 
-.PHONY: all lib test test-asan test-fastpath check-install interop fuzz bench install clean
-all: lib $(CLI_BIN) $(RPING_BIN) $(IWXD_BIN)
+.PHONY: all lib test test-asan test-fastpath test-dropin check-install interop fuzz bench install clean
+all: lib $(CLI_BIN) $(RPING_BIN) $(IWXD_BIN) $(DROPIN_LIBS)
 
 lib: $(LIB_A) $(LIB_SO) $(PROTO_A) $(IPC_A)
 
@@ -110,7 +116,7 @@ $(LIB_SO): $(LIBIWX_OBJS)
 
 $(CLI_BIN): $(CLI_SRCS) $(wildcard cli/*.h) $(PROTO_A) $(IPC_A) $(HEADERS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $(CLI_SRCS) $(PROTO_A) $(IPC_A) -lpcap $(LDLIBS_CORE)
+	$(Q)$(CC) $(IWX_CFLAGS) -DIWX_DROPIN_DIR='"$(LIBDIR)/iwx"' -o $@ $(CLI_SRCS) $(PROTO_A) $(IPC_A) -lpcap $(LDLIBS_CORE)
 
 $(IWXD_BIN): $(DAEMON_SRCS) $(ENGINE_SRCS) $(ENGINE_HDRS) $(DAEMON_HDRS) $(PROTO_A) $(IPC_A) $(HEADERS) \
 		$(FASTPATH_SKEL)
@@ -118,6 +124,29 @@ $(IWXD_BIN): $(DAEMON_SRCS) $(ENGINE_SRCS) $(ENGINE_HDRS) $(DAEMON_HDRS) $(PROTO
 	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -Icontrol/iwxd -I$(BUILD)/bpf -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) \
 		$(PROTO_A) $(IPC_A) \
 		-pthread -lxdp -lbpf -lelf -lz $(LDLIBS_CORE)
+
+# The drop-ins (lib/ibverbs, lib/rdmacm): libibverbs.so.1 and librdmacm.so.1 on libiwx,
+# compiled against rdma-core's own headers and exporting its symbol versions, so that
+# programs built against rdma-core run over iwxd (iwx exec puts them in front of the
+# system's); librdmacm reaches libiwx through libibverbs. And the stand-ins for the
+# provider libraries perftest links (lib/standin).
+
+$(DROPIN)/libibverbs.so.1: $(VERBS_OBJS) $(LIBIWX_OBJS) lib/ibverbs/libibverbs.map
+	@mkdir -p $(@D)
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared -Wl,-soname,$(@F) -Wl,--version-script=lib/ibverbs/libibverbs.map \
+		-Wl,--no-undefined -o $@ $(VERBS_OBJS) $(LIBIWX_OBJS) -pthread
+
+$(DROPIN)/librdmacm.so.1: $(RDMACM_OBJS) $(DROPIN)/libibverbs.so.1 lib/rdmacm/librdmacm.map
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared -Wl,-soname,$(@F) -Wl,--version-script=lib/rdmacm/librdmacm.map \
+		-Wl,--no-undefined -o $@ $(RDMACM_OBJS) $(DROPIN)/libibverbs.so.1 -pthread
+
+$(DROPIN)/lib%.so.1: lib/standin/%.c lib/standin/lib%.map
+	@mkdir -p $(@D)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(IWX_CFLAGS) -fPIC -shared -Wl,-soname,$(@F) -Wl,--version-script=lib/standin/lib$*.map \
+		-o $@ $<
 
 # ---------------------------------------------------------------- tests
 
@@ -227,9 +256,23 @@ test: $(TEST_BIN) $(CLI_BIN) $(IWXD_BIN) $(VICTIM_BIN) $(BENCH_BINS) check-insta
 	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
 	$(Q)$(MAKE) --no-print-directory test-asan
 	$(Q)$(MAKE) --no-print-directory test-fastpath
+	$(Q)$(MAKE) --no-print-directory test-dropin
 	$(Q)$(MAKE) --no-print-directory interop
 	$(call msg,TEST,$(TEST_BIN))
 	$(Q)$(TEST_BIN) --jobs 2
+
+# Unmodified rdma-core programs (rping, qperf, perftest, ibv_devinfo) through iwx exec,
+# and verbs_check: built against rdma-core's libraries, as any application, run on ours.
+VERBS_CHECK	:= $(BUILD)/tests/verbs_check
+
+$(VERBS_CHECK): tests/dropin/verbs_check.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $< -libverbs -lrdmacm
+
+test-dropin: all $(VERBS_CHECK)
+	$(call msg,TEST,rdma-core programs over the drop-ins)
+	$(Q)tests/dropin/run.sh $(abspath $(BUILD))
 
 # ------------------------------------------------------------- interop
 
@@ -321,6 +364,8 @@ install: all
 	$(Q)install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
 	$(Q)ln -sf libiwx.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libiwx.so
 	$(Q)install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCLUDEDIR)/iwx/
+	$(Q)install -d $(DESTDIR)$(LIBDIR)/iwx
+	$(Q)install -m 755 $(DROPIN_LIBS) $(DESTDIR)$(LIBDIR)/iwx/
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 		libiwx.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/libiwx.pc

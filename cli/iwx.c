@@ -5,6 +5,7 @@
 
 #include "admin.h"
 #include "decode.h"
+#include "exec.h"
 #include "fastpath.h"
 
 #ifndef IWX_VERSION
@@ -26,6 +27,7 @@ static const struct command commands[] = {
 	{ "attach", cmd_attach, "attach iwxd's fast path (BPF placement) to an interface" },
 	{ "detach", cmd_detach, "detach iwxd's fast path from an interface" },
 	{ "stats", cmd_stats, "the fast path's counters: per interface and connection" },
+	{ "exec", cmd_exec, "run a verbs program (rping, perftest) over iwx, unmodified" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

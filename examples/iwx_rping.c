@@ -269,9 +269,11 @@ static int setup(struct rping *r, const char *sock)
 	r->recv_msg = iwx_alloc(r->dev, sizeof(*r->recv_msg));
 	if (!r->start_buf || !r->rdma_buf || !r->send_msg || !r->recv_msg)
 		return -ENOMEM;
-	r->start_mr = iwx_reg_mr(r->pd, r->start_buf, r->size, IWX_ACCESS_REMOTE_READ);
-	r->rdma_mr = iwx_reg_mr(r->pd, r->rdma_buf, r->size,
-				IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE);
+	/* as rdma-core's rping: both buffers the peer may read and write */
+	r->start_mr = iwx_reg_mr(r->pd, r->start_buf, r->size, IWX_ACCESS_LOCAL_WRITE |
+				 IWX_ACCESS_REMOTE_READ | IWX_ACCESS_REMOTE_WRITE);
+	r->rdma_mr = iwx_reg_mr(r->pd, r->rdma_buf, r->size, IWX_ACCESS_LOCAL_WRITE |
+				IWX_ACCESS_REMOTE_READ | IWX_ACCESS_REMOTE_WRITE);
 	r->send_mr = iwx_reg_mr(r->pd, r->send_msg, sizeof(*r->send_msg), 0);
 	r->recv_mr = iwx_reg_mr(r->pd, r->recv_msg, sizeof(*r->recv_msg), IWX_ACCESS_LOCAL_WRITE);
 	if (!r->start_mr || !r->rdma_mr || !r->send_mr || !r->recv_mr)

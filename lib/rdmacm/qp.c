@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The queue pair of an id: rdma_create_qp makes it on the id's context (with the CQs
+ * and PD it lacks, as rdma-core does) and moves it to INIT, ready for receives before
+ * the connection. Applications that make their own QP ask rdma_init_qp_attr what to
+ * set, and connect it by number (rdma_conn_param.qp_num).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cm.h"
+
+static int fail(int err)
+{
+	errno = err;
+	return -1;
+}
+
+/* The CQs rdma_create_qp makes when the application gives none (rdma-core's too). */
+static int make_cqs(struct rdma_cm_id *cid, struct ibv_qp_init_attr_ex *a)
+{
+	int n = (int)(a->cap.max_send_wr + a->cap.max_recv_wr);
+
+	if (a->send_cq && a->recv_cq)
+		return 0;
+	cid->send_cq_channel = ibv_create_comp_channel(cid->verbs);
+	cid->send_cq = cid->send_cq_channel ?
+			       ibv_create_cq(cid->verbs, n > 0 ? n : 1, cid, cid->send_cq_channel, 0) :
+			       NULL;
+	if (!cid->send_cq)
+		return -1;
+	cid->recv_cq_channel = cid->send_cq_channel;
+	cid->recv_cq = cid->send_cq;
+	cm_id_of(cid)->own_cqs = true;
+	if (!a->send_cq)
+		a->send_cq = cid->send_cq;
+	if (!a->recv_cq)
+		a->recv_cq = cid->recv_cq;
+	return 0;
+}
+
+static void free_cqs(struct rdma_cm_id *cid)
+{
+	if (!cm_id_of(cid)->own_cqs)
+		return;
+	if (cid->send_cq)
+		ibv_destroy_cq(cid->send_cq);
+	if (cid->send_cq_channel)
+		ibv_destroy_comp_channel(cid->send_cq_channel);
+	cid->send_cq = cid->recv_cq = NULL;
+	cid->send_cq_channel = cid->recv_cq_channel = NULL;
+	cm_id_of(cid)->own_cqs = false;
+}
+
+int rdma_create_qp_ex(struct rdma_cm_id *cid, struct ibv_qp_init_attr_ex *a)
+{
+	struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				    .qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
+						       IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ };
+	struct ibv_qp *qp;
+
+	if (!cid->verbs || cid->qp)
+		return fail(EINVAL);	/* resolve or bind first; one QP an id */
+	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd) {
+		pthread_mutex_lock(&cm.lock);
+		if (!cm.pd)
+			cm.pd = ibv_alloc_pd(cm.ctx);
+		pthread_mutex_unlock(&cm.lock);
+		if (!cm.pd)
+			return -1;
+		a->pd = cm.pd;
+		a->comp_mask |= IBV_QP_INIT_ATTR_PD;
+	}
+	if (a->pd->context != cid->verbs)
+		return fail(EINVAL);
+	if (make_cqs(cid, a))
+		return -1;
+	qp = ibv_create_qp_ex(cid->verbs, a);
+	if (!qp) {
+		int err = errno;
+
+		free_cqs(cid);
+		return fail(err);
+	}
+	ibv_modify_qp(qp, &init, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_PORT);
+	cid->qp = qp;
+	cid->pd = a->pd;
+	return 0;
+}
+
+int rdma_create_qp(struct rdma_cm_id *cid, struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex a = {
+		.qp_context = attr->qp_context, .send_cq = attr->send_cq, .recv_cq = attr->recv_cq,
+		.srq = attr->srq, .cap = attr->cap, .qp_type = attr->qp_type,
+		.sq_sig_all = attr->sq_sig_all, .comp_mask = pd ? IBV_QP_INIT_ATTR_PD : 0, .pd = pd,
+	};
+
+	if (rdma_create_qp_ex(cid, &a))
+		return -1;
+	attr->cap = a.cap;
+	return 0;
+}
+
+void rdma_destroy_qp(struct rdma_cm_id *cid)
+{
+	if (!cid->qp)
+		return;
+	pthread_mutex_lock(&cm.lock);
+	if (cm_id_of(cid)->conn_qp == cid->qp)
+		cm_id_of(cid)->conn_qp = NULL;
+	pthread_mutex_unlock(&cm.lock);
+	ibv_destroy_qp(cid->qp);
+	cid->qp = NULL;
+	free_cqs(cid);
+}
+
+/* What an iWARP QP needs set to go to *state (the kernel's iw_cm_init_qp_attr). */
+int rdma_init_qp_attr(struct rdma_cm_id *cid, struct ibv_qp_attr *attr, int *mask)
+{
+	(void)cid;
+	switch (attr->qp_state) {
+	case IBV_QPS_INIT:
+	case IBV_QPS_RTR:
+		attr->qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+					IBV_ACCESS_REMOTE_READ;
+		*mask = IBV_QP_STATE | IBV_QP_ACCESS_FLAGS;
+		return 0;
+	case IBV_QPS_RTS:
+		*mask = IBV_QP_STATE;
+		return 0;
+	default:
+		return fail(EINVAL);
+	}
+}
+
+/* For an application's own QP (IB's RTU): on iWARP the connection is established already. */
+int rdma_establish(struct rdma_cm_id *cid)
+{
+	(void)cid;
+	return 0;
+}
+
+struct ibv_srq;
+int rdma_create_srq(struct rdma_cm_id *cid, struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
+{
+	(void)cid, (void)pd, (void)attr;
+	return fail(EOPNOTSUPP);
+}
+
+int rdma_create_srq_ex(struct rdma_cm_id *cid, struct ibv_srq_init_attr_ex *attr)
+{
+	(void)cid, (void)attr;
+	return fail(EOPNOTSUPP);
+}
+
+void rdma_destroy_srq(struct rdma_cm_id *cid)
+{
+	(void)cid;
+}

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Unmodified rdma-core programs over iwx: Debian's rping, qperf, perftest and
+# ibv_devinfo, run through `iwx exec` (the drop-in libibverbs and librdmacm) between two
+# network namespaces, each with an iwxd; and tests/dropin/verbs_check, our own program
+# against the real <infiniband/verbs.h> and <rdma/rdma_cma.h>, for what those do not reach.
+#
+#   tests/dropin/run.sh [BUILD_DIR]      (as root)
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=$top/build
+[ $# -gt 0 ] && [ "$1" != --on ] && build=$1
+iwx=$build/iwx
+iwxd=$build/iwxd
+check=$build/tests/verbs_check
+A=192.0.2.1 B=192.0.2.2
+id=${IWX_DROPIN_ID:-$$}	# pair's children re-enter this script: the same namespaces
+ns_a=iwxdi-$id-a ns_b=iwxdi-$id-b
+passed=0 failed=0
+pids=()
+
+# --on SIDE CMD...: (re-entered by pair, under timeout) CMD in SIDE's namespace, over its iwxd
+if [ "${1:-}" = --on ]; then
+	side=$2; shift 2
+	ns=ns_$side
+	exec ip netns exec "${!ns}" "$iwx" exec -s "$IWX_DROPIN_OUT/$side.sock" -- "$@"
+fi
+
+out=$(mktemp -d /tmp/iwx-dropin-XXXXXX)
+export IWX_DROPIN_OUT=$out IWX_DROPIN_ID=$id
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+	ip netns del "$ns_a" 2>/dev/null
+	ip netns del "$ns_b" 2>/dev/null
+	rm -rf "$out"
+}
+trap cleanup EXIT
+
+for tool in rping qperf ib_write_bw ibv_devinfo; do
+	if ! command -v "$tool" >/dev/null; then
+		echo "dropin: $tool is not installed (scripts/install-deps.sh installs it)"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+done
+
+ip netns add "$ns_a" && ip netns add "$ns_b" &&
+	ip link add "dv${id}a" netns "$ns_a" type veth peer name "dv${id}b" netns "$ns_b" &&
+	ip -n "$ns_a" addr add "$A/24" dev "dv${id}a" && ip -n "$ns_b" addr add "$B/24" dev "dv${id}b" &&
+	ip -n "$ns_a" link set "dv${id}a" up && ip -n "$ns_b" link set "dv${id}b" up &&
+	ip -n "$ns_a" link set lo up && ip -n "$ns_b" link set lo up || {
+	echo "dropin: cannot make the namespaces"; echo "0 passed, 1 failed"; exit 1; }
+
+# an iwxd in each namespace, serving a socket in $out
+for side in a b; do
+	ns=ns_$side
+	ip netns exec "${!ns}" "$iwxd" -v -s "$out/$side.sock" >"$out/iwxd-$side.log" 2>&1 &
+	pids+=($!)
+done
+for _ in $(seq 50); do
+	[ -S "$out/a.sock" ] && [ -S "$out/b.sock" ] && break
+	sleep 0.1
+done
+
+result() {
+	if [ "$1" -eq 0 ]; then
+		passed=$((passed + 1)); echo "  PASS $2"
+	else
+		failed=$((failed + 1)); echo "  FAIL $2"
+	fi
+}
+
+# on SIDE CMD...: CMD in SIDE's namespace, over its iwxd
+on() {
+	local side=$1 ns; shift
+	ns=ns_$side
+	ip netns exec "${!ns}" "$iwx" exec -s "$out/$side.sock" -- "$@"
+}
+
+# pair NAME SECS 'SERVER CMD' 'CLIENT CMD' [SERVER_SIDE]: the server in b (or a), the
+# client on the other side, each within SECS; both must exit 0. Output in $out/NAME.{srv,cli}.
+pair() {
+	local name=$1 secs=$2 srv=$3 cli=$4 s=${5:-b} c rc=0 spid
+	c=$([ "$s" = b ] && echo a || echo b)
+	# shellcheck disable=SC2086
+	timeout "$secs" "$0" --on "$s" $srv >"$out/$name.srv" 2>&1 &
+	spid=$!
+	sleep 0.5
+	# shellcheck disable=SC2086
+	timeout "$secs" "$0" --on "$c" $cli >"$out/$name.cli" 2>&1 || rc=$?
+	wait "$spid" || { [ $rc -ne 0 ] || rc=$?; }
+	if [ $rc -ne 0 ]; then
+		echo "  $name: exit $rc; client:"; tail -8 "$out/$name.cli" | sed 's/^/    /'
+		echo "  server:"; tail -8 "$out/$name.srv" | sed 's/^/    /'
+	fi
+	return $rc
+}
+
+echo "dropin: unmodified rdma-core programs through iwx exec"
+
+# ibv_devinfo and ibv_devices see one iWARP device, iwx0, with one active port
+on a ibv_devinfo -v >"$out/devinfo" 2>&1
+rc=$?
+for want in 'hca_id:	iwx0' 'transport:			iWARP' 'state:			PORT_ACTIVE' \
+	'link_layer:		Ethernet' 'max_qp_wr:			4096' 'max_sge:			8'; do
+	grep -qF "$want" "$out/devinfo" || { echo "  ibv_devinfo: no '$want'"; rc=1; }
+done
+result $rc "ibv_devinfo -v: iwx0, iWARP, port active, iwxd's limits"
+on a ibv_devices >"$out/devices" 2>&1 && grep -q '^ *iwx0 ' "$out/devices"
+result $? "ibv_devices lists iwx0"
+
+# rping, data verified (-V), several sizes, both ways
+for size in 64 1000 32768; do
+	for s in b a; do
+		peer=$([ "$s" = b ] && echo $B || echo $A)
+		name=rping-$size-to-$s
+		if pair "$name" 30 "rping -s -a $peer -V -C 10 -S $size" \
+			"rping -c -a $peer -v -V -C 10 -S $size" "$s"; then
+			n=$(grep -c '^ping data: rdma-ping-' "$out/$name.cli")
+			[ "$n" -eq 10 ] || { echo "  $name: $n pings of 10"; false; }
+		fi
+		result $? "rping -S $size, server in $s: 10 pings, data verified"
+	done
+done
+
+# qperf with rdma_cm: one server, a client per test
+ip netns exec "$ns_b" "$iwx" exec -s "$out/b.sock" -- qperf >"$out/qperf.srv" 2>&1 &
+pids+=($!)
+sleep 0.5
+for t in rc_bw rc_lat rc_rdma_read_bw; do
+	timeout 30 ip netns exec "$ns_a" "$iwx" exec -s "$out/a.sock" -- qperf -cm1 -t 1 "$B" "$t" \
+		>"$out/qperf-$t" 2>&1
+	rc=$?
+	grep -qE '^ +(bw|latency) += +[0-9.]+ ' "$out/qperf-$t" || rc=1
+	[ $rc -eq 0 ] || sed 's/^/    /' "$out/qperf-$t"
+	result $rc "qperf -cm1 $t: $(grep -E '(bw|latency) +=' "$out/qperf-$t" | tr -s ' ')"
+done
+
+# perftest over rdma_cm (-R): every size to 8 MiB, each side exits 0 and prints its table
+for t in ib_send_bw ib_write_bw ib_read_bw ib_send_lat ib_write_lat ib_read_lat; do
+	n=100
+	case $t in *lat) n=50 ;; esac
+	if pair "$t" 90 "$t -R -a -n $n" "$t -R -a -n $n $B"; then
+		grep -qE '^ 8388608 ' "$out/$t.cli" || { echo "  $t: no 8 MiB row"; false; }
+	fi
+	result $? "perftest $t -R -a: 2 B to 8 MiB"
+done
+if pair write-old 60 "ib_write_bw -R -s 65536 -n 1000 --use_old_post_send" \
+	"ib_write_bw -R -s 65536 -n 1000 --use_old_post_send $B"; then
+	grep -qE '^ 65536 ' "$out/write-old.cli"
+fi
+result $? "perftest ib_write_bw --use_old_post_send"
+
+# our own program: error returns, unsupported verbs, ibv_wr_*, events after the peer dies
+if [ -x "$check" ]; then
+	pair verbs_check 60 "$check -s" "$check -c $B"
+	result $? "verbs_check: what the programs above do not reach"
+	sed -n 's/^ok /    ok /p' "$out/verbs_check.cli"
+else
+	result 1 "verbs_check: not built ($check)"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
