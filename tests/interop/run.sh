@@ -2,7 +2,8 @@
 # Interoperability with a real peer: Linux's software iWARP driver (siw) and rdma-core's
 # rping in a qemu guest (../shared/interop), against iwx: an iwxd in the host side's
 # namespace serving iwx_rping (a libiwx application), both directions, CRC on and off,
-# MPA revisions 1 and 2, then with the fast path attached. Each exchange is captured on the bridge and must decode cleanly
+# MPA revisions 1 and 2; Debian's own rping and perftest through iwx exec, both
+# directions; then with the fast path attached. Each exchange is captured on the bridge and must decode cleanly
 # in `iwx decode` and, with CRC, as "Good CRC32" in tshark.
 #
 #   tests/interop/run.sh [BUILD_DIR]      (as root; the guest image is built and cached once)
@@ -141,6 +142,58 @@ siw_client siw-client-rev2-crc "" on
 siw_client siw-client-rev2-nocrc "" off --no-crc
 siw_client siw-client-rev2-siw-asks-crc "mpa_crc_required=1" on --no-crc
 siw_client siw-client-rev1 "mpa_version=1" on
+
+# Unmodified rdma-core programs over iwx (iwx exec: the drop-in libibverbs and librdmacm)
+# against the same programs on siw. dropin_client NAME PORT GUEST-SERVER HOST-CLIENT: the
+# host's output must match the pattern $want; dropin_server NAME HOST-SERVER GUEST-CLIENT:
+# the guest's console must.
+dropin_client() {
+	local name=$1 port=$2 guest=$3 host=$4 rc=0
+	iwxd_mark
+	"$peer" -B -N 0 -T 150 -W "$port" -- "$guest" >"$out/$name.vm" 2>&1 || rc=1
+	# shellcheck disable=SC2086
+	[ $rc -eq 0 ] && { ip netns exec iwpeer timeout 90 "$iwx" exec -s "$sock" -- $host \
+		>"$out/$name.out" 2>&1 || rc=1; }
+	sleep 2
+	"$peer" --stop >/dev/null 2>&1
+	[ $rc -eq 0 ] && grep -Eq "$want" "$out/$name.out" &&
+		grep -aq "IWPEER-EXIT rc=0" /run/iwpeer/iwpeer/vm0.log || rc=1
+	[ $rc -ne 0 ] && { tail -5 "$out/$name.out" 2>/dev/null
+		grep -a "rror\|EXIT" /run/iwpeer/iwpeer/vm0.log | tail -5; iwxd_lines; }
+	result $rc "$name"
+}
+
+dropin_server() {
+	local name=$1 host=$2 guest=$3 rc=0
+	iwxd_mark
+	# shellcheck disable=SC2086
+	ip netns exec iwpeer timeout 120 "$iwx" exec -s "$sock" -- $host >"$out/$name.out" 2>&1 &
+	srv_pid=$!
+	sleep 0.5
+	"$peer" -N 0 -T 120 -- "$guest" >"$out/$name.vm" 2>&1 || rc=1
+	wait "$srv_pid" || rc=1
+	srv_pid=
+	"$peer" --stop >/dev/null 2>&1
+	[ $rc -eq 0 ] && grep -aEq "$want" "$out/$name.vm" || rc=1
+	[ $rc -ne 0 ] && { tail -5 "$out/$name.out"; grep -a "rror\|EXIT" "$out/$name.vm" | tail -5
+		iwxd_lines; }
+	result $rc "$name"
+}
+
+echo "interop: Debian's rping and perftest through iwx exec against the same on siw"
+want='ping data: rdma-ping-4:'
+dropin_client dropin-rping-client 7174 "rping -s -a 192.0.2.2 -v -V -C 5 -S 1000" \
+	"rping -c -a 192.0.2.2 -v -V -C 5 -S 1000"
+dropin_server dropin-rping-server "rping -s -a 192.0.2.1 -V -C 5 -S 1000" \
+	"rping -c -a 192.0.2.1 -v -V -C 5 -S 1000"
+# perftest needs -R (rdma_cm) on iWARP; the guest's device is siw0
+want='^ 65536 +100 '
+for t in ib_write_bw ib_read_bw ib_send_bw; do
+	dropin_client "dropin-$t-client" 18515 "$t -R -d siw0 -s 65536 -n 100" \
+		"$t -R -s 65536 -n 100 192.0.2.2"
+	dropin_server "dropin-$t-server" "$t -R -s 65536 -n 100" \
+		"$t -R -d siw0 -s 65536 -n 100 192.0.2.1"
+done
 
 # Again with the fast path at TC ingress of the namespace's interface, 32 KiB per
 # iteration: siw's Writes and Read Responses are placed by BPF, all but each message's
