@@ -150,6 +150,36 @@ if pair write-old 60 "ib_write_bw -R -s 65536 -n 1000 --use_old_post_send" \
 fi
 result $? "perftest ib_write_bw --use_old_post_send"
 
+# the fast path serves these programs too: attached at TC ingress on both sides, perftest's
+# Writes and Read Responses land in its registered (malloc'd) buffers by BPF
+fp=0
+for side in a b; do
+	ns=ns_$side
+	ip netns exec "${!ns}" "$iwx" attach dev "dv${id}$side" -s "$out/$side.sock" \
+		>>"$out/attach" 2>&1 || fp=1
+done
+if [ $fp -eq 0 ]; then
+	for t in ib_write_bw ib_read_bw; do
+		pair "$t-fastpath" 60 "$t -R -s 1048576 -n 200" "$t -R -s 1048576 -n 200 $B"
+		result $? "perftest $t -R 1 MiB with the fast path attached"
+	done
+	placed=0
+	for side in a b; do
+		ns=ns_$side
+		n=$(ip netns exec "${!ns}" "$iwx" stats -j -s "$out/$side.sock" 2>/dev/null |
+			grep -o '"placed_fpdus": [0-9]*' | head -1 | tr -dc 0-9)
+		placed=$((placed + ${n:-0}))
+	done
+	[ "$placed" -gt 0 ]
+	result $? "the fast path placed perftest's FPDUs (placed_fpdus: $placed)"
+	for side in a b; do
+		ns=ns_$side
+		ip netns exec "${!ns}" "$iwx" detach dev "dv${id}$side" -s "$out/$side.sock" >/dev/null 2>&1
+	done
+else
+	result 1 "iwx attach at TC ingress"; sed 's/^/    /' "$out/attach"
+fi
+
 # our own program: error returns, unsupported verbs, ibv_wr_*, events after the peer dies
 if [ -x "$check" ]; then
 	pair verbs_check 60 "$check -s" "$check -c $B"
