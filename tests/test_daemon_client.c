@@ -289,6 +289,52 @@ Test(daemon_client, receive_queue_depth_is_a_limit)
 	expect_full(iwx_post_recv(a.qp, &r));
 }
 
+/*
+ * A send CQ full of completions the application has not polled stops nothing else:
+ * Sends keep arriving into the receive CQ (perftest's server polls its send CQ only
+ * once its send queue is full, and waits for receives until then), and the send
+ * completions that had no room come, in order, once it polls.
+ */
+Test(daemon_client, a_full_send_cq_does_not_stop_receives)
+{
+	struct iwx_cq *scq = iwx_create_cq(a.dev, DEPTH);
+	struct iwx_qp_init_attr attr = { .send_cq = scq, .recv_cq = a.cq, .sq_depth = DEPTH,
+					 .rq_depth = 2 * DEPTH };
+	struct buf abuf = buf_new(&a, NULL, 4096, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf bbuf = buf_new(&b, NULL, 4096, ALL_ACCESS, false);
+	struct iwx_send_wr send = { .opcode = IWX_WR_SEND, .flags = IWX_WR_SIGNALED, .num_sge = 1,
+				    .sge = { sge_of(&bbuf, 0, 16) } };
+	struct iwx_recv_wr r = { .num_sge = 1, .sge = { sge_of(&abuf, 64, 64) } };
+	struct iwx_wc wc;
+
+	cr_assert_not_null(scq);
+	cr_assert_eq(iwx_destroy_qp(a.qp), 0);
+	a.qp = iwx_create_qp(a.pd, &attr);
+	cr_assert_not_null(a.qp, "iwx_create_qp: %s", iwx_strerror(errno));
+	for (r.wr_id = 100; r.wr_id < 100 + 2 * DEPTH; r.wr_id++)
+		cr_assert_eq(iwx_post_recv(a.qp, &r), 0);
+	cr_assert_eq(endpoint_connect(&a, &b, false, NULL), 0);
+	for (int i = 0; i < DEPTH; i++)
+		cr_assert_eq(post_write(&a, i, IWX_WR_SIGNALED, &abuf, &bbuf), 0);
+	usleep(100 * 1000);	/* the send CQ is full: DEPTH completions, none polled */
+
+	for (int i = 0; i < 2 * DEPTH; i++) {
+		send.wr_id = 200 + i;
+		cr_assert_eq(iwx_post_send(b.qp, &send), 0);
+		expect_wc(&b, 200 + i, IWX_WC_SUCCESS);
+		cr_assert_eq(iwx_wait_cq(a.cq, 1, &wc, EVENT_MS), 1, "Send %d arrived", i);
+		cr_assert_eq(wc.wr_id, 100 + (uint64_t)i);
+		cr_assert_eq(wc.opcode, IWX_WC_RECV);
+	}
+	for (int i = 0; i < DEPTH; i++) {
+		cr_assert_eq(iwx_wait_cq(scq, 1, &wc, EVENT_MS), 1);
+		cr_assert_eq(wc.wr_id, (uint64_t)i, "in order");
+	}
+	cr_assert_eq(iwx_destroy_qp(a.qp), 0);
+	a.qp = NULL;
+	cr_assert_eq(iwx_destroy_cq(scq), 0);
+}
+
 /* Completions still in the CQ when their queue pair goes keep the application's wr_id. */
 Test(daemon_client, completions_outlive_their_queue_pair)
 {

@@ -137,6 +137,8 @@ struct vqp {
 	uint32_t		tcp_events;	/* watched for; 0: not watched */
 	bool			blocked;	/* waits for the socket or for room in a CQ */
 	bool			backlog;	/* the engine holds completions the CQs had no room for */
+	struct iwx_wc		*parked;	/* send completions waiting for send CQ room (vqp.c) */
+	uint32_t		parked_n, parked_cap;
 	bool			ended;		/* DISCONNECTED said: the engine stays for its completions */
 	int			settle_ms;	/* as Initiator: hold the first FPDU this long */
 	uint64_t		settle_end_ms;	/* ... until then (0: not held) */

@@ -141,23 +141,52 @@ static void complete(struct vqp *q, struct iwx_wc *wc)
 	cq_push(wc->opcode == IWX_WC_RECV ? q->rcq : q->scq, wc);
 }
 
+/*
+ * Send completions the send CQ has no room for wait here, in order, while receive
+ * completions go on: a client that polls its send CQ only once it has a send queue's
+ * worth in it (perftest's server, for its credit Writes) still receives. At most a
+ * send queue's depth wait (as many as a client that keeps to its depth can have
+ * outstanding); beyond, or with one CQ for both, everything waits as before.
+ */
+static void park(struct vqp *q, const struct iwx_wc *wc)
+{
+	q->parked[q->parked_n++] = *wc;
+	__atomic_store_n(&q->scq->sh->need_room, 1, __ATOMIC_SEQ_CST);
+}
+
+static void unpark(struct vqp *q)
+{
+	uint32_t n = iwx_ring_space(&q->scq->ring);
+
+	n = n < q->parked_n ? n : q->parked_n;
+	for (uint32_t i = 0; i < n; i++)
+		complete(q, &q->parked[i]);
+	memmove(q->parked, q->parked + n, (q->parked_n - n) * sizeof(*q->parked));
+	q->parked_n -= n;
+	if (q->parked_n)
+		__atomic_store_n(&q->scq->sh->need_room, 1, __ATOMIC_SEQ_CST);
+}
+
 /* Move the engine's completions to the client's rings, as far as they have room. */
 static void drain(struct vqp *q)
 {
-	struct iwx_wc wc[WC_BATCH];
+	struct iwx_wc wc;
 
+	unpark(q);
 	while (iwx_qp_unpolled(q->eng)) {
-		uint32_t room = cq_room(q);
-		int n;
-
-		if (!room) {
+		/* the next may be a receive's, or a send's with none left to wait: room first */
+		if (!iwx_ring_space(&q->rcq->ring) || q->parked_n == q->parked_cap ||
+		    (q->scq == q->rcq && q->parked_n)) {
+			__atomic_store_n(&q->rcq->sh->need_room, 1, __ATOMIC_SEQ_CST);
 			q->backlog = true;	/* until the client polls and rings */
 			q->blocked = true;
 			return;
 		}
-		n = iwx_qp_poll(q->eng, wc, room < WC_BATCH ? room : WC_BATCH);
-		for (int i = 0; i < n; i++)
-			complete(q, &wc[i]);
+		iwx_qp_poll(q->eng, &wc, 1);
+		if (wc.opcode != IWX_WC_RECV && (q->parked_n || !iwx_ring_space(&q->scq->ring)))
+			park(q, &wc);
+		else
+			complete(q, &wc);
 	}
 	q->backlog = false;
 }
@@ -192,19 +221,19 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 		*err = maps_take(d, c, 1);
 	if (*err)
 		return NULL;
-	q = calloc(1, sizeof(*q));
-	if (!q) {
-		*err = -ENOMEM;
-		maps_give(d, c, 1);
-		return NULL;
-	}
 	sq = pow2_at_least(sq);
 	rq = pow2_at_least(rq);
-	q->map_size = iwx_ipc_qp_map_size(sq, rq);
-	q->sh = shared_map("iwx-qp", q->map_size, memfd);
-	if (!q->sh) {
-		*err = -errno;
+	q = calloc(1, sizeof(*q));
+	if (q) {
+		q->parked_cap = sq;
+		q->parked = calloc(sq, sizeof(*q->parked));
+		q->map_size = iwx_ipc_qp_map_size(sq, rq);
+	}
+	if (!q || !q->parked || !(q->sh = shared_map("iwx-qp", q->map_size, memfd))) {
+		*err = q && q->parked ? -errno : -ENOMEM;
 		maps_give(d, c, 1);
+		if (q)
+			free(q->parked);
 		free(q);
 		return NULL;
 	}
@@ -442,7 +471,7 @@ bool vqp_has_work(const struct vqp *q)
 	if (q->blocked || q->corrupt)
 		return false;
 	if (q->eng)
-		return q->backlog || iwx_ring_ready(&q->sq) || iwx_ring_ready(&q->rq);
+		return q->backlog || q->parked_n || iwx_ring_ready(&q->sq) || iwx_ring_ready(&q->rq);
 	return q->state == IWX_SHQ_ERROR && (iwx_ring_ready(&q->sq) || iwx_ring_ready(&q->rq));
 }
 
@@ -482,7 +511,7 @@ static bool engine_turn(struct iwxd *d, struct vqp *q)
 		}
 		stream_ended(d, q);
 	}
-	if (q->backlog)
+	if (q->backlog || q->parked_n)
 		return true;	/* the flushed completions leave as the client polls */
 	engine_stop(d, q, false);
 	return false;
@@ -582,5 +611,6 @@ void vqp_destroy(struct iwxd *d, struct vqp *q)
 	q->rcq->users--;
 	munmap(q->sh, q->map_size);
 	maps_give(d, q->owner, 1);
+	free(q->parked);
 	free(q);
 }
