@@ -12,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <iwx/ipc.h>
 
 #include "exec.h"
 #include "exit.h"
@@ -80,7 +83,8 @@ int cmd_exec(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *sock = NULL, *old;
-	char dir[PATH_MAX], *path;
+	char dir[PATH_MAX], abs[PATH_MAX], *path;
+	struct stat st;
 	int c;
 
 	/* '+': options end at the program, whose own options are its business */
@@ -106,16 +110,21 @@ int cmd_exec(int argc, char **argv)
 			"or set IWX_DROPIN_DIR)\n", dir);
 		return IWX_EXIT_FAIL;
 	}
-	if (sock) {
-		char abs[PATH_MAX];
-
-		/* the program may change directory: give it the socket's full path */
-		if (!realpath(sock, abs)) {
-			fprintf(stderr, "iwx exec: socket %s: %s\n", sock, strerror(errno));
-			return IWX_EXIT_FAIL;
-		}
-		setenv("IWX_SOCKET", abs, 1);
+	if (!sock)
+		sock = getenv("IWX_SOCKET") && *getenv("IWX_SOCKET") ? getenv("IWX_SOCKET") :
+								     IWX_DEFAULT_SOCKET;
+	if (stat(sock, &st) || !S_ISSOCK(st.st_mode)) {
+		/* the program would only find no device: say why here */
+		fprintf(stderr, "iwx exec: no iwxd at %s (start iwxd, or give its socket: -s)\n",
+			sock);
+		return IWX_EXIT_FAIL;
 	}
+	/* the program may change directory: give it the socket's full path */
+	if (!realpath(sock, abs)) {
+		fprintf(stderr, "iwx exec: socket %s: %s\n", sock, strerror(errno));
+		return IWX_EXIT_FAIL;
+	}
+	setenv("IWX_SOCKET", abs, 1);
 	old = getenv("LD_LIBRARY_PATH");
 	if (asprintf(&path, "%s%s%s", dir, old && *old ? ":" : "", old && *old ? old : "") < 0) {
 		fputs("iwx exec: out of memory\n", stderr);

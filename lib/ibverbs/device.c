@@ -251,9 +251,9 @@ static int query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_
 #undef ibv_query_port
 int ibv_query_port(struct ibv_context *ctx, uint8_t port, struct _compat_ibv_port_attr *a)
 {
-	/* the old struct is the new one's beginning */
+	/* the old struct (opaque in verbs.h) is the new one up to its flags */
 	return query_port_ex(ctx, port, (struct ibv_port_attr *)a,
-			     offsetof(struct ibv_port_attr, link_layer));
+			     offsetof(struct ibv_port_attr, port_cap_flags2));
 }
 
 int ibv_query_gid(struct ibv_context *ctx, uint8_t port, int index, union ibv_gid *gid)

@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# Unmodified perftest over iwx (iwx exec: the drop-in libibverbs and librdmacm) against
+# the same transfer through libiwx directly (bench_verbs), in one session on one veth
+# pair between two network namespaces, an iwxd in each (as root). RDMA Writes, Reads and
+# Sends of 64 KiB, 1 MiB and 4 MiB with 8 outstanding (perftest -t 8, -o 8 for Reads;
+# bench_verbs -d 8), each for SECS seconds, the two alternating, RUNS times: medians and
+# the ratio perftest / bench_verbs. Then latency: ib_send_lat and ib_write_lat with 8
+# bytes (perftest's typical one-way time) beside half the median round trip of an
+# 8-byte Send ping-pong through libiwx and on a plain TCP socket. With --plot, perftest's
+# -a sweep (2 B to 8 MiB) of ib_write_bw, ib_read_bw and ib_send_bw over iwx, as a
+# gnuplot PNG (docs/bench-perftest.png).
+#
+#   scripts/bench-perftest.sh              # 3 runs of 3 s: about 6 minutes
+#   scripts/bench-perftest.sh -n 5 -t 5 --plot
+#
+# Namespace a (clients, its iwxd) runs on CPU 0, b (servers, its iwxd) on CPU 1. Every
+# step is bounded by timeout(1); on any exit the daemons and namespaces this script made
+# go, by the PIDs and names it recorded.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+usage() {
+	sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"
+	exit "${1:-0}"
+}
+
+runs=3 secs=3 plot=
+while [ $# -gt 0 ]; do
+	case $1 in
+	-n) runs=${2:-}; shift 2 || usage 2 ;;
+	-t) secs=${2:-}; shift 2 || usage 2 ;;
+	--plot) plot=docs/bench-perftest.png; shift ;;
+	-h | --help) usage 0 ;;
+	*) usage 2 >&2 ;;
+	esac
+done
+
+ns_a=iwxp-$$-a ns_b=iwxp-$$-b
+A=192.0.2.1 B=192.0.2.2
+iwx=build/iwx iwxd=build/iwxd verbs=build/bench/bench_verbs
+daemons=()
+out=$(mktemp -d /tmp/iwx-bench-perftest-XXXXXX)
+cleanup() {
+	for p in "${daemons[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done
+	ip netns del "$ns_a" 2>/dev/null || true
+	ip netns del "$ns_b" 2>/dev/null || true
+	rm -rf "$out"
+}
+trap cleanup EXIT
+die() { echo "bench-perftest: $*" >&2; exit 1; }
+
+for f in "$iwx" "$iwxd" "$verbs" build/dropin/libibverbs.so.1; do
+	[ -e "$f" ] || die "$f is missing: make all build/bench/bench_verbs"
+done
+command -v ib_write_bw >/dev/null || die "perftest is not installed (scripts/install-deps.sh)"
+
+ip netns add "$ns_a"
+ip netns add "$ns_b"
+ip link add "ip$$a" netns "$ns_a" type veth peer name "ip$$b" netns "$ns_b"
+ip -n "$ns_a" addr add "$A/24" dev "ip$$a"
+ip -n "$ns_b" addr add "$B/24" dev "ip$$b"
+for x in a b; do
+	ns=ns_$x
+	ip -n "${!ns}" link set "ip$$$x" up
+	ip -n "${!ns}" link set lo up
+done
+
+in_a() { ip netns exec "$ns_a" taskset -c 0 "$@"; }
+in_b() { ip netns exec "$ns_b" taskset -c 1 "$@"; }
+in_a "$iwxd" -s "$out/a.sock" >"$out/iwxd-a.log" 2>&1 &
+daemons+=($!)
+in_b "$iwxd" -s "$out/b.sock" >"$out/iwxd-b.log" 2>&1 &
+daemons+=($!)
+for _ in $(seq 50); do [ -S "$out/a.sock" ] && [ -S "$out/b.sock" ] && break; sleep 0.1; done
+
+# perftest NAME SERVER-ARGS -- CLIENT-ARGS: its client's output in $out/pt.out
+perftest() {
+	local t=$1 spid
+	shift
+	in_b timeout $((secs + 60)) "$iwx" exec -s "$out/b.sock" -- "$t" "$@" >"$out/pt.srv" 2>&1 &
+	spid=$!
+	sleep 0.5
+	in_a timeout $((secs + 60)) "$iwx" exec -s "$out/a.sock" -- "$t" "$@" "$B" >"$out/pt.out" 2>&1 ||
+		{ cat "$out/pt.out" >&2; die "$t $*: the client failed"; }
+	wait "$spid" || { cat "$out/pt.srv" >&2; die "$t $*: the server failed"; }
+}
+
+# bench MODE ARGS...: bench_verbs' client line in $out/bv.out
+bench() {
+	local spid
+	in_b timeout $((secs + 60)) "$verbs" -s -a "$B" -p 7301 -D "$out/b.sock" -A 256M \
+		>"$out/bv.srv" 2>&1 &
+	spid=$!
+	sleep 0.3
+	in_a timeout $((secs + 60)) "$verbs" -c -a "$B" -p 7301 -D "$out/a.sock" "$@" -t "$secs" \
+		>"$out/bv.out" 2>"$out/bv.err" || { cat "$out/bv.err" >&2; die "bench_verbs $*: failed"; }
+	kill "$spid" 2>/dev/null || true
+	wait "$spid" 2>/dev/null || true
+}
+
+# perftest's average bandwidth in Gb/s, of the row for size $1
+pt_gbps() { awk -v s="$1" '$1 == s { v = $4 } END { print v }' "$out/pt.out"; }
+bv() { tr ' ' '\n' <"$out/bv.out" | sed -n "s/^$1=//p"; }
+median() { sort -g "$1" | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+
+echo "bench-perftest: $runs runs of $secs s, one veth pair, 8 outstanding"
+echo
+echo "| operation | size | perftest over iwx (Gb/s) | bench_verbs (Gb/s) | perftest / bench_verbs | runs (perftest; bench_verbs) |"
+echo "| --- | --- | --- | --- | --- | --- |"
+for size in 65536 1048576 4194304; do
+	for op in write read send; do
+		: >"$out/p" && : >"$out/v"
+		for r in $(seq "$runs"); do
+			depth=(-t 8)
+			[ $op = read ] && depth+=(-o 8)
+			for which in $( [ $((r % 2)) -eq 1 ] && echo "pt bv" || echo "bv pt"); do
+				if [ "$which" = pt ]; then
+					perftest "ib_${op}_bw" -R -s "$size" -D "$secs" --report_gbits "${depth[@]}"
+					pt_gbps "$size" >>"$out/p"
+				else
+					bench -m "$op" -S "$size" -d 8
+					bv gbps >>"$out/v"
+				fi
+			done
+		done
+		p=$(median "$out/p") v=$(median "$out/v")
+		echo "| RDMA ${op^} | $((size >> 10)) KiB | $p | $v | $(ratio "$p" "$v") |" \
+			"$(tr '\n' ' ' <"$out/p"); $(tr '\n' ' ' <"$out/v") |"
+	done
+done
+
+echo
+echo "| 8 bytes | one-way latency, median of runs (µs) | runs |"
+echo "| --- | --- | --- |"
+for t in send write; do
+	: >"$out/l"
+	for _ in $(seq "$runs"); do
+		perftest "ib_${t}_lat" -R -s 8 -n 20000
+		awk '$1 == 8 { print $5 }' "$out/pt.out" >>"$out/l"	# t_typical
+	done
+	echo "| perftest ib_${t}_lat over iwx (typical) | $(median "$out/l") | $(tr '\n' ' ' <"$out/l")|"
+done
+for mode in pingpong tcp-pingpong; do
+	: >"$out/l"
+	for _ in $(seq "$runs"); do
+		if [ $mode = pingpong ]; then
+			bench -m pingpong -S 8
+		else
+			in_b timeout $((secs + 30)) "$verbs" -s -a "$B" -p 7302 -m tcp-pingpong \
+				>"$out/bv.srv" 2>&1 &
+			spid=$!
+			sleep 0.3
+			in_a timeout $((secs + 30)) "$verbs" -c -a "$B" -p 7302 -m tcp-pingpong -t "$secs" \
+				>"$out/bv.out" 2>"$out/bv.err" || die "tcp-pingpong failed"
+			kill "$spid" 2>/dev/null || true
+			wait "$spid" 2>/dev/null || true
+		fi
+		awk -v r="$(bv rtt_us_median)" 'BEGIN { printf "%.2f\n", r / 2 }' >>"$out/l"
+	done
+	name=$([ $mode = pingpong ] && echo "Send ping-pong through libiwx (bench_verbs), half the round trip" ||
+		echo "ping-pong on a TCP socket, half the round trip")
+	echo "| $name | $(median "$out/l") | $(tr '\n' ' ' <"$out/l")|"
+done
+
+[ -n "$plot" ] || exit 0
+command -v gnuplot >/dev/null || die "gnuplot is not installed (scripts/install-deps.sh)"
+for op in write read send; do
+	perftest "ib_${op}_bw" -R -a -n 200 --report_gbits -t 8 $( [ $op = read ] && echo -o 8)
+	awk '$1 ~ /^[0-9]+$/ && NF >= 5 { print $1, $4 }' "$out/pt.out" >"$out/sweep-$op"
+done
+gnuplot <<EOF
+set terminal pngcairo size 900,520
+set output "$plot"
+set title "Unmodified perftest over iwx (iwx exec), one veth pair, 8 outstanding"
+set xlabel "message size (bytes)"
+set ylabel "bandwidth (Gb/s)"
+set logscale x 2
+set format x "2^{%L}"
+set key top left
+set grid
+plot "$out/sweep-write" using 1:2 with linespoints title "ib\\\\_write\\\\_bw -R", \
+     "$out/sweep-read" using 1:2 with linespoints title "ib\\\\_read\\\\_bw -R", \
+     "$out/sweep-send" using 1:2 with linespoints title "ib\\\\_send\\\\_bw -R"
+EOF
+echo
+echo "plot: $plot"
