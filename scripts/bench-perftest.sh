@@ -65,11 +65,12 @@ for x in a b; do
 	ip -n "${!ns}" link set lo up
 done
 
-in_a() { ip netns exec "$ns_a" taskset -c 0 "$@"; }
-in_b() { ip netns exec "$ns_b" taskset -c 1 "$@"; }
-in_a "$iwxd" -s "$out/a.sock" >"$out/iwxd-a.log" 2>&1 &
+# commands, not functions: what goes to the background is then the process itself
+in_a=(ip netns exec "$ns_a" taskset -c 0)
+in_b=(ip netns exec "$ns_b" taskset -c 1)
+"${in_a[@]}" "$iwxd" -s "$out/a.sock" >"$out/iwxd-a.log" 2>&1 &
 daemons+=($!)
-in_b "$iwxd" -s "$out/b.sock" >"$out/iwxd-b.log" 2>&1 &
+"${in_b[@]}" "$iwxd" -s "$out/b.sock" >"$out/iwxd-b.log" 2>&1 &
 daemons+=($!)
 for _ in $(seq 50); do [ -S "$out/a.sock" ] && [ -S "$out/b.sock" ] && break; sleep 0.1; done
 
@@ -77,10 +78,10 @@ for _ in $(seq 50); do [ -S "$out/a.sock" ] && [ -S "$out/b.sock" ] && break; sl
 perftest() {
 	local t=$1 spid
 	shift
-	in_b timeout $((secs + 60)) "$iwx" exec -s "$out/b.sock" -- "$t" "$@" >"$out/pt.srv" 2>&1 &
+	"${in_b[@]}" timeout $((secs + 60)) "$iwx" exec -s "$out/b.sock" -- "$t" "$@" >"$out/pt.srv" 2>&1 &
 	spid=$!
 	sleep 0.5
-	in_a timeout $((secs + 60)) "$iwx" exec -s "$out/a.sock" -- "$t" "$@" "$B" >"$out/pt.out" 2>&1 ||
+	"${in_a[@]}" timeout $((secs + 60)) "$iwx" exec -s "$out/a.sock" -- "$t" "$@" "$B" >"$out/pt.out" 2>&1 ||
 		{ cat "$out/pt.out" >&2; die "$t $*: the client failed"; }
 	wait "$spid" || { cat "$out/pt.srv" >&2; die "$t $*: the server failed"; }
 }
@@ -88,11 +89,11 @@ perftest() {
 # bench MODE ARGS...: bench_verbs' client line in $out/bv.out
 bench() {
 	local spid
-	in_b timeout $((secs + 60)) "$verbs" -s -a "$B" -p 7301 -D "$out/b.sock" -A 256M \
+	"${in_b[@]}" timeout $((secs + 60)) "$verbs" -s -a "$B" -p 7301 -D "$out/b.sock" -A 256M \
 		>"$out/bv.srv" 2>&1 &
 	spid=$!
 	sleep 0.3
-	in_a timeout $((secs + 60)) "$verbs" -c -a "$B" -p 7301 -D "$out/a.sock" "$@" -t "$secs" \
+	"${in_a[@]}" timeout $((secs + 60)) "$verbs" -c -a "$B" -p 7301 -D "$out/a.sock" "$@" -t "$secs" \
 		>"$out/bv.out" 2>"$out/bv.err" || { cat "$out/bv.err" >&2; die "bench_verbs $*: failed"; }
 	kill "$spid" 2>/dev/null || true
 	wait "$spid" 2>/dev/null || true
@@ -147,11 +148,11 @@ for mode in pingpong tcp-pingpong; do
 		if [ $mode = pingpong ]; then
 			bench -m pingpong -S 8
 		else
-			in_b timeout $((secs + 30)) "$verbs" -s -a "$B" -p 7302 -m tcp-pingpong \
+			"${in_b[@]}" timeout $((secs + 30)) "$verbs" -s -a "$B" -p 7302 -m tcp-pingpong \
 				>"$out/bv.srv" 2>&1 &
 			spid=$!
 			sleep 0.3
-			in_a timeout $((secs + 30)) "$verbs" -c -a "$B" -p 7302 -m tcp-pingpong -t "$secs" \
+			"${in_a[@]}" timeout $((secs + 30)) "$verbs" -c -a "$B" -p 7302 -m tcp-pingpong -t "$secs" \
 				>"$out/bv.out" 2>"$out/bv.err" || die "tcp-pingpong failed"
 			kill "$spid" 2>/dev/null || true
 			wait "$spid" 2>/dev/null || true

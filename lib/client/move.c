@@ -204,11 +204,10 @@ struct move_job {
 	int		err;
 };
 
-static __thread struct move_job *job;
-
-static void move_job_run(void)
+/* makecontext passes ints: the job's address in two halves (no TLS: libiwx needs only libc) */
+static void move_job_run(unsigned int lo, unsigned int hi)
 {
-	struct move_job *j = job;
+	struct move_job *j = (struct move_job *)(((uintptr_t)hi << 32) | lo);
 
 	copy_pages(j->tmp, (void *)j->start, j->len);
 	if (j->fd >= 0 ? mmap((void *)j->start, j->len, PROT_READ | PROT_WRITE,
@@ -235,8 +234,8 @@ static int copy_and_map(uintptr_t start, size_t len, void *tmp, int fd)
 		j->run.uc_stack.ss_sp = j + 1;
 		j->run.uc_stack.ss_size = JOB_STACK;
 		j->run.uc_link = &j->back;
-		makecontext(&j->run, move_job_run, 0);
-		job = j;
+		makecontext(&j->run, (void (*)(void))move_job_run, 2, (unsigned int)(uintptr_t)j,
+			    (unsigned int)((uintptr_t)j >> 32));
 		err = swapcontext(&j->back, &j->run) ? -errno : j->err;
 	}
 	munmap(j, size);

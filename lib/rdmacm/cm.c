@@ -352,17 +352,32 @@ __be16 rdma_get_dst_port(struct rdma_cm_id *cid)
 	return port_of(&cid->route.addr.dst_addr);
 }
 
-int rdma_migrate_id(struct rdma_cm_id *cid, struct rdma_event_channel *channel)
+/* Events not yet taken are dropped: rdma-core waits for them to be acknowledged first. */
+static void move_to(struct cm_id *id, struct rdma_event_channel *channel)
 {
-	struct cm_id *id = cm_id_of(cid);
-
-	if (!channel || id->sync)
-		return fail(EINVAL);
 	pthread_mutex_lock(&cm.lock);
-	cm_forget(id);		/* as rdma-core, which waits for them to be acknowledged */
-	cid->channel = channel;
+	cm_forget(id);
+	id->id.channel = channel;
 	id->chan = (struct cm_channel *)channel;
 	pthread_mutex_unlock(&cm.lock);
+}
+
+int rdma_migrate_id(struct rdma_cm_id *cid, struct rdma_event_channel *channel)
+{
+	if (!channel || cm_id_of(cid)->sync)
+		return fail(EINVAL);
+	move_to(cm_id_of(cid), channel);
+	return 0;
+}
+
+int cm_make_sync(struct cm_id *id)
+{
+	struct rdma_event_channel *ch = cm_channel_new();
+
+	if (!ch)
+		return -1;
+	move_to(id, ch);
+	id->sync = true;
 	return 0;
 }
 

@@ -9,6 +9,8 @@
  *   cm.c        ids: address and route resolution, listen, connect, accept, disconnect
  *   qp.c        rdma_create_qp and its CQs, QP attributes for applications' own QPs
  *   addrinfo.c  rdma_getaddrinfo
+ *   ep.c        the synchronous endpoints: rdma_create_ep, rdma_get_request
+ *   rpoll.c     rsockets are not here; rpoll, which rping links, is poll
  */
 #ifndef IWX_RDMACM_CM_H
 #define IWX_RDMACM_CM_H
@@ -51,6 +53,10 @@ struct cm_id {
 	struct iwx_conn_param	param;
 	uint8_t			param_pd[IWX_MAX_PRIVATE_DATA];
 	int64_t			connect_ms;	/* when rdma_connect was called */
+	/* rdma_create_ep's listener: the QP each rdma_get_request makes (ep.c) */
+	bool			ep_qp;
+	struct ibv_qp_init_attr	ep_attr;
+	struct ibv_pd		*ep_pd;
 	struct cm_id		*next;
 };
 
@@ -81,6 +87,8 @@ void cm_pump(void);
 void cm_forget(struct cm_id *id);
 /* A channel of the library's own, for an id made without one. */
 struct rdma_event_channel *cm_channel_new(void);
+/* Give id (a connection request's) a channel of its own and make it synchronous. 0 or -1. */
+int cm_make_sync(struct cm_id *id);
 /* Wait for the next event of a sync id: 0 when it is want, else -1 with errno. */
 int cm_sync_wait(struct cm_id *id, enum rdma_cm_event_type want);
 

@@ -17,27 +17,15 @@ static int fail(int err)
 	return -1;
 }
 
-/* The CQs rdma_create_qp makes when the application gives none (rdma-core's too). */
-static int make_cqs(struct rdma_cm_id *cid, struct ibv_qp_init_attr_ex *a)
+/*
+ * The CQs rdma_create_qp makes when the application gives none, as rdma-core does: one
+ * for receives and one for sends, each with a completion channel of its own and the id
+ * as its context (rdma_verbs.h's rdma_get_recv_comp and rdma_get_send_comp wait on them).
+ */
+static struct ibv_cq *make_cq(struct rdma_cm_id *cid, uint32_t n, struct ibv_comp_channel **ch)
 {
-	int n = (int)(a->cap.max_send_wr + a->cap.max_recv_wr);
-
-	if (a->send_cq && a->recv_cq)
-		return 0;
-	cid->send_cq_channel = ibv_create_comp_channel(cid->verbs);
-	cid->send_cq = cid->send_cq_channel ?
-			       ibv_create_cq(cid->verbs, n > 0 ? n : 1, cid, cid->send_cq_channel, 0) :
-			       NULL;
-	if (!cid->send_cq)
-		return -1;
-	cid->recv_cq_channel = cid->send_cq_channel;
-	cid->recv_cq = cid->send_cq;
-	cm_id_of(cid)->own_cqs = true;
-	if (!a->send_cq)
-		a->send_cq = cid->send_cq;
-	if (!a->recv_cq)
-		a->recv_cq = cid->recv_cq;
-	return 0;
+	*ch = ibv_create_comp_channel(cid->verbs);
+	return *ch ? ibv_create_cq(cid->verbs, n ? (int)n : 1, cid, *ch, 0) : NULL;
 }
 
 static void free_cqs(struct rdma_cm_id *cid)
@@ -46,11 +34,32 @@ static void free_cqs(struct rdma_cm_id *cid)
 		return;
 	if (cid->send_cq)
 		ibv_destroy_cq(cid->send_cq);
+	if (cid->recv_cq)
+		ibv_destroy_cq(cid->recv_cq);
 	if (cid->send_cq_channel)
 		ibv_destroy_comp_channel(cid->send_cq_channel);
+	if (cid->recv_cq_channel)
+		ibv_destroy_comp_channel(cid->recv_cq_channel);
 	cid->send_cq = cid->recv_cq = NULL;
 	cid->send_cq_channel = cid->recv_cq_channel = NULL;
 	cm_id_of(cid)->own_cqs = false;
+}
+
+static int make_cqs(struct rdma_cm_id *cid, struct ibv_qp_init_attr_ex *a)
+{
+	if (a->send_cq && a->recv_cq)
+		return 0;
+	cm_id_of(cid)->own_cqs = true;
+	if (!a->recv_cq && !(a->recv_cq = cid->recv_cq =
+				     make_cq(cid, a->cap.max_recv_wr, &cid->recv_cq_channel)))
+		goto fail;
+	if (!a->send_cq && !(a->send_cq = cid->send_cq =
+				     make_cq(cid, a->cap.max_send_wr, &cid->send_cq_channel)))
+		goto fail;
+	return 0;
+fail:
+	free_cqs(cid);
+	return -1;
 }
 
 int rdma_create_qp_ex(struct rdma_cm_id *cid, struct ibv_qp_init_attr_ex *a)

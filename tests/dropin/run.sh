@@ -69,11 +69,9 @@ result() {
 	fi
 }
 
-# on SIDE CMD...: CMD in SIDE's namespace, over its iwxd
+# on SIDE CMD...: CMD in SIDE's namespace, over its iwxd (the --on above)
 on() {
-	local side=$1 ns; shift
-	ns=ns_$side
-	ip netns exec "${!ns}" "$iwx" exec -s "$out/$side.sock" -- "$@"
+	"$0" --on "$@"
 }
 
 # pair NAME SECS 'SERVER CMD' 'CLIENT CMD' [SERVER_SIDE]: the server in b (or a), the
@@ -121,6 +119,11 @@ for size in 64 1000 32768; do
 		result $? "rping -S $size, server in $s: 10 pings, data verified"
 	done
 done
+
+# rdmacm-utils' synchronous endpoints (rdma_create_ep, rdma_get_request, rdma_verbs.h)
+pair rdma_client 20 "rdma_server -s $B -p 7471" "rdma_client -s $B -p 7471" &&
+	grep -q "rdma_client: end 0" "$out/rdma_client.cli" && grep -q "rdma_server: end 0" "$out/rdma_client.srv"
+result $? "rdma_server and rdma_client: one message each way"
 
 # qperf with rdma_cm: one server, a client per test
 ip netns exec "$ns_b" "$iwx" exec -s "$out/b.sock" -- qperf >"$out/qperf.srv" 2>&1 &
