@@ -219,34 +219,42 @@ static const struct { enum ibv_rate rate; int mult, mbps; } rates[] = {
 	{ IBV_RATE_400_GBPS, 160, 400000 },
 };
 
+enum rate_col { BY_RATE, BY_MULT, BY_MBPS };
+
+/* The row whose column col holds v, or -1. */
+static int rate_row(enum rate_col col, int v)
+{
+	for (int i = 0; i < (int)(sizeof(rates) / sizeof(rates[0])); i++)
+		if ((col == BY_RATE ? (int)rates[i].rate : col == BY_MULT ? rates[i].mult :
+								  rates[i].mbps) == v)
+			return i;
+	return -1;
+}
+
 int ibv_rate_to_mult(enum ibv_rate rate)
 {
-	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++)
-		if (rates[i].rate == rate)
-			return rates[i].mult;
-	return -1;
+	int i = rate_row(BY_RATE, rate);
+
+	return i < 0 ? -1 : rates[i].mult;
 }
 
 enum ibv_rate mult_to_ibv_rate(int mult)
 {
-	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++)
-		if (rates[i].mult == mult)
-			return rates[i].rate;
-	return IBV_RATE_MAX;
+	int i = rate_row(BY_MULT, mult);
+
+	return i < 0 ? IBV_RATE_MAX : rates[i].rate;
 }
 
 int ibv_rate_to_mbps(enum ibv_rate rate)
 {
-	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++)
-		if (rates[i].rate == rate)
-			return rates[i].mbps;
-	return -1;
+	int i = rate_row(BY_RATE, rate);
+
+	return i < 0 ? -1 : rates[i].mbps;
 }
 
 enum ibv_rate mbps_to_ibv_rate(int mbps)
 {
-	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++)
-		if (rates[i].mbps == mbps)
-			return rates[i].rate;
-	return IBV_RATE_MAX;
+	int i = rate_row(BY_MBPS, mbps);
+
+	return i < 0 ? IBV_RATE_MAX : rates[i].rate;
 }
