@@ -8,11 +8,13 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <iwx/iwx.h>
 
+#include "capture.h"
 #include "iwxd_pair.h"
 
 #define DAEMON_ARGS	"--settle-ms 0 --timeout-ms 2000"
@@ -333,6 +335,59 @@ Test(daemon_client, a_full_send_cq_does_not_stop_receives)
 	cr_assert_eq(iwx_destroy_qp(a.qp), 0);
 	a.qp = NULL;
 	cr_assert_eq(iwx_destroy_cq(scq), 0);
+}
+
+/*
+ * Destroying a connected queue pair closes its stream as the kernel's iWARP does: what
+ * completed (handed to TCP, much of it still in the socket's buffer) reaches the peer,
+ * then the close; no reset throws it away. perftest's server destroys its queue pairs
+ * right after its last Send completes, and its peer waits for that Send.
+ */
+Test(daemon_client, destroy_delivers_what_completed)
+{
+	size_t len = 8u << 20;
+	struct buf big = buf_new(&a, NULL, len, IWX_ACCESS_LOCAL_WRITE, true);
+	struct buf dst = buf_new(&b, NULL, len, ALL_ACCESS, true);
+	struct buf msg = buf_new(&a, NULL, 64, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf rcv = buf_new(&b, NULL, 64, IWX_ACCESS_LOCAL_WRITE, false);
+	struct iwx_send_wr write = { .wr_id = 1, .opcode = IWX_WR_WRITE, .num_sge = 1,
+				     .sge = { sge_of(&big, 0, (uint32_t)len) },
+				     .remote_addr = (uintptr_t)dst.p, .rkey = dst.mr->rkey };
+	struct iwx_send_wr send = { .wr_id = 2, .opcode = IWX_WR_SEND, .flags = IWX_WR_SIGNALED,
+				    .num_sge = 1, .sge = { sge_of(&msg, 0, 16) } };
+	struct iwx_recv_wr r = { .wr_id = 3, .num_sge = 1, .sge = { sge_of(&rcv, 0, 64) } };
+
+	char pcap[160], dev[32], cmd[256];
+	pid_t cap;
+	FILE *f;
+	int resets = -1;
+
+	snprintf(pcap, sizeof(pcap), "%s/resets.pcap", pair.dir);
+	snprintf(dev, sizeof(dev), "iwx%da", getpid());
+	cap = capture_start(pair.ns.a, dev, pcap, "tcp[tcpflags] & tcp-rst != 0");
+	cr_assert_gt(cap, 0);
+	memset(big.p, 0x5a, len);
+	strcpy((char *)msg.p, "the last word");
+	cr_assert_eq(endpoint_connect(&a, &b, false, NULL), 0);
+	cr_assert_eq(iwx_post_recv(b.qp, &r), 0);
+	cr_assert_eq(iwx_post_send(a.qp, &write), 0);
+	cr_assert_eq(iwx_post_send(a.qp, &send), 0);
+	expect_wc(&a, 2, IWX_WC_SUCCESS);	/* all of it is TCP's */
+	cr_assert_eq(iwx_destroy_qp(a.qp), 0);
+	a.qp = NULL;
+
+	expect_wc(&b, 3, IWX_WC_SUCCESS);
+	cr_assert_str_eq((char *)rcv.p, "the last word");
+	cr_assert_eq(memcmp(dst.p, big.p, len), 0, "the Write before it, whole");
+	cr_assert_not(next_event(&b, IWX_EVENT_DISCONNECTED).term.terminated, "a close");
+	capture_stop(cap);
+	snprintf(cmd, sizeof(cmd), "tshark -r %s 2>/dev/null | wc -l", pcap);
+	f = popen(cmd, "r");
+	cr_assert(f && fscanf(f, "%d", &resets) == 1);
+	pclose(f);
+	cr_assert_eq(resets, 0, "closed with a FIN: %d resets on the wire", resets);
+	free(big.p);
+	free(dst.p);
 }
 
 /* Completions still in the CQ when their queue pair goes keep the application's wr_id. */

@@ -603,7 +603,16 @@ void vqp_destroy(struct iwxd *d, struct vqp *q)
 	if (q->setup)
 		cm_pconn_free(d, q->setup);
 	tcp_interest(d, q, 0);
-	engine_stop(d, q, true);
+	if (q->eng && !q->ended && !q->corrupt) {
+		/*
+		 * Closed at once, as the kernel's iWARP closes a destroyed queue pair's socket:
+		 * what TCP holds (completed sends among it) still goes out, then our FIN; what
+		 * the peer sends is drained until its own, so that no reset overtakes it.
+		 */
+		shutdown(q->tcp_w.fd, SHUT_WR);
+		linger_start(d, q->tcp_w.fd);
+	}
+	engine_stop(d, q, false);
 	IWX_LIST_UNLINK(&d->qps, q);
 	q->owner->used[LIMIT_QPS]--;
 	vqp_stats_add(&d->gone, &q->gone);

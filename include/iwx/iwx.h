@@ -215,7 +215,7 @@ struct iwx_qp_init_attr {
 
 struct iwx_qp *iwx_create_qp(struct iwx_pd *pd, const struct iwx_qp_init_attr *attr);
 
-/* Destroy a queue pair; a connected one is closed abortively (TCP reset). */
+/* Destroy a queue pair; a connected one's stream is closed at once (see below). */
 int iwx_destroy_qp(struct iwx_qp *qp);
 
 uint32_t iwx_qp_num(const struct iwx_qp *qp);
@@ -327,8 +327,10 @@ int iwx_reject(struct iwx_device *dev, uint32_t conn_id, const void *private_dat
  * has term.terminated 1 and the Terminate's layer, etype and ecode (term.local 1 on
  * the side that sent it). iwxd keeps a socket that sent a Terminate open until the
  * peer has closed too (2 s at most), so that the peer reads the Terminate even while
- * it is still sending. iwx_destroy_qp of a connected queue pair resets the stream: the
- * peer sees a close (terminated 0, local 0).
+ * it is still sending. iwx_destroy_qp of a connected queue pair (or a client that goes)
+ * closes its stream at once, as the kernel's iWARP does: what TCP already holds (every
+ * request completed) still reaches the peer, then the FIN, and no reset overtakes it;
+ * requests not yet sent are dropped. The peer sees a close (terminated 0, local 0).
  *
  * A connection that cannot be set up returns the queue pair to IWX_QPS_INIT with
  * IWX_EVENT_UNREACHABLE: status -ECONNREFUSED at once when nobody listens;
