@@ -345,7 +345,7 @@ Test(daemon_client, a_full_send_cq_does_not_stop_receives)
  */
 Test(daemon_client, destroy_delivers_what_completed)
 {
-	size_t len = 8u << 20;
+	size_t len = 2u << 20;
 	struct buf big = buf_new(&a, NULL, len, IWX_ACCESS_LOCAL_WRITE, true);
 	struct buf dst = buf_new(&b, NULL, len, ALL_ACCESS, true);
 	struct buf msg = buf_new(&a, NULL, 64, IWX_ACCESS_LOCAL_WRITE, false);
