@@ -5,7 +5,8 @@
 # an RDMA Read and an RDMA Write of several megabytes each way, every byte verified, the
 # fast path attached on both sides (BPF at TC ingress places the RDMA payload); then the
 # same traffic as the wire saw it, through our decoder and through tshark's dissectors,
-# and what the fast path placed.
+# and what the fast path placed; last, Debian's own ibv_devinfo and rping, unmodified,
+# through iwx exec (the drop-in libibverbs and librdmacm).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -127,3 +128,20 @@ echo
 echo "== What the fast path placed: iwx stats in $ns_a (Read Responses) and $ns_b (Writes)"
 build/iwx stats -s "$out/iwxd-a.sock" | sed 's/^/   a: /'
 build/iwx stats -s "$out/iwxd-b.sock" | sed 's/^/   b: /'
+
+echo
+echo "== Unmodified rdma-core programs over iwx (iwx exec): Debian's ibv_devinfo and rping"
+ip netns exec "$ns_a" build/iwx exec -s "$out/iwxd-a.sock" -- ibv_devinfo | sed -n '1,3p;/state:/p' |
+	sed 's/^/   /'
+ip netns exec "$ns_b" timeout 30 build/iwx exec -s "$out/iwxd-b.sock" -- \
+	rping -s -a 192.0.2.2 -p 7175 -V -C 3 >"$out/rping-server.log" 2>&1 &
+server=$!
+pids+=("$server")
+for _ in $(seq 100); do
+	[ -n "$(ip netns exec "$ns_b" ss -Hltn "sport = :7175")" ] && break
+	sleep 0.05
+done
+ip netns exec "$ns_a" timeout 30 build/iwx exec -s "$out/iwxd-a.sock" -- \
+	rping -c -a 192.0.2.2 -p 7175 -v -V -C 3 2>&1 | grep 'ping data' | sed 's/^/   rping -c: /'
+wait "$server"
+echo "   (rping -V: both sides verified every byte; 'iwx exec -- ib_write_bw -R' runs perftest the same way)"
