@@ -7,8 +7,11 @@
 #ifndef IWX_LEVEL_H
 #define IWX_LEVEL_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 /* Make fd (an eventfd counted 0 or 1 by these calls alone) readable iff want; *now tracks it. */
@@ -22,6 +25,30 @@ static inline void iwx_level_set(int fd, bool *now, bool want)
 	if ((want ? write(fd, &v, sizeof(v)) : read(fd, &v, sizeof(v))) < 0) {
 		/* an eventfd counted 0 or 1: neither fails */
 	}
+}
+
+/*
+ * A descriptor readable while fd (level-triggered) is, or while a level of one's own is
+ * set: an epoll of fd and a new eventfd (*own, for iwx_level_set). 0 with *epfd and
+ * *own, or -errno with nothing made (both -1).
+ */
+static inline int iwx_level_join(int fd, int *epfd, int *own)
+{
+	struct epoll_event in = { .events = EPOLLIN };
+	int err = 0;
+
+	*own = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	*epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (*own < 0 || *epfd < 0 || epoll_ctl(*epfd, EPOLL_CTL_ADD, *own, &in) ||
+	    epoll_ctl(*epfd, EPOLL_CTL_ADD, fd, &in)) {
+		err = -errno;
+		if (*own >= 0)
+			close(*own);
+		if (*epfd >= 0)
+			close(*epfd);
+		*own = *epfd = -1;
+	}
+	return err;
 }
 
 #endif /* IWX_LEVEL_H */

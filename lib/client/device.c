@@ -5,8 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -150,19 +148,6 @@ void client_doorbell(struct iwx_device *dev, const uint32_t *need_wakeup, bool f
 	}
 }
 
-/* One descriptor for the application to poll: readable when the socket or the queue has an event. */
-static int event_fd_init(struct iwx_device *dev)
-{
-	struct epoll_event sock = { .events = EPOLLIN, .data.fd = dev->sock };
-	struct epoll_event ready = { .events = EPOLLIN, .data.fd = dev->ready_fd };
-
-	dev->event_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (dev->event_fd < 0 || epoll_ctl(dev->event_fd, EPOLL_CTL_ADD, dev->sock, &sock) ||
-	    epoll_ctl(dev->event_fd, EPOLL_CTL_ADD, dev->ready_fd, &ready))
-		return -errno;
-	return 0;
-}
-
 const char *iwx_socket_path(const struct iwx_open_opts *opts)
 {
 	return iwx_ipc_socket_path(opts ? opts->socket : NULL);
@@ -182,13 +167,14 @@ struct iwx_device *iwx_open(const struct iwx_open_opts *opts)
 		return NULL;
 	dev->bell_fd = dev->notify_fd = dev->event_fd = -1;
 	dev->events_tail = &dev->events;
-	dev->ready_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	dev->ready_fd = -1;
 	dev->sock = iwx_ipc_connect(iwx_socket_path(opts), 0);
 	if (dev->sock < 0) {
 		err = dev->sock;
 		goto fail;
 	}
-	err = dev->ready_fd < 0 ? -errno : event_fd_init(dev);
+	/* one descriptor to poll: readable when the socket or the queue has an event */
+	err = iwx_level_join(dev->sock, &dev->event_fd, &dev->ready_fd);
 	if (err)
 		goto fail;
 	err = client_call(dev, IWX_IPC_HELLO, &hello, sizeof(hello), &hello, sizeof(hello), fds,

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <iwx/level.h>
@@ -222,25 +221,16 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ctx)
 {
 	struct iwxv_context *c = iwxv_ctx(ctx);
 	struct iwxv_channel *ch = calloc(1, sizeof(*ch));
-	struct epoll_event own = { .events = EPOLLIN }, dev = { .events = EPOLLIN };
 	int err;
 
 	if (!ch)
 		return NULL;
 	ch->fired_tail = &ch->fired;
-	ch->own_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	ch->ch.fd = epoll_create1(EPOLL_CLOEXEC);
 	ch->ch.context = ctx;
-	if (ch->own_fd < 0 || ch->ch.fd < 0 ||
-	    epoll_ctl(ch->ch.fd, EPOLL_CTL_ADD, ch->own_fd, &own) ||
-	    epoll_ctl(ch->ch.fd, EPOLL_CTL_ADD, iwx_comp_fd(c->dev), &dev)) {
-		err = errno;
-		if (ch->own_fd >= 0)
-			close(ch->own_fd);
-		if (ch->ch.fd >= 0)
-			close(ch->ch.fd);
+	err = iwx_level_join(iwx_comp_fd(c->dev), &ch->ch.fd, &ch->own_fd);
+	if (err) {
 		free(ch);
-		return iwxv_fail(err);
+		return iwxv_fail(-err);
 	}
 	return &ch->ch;
 }

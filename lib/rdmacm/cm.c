@@ -46,7 +46,7 @@ int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **out, 
 
 	if (ps != RDMA_PS_TCP)
 		return fail(EOPNOTSUPP);	/* iWARP connects reliably (RC) alone */
-	if (sync && !(channel = cm_channel_new()))
+	if (sync && !(channel = rdma_create_event_channel()))
 		return -1;
 	id = calloc(1, sizeof(*id));
 	if (!id) {
@@ -372,7 +372,7 @@ int rdma_migrate_id(struct rdma_cm_id *cid, struct rdma_event_channel *channel)
 
 int cm_make_sync(struct cm_id *id)
 {
-	struct rdma_event_channel *ch = cm_channel_new();
+	struct rdma_event_channel *ch = rdma_create_event_channel();
 
 	if (!ch)
 		return -1;

@@ -46,7 +46,7 @@ struct cm_id {
 	struct ibv_qp		*conn_qp;	/* the QP connected or accepted (id.qp, or by number) */
 	struct iwx_listener	*listener;
 	uint32_t		conn_id;	/* a connection request not yet answered */
-	bool			requested, connected, disconnected;
+	bool			requested, disconnected;
 	bool			passive;	/* made by a connection request */
 	bool			own_cqs;	/* rdma_create_qp made id.send_cq and id.recv_cq */
 	/* rdma_connect's, to try again while nobody listens yet (events.c) */
@@ -85,8 +85,6 @@ struct rdma_cm_event *cm_queue(struct cm_id *id, enum rdma_cm_event_type type, i
 void cm_pump(void);
 /* ... remove id's events not yet taken (cm.lock held). */
 void cm_forget(struct cm_id *id);
-/* A channel of the library's own, for an id made without one. */
-struct rdma_event_channel *cm_channel_new(void);
 /* Give id (a connection request's) a channel of its own and make it synchronous. 0 or -1. */
 int cm_make_sync(struct cm_id *id);
 /* Wait for the next event of a sync id: 0 when it is want, else -1 with errno. */

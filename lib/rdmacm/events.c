@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <iwx/level.h>
@@ -31,7 +30,6 @@ static void show_queued(struct cm_channel *c)
 
 struct rdma_event_channel *rdma_create_event_channel(void)
 {
-	struct epoll_event own = { .events = EPOLLIN }, dev = { .events = EPOLLIN };
 	struct cm_channel *c;
 	int err = 0;
 
@@ -47,25 +45,13 @@ struct rdma_event_channel *rdma_create_event_channel(void)
 	if (!c)
 		return NULL;
 	c->tail = &c->head;
-	c->own_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	c->ch.fd = epoll_create1(EPOLL_CLOEXEC);
-	if (c->own_fd < 0 || c->ch.fd < 0 || epoll_ctl(c->ch.fd, EPOLL_CTL_ADD, c->own_fd, &own) ||
-	    epoll_ctl(c->ch.fd, EPOLL_CTL_ADD, iwx_event_fd(iwxv_device(cm.ctx)), &dev)) {
-		err = errno;
-		if (c->own_fd >= 0)
-			close(c->own_fd);
-		if (c->ch.fd >= 0)
-			close(c->ch.fd);
+	err = iwx_level_join(iwx_event_fd(iwxv_device(cm.ctx)), &c->ch.fd, &c->own_fd);
+	if (err) {
 		free(c);
-		errno = err;
+		errno = -err;
 		return NULL;
 	}
 	return &c->ch;
-}
-
-struct rdma_event_channel *cm_channel_new(void)
-{
-	return rdma_create_event_channel();
 }
 
 void rdma_destroy_event_channel(struct rdma_event_channel *channel)
@@ -223,7 +209,6 @@ static void translate(const struct iwx_event *ev)
 		return;	/* its id is gone */
 	switch (ev->type) {
 	case IWX_EVENT_ESTABLISHED:
-		id->connected = true;
 		id->conn_qp->state = IBV_QPS_RTS;
 		/* rdma_cm gives the reply's private data to the active side alone */
 		cm_queue(id, RDMA_CM_EVENT_ESTABLISHED, 0, &p, ev->private_data,
