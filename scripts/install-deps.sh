@@ -10,6 +10,7 @@ packages=(
 	libmnl-dev libisal-dev libpcap-dev libcriterion-dev
 	tshark iproute2 iperf3 ethtool         # iperf3: scripts/bench.sh; ethtool: offloads off in tests
 	gnuplot-nox                            # scripts/bench.sh --plot: the fast path's PNG
+	libusrsctp-dev                         # DDP over SCTP: user-space SCTP (AF_CONN)
 	libibverbs-dev librdmacm-dev           # rdma-core's headers: the drop-in libibverbs, librdmacm
 	rdmacm-utils ibverbs-utils qperf perftest   # unmodified rdma-core programs the drop-ins run
 )

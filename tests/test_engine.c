@@ -21,6 +21,7 @@
 #include "conn.h"
 #include "mem.h"
 #include "netns.h"
+#include "llp_tcp.h"
 #include "qp.h"
 #include "testutil.h"
 
@@ -156,7 +157,8 @@ static void make_qp(struct end *e)
 	e->stag = iwx_mem_reg(e->mem, OWNER, e->pd, e->buf, BUF_LEN, (uintptr_t)e->buf,
 			      IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_READ |
 			      IWX_ACCESS_REMOTE_WRITE);
-	e->qp = iwx_qp_create(e->conn.fd, &e->conn.agreed, e->conn.emss, e->mem, e->pd, NULL);
+	e->qp = iwx_qp_create(iwx_llp_tcp_new(e->conn.fd, &e->conn.agreed, e->conn.emss),
+			       &e->conn.agreed, e->mem, e->pd, NULL);
 	cr_assert_not_null(e->qp);
 }
 

@@ -19,6 +19,7 @@
 #include <iwx/mpa_rx.h>
 
 #include "mem.h"
+#include "llp_tcp.h"
 #include "qp.h"
 #include "testutil.h"
 
@@ -64,7 +65,7 @@ static void side_init(struct side *s, int fd, struct iwx_mpa_agreed ag,
 	cr_assert_not_null(s->buf);
 	s->stag = reg(s, s->buf, BUF_LEN,
 		      IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_READ | IWX_ACCESS_REMOTE_WRITE);
-	s->qp = iwx_qp_create(fd, &ag, 1448, s->mem, s->pd, attr);
+	s->qp = iwx_qp_create(iwx_llp_tcp_new(fd, &ag, 1448), &ag, s->mem, s->pd, attr);
 	cr_assert_not_null(s->qp);
 }
 

@@ -3,27 +3,15 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <iwx/crc32c.h>
 #include <iwx/ddp.h>
-#include <iwx/mpa.h>
 
-#include "fast_rx.h"
+#include "llp.h"
 #include "qp.h"
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
-#define STAGE_LEN	65536	/* read-ahead for headers; payload is received in place */
-#define DIRECT_MIN	1024	/* receive straight into the target from this many bytes */
-#define TX_BUDGET	128	/* FPDUs built per progress call, so receive is not starved */
-#define BATCH_BYTES	65536	/* FPDUs handed to TCP in one sendmsg, about (one GSO packet) */
-#define BATCH_FPDUS	160	/* ... and at most this many */
-#define RX_BUDGET	256	/* socket reads per progress call */
-#define FPDU_BUF	(IWX_MPA_MAX_ULPDU + 1024)
+#define GATHER_LEN	65536	/* a segment's payload from several sges (mulpdu is less) */
 #define WR_INTERNAL	0x80	/* the RTR message: never completes to the application */
-/* RFC 5040 §4.8: an error of our own, such as client memory gone under a request */
-#define CAUSE_LOCAL_CATASTROPHIC iwx_cause(IWX_LAYER_RDMAP, IWX_RDMAP_ETYPE_CATASTROPHIC, 0)
 
 /* A fixed-size queue of elements of one type. */
 struct ring {
@@ -104,12 +92,11 @@ struct tx_msg {
 };
 
 struct iwx_qp {
-	int			fd;
+	struct iwx_llp		*llp;		/* what carries the segments */
 	enum iwx_qp_state	state;
 	struct iwx_mem		*mem;
 	uint32_t		pd;
 	struct iwx_mpa_agreed	agreed;
-	uint32_t		mulpdu;
 
 	struct ring		sq;		/* struct iwx_send_wr, head = next to send */
 	struct ring		rq;		/* struct iwx_recv_wr, head = next Send's buffer */
@@ -121,21 +108,8 @@ struct iwx_qp {
 	uint32_t		tx_msn[IWX_QN_COUNT];
 	uint32_t		rx_msn[IWX_QN_COUNT];	/* next MSN expected on each queue */
 
-	struct iwx_mpa_tx	tx;
 	struct tx_msg		msg;
-	uint8_t			*fpdu;		/* the batch being sent: whole FPDUs, back to back */
-	size_t			fpdu_len, fpdu_sent;
-	uint32_t		fpdu_start[BATCH_FPDUS];	/* where each FPDU of the batch begins */
-	uint32_t		nfpdu;
-	uint32_t		cur;		/* the FPDU fpdu_sent is in */
-	bool			fresh;		/* what goes next starts a new TCP packet (after EOR) */
-	uint32_t		emss;
 	uint8_t			*gather;	/* a segment's payload from several sges */
-
-	struct iwx_mpa_rx	*rx;
-	uint8_t			*stage;
-	size_t			stage_len, stage_off;
-	struct iwx_fast_rx	fast;		/* FPDUs the fast path placed */
 
 	bool			hold_tx;	/* nothing goes out before the peer's first FPDU */
 	struct span		rx_dst;		/* the segment in flight is received in place here
@@ -153,8 +127,6 @@ struct iwx_qp {
 	bool			cause_local;
 	struct iwx_qp_stats	stats;
 };
-
-static const struct iwx_mpa_rx_ops rx_ops;
 
 static void complete(struct iwx_qp *qp, const struct iwx_wc *wc)
 {
@@ -219,10 +191,9 @@ static void enter_error(struct iwx_qp *qp, struct iwx_term_cause cause, bool loc
 	flush_all(qp);
 	/*
 	 * After our Terminate, our half only: the peer may still be sending, and the caller
-	 * must read its bytes before the last close, which would otherwise reset the stream
-	 * and could destroy the Terminate before the peer reads it (tcp(7); RFC 5040 §5.4).
+	 * must read its bytes before the last close (RFC 5040 §5.4).
 	 */
-	shutdown(qp->fd, qp->term_built ? SHUT_WR : SHUT_RDWR);
+	qp->llp->ops->stop(qp->llp, qp->term_built);
 }
 
 /*
@@ -298,7 +269,7 @@ static uint8_t wr_rdmap_opcode(uint8_t op)
 static void start_msg(struct iwx_qp *qp, const struct iwx_ddp_msg *m)
 {
 	/* mulpdu was checked at creation to hold any header */
-	iwx_ddp_segmenter_init(&qp->msg.seg, m, qp->mulpdu);
+	iwx_ddp_segmenter_init(&qp->msg.seg, m, qp->llp->mulpdu);
 	qp->msg.active = true;
 }
 
@@ -343,7 +314,7 @@ static void fail_sq_head(struct iwx_qp *qp)
 
 	ring_push(&qp->inflight, &f);	/* start_sq_head made sure of room */
 	ring_pop(&qp->sq);
-	fail(qp, CAUSE_LOCAL_CATASTROPHIC, NULL, NULL);
+	fail(qp, IWX_CAUSE_LOCAL_CATASTROPHIC, NULL, NULL);
 }
 
 /* Start the send queue's head, if its turn has come. false: nothing to start now. */
@@ -424,14 +395,14 @@ static struct inflight *oldest_read(struct iwx_qp *qp)
 	return NULL;
 }
 
-/* The last FPDU of the current message is in the socket. */
+/* The last segment of the current message is in the lower layer's hands. */
 static void finish_msg(struct iwx_qp *qp)
 {
 	struct tx_msg *msg = &qp->msg;
 
 	msg->active = false;
 	if (msg->is_term) {
-		qp->term_built = true;	/* once it is in the socket, nothing follows (§5.4) */
+		qp->term_built = true;	/* once it is given, nothing follows (§5.4) */
 		return;
 	}
 	if (!msg->from_sq)
@@ -446,121 +417,44 @@ static void finish_msg(struct iwx_qp *qp)
 	retire(qp);
 }
 
-/* Build the next FPDU at the end of the batch. Its length, or 0: nothing to send now. */
-static size_t next_fpdu(struct iwx_qp *qp)
+bool iwx_qp_next_segment(struct iwx_qp *qp, struct iwx_llp_seg *s)
 {
 	struct tx_msg *msg = &qp->msg;
-	uint8_t hdr[IWX_DDP_UNTAGGED_HDR_LEN];
-	uint32_t off, len;
-	const uint8_t *payload;
-	size_t hl;
-	ssize_t n;
 
 	while (!msg->active) {
 		if (qp->term_pending)
 			start_terminate(qp);
 		else if (qp->state != IWX_QP_RTS)
-			return 0;
+			return false;
 		else if (qp->reads_in.n)
 			start_read_response(qp);
 		else if ((!qp->sq.n || !start_sq_head(qp)) && !qp->term_pending)
-			return 0;
+			return false;
 	}
-	hl = iwx_ddp_segmenter_next(&msg->seg, hdr, &off, &len);
+	s->msg = &msg->seg.msg;
+	s->hdr_len = iwx_ddp_segmenter_next(&msg->seg, s->hdr, &s->off, &s->len);
 	if (msg->nsrc == 1) {
-		payload = msg->src[0].p + off;
+		s->payload = msg->src[0].p + s->off;
 	} else {
-		gather(msg->src, msg->nsrc, off, qp->gather, len);
-		payload = qp->gather;
+		gather(msg->src, msg->nsrc, s->off, qp->gather, s->len);
+		s->payload = qp->gather;
 	}
-	n = iwx_mpa_fpdu_build(&qp->tx, qp->fpdu + qp->fpdu_len, FPDU_BUF, hdr, hl, payload, len);
-	if (n < 0)
-		abort();	/* sized by mulpdu: cannot happen */
-	qp->fpdu_start[qp->nfpdu++] = qp->fpdu_len;
-	qp->fpdu_len += n;
-	qp->stats.tx_fpdus++;
-	if (msg->seg.done)
+	s->last = msg->seg.done;
+	s->term = msg->is_term;
+	if (s->last)
 		finish_msg(qp);
-	return n;
+	return true;
 }
 
-/*
- * Fill the next batch: whole FPDUs of one message, back to back, for one sendmsg
- * ending in MSG_EOR. TCP starts a new packet for data after an end of record and cuts
- * it into segments at multiples of the MSS from there, so with every FPDU but the
- * last of a batch exactly EMSS long, each FPDU starts a segment (RFC 5044 §5), and a
- * receiver can place segments on their own. A batch ends with its message, with an
- * FPDU of any other size (markers: sizes vary), or when full. false: nothing to send.
- */
-static bool fill_batch(struct iwx_qp *qp, int *budget)
-{
-	qp->fpdu_len = qp->fpdu_sent = 0;
-	qp->nfpdu = qp->cur = 0;
-	while (*budget > 0 && qp->nfpdu < BATCH_FPDUS && qp->fpdu_len < BATCH_BYTES) {
-		size_t n = next_fpdu(qp);
-
-		if (!n)
-			break;
-		(*budget)--;
-		if (n != qp->emss || !qp->msg.active || qp->term_built)
-			break;
-	}
-	return qp->nfpdu > 0;
-}
-
-/* Where FPDU i of the batch ends. */
-static size_t fpdu_end(const struct iwx_qp *qp, uint32_t i)
-{
-	return i + 1 < qp->nfpdu ? qp->fpdu_start[i + 1] : qp->fpdu_len;
-}
-
+/* Hand the lower layer what may go; after a Terminate is out, stop (RFC 5040 §5.4). */
 static void transmit(struct iwx_qp *qp, bool *want_write)
 {
 	*want_write = false;
 	if (qp->hold_tx)
 		return;
-	for (int budget = TX_BUDGET; budget > 0 || qp->fpdu_sent < qp->fpdu_len;) {
-		if (qp->fpdu_sent == qp->fpdu_len) {
-			if (qp->term_built) {
-				enter_error(qp, qp->cause, true);
-				return;
-			}
-			if (!fill_batch(qp, &budget))
-				return;
-		}
-		/*
-		 * To the batch's end; but when TCP took only part of an FPDU, to that FPDU's
-		 * end, so that with MSG_EOR the FPDUs after it start a new packet again (the
-		 * rest of the cut one may have to start one of its own: TCP may have sent the
-		 * part it took).
-		 */
-		bool at_fpdu = qp->fpdu_start[qp->cur] == qp->fpdu_sent;
-		size_t end = at_fpdu ? qp->fpdu_len : fpdu_end(qp, qp->cur);
-		ssize_t n = send(qp->fd, qp->fpdu + qp->fpdu_sent, end - qp->fpdu_sent,
-				 MSG_NOSIGNAL | MSG_DONTWAIT | MSG_EOR);
-
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR) {
-				*want_write = true;
-				return;
-			}
-			enter_error(qp, IWX_CAUSE_MPA(IWX_MPA_EC_STREAM_LOST), true);
-			return;
-		}
-		/*
-		 * FPDUs begun in a send from the start of a new TCP packet start a segment,
-		 * as far as the sender can tell (an upper bound: retransmission may merge).
-		 */
-		for (uint32_t i = qp->cur; qp->fresh && at_fpdu && i < qp->nfpdu &&
-		     qp->fpdu_start[i] < qp->fpdu_sent + n; i++)
-			qp->stats.tx_fpdus_aligned++;
-		qp->fresh = qp->fpdu_sent + n == end;	/* all taken: the end of record holds */
-		qp->fpdu_sent += n;
-		while (qp->cur < qp->nfpdu && fpdu_end(qp, qp->cur) <= qp->fpdu_sent)
-			qp->cur++;
-		qp->stats.tx_bytes += n;
-	}
-	*want_write = true;
+	qp->llp->ops->transmit(qp->llp, want_write);
+	if (qp->term_built && qp->state == IWX_QP_CLOSING && qp->llp->ops->tx_idle(qp->llp))
+		enter_error(qp, qp->cause, true);
 }
 
 /* ----------------------------------------------------------------- receive */
@@ -595,13 +489,12 @@ static uint8_t *recv_target(const struct iwx_qp *qp, const struct iwx_recv_wr *w
 	return NULL;
 }
 
-static void place_at(struct iwx_qp *qp, uint8_t *dst, uint32_t len)
+void iwx_qp_placing(struct iwx_qp *qp, uint8_t *dst, uint32_t len)
 {
 	qp->rx_dst = (struct span){ .p = dst, .len = dst ? len : 0 };
 }
 
-/* Where a tagged segment's payload goes (NULL for none), or why it may not be placed. */
-static int tagged_target(const struct iwx_qp *qp, const struct iwx_ddp_seg *seg, uint8_t **dst,
+int iwx_qp_tagged_target(const struct iwx_qp *qp, const struct iwx_ddp_seg *seg, uint8_t **dst,
 			 struct iwx_term_cause *cause)
 {
 	const struct iwx_mr *mr = iwx_mem_lookup(qp->mem, seg->stag);
@@ -628,7 +521,7 @@ static bool cut_next(const struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
 	return qp->rx_next.valid && seg->stag == qp->rx_next.stag && seg->to == qp->rx_next.to;
 }
 
-static int place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
+int iwx_qp_place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 		 struct iwx_term_cause *cause)
 {
 	struct iwx_qp *qp = ctx;
@@ -636,13 +529,13 @@ static int place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 	uint32_t r, buf_len;
 
 	if (seg->tagged) {
-		if (tagged_target(qp, seg, dst, cause))
+		if (iwx_qp_tagged_target(qp, seg, dst, cause))
 			return -EPROTO;
-		if (!cut_next(qp, seg)) {
+		if (!qp->llp->checked && !cut_next(qp, seg)) {
 			*dst = NULL;	/* into the parser's buffer: take_tagged places it */
 			qp->rx_staged = seg->len != 0;
 		}
-		place_at(qp, *dst, seg->len);
+		iwx_qp_placing(qp, *dst, seg->len);
 		return 0;
 	}
 
@@ -658,7 +551,7 @@ static int place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 		if (!r && seg->len)
 			*dst = recv_target(qp, wr, seg->mo, seg->len);
 		/* else the payload waits in the parser's buffer, to be scattered */
-		place_at(qp, *dst, seg->len);
+		iwx_qp_placing(qp, *dst, seg->len);
 		break;
 	}
 	case IWX_QN_READ_REQ:
@@ -713,7 +606,7 @@ static void take_tagged(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
 
 	if (qp->rx_staged) {
 		qp->rx_staged = false;
-		if (tagged_target(qp, seg, &dst, &cause)) {
+		if (iwx_qp_tagged_target(qp, seg, &dst, &cause)) {
 			fail(qp, cause, seg, NULL);
 			return;
 		}
@@ -726,15 +619,18 @@ static void take_tagged(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
 
 static void take_send(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
 {
-	const struct iwx_recv_wr *wr = ring_at(&qp->rq, 0);	/* in order: MSN = rx_msn */
+	/* place() found it posted; a message's last segment comes in MSN order (RFC 5041 §5.3) */
+	const struct iwx_recv_wr *wr = recv_wr_for(qp, seg->msn);
 	struct iwx_wc wc = { .wr_id = wr->wr_id, .opcode = IWX_WC_RECV };
 
 	if (seg->len && !qp->rx_dst.p && scatter(qp, wr, seg->mo, seg->payload, seg->len)) {
 		/* the receive buffer is not ours to write, or gone: it fails, then the stream */
-		wc.status = IWX_WC_LOC_PROT_ERR;
-		complete(qp, &wc);
-		ring_pop(&qp->rq);
-		fail(qp, CAUSE_LOCAL_CATASTROPHIC, NULL, NULL);
+		if (seg->msn == qp->rx_msn[IWX_QN_SEND]) {	/* else it is flushed with the rest */
+			wc.status = IWX_WC_LOC_PROT_ERR;
+			complete(qp, &wc);
+			ring_pop(&qp->rq);
+		}
+		fail(qp, IWX_CAUSE_LOCAL_CATASTROPHIC, NULL, NULL);
 		return;
 	}
 	if (!seg->last)
@@ -851,7 +747,7 @@ static void take_terminate(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
 	enter_error(qp, t.cause, false);
 }
 
-static int on_segment(void *ctx, const struct iwx_ddp_seg *seg)
+int iwx_qp_take(void *ctx, const struct iwx_ddp_seg *seg)
 {
 	struct iwx_qp *qp = ctx;
 
@@ -881,189 +777,17 @@ static int on_segment(void *ctx, const struct iwx_ddp_seg *seg)
 		take_send(qp, seg);
 		break;
 	}
-	if (qp->state != IWX_QP_RTS)
-		return -ENOTCONN;
-	/* the fast path may place behind an invalidation once it is done (fast_rx.h) */
-	if (iwx_rdmap_opcode_has_inval(seg->opcode))
-		iwx_fast_rx_release(&qp->fast, qp->rx->len_pos);
-	/*
-	 * Not inside a run of records (fast.n): the programs propose only past the last one
-	 * they placed, so no proposal lies within a run; fast_turn looks once it is taken,
-	 * sparing a read of the slot's busiest line per placed FPDU.
-	 */
-	if (!qp->fast.n)
-		iwx_fast_rx_boundary(&qp->fast, qp->rx->pos);
-	return 0;
+	return qp->state != IWX_QP_RTS ? -ENOTCONN : 0;
 }
 
-static const struct iwx_mpa_rx_ops rx_ops = { .place = place, .segment = on_segment };
-
-static void rx_failed(struct iwx_qp *qp)
+void iwx_qp_fail(struct iwx_qp *qp, struct iwx_term_cause cause, const struct iwx_ddp_seg *seg)
 {
-	struct iwx_term_cause cause;
-	const struct iwx_ddp_seg *seg;
-
-	if (iwx_mpa_rx_failed(qp->rx, &cause, &seg))
-		fail(qp, cause, seg, NULL);
+	fail(qp, cause, seg, NULL);
 }
 
-/* Hand staged bytes to the parser. */
-static void drain_stage(struct iwx_qp *qp)
+void iwx_qp_lost(struct iwx_qp *qp, bool local)
 {
-	size_t used = 0;
-	int err = iwx_mpa_rx_feed(qp->rx, qp->stage + qp->stage_off,
-				  qp->stage_len - qp->stage_off, &used);
-
-	qp->stage_off += used;
-	if (qp->stage_off == qp->stage_len)
-		qp->stage_off = qp->stage_len = 0;
-	if (err == -EPROTO)
-		rx_failed(qp);
-}
-
-/*
- * Where the payload of the FPDU a record describes is here, if the engine takes it on:
- * the checks the fast path ran, run again now, when the engine commits to discarding the
- * FPDU's bytes instead of reading them.
- */
-static uint8_t *fast_target(const struct iwx_qp *qp, const struct iwx_fp_rec *r)
-{
-	uint32_t ulen = (uint32_t)r->hdr[0] << 8 | r->hdr[1];
-	struct iwx_term_cause cause;
-	struct iwx_ddp_seg seg;
-	uint8_t *dst;
-
-	if (iwx_ddp_decode(r->hdr + IWX_MPA_HDR_LEN, ulen, &seg, &cause) || !seg.tagged ||
-	    (seg.opcode != IWX_OP_WRITE && seg.opcode != IWX_OP_READ_RESP) || !seg.len ||
-	    r->trailer_len != iwx_mpa_pad_len(ulen) + IWX_MPA_CRC_LEN ||
-	    tagged_target(qp, &seg, &dst, &cause))
-		return NULL;
-	return dst;
-}
-
-/* Take the oldest committed record through the parser, its payload in place already. */
-static void take_record(struct iwx_qp *qp)
-{
-	struct iwx_fast_rx *f = &qp->fast;
-	uint32_t i = f->slot->tail & (IWX_FP_RING - 1);
-	const struct iwx_fp_rec *r = &f->slot->ring[i];
-	uint32_t len = iwx_fast_rx_len(f, r), payload = iwx_fast_rx_payload(r);
-	int err;
-
-	qp->stats.fast_fpdus++;
-	qp->stats.fast_bytes += payload;
-	place_at(qp, f->dst[i], payload);
-	err = iwx_mpa_rx_placed(qp->rx, r->hdr, sizeof(r->hdr), f->dst[i], r->trailer, r->trailer_len);
-	f->have -= len;
-	f->bytes -= len;
-	iwx_fast_rx_pop(f);
-	if (err == -EPROTO)
-		rx_failed(qp);
-	else if (err == -EINVAL)	/* fast_target checked it could not be */
-		fail(qp, CAUSE_LOCAL_CATASTROPHIC, NULL, NULL);
-}
-
-/*
- * The fast path's turn, the parser at stream position pos with nothing staged: commit to
- * the run of records that starts here, discard their bytes from the socket, take them.
- * Returns 1 when it made progress, 0 when the socket is to be read as usual (up to
- * *limit bytes: where the next record starts), or recv's result when that failed or ended.
- */
-static ssize_t fast_turn(struct iwx_qp *qp, size_t *limit)
-{
-	struct iwx_fast_rx *f = &qp->fast;
-	uint32_t pos = qp->rx->pos;
-	const struct iwx_fp_rec *r;
-	ssize_t n;
-
-	*limit = SIZE_MAX;
-	if (!f->slot)
-		return 0;
-	if (iwx_mpa_rx_at_boundary(qp->rx)) {
-		iwx_fast_rx_boundary(f, pos);
-		while (f->n < IWX_FP_RING) {
-			uint8_t *dst;
-
-			iwx_fast_rx_find(f, pos + f->bytes);
-			r = iwx_fast_rx_peek(f, pos);
-			if (!r || iwx_fast_rx_pos(f, r) != pos + f->bytes)
-				break;
-			dst = fast_target(qp, r);
-			if (!dst && f->n)
-				break;	/* to be read when it comes first */
-			if (!dst) {
-				/* the engine reads it itself, and says why it may not be placed */
-				iwx_fast_rx_drop(f);
-				continue;
-			}
-			f->dst[(f->slot->tail + f->n) & (IWX_FP_RING - 1)] = dst;
-			f->n++;
-			f->bytes += iwx_fast_rx_len(f, r);
-		}
-	}
-	if (!f->n) {
-		r = iwx_fast_rx_peek(f, pos);
-		if (r && (int32_t)(iwx_fast_rx_pos(f, r) - pos) > 0)
-			*limit = iwx_fast_rx_pos(f, r) - pos;
-		return 0;
-	}
-	if (f->have < f->bytes) {
-		n = recv(qp->fd, NULL, f->bytes - f->have, MSG_DONTWAIT | MSG_TRUNC);
-		if (n <= 0)
-			return n;
-		qp->stats.rx_bytes += n;
-		qp->stats.fast_discards++;
-		f->have += n;
-	}
-	while (f->n && qp->state == IWX_QP_RTS &&
-	       f->have >= iwx_fast_rx_len(f, &f->slot->ring[f->slot->tail & (IWX_FP_RING - 1)]))
-		take_record(qp);
-	return 1;
-}
-
-static void receive(struct iwx_qp *qp)
-{
-	for (int budget = RX_BUDGET; budget > 0 && qp->state == IWX_QP_RTS; budget--) {
-		uint8_t *dst;
-		size_t want, limit;
-		ssize_t n;
-
-		n = fast_turn(qp, &limit);
-		if (n > 0)
-			continue;
-		if (n < 0 || (n == 0 && qp->fast.n))
-			goto ended;
-		want = MIN(iwx_mpa_rx_want(qp->rx, &dst), limit);
-		if (want >= DIRECT_MIN) {
-			/* payload: straight from the socket into its target */
-			n = recv(qp->fd, dst, want, MSG_DONTWAIT);
-			if (n > 0) {
-				qp->stats.rx_bytes += n;
-				if (iwx_mpa_rx_advance(qp->rx, n) == -EPROTO)
-					rx_failed(qp);
-				continue;
-			}
-		} else {
-			n = recv(qp->fd, qp->stage, MIN(STAGE_LEN, limit), MSG_DONTWAIT);
-			if (n > 0) {
-				qp->stats.rx_bytes += n;
-				qp->stage_len = n;
-				/*
-				 * Parsed now, not on the next turn: bytes taken from the
-				 * socket raise no event, so a call may not end with any
-				 * staged (all are taken unless the stream failed)
-				 */
-				drain_stage(qp);
-				continue;
-			}
-		}
-ended:
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			return;
-		/* the stream ended or broke without a Terminate */
-		enter_error(qp, IWX_CAUSE_MPA(IWX_MPA_EC_STREAM_LOST), n < 0);
-		return;
-	}
+	enter_error(qp, IWX_CAUSE_MPA(IWX_MPA_EC_STREAM_LOST), local);
 }
 
 /* -------------------------------------------------------------------- API */
@@ -1089,7 +813,7 @@ static void start_stream(struct iwx_qp *qp)
 	}
 }
 
-struct iwx_qp *iwx_qp_create(int fd, const struct iwx_mpa_agreed *agreed, uint32_t emss,
+struct iwx_qp *iwx_qp_create(struct iwx_llp *llp, const struct iwx_mpa_agreed *agreed,
 			     struct iwx_mem *mem, uint32_t pd, const struct iwx_qp_attr *attr)
 {
 	uint32_t sq = attr && attr->sq_depth ? attr->sq_depth : 256;
@@ -1100,37 +824,32 @@ struct iwx_qp *iwx_qp_create(int fd, const struct iwx_mpa_agreed *agreed, uint32
 	uint64_t cq = sq + inflight + rq;
 	struct iwx_qp *qp;
 
-	if (cq > UINT32_MAX)
+	if (!llp)
 		return NULL;
-	qp = calloc(1, sizeof(*qp));
-	if (!qp)
+	qp = cq > UINT32_MAX ? NULL : calloc(1, sizeof(*qp));
+	if (!qp) {
+		llp->ops->destroy(llp);
 		return NULL;
-	qp->fd = fd;
+	}
+	qp->llp = llp;
+	llp->qp = qp;
+	llp->stats = &qp->stats;
 	qp->mem = mem;
 	qp->pd = pd;
 	qp->agreed = *agreed;
-	qp->mulpdu = iwx_mpa_mulpdu(emss, agreed->mode.markers_tx);
-	qp->emss = emss;
-	qp->fresh = true;
 	for (int i = 0; i < IWX_QN_COUNT; i++)
 		qp->tx_msn[i] = qp->rx_msn[i] = 1;	/* RFC 5041 §4.3: MSNs start at one */
-	iwx_mpa_tx_init(&qp->tx, &agreed->mode);
-	qp->rx = malloc(sizeof(*qp->rx));
-	qp->fpdu = malloc(BATCH_BYTES + FPDU_BUF);
-	qp->gather = malloc(65536);
-	qp->stage = malloc(STAGE_LEN);
-	if (qp->mulpdu <= IWX_RDMAP_READ_REQ_LEN + IWX_DDP_UNTAGGED_HDR_LEN || !qp->rx ||
-	    !qp->fpdu || !qp->gather || !qp->stage ||
+	qp->gather = malloc(GATHER_LEN);
+	/* a Read Request, a Terminate fit one segment */
+	if (llp->mulpdu <= IWX_RDMAP_READ_REQ_LEN + IWX_DDP_UNTAGGED_HDR_LEN || !qp->gather ||
 	    ring_init(&qp->sq, sizeof(struct iwx_send_wr), sq) ||
 	    ring_init(&qp->rq, sizeof(struct iwx_recv_wr), rq) ||
 	    ring_init(&qp->cq, sizeof(struct iwx_wc), cq) ||
 	    ring_init(&qp->inflight, sizeof(struct inflight), inflight) ||
 	    ring_init(&qp->reads_in, sizeof(struct inbound_read), agreed->ird + 1)) {
-		qp->fd = -1;
 		iwx_qp_destroy(qp);
 		return NULL;
 	}
-	iwx_mpa_rx_init(qp->rx, &agreed->mode, &rx_ops, qp);
 	start_stream(qp);
 	return qp;
 }
@@ -1139,17 +858,13 @@ void iwx_qp_destroy(struct iwx_qp *qp)
 {
 	if (!qp)
 		return;
-	if (qp->fd >= 0)
-		close(qp->fd);
+	qp->llp->ops->destroy(qp->llp);
 	free(qp->sq.v);
 	free(qp->rq.v);
 	free(qp->cq.v);
 	free(qp->inflight.v);
 	free(qp->reads_in.v);
-	free(qp->rx);
-	free(qp->fpdu);
 	free(qp->gather);
-	free(qp->stage);
 	free(qp);
 }
 
@@ -1176,7 +891,7 @@ int iwx_qp_progress(struct iwx_qp *qp, bool *want_write)
 	bool ww = false;
 
 	if (qp->state == IWX_QP_RTS)
-		receive(qp);
+		qp->llp->ops->receive(qp->llp);
 	if (qp->state != IWX_QP_ERROR)
 		transmit(qp, &ww);
 	if (want_write)
@@ -1212,7 +927,7 @@ enum iwx_qp_state iwx_qp_get_state(const struct iwx_qp *qp)
 
 bool iwx_qp_tx_idle(const struct iwx_qp *qp)
 {
-	return !qp->sq.n && !qp->msg.active && qp->fpdu_sent == qp->fpdu_len && !qp->reads_in.n &&
+	return !qp->sq.n && !qp->msg.active && qp->llp->ops->tx_idle(qp->llp) && !qp->reads_in.n &&
 	       !qp->term_pending;
 }
 
@@ -1230,30 +945,11 @@ bool iwx_qp_error(const struct iwx_qp *qp, struct iwx_term_cause *cause, bool *l
 void iwx_qp_stats(const struct iwx_qp *qp, struct iwx_qp_stats *st)
 {
 	*st = qp->stats;
-	st->placed_segments = qp->rx->stats.placed;
 }
 
 static bool span_within(const struct span *s, uintptr_t base, size_t len)
 {
 	return s->len && (uintptr_t)s->p < base + len && (uintptr_t)s->p + s->len > base;
-}
-
-bool iwx_qp_fast(struct iwx_qp *qp, struct iwx_fp_slot *slot, uint32_t copied_seq)
-{
-	/* what the engine has read so far is stream position rx_bytes, modulo 2^32 */
-	qp->fast = (struct iwx_fast_rx){ .slot = slot, .anchor = copied_seq - (uint32_t)qp->stats.rx_bytes,
-					 .markers = qp->rx->markers };
-	return !qp->stage_len && iwx_mpa_rx_at_boundary(qp->rx);
-}
-
-uint32_t iwx_qp_fast_seq(const struct iwx_qp *qp)
-{
-	return qp->fast.anchor + (uint32_t)qp->stats.rx_bytes;
-}
-
-uint32_t iwx_qp_fast_start(const struct iwx_qp *qp)
-{
-	return qp->fast.anchor;
 }
 
 bool iwx_qp_refers_to(const struct iwx_qp *qp, const void *addr, size_t len)
@@ -1269,16 +965,7 @@ bool iwx_qp_refers_to(const struct iwx_qp *qp, const void *addr, size_t len)
 		if (span_within(&((const struct inbound_read *)ring_at(&qp->reads_in, i))->src,
 				base, len))
 			return true;
-	for (uint32_t i = 0; i < qp->fast.n; i++) {
-		uint32_t k = (qp->fast.slot->tail + i) & (IWX_FP_RING - 1);
-		const struct iwx_fp_rec *r = &qp->fast.slot->ring[k];
-		struct span s = { .p = qp->fast.dst[k],
-				  .len = iwx_fast_rx_payload(r) };
-
-		if (span_within(&s, base, len))
-			return true;
-	}
-	return false;
+	return qp->llp->ops->refers_to(qp->llp, base, len);
 }
 
 void iwx_qp_settle(struct iwx_qp *qp, bool hold)

@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A queue pair in software: RDMAP over DDP over one MPA stream in full operation.
- * Posts Sends, RDMA Writes and Reads, serves the peer's Reads from registered memory,
- * places incoming tagged data straight into it (recv into the target: one copy), takes
- * Sends into posted receives in MSN order, and on any error sends the Terminate RFC
- * 5040 §7 names, flushes every outstanding request and closes the stream.
- * With the fast path (fast_rx.h), what BPF placed already is taken from its records
- * and discarded from the socket unread.
- * Non-blocking and single-threaded: the caller polls the socket and calls progress.
+ * A queue pair in software: RDMAP over DDP on a lower layer (llp.h: MPA over TCP, in
+ * llp_tcp.h). Posts Sends, RDMA Writes and Reads, serves the peer's Reads from
+ * registered memory, places incoming tagged data straight into it, takes Sends into
+ * posted receives in MSN order, and on any error sends the Terminate RFC 5040 §7
+ * names, flushes every outstanding request and ends the stream.
+ * Non-blocking and single-threaded: the caller polls the transport and calls progress.
  */
 #ifndef IWX_QP_H
 #define IWX_QP_H
@@ -16,7 +14,6 @@
 #include <stdint.h>
 
 #include <iwx/ipc.h>
-#include <iwx/mpa_rx.h>
 #include <iwx/mpa_setup.h>
 #include <iwx/rdmap.h>
 #include <iwx/verbs.h>
@@ -36,14 +33,15 @@ struct iwx_qp_attr {
 struct iwx_qp;
 
 /*
- * A queue pair on fd, a connection in full operation with agreed (from conn.c),
- * emss the connection's effective MSS; memory of protection domain pd in mem.
- * The QP does not own fd until iwx_qp_destroy, which closes it. After a Terminate
- * this side sent, only fd's sending half is shut: read the peer's bytes until its FIN
- * before the last close of fd (iwxd's linger.c), or the close resets the stream and
- * may destroy the Terminate before the peer reads it.
+ * A queue pair on llp, a connection in full operation with agreed (who speaks first,
+ * IRD and ORD); memory of protection domain pd in mem. It takes llp: destroyed with
+ * the queue pair, or at once when this fails (NULL; llp NULL fails too). After a
+ * Terminate this side sent, only the sending half is shut: read the peer's bytes until
+ * its FIN before the last close of the socket (iwxd's linger.c), or the close resets
+ * the stream and may destroy the Terminate before the peer reads it.
  */
-struct iwx_qp *iwx_qp_create(int fd, const struct iwx_mpa_agreed *agreed, uint32_t emss,
+struct iwx_llp;
+struct iwx_qp *iwx_qp_create(struct iwx_llp *llp, const struct iwx_mpa_agreed *agreed,
 			     struct iwx_mem *mem, uint32_t pd, const struct iwx_qp_attr *attr);
 void iwx_qp_destroy(struct iwx_qp *qp);
 
@@ -106,19 +104,5 @@ void iwx_qp_settle(struct iwx_qp *qp, bool hold);
  * to must stay mapped, whether or not it is still registered.
  */
 bool iwx_qp_refers_to(const struct iwx_qp *qp, const void *addr, size_t len);
-
-/*
- * Take the records of what the fast path placed from slot (iwx/fastpath.h), whose
- * programs follow this stream; copied_seq is the socket's read position now, a TCP
- * sequence number (the engine reads nothing meanwhile). slot NULL: no fast path, once
- * the stream has ended (a record committed to would be lost). Returns whether the next
- * byte the engine reads starts an FPDU.
- */
-struct iwx_fp_slot;
-bool iwx_qp_fast(struct iwx_qp *qp, struct iwx_fp_slot *slot, uint32_t copied_seq);
-/* While followed: the TCP sequence number of the next byte the engine reads. */
-uint32_t iwx_qp_fast_seq(const struct iwx_qp *qp);
-/* While followed: the TCP sequence number of full operation's first byte (markers count from it). */
-uint32_t iwx_qp_fast_start(const struct iwx_qp *qp);
 
 #endif /* IWX_QP_H */

@@ -35,6 +35,7 @@
 #include "log.h"
 #include "loop.h"
 #include "mem.h"
+#include "llp_tcp.h"
 #include "qp.h"
 
 struct fastpath;
@@ -126,6 +127,7 @@ struct vqp {
 	enum iwx_shq_state	state;
 	struct pconn		*setup;		/* while CONNECTING */
 	struct iwx_qp		*eng;		/* the engine, once the stream is in full operation */
+	struct iwx_llp		*llp;		/* ... its lower layer, MPA on TCP (the engine's) */
 	uint32_t		fp_slot;	/* its slot in the fast path, + 1; 0: not followed */
 	bool			fp_lazy;	/* ... iwxd sleeps on the socket's low-water mark */
 	bool			fp_rung_stay;	/* ... lazy, rung for a Read's end only */

@@ -261,7 +261,7 @@ static bool lazy_arm(struct fastpath *fp, struct vqp *q)
 	struct iwx_fp_slot *s = &fp->slots[q->fp_slot - 1];
 
 	__atomic_store_n(&s->lazy, 1, __ATOMIC_SEQ_CST);
-	if ((int32_t)(iwx_qp_fast_seq(q->eng) - __atomic_load_n(&s->wake_seq, __ATOMIC_SEQ_CST)) < 0) {
+	if ((int32_t)(iwx_llp_tcp_fast_seq(q->llp) - __atomic_load_n(&s->wake_seq, __ATOMIC_SEQ_CST)) < 0) {
 		__atomic_store_n(&s->lazy, 0, __ATOMIC_RELAXED);
 		return false;
 	}
@@ -345,7 +345,7 @@ void fastpath_conn_turned(struct iwxd *d, struct vqp *q)
 	lowat(q, mark);
 	q->fp_mark = mark;
 	q->fp_lazy = true;
-	q->fp_seen = iwx_qp_fast_seq(q->eng);
+	q->fp_seen = iwx_llp_tcp_fast_seq(q->llp);
 	q->fp_tick_ms = iwx_conn_now_ms() + LAZY_TICK_MS;
 }
 
@@ -365,7 +365,7 @@ void fastpath_conn_timers(struct iwxd *d, struct vqp *q, uint64_t now)
 		loop_due(&d->loop, q->fp_tick_ms);
 		return;
 	}
-	seq = iwx_qp_fast_seq(q->eng);
+	seq = iwx_llp_tcp_fast_seq(q->llp);
 	if (seq == q->fp_seen) {
 		lazy_end(d->fp, q);
 		return;
@@ -457,18 +457,18 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 		 * the programs are in step from the first packet. Else they find the stream.
 		 * With markers, every packet tells them where its FPDUs are.
 		 */
-		if ((iwx_qp_fast(q->eng, s, seq[0]) && seq[0] == seq[1]) || q->agreed.mode.markers_rx) {
+		if ((iwx_llp_tcp_fast(q->llp, s, seq[0]) && seq[0] == seq[1]) || q->agreed.mode.markers_rx) {
 			s->state = IWX_FP_SYNC;
 			s->next_seq = seq[0];
 		}
 		conn.markers = q->agreed.mode.markers_rx;
-		conn.mark_base = iwx_qp_fast_start(q->eng);
+		conn.mark_base = iwx_llp_tcp_fast_start(q->llp);
 		s->wake_seq = seq[0];
 		err = bpf_map_update_elem(bpf_map__fd(fp->skel->maps.iwx_fp_conns), &key, &conn,
 					  BPF_NOEXIST) ? -errno : 0;
 	}
 	if (err) {
-		iwx_qp_fast(q->eng, NULL, 0);
+		iwx_llp_tcp_fast(q->llp, NULL, 0);
 		log_warn("qp %u: not followed by the fast path: %s", q->num, strerror(-err));
 		return;
 	}
@@ -497,7 +497,7 @@ void fastpath_conn_end(struct iwxd *d, struct vqp *q)
 	bpf_map_delete_elem(bpf_map__fd(fp->skel->maps.iwx_fp_conns), &key);
 	quiesce(fp);	/* no program writes its slot or places for it any more */
 	if (q->eng)
-		iwx_qp_fast(q->eng, NULL, 0);
+		iwx_llp_tcp_fast(q->llp, NULL, 0);
 	fp->slot_qp[q->fp_slot - 1] = NULL;
 	q->fp_slot = 0;
 }

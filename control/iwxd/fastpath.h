@@ -3,7 +3,7 @@
  * The fast path, iwxd's side: the BPF programs of bpf/fastpath.bpf.c, loaded at the
  * first attach and attached to interfaces on request; the maps they read, kept to what
  * iwxd knows (connections in full operation, valid STags of memory BPF reaches); and
- * each connection's slot, handed to its engine (iwx_qp_fast).
+ * each connection's slot, handed to its engine (iwx_llp_tcp_fast).
  *
  * Exact ends: when a change of a region or a connection returns, no program anywhere
  * still uses what it replaced (each CPU's count, iwx_fp_cpu, is waited for).

@@ -310,6 +310,7 @@ static void engine_stop(struct iwxd *d, struct vqp *q, bool abortive)
 		vqp_stats_add(&q->gone, &s);
 		iwx_qp_destroy(q->eng);	/* closes the socket */
 		q->eng = NULL;
+		q->llp = NULL;
 	} else if (q->tcp_w.fd >= 0) {
 		close(q->tcp_w.fd);
 	}
@@ -357,8 +358,13 @@ static void start_engine(struct iwxd *d, struct vqp *q)
 {
 	struct iwx_qp_attr attr = { .sq_depth = q->sq.size, .rq_depth = q->rq.size };
 
-	q->eng = iwx_qp_create(q->tcp_w.fd, &q->agreed, q->est.emss, d->mem, q->pd, &attr);
+	q->llp = iwx_llp_tcp_new(q->tcp_w.fd, &q->agreed, q->est.emss);
+	q->eng = iwx_qp_create(q->llp, &q->agreed, d->mem, q->pd, &attr);
 	q->tcp_events = EPOLLIN;
+	if (!q->eng) {
+		q->tcp_w.fd = -1;	/* closed with the lower layer */
+		q->llp = NULL;
+	}
 	if (!q->eng || watch_add(&d->loop, &q->tcp_w, EPOLLIN)) {
 		struct iwx_ipc_event ev = q->est;
 

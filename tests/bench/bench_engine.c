@@ -17,6 +17,7 @@
 #include "bench.h"
 #include "conn.h"
 #include "mem.h"
+#include "llp_tcp.h"
 #include "qp.h"
 
 #define OWNER		1
@@ -75,7 +76,8 @@ static int start_qp(struct rdma *r)
 {
 	int err;
 
-	r->qp = iwx_qp_create(r->conn.fd, &r->conn.agreed, r->conn.emss, r->mem, r->pd, &r->attr);
+	r->qp = iwx_qp_create(iwx_llp_tcp_new(r->conn.fd, &r->conn.agreed, r->conn.emss),
+			       &r->conn.agreed, r->mem, r->pd, &r->attr);
 	if (!r->qp) {
 		fail(-ENOMEM, "creating the queue pair");
 		return -ENOMEM;

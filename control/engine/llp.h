@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The lower layer under a queue pair: what carries its DDP segments to the peer and
+ * brings the peer's back. MPA over a TCP socket (llp_tcp.h) is one. The queue pair
+ * decides what goes out next and what an arriving segment means (qp.c); the lower
+ * layer frames and sends the segments it pulls, delivers the ones it receives with
+ * their placement decided by the queue pair, and says when its stream is lost. So the
+ * queue pair, its memory checks and its Terminates do not care what carries them.
+ */
+#ifndef IWX_LLP_H
+#define IWX_LLP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <iwx/ddp.h>
+#include <iwx/term.h>
+
+struct iwx_qp;
+struct iwx_qp_stats;
+struct iwx_llp;
+
+/* RFC 5040 §4.8: an error of our own, such as client memory gone under a request */
+#define IWX_CAUSE_LOCAL_CATASTROPHIC iwx_cause(IWX_LAYER_RDMAP, IWX_RDMAP_ETYPE_CATASTROPHIC, 0)
+
+struct iwx_llp_ops {
+	/*
+	 * Send what the queue pair gives (iwx_qp_next_segment), as much as the transport
+	 * takes now, within a budget so that receiving is not starved. *want_write: wait
+	 * until the transport can take more, then call again.
+	 */
+	void (*transmit)(struct iwx_llp *llp, bool *want_write);
+	/* Take in what arrived, within a budget: each segment to iwx_qp_place, iwx_qp_take. */
+	void (*receive)(struct iwx_llp *llp);
+	/* Everything the queue pair gave has gone to the transport. */
+	bool (*tx_idle)(const struct iwx_llp *llp);
+	/*
+	 * The queue pair stopped. After its Terminate (after_terminate), the sending half
+	 * only: the peer may still be sending, and whoever closes must read it first.
+	 */
+	void (*stop)(struct iwx_llp *llp, bool after_terminate);
+	/* Does the lower layer hold a pointer into [base, base + len)? */
+	bool (*refers_to)(const struct iwx_llp *llp, uintptr_t base, size_t len);
+	/* Close the transport and free everything. */
+	void (*destroy)(struct iwx_llp *llp);
+};
+
+struct iwx_llp {
+	const struct iwx_llp_ops *ops;
+	struct iwx_qp		*qp;		/* the queue pair above: set by iwx_qp_create */
+	struct iwx_qp_stats	*stats;		/* ... whose traffic counters this layer keeps */
+	uint32_t		mulpdu;		/* the largest DDP segment, header included */
+	/*
+	 * A segment's header is known good before its payload is placed (SCTP: the packet's
+	 * checksum covers both); else a segment that does not continue the last is staged
+	 * until its CRC is (MPA, qp.c's cut_next).
+	 */
+	bool			checked;
+};
+
+/* The next segment to send, as the queue pair gives it. */
+struct iwx_llp_seg {
+	const struct iwx_ddp_msg *msg;		/* the message it belongs to */
+	uint8_t			hdr[IWX_DDP_UNTAGGED_HDR_LEN];	/* its DDP header (RFC 5041 §4) */
+	size_t			hdr_len;
+	uint32_t		off, len;	/* its payload's place in the message */
+	const uint8_t		*payload;	/* len bytes, valid until the next call */
+	bool			last;		/* the message's last segment */
+	bool			term;		/* a Terminate: nothing may follow it (RFC 5040 §5.4) */
+};
+
+/* What the queue pair offers its lower layer (qp.c). */
+
+/* The next segment to send, if any may go now. */
+bool iwx_qp_next_segment(struct iwx_qp *qp, struct iwx_llp_seg *s);
+
+/*
+ * An arriving segment whose header is known: where its payload goes (*dst, NULL for
+ * none or not yet), or -EPROTO with the Terminate's cause. The signature of
+ * iwx_mpa_rx_ops.place, ctx the queue pair.
+ */
+int iwx_qp_place(void *qp, const struct iwx_ddp_seg *seg, uint8_t **dst,
+		 struct iwx_term_cause *cause);
+
+/* A whole, checked segment: act on it. 0, or -ENOTCONN once the queue pair stopped. */
+int iwx_qp_take(void *qp, const struct iwx_ddp_seg *seg);
+
+/* The payload of the segment being received is going to [dst, dst + len) (dst NULL: not). */
+void iwx_qp_placing(struct iwx_qp *qp, uint8_t *dst, uint32_t len);
+
+/* Where a tagged segment's payload goes, or the Terminate's cause (RFC 5041 §7.2). */
+int iwx_qp_tagged_target(const struct iwx_qp *qp, const struct iwx_ddp_seg *seg, uint8_t **dst,
+			 struct iwx_term_cause *cause);
+
+/* The lower layer found an error the peer must hear of: a Terminate goes out. */
+void iwx_qp_fail(struct iwx_qp *qp, struct iwx_term_cause cause, const struct iwx_ddp_seg *seg);
+
+/* The stream ended or broke without a Terminate (local: an error of ours, not the peer's close). */
+void iwx_qp_lost(struct iwx_qp *qp, bool local);
+
+#endif /* IWX_LLP_H */

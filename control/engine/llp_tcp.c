@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: MIT
+/* A queue pair's lower layer: MPA FPDUs on a kernel TCP socket (RFC 5044). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <iwx/ipc.h>
+#include <iwx/mpa.h>
+#include <iwx/mpa_rx.h>
+
+#include "fast_rx.h"
+#include "llp_tcp.h"
+#include "qp.h"
+
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define STAGE_LEN	65536	/* read-ahead for headers; payload is received in place */
+#define DIRECT_MIN	1024	/* receive straight into the target from this many bytes */
+#define TX_BUDGET	128	/* FPDUs built per transmit call, so receive is not starved */
+#define BATCH_BYTES	65536	/* FPDUs handed to TCP in one sendmsg, about (one GSO packet) */
+#define BATCH_FPDUS	160	/* ... and at most this many */
+#define RX_BUDGET	256	/* socket reads per receive call */
+#define FPDU_BUF	(IWX_MPA_MAX_ULPDU + 1024)
+
+struct llp_tcp {
+	struct iwx_llp		llp;
+	int			fd;
+
+	struct iwx_mpa_tx	tx;
+	uint8_t			*fpdu;		/* the batch being sent: whole FPDUs, back to back */
+	size_t			fpdu_len, fpdu_sent;
+	uint32_t		fpdu_start[BATCH_FPDUS];	/* where each FPDU of the batch begins */
+	uint32_t		nfpdu;
+	uint32_t		cur;		/* the FPDU fpdu_sent is in */
+	bool			fresh;		/* what goes next starts a new TCP packet (after EOR) */
+	uint32_t		emss;
+
+	struct iwx_mpa_rx	*rx;
+	uint8_t			*stage;
+	size_t			stage_len, stage_off;
+	struct iwx_fast_rx	fast;		/* FPDUs the fast path placed */
+};
+
+static struct llp_tcp *tcp_of(struct iwx_llp *llp)
+{
+	return (struct llp_tcp *)llp;
+}
+
+static const struct llp_tcp *ctcp_of(const struct iwx_llp *llp)
+{
+	return (const struct llp_tcp *)llp;
+}
+
+/* ---------------------------------------------------------------- transmit */
+
+/*
+ * Fill the next batch: whole FPDUs of one message, back to back, for one sendmsg
+ * ending in MSG_EOR. TCP starts a new packet for data after an end of record and cuts
+ * it into segments at multiples of the MSS from there, so with every FPDU but the
+ * last of a batch exactly EMSS long, each FPDU starts a segment (RFC 5044 §5), and a
+ * receiver can place segments on their own. A batch ends with its message, with an
+ * FPDU of any other size (markers: sizes vary), or when full. false: nothing to send.
+ */
+static bool fill_batch(struct llp_tcp *t, int *budget)
+{
+	t->fpdu_len = t->fpdu_sent = 0;
+	t->nfpdu = t->cur = 0;
+	while (*budget > 0 && t->nfpdu < BATCH_FPDUS && t->fpdu_len < BATCH_BYTES) {
+		struct iwx_llp_seg s;
+		ssize_t n;
+
+		if (!iwx_qp_next_segment(t->llp.qp, &s))
+			break;
+		n = iwx_mpa_fpdu_build(&t->tx, t->fpdu + t->fpdu_len, FPDU_BUF, s.hdr, s.hdr_len,
+				       s.payload, s.len);
+		if (n < 0)
+			abort();	/* sized by mulpdu: cannot happen */
+		t->fpdu_start[t->nfpdu++] = t->fpdu_len;
+		t->fpdu_len += n;
+		t->llp.stats->tx_fpdus++;
+		(*budget)--;
+		if ((size_t)n != t->emss || s.last)
+			break;
+	}
+	return t->nfpdu > 0;
+}
+
+/* Where FPDU i of the batch ends. */
+static size_t fpdu_end(const struct llp_tcp *t, uint32_t i)
+{
+	return i + 1 < t->nfpdu ? t->fpdu_start[i + 1] : t->fpdu_len;
+}
+
+static void tcp_transmit(struct iwx_llp *llp, bool *want_write)
+{
+	struct llp_tcp *t = tcp_of(llp);
+
+	*want_write = false;
+	for (int budget = TX_BUDGET; budget > 0 || t->fpdu_sent < t->fpdu_len;) {
+		if (t->fpdu_sent == t->fpdu_len && !fill_batch(t, &budget))
+			return;
+		/*
+		 * To the batch's end; but when TCP took only part of an FPDU, to that FPDU's
+		 * end, so that with MSG_EOR the FPDUs after it start a new packet again (the
+		 * rest of the cut one may have to start one of its own: TCP may have sent the
+		 * part it took).
+		 */
+		bool at_fpdu = t->fpdu_start[t->cur] == t->fpdu_sent;
+		size_t end = at_fpdu ? t->fpdu_len : fpdu_end(t, t->cur);
+		ssize_t n = send(t->fd, t->fpdu + t->fpdu_sent, end - t->fpdu_sent,
+				 MSG_NOSIGNAL | MSG_DONTWAIT | MSG_EOR);
+
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR) {
+				*want_write = true;
+				return;
+			}
+			iwx_qp_lost(llp->qp, true);
+			return;
+		}
+		/*
+		 * FPDUs begun in a send from the start of a new TCP packet start a segment,
+		 * as far as the sender can tell (an upper bound: retransmission may merge).
+		 */
+		for (uint32_t i = t->cur; t->fresh && at_fpdu && i < t->nfpdu &&
+		     t->fpdu_start[i] < t->fpdu_sent + n; i++)
+			llp->stats->tx_fpdus_aligned++;
+		t->fresh = t->fpdu_sent + n == end;	/* all taken: the end of record holds */
+		t->fpdu_sent += n;
+		while (t->cur < t->nfpdu && fpdu_end(t, t->cur) <= t->fpdu_sent)
+			t->cur++;
+		llp->stats->tx_bytes += n;
+	}
+	*want_write = true;
+}
+
+static bool tcp_tx_idle(const struct iwx_llp *llp)
+{
+	return ctcp_of(llp)->fpdu_sent == ctcp_of(llp)->fpdu_len;
+}
+
+/* ----------------------------------------------------------------- receive */
+
+/* A segment taken: the fast path learns where the parser is (fast_rx.h). */
+static int tcp_take(void *ctx, const struct iwx_ddp_seg *seg)
+{
+	struct llp_tcp *t = ctx;
+	int err = iwx_qp_take(t->llp.qp, seg);
+
+	if (err)
+		return err;
+	/* the fast path may place behind an invalidation once it is done (fast_rx.h) */
+	if (iwx_rdmap_opcode_has_inval(seg->opcode))
+		iwx_fast_rx_release(&t->fast, t->rx->len_pos);
+	/*
+	 * Not inside a run of records (fast.n): the programs propose only past the last one
+	 * they placed, so no proposal lies within a run; fast_turn looks once it is taken,
+	 * sparing a read of the slot's busiest line per placed FPDU.
+	 */
+	if (!t->fast.n)
+		iwx_fast_rx_boundary(&t->fast, t->rx->pos);
+	return 0;
+}
+
+static int tcp_place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
+		     struct iwx_term_cause *cause)
+{
+	return iwx_qp_place(((struct llp_tcp *)ctx)->llp.qp, seg, dst, cause);
+}
+
+static const struct iwx_mpa_rx_ops rx_ops = { .place = tcp_place, .segment = tcp_take };
+
+static void rx_failed(struct llp_tcp *t)
+{
+	struct iwx_term_cause cause;
+	const struct iwx_ddp_seg *seg;
+
+	if (iwx_mpa_rx_failed(t->rx, &cause, &seg))
+		iwx_qp_fail(t->llp.qp, cause, seg);
+}
+
+/* Hand staged bytes to the parser. */
+static void drain_stage(struct llp_tcp *t)
+{
+	size_t used = 0;
+	int err = iwx_mpa_rx_feed(t->rx, t->stage + t->stage_off, t->stage_len - t->stage_off,
+				  &used);
+
+	t->stage_off += used;
+	if (t->stage_off == t->stage_len)
+		t->stage_off = t->stage_len = 0;
+	if (err == -EPROTO)
+		rx_failed(t);
+}
+
+/*
+ * Where the payload of the FPDU a record describes is here, if the engine takes it on:
+ * the checks the fast path ran, run again now, when the engine commits to discarding the
+ * FPDU's bytes instead of reading them.
+ */
+static uint8_t *fast_target(const struct llp_tcp *t, const struct iwx_fp_rec *r)
+{
+	uint32_t ulen = (uint32_t)r->hdr[0] << 8 | r->hdr[1];
+	struct iwx_term_cause cause;
+	struct iwx_ddp_seg seg;
+	uint8_t *dst;
+
+	if (iwx_ddp_decode(r->hdr + IWX_MPA_HDR_LEN, ulen, &seg, &cause) || !seg.tagged ||
+	    (seg.opcode != IWX_OP_WRITE && seg.opcode != IWX_OP_READ_RESP) || !seg.len ||
+	    r->trailer_len != iwx_mpa_pad_len(ulen) + IWX_MPA_CRC_LEN ||
+	    iwx_qp_tagged_target(t->llp.qp, &seg, &dst, &cause))
+		return NULL;
+	return dst;
+}
+
+/* Take the oldest committed record through the parser, its payload in place already. */
+static void take_record(struct llp_tcp *t)
+{
+	struct iwx_fast_rx *f = &t->fast;
+	uint32_t i = f->slot->tail & (IWX_FP_RING - 1);
+	const struct iwx_fp_rec *r = &f->slot->ring[i];
+	uint32_t len = iwx_fast_rx_len(f, r), payload = iwx_fast_rx_payload(r);
+	int err;
+
+	t->llp.stats->fast_fpdus++;
+	t->llp.stats->fast_bytes += payload;
+	iwx_qp_placing(t->llp.qp, f->dst[i], payload);
+	err = iwx_mpa_rx_placed(t->rx, r->hdr, sizeof(r->hdr), f->dst[i], r->trailer, r->trailer_len);
+	f->have -= len;
+	f->bytes -= len;
+	iwx_fast_rx_pop(f);
+	if (err == -EPROTO)
+		rx_failed(t);
+	else if (err == -EINVAL)	/* fast_target checked it could not be */
+		iwx_qp_fail(t->llp.qp, IWX_CAUSE_LOCAL_CATASTROPHIC, NULL);
+}
+
+/*
+ * The fast path's turn, the parser at stream position pos with nothing staged: commit to
+ * the run of records that starts here, discard their bytes from the socket, take them.
+ * Returns 1 when it made progress, 0 when the socket is to be read as usual (up to
+ * *limit bytes: where the next record starts), or recv's result when that failed or ended.
+ */
+static ssize_t fast_turn(struct llp_tcp *t, size_t *limit)
+{
+	struct iwx_fast_rx *f = &t->fast;
+	uint32_t pos = t->rx->pos;
+	const struct iwx_fp_rec *r;
+	ssize_t n;
+
+	*limit = SIZE_MAX;
+	if (!f->slot)
+		return 0;
+	if (iwx_mpa_rx_at_boundary(t->rx)) {
+		iwx_fast_rx_boundary(f, pos);
+		while (f->n < IWX_FP_RING) {
+			uint8_t *dst;
+
+			iwx_fast_rx_find(f, pos + f->bytes);
+			r = iwx_fast_rx_peek(f, pos);
+			if (!r || iwx_fast_rx_pos(f, r) != pos + f->bytes)
+				break;
+			dst = fast_target(t, r);
+			if (!dst && f->n)
+				break;	/* to be read when it comes first */
+			if (!dst) {
+				/* the engine reads it itself, and says why it may not be placed */
+				iwx_fast_rx_drop(f);
+				continue;
+			}
+			f->dst[(f->slot->tail + f->n) & (IWX_FP_RING - 1)] = dst;
+			f->n++;
+			f->bytes += iwx_fast_rx_len(f, r);
+		}
+	}
+	if (!f->n) {
+		r = iwx_fast_rx_peek(f, pos);
+		if (r && (int32_t)(iwx_fast_rx_pos(f, r) - pos) > 0)
+			*limit = iwx_fast_rx_pos(f, r) - pos;
+		return 0;
+	}
+	if (f->have < f->bytes) {
+		n = recv(t->fd, NULL, f->bytes - f->have, MSG_DONTWAIT | MSG_TRUNC);
+		if (n <= 0)
+			return n;
+		t->llp.stats->rx_bytes += n;
+		t->llp.stats->fast_discards++;
+		f->have += n;
+	}
+	while (f->n && iwx_qp_get_state(t->llp.qp) == IWX_QP_RTS &&
+	       f->have >= iwx_fast_rx_len(f, &f->slot->ring[f->slot->tail & (IWX_FP_RING - 1)]))
+		take_record(t);
+	return 1;
+}
+
+static void tcp_receive(struct iwx_llp *llp)
+{
+	struct llp_tcp *t = tcp_of(llp);
+
+	for (int budget = RX_BUDGET; budget > 0 && iwx_qp_get_state(llp->qp) == IWX_QP_RTS;
+	     budget--) {
+		uint8_t *dst;
+		size_t want, limit;
+		ssize_t n;
+
+		n = fast_turn(t, &limit);
+		if (n > 0)
+			continue;
+		if (n < 0 || (n == 0 && t->fast.n))
+			goto ended;
+		want = MIN(iwx_mpa_rx_want(t->rx, &dst), limit);
+		if (want >= DIRECT_MIN) {
+			/* payload: straight from the socket into its target */
+			n = recv(t->fd, dst, want, MSG_DONTWAIT);
+			if (n > 0) {
+				llp->stats->rx_bytes += n;
+				if (iwx_mpa_rx_advance(t->rx, n) == -EPROTO)
+					rx_failed(t);
+				continue;
+			}
+		} else {
+			n = recv(t->fd, t->stage, MIN(STAGE_LEN, limit), MSG_DONTWAIT);
+			if (n > 0) {
+				llp->stats->rx_bytes += n;
+				t->stage_len = n;
+				/*
+				 * Parsed now, not on the next turn: bytes taken from the
+				 * socket raise no event, so a call may not end with any
+				 * staged (all are taken unless the stream failed)
+				 */
+				drain_stage(t);
+				continue;
+			}
+		}
+ended:
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			break;
+		/* the stream ended or broke without a Terminate */
+		iwx_qp_lost(llp->qp, n < 0);
+		break;
+	}
+	llp->stats->placed_segments = t->rx->stats.placed;
+}
+
+/* -------------------------------------------------------------- lifetime */
+
+static void tcp_stop(struct iwx_llp *llp, bool after_terminate)
+{
+	/* tcp(7): a close with unread bytes resets, and may destroy the Terminate (RFC 5040 §5.4) */
+	shutdown(tcp_of(llp)->fd, after_terminate ? SHUT_WR : SHUT_RDWR);
+}
+
+static bool span_within(const uint8_t *p, uint32_t n, uintptr_t base, size_t len)
+{
+	return n && (uintptr_t)p < base + len && (uintptr_t)p + n > base;
+}
+
+static bool tcp_refers_to(const struct iwx_llp *llp, uintptr_t base, size_t len)
+{
+	const struct iwx_fast_rx *f = &ctcp_of(llp)->fast;
+
+	for (uint32_t i = 0; i < f->n; i++) {
+		uint32_t k = (f->slot->tail + i) & (IWX_FP_RING - 1);
+
+		if (span_within(f->dst[k], iwx_fast_rx_payload(&f->slot->ring[k]), base, len))
+			return true;
+	}
+	return false;
+}
+
+static void tcp_destroy(struct iwx_llp *llp)
+{
+	struct llp_tcp *t = tcp_of(llp);
+
+	if (t->fd >= 0)
+		close(t->fd);
+	free(t->rx);
+	free(t->fpdu);
+	free(t->stage);
+	free(t);
+}
+
+static const struct iwx_llp_ops tcp_ops = {
+	.transmit = tcp_transmit, .receive = tcp_receive, .tx_idle = tcp_tx_idle,
+	.stop = tcp_stop, .refers_to = tcp_refers_to, .destroy = tcp_destroy,
+};
+
+struct iwx_llp *iwx_llp_tcp_new(int fd, const struct iwx_mpa_agreed *agreed, uint32_t emss)
+{
+	struct llp_tcp *t = calloc(1, sizeof(*t));
+
+	if (!t) {
+		close(fd);
+		return NULL;
+	}
+	t->llp.ops = &tcp_ops;
+	t->llp.mulpdu = iwx_mpa_mulpdu(emss, agreed->mode.markers_tx);
+	t->fd = fd;
+	t->emss = emss;
+	t->fresh = true;
+	iwx_mpa_tx_init(&t->tx, &agreed->mode);
+	t->rx = malloc(sizeof(*t->rx));
+	t->fpdu = malloc(BATCH_BYTES + FPDU_BUF);
+	t->stage = malloc(STAGE_LEN);
+	if (!t->rx || !t->fpdu || !t->stage) {
+		tcp_destroy(&t->llp);
+		return NULL;
+	}
+	iwx_mpa_rx_init(t->rx, &agreed->mode, &rx_ops, t);
+	return &t->llp;
+}
+
+/* ------------------------------------------------------------- fast path */
+
+bool iwx_llp_tcp_fast(struct iwx_llp *llp, struct iwx_fp_slot *slot, uint32_t copied_seq)
+{
+	struct llp_tcp *t = tcp_of(llp);
+
+	/* what has been read so far is stream position rx_bytes, modulo 2^32 */
+	t->fast = (struct iwx_fast_rx){ .slot = slot,
+					.anchor = copied_seq - (uint32_t)llp->stats->rx_bytes,
+					.markers = t->rx->markers };
+	return !t->stage_len && iwx_mpa_rx_at_boundary(t->rx);
+}
+
+uint32_t iwx_llp_tcp_fast_seq(const struct iwx_llp *llp)
+{
+	return ctcp_of(llp)->fast.anchor + (uint32_t)llp->stats->rx_bytes;
+}
+
+uint32_t iwx_llp_tcp_fast_start(const struct iwx_llp *llp)
+{
+	return ctcp_of(llp)->fast.anchor;
+}
