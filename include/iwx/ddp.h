@@ -27,7 +27,10 @@ struct iwx_ddp_seg {
 	/* the ULP payload that follows the DDP header (a Read Request or Terminate header included) */
 	const uint8_t	*payload;
 	uint32_t	len;
-	/* the header as received, for a Terminate's copy (RFC 5040 §4.8) */
+	/*
+	 * the header as received (over SCTP, its RFC 5041 equivalent), for a
+	 * Terminate's copy (RFC 5040 §4.8)
+	 */
 	uint8_t		hdr[IWX_DDP_UNTAGGED_HDR_LEN];
 	uint8_t		hdr_len;
 	uint16_t	ulpdu_len;	/* the MPA ULPDU_LENGTH: header and payload */
@@ -50,6 +53,16 @@ static inline size_t iwx_ddp_hdr_len(uint8_t ddp_ctrl)
 int iwx_ddp_decode(const uint8_t *ulpdu, size_t len, struct iwx_ddp_seg *seg,
 		   struct iwx_term_cause *cause);
 
+/*
+ * The checks iwx_ddp_decode makes, on a segment already decoded (the DDP version
+ * is read from seg->hdr): for decoders of other framings, such as the SCTP shim.
+ * Returns 0, or -EPROTO with *cause.
+ */
+int iwx_ddp_check_seg(const struct iwx_ddp_seg *seg, struct iwx_term_cause *cause);
+
+/* Write the RFC 5041 header that carries seg's fields; returns its length, 14 or 18. */
+size_t iwx_ddp_hdr_write(uint8_t *hdr, const struct iwx_ddp_seg *seg);
+
 /* A message to segment: what RDMAP hands DDP (RFC 5041 §5.2). */
 struct iwx_ddp_msg {
 	uint8_t		opcode;		/* decides tagged/untagged and QN */
@@ -61,8 +74,9 @@ struct iwx_ddp_msg {
 };
 
 /*
- * Walks a message segment by segment, each ULPDU no larger than mulpdu: TO or MO
- * advancing, L on the last, exactly one segment for an empty message.
+ * Walks a message segment by segment, each payload no larger than a bound (for MPA,
+ * what leaves each ULPDU within mulpdu): TO or MO advancing, L on the last, exactly
+ * one segment for an empty message.
  */
 struct iwx_ddp_segmenter {
 	struct iwx_ddp_msg	msg;
@@ -75,12 +89,30 @@ struct iwx_ddp_segmenter {
 int iwx_ddp_segmenter_init(struct iwx_ddp_segmenter *s, const struct iwx_ddp_msg *msg,
 			   uint32_t mulpdu);
 
+/* Any bound on each segment's payload: -EINVAL when it is 0, or for a bad opcode. */
+int iwx_ddp_segmenter_init_payload(struct iwx_ddp_segmenter *s, const struct iwx_ddp_msg *msg,
+				   uint32_t max_payload);
+
+/*
+ * Next segment's payload: its offset in the message, its length and whether it is
+ * the last. Returns false when done. The caller writes the header it frames with.
+ */
+bool iwx_ddp_segmenter_step(struct iwx_ddp_segmenter *s, uint32_t *off, uint32_t *len,
+			    bool *last);
+
 /*
  * Next segment: writes its header to hdr (18 bytes of room) and returns the header
  * length, with the payload's offset in the message and its length; 0 when done.
  */
 size_t iwx_ddp_segmenter_next(struct iwx_ddp_segmenter *s, uint8_t *hdr,
 			      uint32_t *off, uint32_t *len);
+
+/*
+ * The header fields of one segment of msg, payload at offset off, last or not
+ * (payload, len and hdr are left zero): what every framing of a segment encodes.
+ */
+void iwx_ddp_seg_of_msg(struct iwx_ddp_seg *seg, const struct iwx_ddp_msg *msg, uint32_t off,
+			bool last);
 
 /* Encode the header of one segment of msg: payload at offset off, last or not. */
 size_t iwx_ddp_hdr_encode(uint8_t *hdr, const struct iwx_ddp_msg *msg, uint32_t off, bool last);

@@ -21,6 +21,7 @@ static inline struct iwx_term_cause iwx_cause(uint8_t layer, uint8_t etype, uint
 }
 
 #define IWX_CAUSE_MPA(code)	  iwx_cause(IWX_LAYER_LLP, IWX_MPA_ETYPE, (code))
+#define IWX_CAUSE_SHIM(code)	  iwx_cause(IWX_LAYER_LLP, IWX_SHIM_ETYPE, (code))
 #define IWX_CAUSE_DDP_T(code)	  iwx_cause(IWX_LAYER_DDP, IWX_DDP_ETYPE_TAGGED, (code))
 #define IWX_CAUSE_DDP_U(code)	  iwx_cause(IWX_LAYER_DDP, IWX_DDP_ETYPE_UNTAGGED, (code))
 #define IWX_CAUSE_RDMAP_PROT(code) iwx_cause(IWX_LAYER_RDMAP, IWX_RDMAP_ETYPE_REMOTE_PROT, (code))

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * iWARP wire formats: MPA (RFC 5044, RFC 6581), DDP (RFC 5041) and RDMAP (RFC 5040).
+ * iWARP wire formats: MPA (RFC 5044, RFC 6581), DDP (RFC 5041) and RDMAP (RFC 5040),
+ * and the SCTP DDP adaptation that carries DDP over SCTP instead of MPA
+ * (draft-otis-sctp-ddp-00, mapped as docs/ddp-over-sctp.md says).
  *
  * Shared by the BPF fast path and user space: no libc, only <linux/types.h>. Every
  * multi-byte integer is big-endian on the wire (__be*), except the MPA CRC, which is
@@ -250,5 +252,72 @@ enum iwx_mpa_ecode {
 	IWX_MPA_EC_INSUFFICIENT_IRD	= 0x06,
 	IWX_MPA_EC_NO_MATCHING_RTR	= 0x07,
 };
+
+/* LLP layer, SCTP DDP adaptation error type: our definition (docs/ddp-over-sctp.md). */
+#define IWX_SHIM_ETYPE		1
+enum iwx_shim_ecode {
+	IWX_SHIM_EC_MODE		= 0x01,	/* a mode the peer did not announce */
+	IWX_SHIM_EC_MALFORMED		= 0x02,	/* malformed DDP header */
+};
+
+/* ------------------------------------------------------ SCTP DDP adaptation */
+
+/* draft-otis-sctp-ddp §2.1: the Adaptation Layer Indication of INIT and INIT-ACK. */
+#define IWX_SHIM_PARAM_ADAPTATION	0xc006
+enum iwx_shim_indication {
+	IWX_SHIM_IND_ANONYMOUS	= 1,	/* DDP_ANONYMOUS_PLACE */
+	IWX_SHIM_IND_STREAM	= 2,	/* DDP_STREAM_PLACE */
+	IWX_SHIM_IND_TAG	= 3,	/* DDP_TAG_PLACE: what iwx announces and requires */
+};
+
+/* draft-otis-sctp-ddp §2.2 DDP Mode */
+enum iwx_shim_mode {
+	IWX_SHIM_MODE_ANONYMOUS	= 1,	/* untagged messages and the set-up frame */
+	IWX_SHIM_MODE_STREAM	= 2,	/* never sent, refused on receipt */
+	IWX_SHIM_MODE_TAG	= 3,	/* tagged messages */
+};
+
+/* draft-otis-sctp-ddp §2.2 DDP Flags, bits numbered as in RFC 2960's figures: bit 0 the MSB. */
+#define IWX_SHIM_FLAG_ACK_REQ	0x80	/* bit 0: never sent, ignored */
+#define IWX_SHIM_FLAG_DISCLOSE	0x40	/* bit 1: a message's last chunk (RFC 5041's L) */
+#define IWX_SHIM_FLAG_RELEASE	0x20	/* bit 2: never sent, ignored */
+#define IWX_SHIM_FLAG_RSVD	0x1f
+
+/* draft-otis-sctp-ddp §2.2: the fixed part of the DDP header leading every DATA chunk's data. */
+struct iwx_shim_hdr {
+	__u8	mode;
+	__u8	flags;
+	__be16	hdr_len;	/* with the DDP Context, without padding */
+	__be32	tag;		/* TAG_MODE: Data Sink STag; else Invalidate STag or 0 */
+	__be64	offset;		/* TAG_MODE: TO; ANONYMOUS_MODE: MO */
+} __attribute__((packed));
+
+/*
+ * The DDP Context iwx defines for RDMAP: tagged chunks carry the first word (the
+ * RFC 5040 §4.1 control byte, then zeros), untagged ones all three.
+ */
+struct iwx_shim_rdmap_ctx {
+	__u8	rdmap_ctrl;
+	__u8	rsvd[3];
+	__be32	qn;
+	__be32	msn;
+} __attribute__((packed));
+
+#define IWX_SHIM_SETUP_HDR_LEN		16	/* the set-up chunk: no Context */
+#define IWX_SHIM_TAGGED_HDR_LEN		20
+#define IWX_SHIM_UNTAGGED_HDR_LEN	28
+#define IWX_SHIM_MAX_HDR_LEN		IWX_SHIM_UNTAGGED_HDR_LEN
+
+/* RFC 2960 §3.3.1: a DATA chunk's 16-bit Length counts its own 16-byte header. */
+#define IWX_SHIM_MAX_CHUNK	(0xffff - 16)
+
+/* SCTP streams: set-up, then one per untagged queue (1 + QN), then tagged messages. */
+#define IWX_SHIM_STREAM_SETUP		0
+#define IWX_SHIM_STREAM_UNTAGGED	1
+#define IWX_SHIM_STREAM_TAGGED		(IWX_SHIM_STREAM_UNTAGGED + IWX_QN_COUNT)
+#define IWX_SHIM_STREAMS		(IWX_SHIM_STREAM_TAGGED + 1)
+
+/* draft-otis-sctp-ddp §2.1 allows the null PPI; none is registered with IANA for this use. */
+#define IWX_SHIM_PPI			0
 
 #endif /* IWX_WIRE_H */

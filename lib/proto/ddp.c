@@ -10,7 +10,7 @@
 int iwx_ddp_decode(const uint8_t *ulpdu, size_t len, struct iwx_ddp_seg *seg,
 		   struct iwx_term_cause *cause)
 {
-	uint8_t ctrl, rctrl, opcode;
+	uint8_t ctrl;
 	size_t hlen;
 
 	memset(seg, 0, sizeof(*seg));
@@ -25,13 +25,10 @@ int iwx_ddp_decode(const uint8_t *ulpdu, size_t len, struct iwx_ddp_seg *seg,
 		*cause = IWX_CAUSE_MPA(IWX_MPA_EC_MARKER);
 		return -EPROTO;
 	}
-	rctrl = ulpdu[1];
-	opcode = rctrl & IWX_RDMAP_OPCODE_MASK;
-
 	seg->tagged = ctrl & IWX_DDP_FLAG_TAGGED;
 	seg->last = ctrl & IWX_DDP_FLAG_LAST;
-	seg->rdmap_ctrl = rctrl;
-	seg->opcode = opcode;
+	seg->rdmap_ctrl = ulpdu[1];
+	seg->opcode = ulpdu[1] & IWX_RDMAP_OPCODE_MASK;
 	seg->hdr_len = hlen;
 	memcpy(seg->hdr, ulpdu, hlen);
 	seg->ulpdu_len = len;
@@ -52,9 +49,15 @@ int iwx_ddp_decode(const uint8_t *ulpdu, size_t len, struct iwx_ddp_seg *seg,
 		seg->msn = be32toh(h.msn);
 		seg->mo = be32toh(h.mo);
 	}
+	return iwx_ddp_check_seg(seg, cause);
+}
+
+int iwx_ddp_check_seg(const struct iwx_ddp_seg *seg, struct iwx_term_cause *cause)
+{
+	uint8_t opcode = seg->opcode;
 
 	/* RFC 5041 §7.1 then RFC 5040 §7.2: DDP fields first, then RDMAP version and opcode. */
-	if ((ctrl & IWX_DDP_VERSION_MASK) != IWX_DDP_VERSION) {
+	if ((seg->hdr[0] & IWX_DDP_VERSION_MASK) != IWX_DDP_VERSION) {
 		*cause = seg->tagged ? IWX_CAUSE_DDP_T(IWX_DDP_T_VERSION) :
 				       IWX_CAUSE_DDP_U(IWX_DDP_U_VERSION);
 		return -EPROTO;
@@ -63,7 +66,8 @@ int iwx_ddp_decode(const uint8_t *ulpdu, size_t len, struct iwx_ddp_seg *seg,
 		*cause = IWX_CAUSE_DDP_U(IWX_DDP_U_INVALID_QN);
 		return -EPROTO;
 	}
-	if ((rctrl & IWX_RDMAP_VERSION_MASK) >> IWX_RDMAP_VERSION_SHIFT != IWX_RDMAP_VERSION) {
+	if ((seg->rdmap_ctrl & IWX_RDMAP_VERSION_MASK) >> IWX_RDMAP_VERSION_SHIFT !=
+	    IWX_RDMAP_VERSION) {
 		*cause = IWX_CAUSE_RDMAP_OP(IWX_RDMAP_EC_VERSION);
 		return -EPROTO;
 	}
@@ -79,16 +83,34 @@ int iwx_ddp_decode(const uint8_t *ulpdu, size_t len, struct iwx_ddp_seg *seg,
 	return 0;
 }
 
-size_t iwx_ddp_hdr_encode(uint8_t *hdr, const struct iwx_ddp_msg *msg, uint32_t off, bool last)
+void iwx_ddp_seg_of_msg(struct iwx_ddp_seg *seg, const struct iwx_ddp_msg *msg, uint32_t off,
+			bool last)
 {
-	uint8_t ctrl = (last ? IWX_DDP_FLAG_LAST : 0) | IWX_DDP_VERSION;
+	*seg = (struct iwx_ddp_seg){
+		.tagged = iwx_rdmap_opcode_tagged(msg->opcode),
+		.last = last,
+		.opcode = msg->opcode,
+		.rdmap_ctrl = iwx_rdmap_ctrl(msg->opcode),
+		.stag = msg->stag,
+		.to = msg->to + off,
+		/* RFC 5040 §4.1: zero unless the opcode invalidates */
+		.inval_stag = iwx_rdmap_opcode_has_inval(msg->opcode) ? msg->inval_stag : 0,
+		.qn = iwx_rdmap_opcode_qn(msg->opcode),
+		.msn = msg->msn,
+		.mo = off,
+	};
+}
 
-	if (iwx_rdmap_opcode_tagged(msg->opcode)) {
+size_t iwx_ddp_hdr_write(uint8_t *hdr, const struct iwx_ddp_seg *seg)
+{
+	uint8_t ctrl = (seg->last ? IWX_DDP_FLAG_LAST : 0) | IWX_DDP_VERSION;
+
+	if (seg->tagged) {
 		struct iwx_ddp_tagged_hdr h = {
 			.ddp_ctrl = ctrl | IWX_DDP_FLAG_TAGGED,
-			.rdmap_ctrl = iwx_rdmap_ctrl(msg->opcode),
-			.stag = htobe32(msg->stag),
-			.to = htobe64(msg->to + off),
+			.rdmap_ctrl = seg->rdmap_ctrl,
+			.stag = htobe32(seg->stag),
+			.to = htobe64(seg->to),
 		};
 
 		memcpy(hdr, &h, sizeof(h));
@@ -96,13 +118,11 @@ size_t iwx_ddp_hdr_encode(uint8_t *hdr, const struct iwx_ddp_msg *msg, uint32_t 
 	} else {
 		struct iwx_ddp_untagged_hdr h = {
 			.ddp_ctrl = ctrl,
-			.rdmap_ctrl = iwx_rdmap_ctrl(msg->opcode),
-			/* RFC 5040 §4.1: zero unless the opcode invalidates */
-			.inval_stag = htobe32(iwx_rdmap_opcode_has_inval(msg->opcode) ?
-					      msg->inval_stag : 0),
-			.qn = htobe32(iwx_rdmap_opcode_qn(msg->opcode)),
-			.msn = htobe32(msg->msn),
-			.mo = htobe32(off),
+			.rdmap_ctrl = seg->rdmap_ctrl,
+			.inval_stag = htobe32(seg->inval_stag),
+			.qn = htobe32(seg->qn),
+			.msn = htobe32(seg->msn),
+			.mo = htobe32(seg->mo),
 		};
 
 		memcpy(hdr, &h, sizeof(h));
@@ -110,40 +130,61 @@ size_t iwx_ddp_hdr_encode(uint8_t *hdr, const struct iwx_ddp_msg *msg, uint32_t 
 	}
 }
 
+size_t iwx_ddp_hdr_encode(uint8_t *hdr, const struct iwx_ddp_msg *msg, uint32_t off, bool last)
+{
+	struct iwx_ddp_seg seg;
+
+	iwx_ddp_seg_of_msg(&seg, msg, off, last);
+	return iwx_ddp_hdr_write(hdr, &seg);
+}
+
 int iwx_ddp_segmenter_init(struct iwx_ddp_segmenter *s, const struct iwx_ddp_msg *msg,
 			   uint32_t mulpdu)
 {
-	size_t hlen;
+	size_t hlen = iwx_rdmap_opcode_tagged(msg->opcode) ? IWX_DDP_TAGGED_HDR_LEN :
+							     IWX_DDP_UNTAGGED_HDR_LEN;
 
-	if (msg->opcode >= IWX_OP_COUNT)
-		return -EINVAL;
-	hlen = iwx_rdmap_opcode_tagged(msg->opcode) ? IWX_DDP_TAGGED_HDR_LEN :
-						      IWX_DDP_UNTAGGED_HDR_LEN;
 	if (mulpdu > IWX_MPA_MAX_ULPDU)
 		mulpdu = IWX_MPA_MAX_ULPDU;
 	if (mulpdu <= hlen)
 		return -EINVAL;
+	return iwx_ddp_segmenter_init_payload(s, msg, mulpdu - hlen);
+}
+
+int iwx_ddp_segmenter_init_payload(struct iwx_ddp_segmenter *s, const struct iwx_ddp_msg *msg,
+				   uint32_t max_payload)
+{
+	if (msg->opcode >= IWX_OP_COUNT || max_payload == 0)
+		return -EINVAL;
 	s->msg = *msg;
-	s->max_payload = mulpdu - hlen;
+	s->max_payload = max_payload;
 	s->off = 0;
 	s->done = false;
 	return 0;
 }
 
-size_t iwx_ddp_segmenter_next(struct iwx_ddp_segmenter *s, uint8_t *hdr,
-			      uint32_t *off, uint32_t *len)
+bool iwx_ddp_segmenter_step(struct iwx_ddp_segmenter *s, uint32_t *off, uint32_t *len,
+			    bool *last)
 {
 	uint32_t left = s->msg.len - s->off;
 	uint32_t n = left < s->max_payload ? left : s->max_payload;
-	bool last = n == left;
-	size_t hlen;
 
 	if (s->done)
-		return 0;
-	hlen = iwx_ddp_hdr_encode(hdr, &s->msg, s->off, last);
+		return false;
 	*off = s->off;
 	*len = n;
+	*last = n == left;
 	s->off += n;
-	s->done = last;
-	return hlen;
+	s->done = *last;
+	return true;
+}
+
+size_t iwx_ddp_segmenter_next(struct iwx_ddp_segmenter *s, uint8_t *hdr,
+			      uint32_t *off, uint32_t *len)
+{
+	bool last;
+
+	if (!iwx_ddp_segmenter_step(s, off, len, &last))
+		return 0;
+	return iwx_ddp_hdr_encode(hdr, &s->msg, *off, last);
 }

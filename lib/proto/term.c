@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* Names of Terminate layers, error types and codes (RFC 5040 §4.8, RFC 5041 §7.2, RFC 5044 §8). */
+/*
+ * Names of Terminate layers, error types and codes (RFC 5040 §4.8, RFC 5041 §7.2, RFC 5044 §8,
+ * and the SCTP DDP adaptation's, docs/ddp-over-sctp.md).
+ */
 #include <stddef.h>
 
 #include <iwx/term.h>
@@ -27,6 +30,10 @@ const char *iwx_term_etype_name(uint8_t layer, uint8_t etype)
 		"local catastrophic error", "tagged buffer error", "untagged buffer error",
 		"reserved for the LLP",
 	};
+	static const char *const llp[] = {
+		[IWX_MPA_ETYPE] = "MPA error",
+		[IWX_SHIM_ETYPE] = "SCTP DDP adaptation error",
+	};
 
 	switch (layer) {
 	case IWX_LAYER_RDMAP:
@@ -34,7 +41,7 @@ const char *iwx_term_etype_name(uint8_t layer, uint8_t etype)
 	case IWX_LAYER_DDP:
 		return lookup(ddp, ARRAY_SIZE(ddp), etype);
 	case IWX_LAYER_LLP:
-		return etype == IWX_MPA_ETYPE ? "MPA error" : "unknown";
+		return lookup(llp, ARRAY_SIZE(llp), etype);
 	}
 	return "unknown";
 }
@@ -77,6 +84,10 @@ const char *iwx_term_ecode_name(uint8_t layer, uint8_t etype, uint8_t ecode)
 		[IWX_MPA_EC_INSUFFICIENT_IRD] = "insufficient IRD resources",
 		[IWX_MPA_EC_NO_MATCHING_RTR] = "no matching RTR",
 	};
+	static const char *const shim[] = {
+		[IWX_SHIM_EC_MODE] = "DDP mode not announced",
+		[IWX_SHIM_EC_MALFORMED] = "malformed DDP header",
+	};
 
 	switch (layer) {
 	case IWX_LAYER_RDMAP:
@@ -92,6 +103,8 @@ const char *iwx_term_ecode_name(uint8_t layer, uint8_t etype, uint8_t ecode)
 			return lookup(ddp_untagged, ARRAY_SIZE(ddp_untagged), ecode);
 		return etype == IWX_DDP_ETYPE_CATASTROPHIC ? "catastrophic" : "unknown";
 	case IWX_LAYER_LLP:
+		if (etype == IWX_SHIM_ETYPE)
+			return lookup(shim, ARRAY_SIZE(shim), ecode);
 		return etype == IWX_MPA_ETYPE ? lookup(mpa, ARRAY_SIZE(mpa), ecode) : "unknown";
 	}
 	return "unknown";
