@@ -50,7 +50,7 @@ struct iwx_llp {
 	const struct iwx_llp_ops *ops;
 	struct iwx_qp		*qp;		/* the queue pair above: set by iwx_qp_create */
 	struct iwx_qp_stats	*stats;		/* ... whose traffic counters this layer keeps */
-	uint32_t		mulpdu;		/* the largest DDP segment, header included */
+	uint32_t		max_payload[2];	/* the largest untagged [0] and tagged [1] segment's payload */
 	/*
 	 * A segment's header is known good before its payload is placed (SCTP: the packet's
 	 * checksum covers both); else a segment that does not continue the last is staged

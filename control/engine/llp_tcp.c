@@ -75,7 +75,7 @@ static bool fill_batch(struct llp_tcp *t, int *budget)
 		n = iwx_mpa_fpdu_build(&t->tx, t->fpdu + t->fpdu_len, FPDU_BUF, s.hdr, s.hdr_len,
 				       s.payload, s.len);
 		if (n < 0)
-			abort();	/* sized by mulpdu: cannot happen */
+			abort();	/* sized by MULPDU: cannot happen */
 		t->fpdu_start[t->nfpdu++] = t->fpdu_len;
 		t->fpdu_len += n;
 		t->llp.stats->tx_fpdus++;
@@ -389,13 +389,19 @@ static const struct iwx_llp_ops tcp_ops = {
 struct iwx_llp *iwx_llp_tcp_new(int fd, const struct iwx_mpa_agreed *agreed, uint32_t emss)
 {
 	struct llp_tcp *t = calloc(1, sizeof(*t));
+	uint32_t mulpdu;
 
 	if (!t) {
 		close(fd);
 		return NULL;
 	}
 	t->llp.ops = &tcp_ops;
-	t->llp.mulpdu = iwx_mpa_mulpdu(emss, agreed->mode.markers_tx);
+	mulpdu = iwx_mpa_mulpdu(emss, agreed->mode.markers_tx);
+	if (mulpdu > IWX_MPA_MAX_ULPDU)
+		mulpdu = IWX_MPA_MAX_ULPDU;
+	/* RFC 5044 §4.1: MULPDU bounds a ULPDU, the DDP header included */
+	t->llp.max_payload[0] = mulpdu > IWX_DDP_UNTAGGED_HDR_LEN ? mulpdu - IWX_DDP_UNTAGGED_HDR_LEN : 0;
+	t->llp.max_payload[1] = mulpdu > IWX_DDP_TAGGED_HDR_LEN ? mulpdu - IWX_DDP_TAGGED_HDR_LEN : 0;
 	t->fd = fd;
 	t->emss = emss;
 	t->fresh = true;

@@ -10,7 +10,7 @@
 #include "qp.h"
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
-#define GATHER_LEN	65536	/* a segment's payload from several sges (mulpdu is less) */
+#define GATHER_LEN	65536	/* a segment's payload from several sges (an LLP's is less) */
 #define WR_INTERNAL	0x80	/* the RTR message: never completes to the application */
 
 /* A fixed-size queue of elements of one type. */
@@ -268,8 +268,9 @@ static uint8_t wr_rdmap_opcode(uint8_t op)
 
 static void start_msg(struct iwx_qp *qp, const struct iwx_ddp_msg *m)
 {
-	/* mulpdu was checked at creation to hold any header */
-	iwx_ddp_segmenter_init(&qp->msg.seg, m, qp->llp->mulpdu);
+	/* checked at creation: every segment carries a payload */
+	iwx_ddp_segmenter_init_payload(&qp->msg.seg, m,
+				       qp->llp->max_payload[iwx_rdmap_opcode_tagged(m->opcode)]);
 	qp->msg.active = true;
 }
 
@@ -841,7 +842,8 @@ struct iwx_qp *iwx_qp_create(struct iwx_llp *llp, const struct iwx_mpa_agreed *a
 		qp->tx_msn[i] = qp->rx_msn[i] = 1;	/* RFC 5041 §4.3: MSNs start at one */
 	qp->gather = malloc(GATHER_LEN);
 	/* a Read Request, a Terminate fit one segment */
-	if (llp->mulpdu <= IWX_RDMAP_READ_REQ_LEN + IWX_DDP_UNTAGGED_HDR_LEN || !qp->gather ||
+	if (llp->max_payload[0] <= IWX_RDMAP_READ_REQ_LEN || !llp->max_payload[1] ||
+	    llp->max_payload[0] > GATHER_LEN || llp->max_payload[1] > GATHER_LEN || !qp->gather ||
 	    ring_init(&qp->sq, sizeof(struct iwx_send_wr), sq) ||
 	    ring_init(&qp->rq, sizeof(struct iwx_recv_wr), rq) ||
 	    ring_init(&qp->cq, sizeof(struct iwx_wc), cq) ||
