@@ -19,6 +19,7 @@ AR		?= ar
 CFLAGS		?= -O2 -g
 IWX_CFLAGS	:= -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude $(CFLAGS)
 LDLIBS_CORE	:= -lisal
+LDLIBS_ENGINE	:= -lusrsctp	# the engine's SCTP (control/engine/sctp.c)
 
 VERSION		:= 0.1.0
 SOVERSION	:= 0
@@ -123,7 +124,7 @@ $(IWXD_BIN): $(DAEMON_SRCS) $(ENGINE_SRCS) $(ENGINE_HDRS) $(DAEMON_HDRS) $(PROTO
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -Icontrol/iwxd -I$(BUILD)/bpf -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) \
 		$(PROTO_A) $(IPC_A) \
-		-pthread -lxdp -lbpf -lelf -lz $(LDLIBS_CORE)
+		-pthread -lxdp -lbpf -lelf -lz $(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
 # The drop-ins (lib/ibverbs, lib/rdmacm): libibverbs.so.1 and librdmacm.so.1 on libiwx,
 # compiled against rdma-core's own headers and exporting its symbol versions, so that
@@ -156,7 +157,7 @@ $(TEST_BIN): $(TEST_SRCS) $(LIB_A) $(PROTO_A) $(HEADERS) $(VICTIM_BIN) $(wildcar
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) -Itests/support -Itests/bpf -Icli -Icontrol/engine -Icontrol/iwxd \
 		-I$(BUILD)/bpf -o $@ $(TEST_SRCS) \
-		$(LIB_A) $(PROTO_A) -lcriterion -lpcap -lbpf -lelf -lz $(LDLIBS_CORE)
+		$(LIB_A) $(PROTO_A) -lcriterion -lpcap -lbpf -lelf -lz $(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
 # the setuid-root victim of tests/test_daemon_shm.c's attack
 $(VICTIM_BIN): tests/attack/setuid_victim.c
@@ -215,7 +216,7 @@ $(ASAN_BIN): $(TEST_SRCS) $(LIB_SRCS) $(HEADERS) $(wildcard lib/*/*.h tests/supp
 	$(call msg,CC-ASAN,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Itests/support -Itests/bpf -Icli -Icontrol/engine -Icontrol/iwxd \
 		-I$(BUILD)/bpf -o $@ $(TEST_SRCS) $(LIB_SRCS) -lcriterion -lpcap -lbpf -lelf -lz \
-		$(LDLIBS_CORE)
+		$(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
 # the daemon the integration tests start, sanitized as well (tests/support/iwxd_pair.c)
 ASAN_IWXD	:= $(BUILD)/asan/iwxd
@@ -225,7 +226,7 @@ $(ASAN_IWXD): $(DAEMON_SRCS) $(ENGINE_SRCS) $(PROTO_SRCS) $(IPC_SRCS) $(wildcard
 	@mkdir -p $(@D)
 	$(call msg,CC-ASAN,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Icontrol/engine -Icontrol/iwxd -I$(BUILD)/bpf -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) \
-		$(PROTO_SRCS) $(IPC_SRCS) -pthread -lxdp -lbpf -lelf -lz $(LDLIBS_CORE)
+		$(PROTO_SRCS) $(IPC_SRCS) -pthread -lxdp -lbpf -lelf -lz $(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
 test-asan: $(ASAN_BIN) $(ASAN_IWXD) $(CLI_BIN) $(VICTIM_BIN)
 	$(call msg,TEST,$(ASAN_BIN) under ASan/UBSan)
@@ -345,7 +346,7 @@ $(BUILD)/bench/bench_engine: tests/bench/bench_engine.c $(BENCH_NET) $(ENGINE_SR
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -o $@ tests/bench/bench.c $< $(ENGINE_SRCS) $(PROTO_A) \
-		-lbpf -lelf -lz $(LDLIBS_CORE)
+		-lbpf -lelf -lz $(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
 # the CPU meter: softirq a daemon was charged for, and softirq from idle /proc/stat misses
 $(BUILD)/bench/softirq_time: tests/bench/softirq_time.c tests/bpf/softirq_time.h $(BUILD)/bpf/softirq_time.skel.h

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+/* usrsctp as iwx runs it: AF_CONN, no threads, packets on the caller's paths. */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+#include <time.h>
+
+#include <usrsctp.h>
+
+#include <iwx/wire.h>
+
+#include "sctp.h"
+
+static unsigned users;
+static bool running;	/* usrsctp_finish refused: the stack is still up, for the next user */
+static uint64_t last_tick_ms;
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* usrsctp's output: addr is the path the association was given (AF_CONN). */
+static int path_output(void *addr, void *pkt, size_t len, uint8_t tos, uint8_t set_df)
+{
+	struct iwx_sctp_path *path = addr;
+
+	(void)tos;
+	(void)set_df;
+	return path->send(path, pkt, len) ? -1 : 0;
+}
+
+int iwx_sctp_init(void)
+{
+	if (users++)
+		return 0;
+	/* a second usrsctp_init on a live stack would reset its state (sctp_init) */
+	if (!running)
+		/* port 0: no UDP encapsulation of usrsctp's own (it needs its threads) */
+		usrsctp_init_nothreads(0, path_output, NULL);
+	running = true;
+	last_tick_ms = now_ms();
+	return 0;
+}
+
+void iwx_sctp_finish(void)
+{
+	if (!users || --users)
+		return;
+	/* sockets closed: their associations still need packets and time to end */
+	for (int i = 0; i < 100; i++) {
+		struct timespec ts = { .tv_nsec = IWX_SCTP_TICK_MS * 1000000L };
+
+		if (usrsctp_finish() == 0) {
+			running = false;
+			return;
+		}
+		nanosleep(&ts, NULL);
+		iwx_sctp_tick();
+	}
+}
+
+void iwx_sctp_path_add(struct iwx_sctp_path *path)
+{
+	usrsctp_register_address(path);
+}
+
+void iwx_sctp_path_del(struct iwx_sctp_path *path)
+{
+	usrsctp_deregister_address(path);
+}
+
+void iwx_sctp_input(struct iwx_sctp_path *path, const void *pkt, size_t len)
+{
+	usrsctp_conninput(path, pkt, len, 0);
+}
+
+void iwx_sctp_tick(void)
+{
+	uint64_t now = now_ms();
+
+	usrsctp_handle_timers((uint32_t)(now - last_tick_ms));
+	last_tick_ms = now;
+}
+
+static int set(struct socket *so, int level, int name, const void *v, socklen_t len)
+{
+	return usrsctp_setsockopt(so, level, name, v, len);
+}
+
+struct socket *iwx_sctp_socket(void)
+{
+	static const uint16_t events[] = { SCTP_ASSOC_CHANGE, SCTP_ADAPTATION_INDICATION,
+					   SCTP_SHUTDOWN_EVENT, SCTP_SENDER_DRY_EVENT };
+	/* draft-otis-sctp-ddp §3.1: the indication in INIT and INIT-ACK */
+	struct sctp_setadaptation ad = { .ssb_adaptation_ind = IWX_SHIM_IND_TAG };
+	struct sctp_paddrparams pp = { .spp_assoc_id = SCTP_FUTURE_ASSOC,
+				       .spp_flags = SPP_PMTUD_DISABLE,
+				       .spp_pathmtu = IWX_SCTP_PATH_MTU };
+	struct sctp_assoc_value fcfs = { SCTP_FUTURE_ASSOC, SCTP_SS_FIRST_COME };
+	struct sctp_assoc_value burst = { SCTP_FUTURE_ASSOC, 0 };
+	uint32_t one = 1;
+	int on = 1, err;
+	struct socket *so = usrsctp_socket(AF_CONN, SOCK_STREAM, IPPROTO_SCTP, NULL, NULL, 0, NULL);
+
+	if (!so)
+		return NULL;
+	if (usrsctp_set_non_blocking(so, 1) ||
+	    set(so, IPPROTO_SCTP, SCTP_ADAPTATION_LAYER, &ad, sizeof(ad)) ||
+	    set(so, IPPROTO_SCTP, SCTP_DISABLE_FRAGMENTS, &one, sizeof(one)) ||
+	    set(so, IPPROTO_SCTP, SCTP_PEER_ADDR_PARAMS, &pp, sizeof(pp)) ||
+	    /* TSNs in the order messages are sent: R5's ordering rests on it (docs/ddp-over-sctp.md) */
+	    set(so, IPPROTO_SCTP, SCTP_PLUGGABLE_SS, &fcfs, sizeof(fcfs)) ||
+	    set(so, IPPROTO_SCTP, SCTP_MAX_BURST, &burst, sizeof(burst)) ||
+	    set(so, IPPROTO_SCTP, SCTP_NODELAY, &on, sizeof(on)) ||
+	    set(so, IPPROTO_SCTP, SCTP_RECVRCVINFO, &on, sizeof(on)))
+		goto fail;
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		struct sctp_event ev = { .se_assoc_id = SCTP_FUTURE_ASSOC, .se_type = events[i],
+					 .se_on = 1 };
+
+		if (set(so, IPPROTO_SCTP, SCTP_EVENT, &ev, sizeof(ev)))
+			goto fail;
+	}
+	return so;
+fail:
+	err = errno;
+	usrsctp_close(so);
+	errno = err;
+	return NULL;
+}
