@@ -783,6 +783,7 @@ int iwx_qp_take(void *ctx, const struct iwx_ddp_seg *seg)
 
 void iwx_qp_fail(struct iwx_qp *qp, struct iwx_term_cause cause, const struct iwx_ddp_seg *seg)
 {
+	qp->hold_tx = false;	/* the peer has spoken, if wrongly: the Terminate goes */
 	fail(qp, cause, seg, NULL);
 }
 
