@@ -420,6 +420,14 @@ static int show_listing(void *buf, size_t n, const struct admin_opts *o, const s
 	return 0;
 }
 
+/* What carries the connection: MPA over TCP, or SCTP in UDP (docs/ddp-over-sctp.md). */
+static const char *llp_name(const struct iwx_ipc_conn_info *c)
+{
+	if (!c->mpa_rev)
+		return "-";	/* not set up yet */
+	return c->transport == IWX_TRANSPORT_SCTP ? "sctp/udp" : "tcp";
+}
+
 static void json_conn(struct json *j, const void *e)
 {
 	const struct iwx_ipc_conn_info *c = e;
@@ -431,6 +439,7 @@ static void json_conn(struct json *j, const void *e)
 	json_u64(j, "client", c->client);
 	json_u64(j, "pd", c->pd);
 	json_str(j, "state", state_name(c->state));
+	json_str(j, "llp", llp_name(c));
 	json_endpoint(j, "local_addr", "local_port", &c->local_addr);
 	json_endpoint(j, "peer_addr", "peer_port", &c->peer_addr);
 	if (agreed) {
@@ -466,29 +475,30 @@ static void conn_row(struct table *t, size_t i, const void *e)
 	cell(t, i, 0, "%u", c->qp);
 	cell(t, i, 1, "%u", c->client);
 	cell(t, i, 2, "%s", state_name(c->state));
-	cell(t, i, 3, "%s", endpoint_str(s, sizeof(s), &c->local_addr));
-	cell(t, i, 4, "%s", endpoint_str(s, sizeof(s), &c->peer_addr));
+	cell(t, i, 3, "%s", llp_name(c));
+	cell(t, i, 4, "%s", endpoint_str(s, sizeof(s), &c->local_addr));
+	cell(t, i, 5, "%s", endpoint_str(s, sizeof(s), &c->peer_addr));
 	if (c->mpa_rev) {	/* what the set-up agreed, once it has */
-		cell(t, i, 5, "%u", c->mpa_rev);
-		cell(t, i, 6, "%s", c->crc ? "on" : "off");
-		cell(t, i, 7, "%s", markers_str(c));
-		cell(t, i, 8, "%u/%u", c->ird, c->ord);
-		cell(t, i, 9, "%u", c->emss);
+		cell(t, i, 6, "%u", c->mpa_rev);
+		cell(t, i, 7, "%s", c->crc ? "on" : "off");
+		cell(t, i, 8, "%s", markers_str(c));
+		cell(t, i, 9, "%u/%u", c->ird, c->ord);
+		cell(t, i, 10, "%u", c->emss);
 	} else {
-		for (unsigned k = 5; k <= 9; k++)
+		for (unsigned k = 6; k <= 10; k++)
 			cell(t, i, k, "-");
 	}
-	cell(t, i, 10, "%" PRIu64, c->traffic.tx_fpdus);
-	cell(t, i, 11, "%s", bytes_str(s, sizeof(s), c->traffic.tx_bytes));
-	cell(t, i, 12, "%" PRIu64, c->traffic.rx_fpdus);
-	cell(t, i, 13, "%s", bytes_str(s, sizeof(s), c->traffic.rx_bytes));
-	cell(t, i, 14, "%s", pct_str(s, sizeof(s), c->traffic.tx_fpdus_aligned, c->traffic.tx_fpdus));
+	cell(t, i, 11, "%" PRIu64, c->traffic.tx_fpdus);
+	cell(t, i, 12, "%s", bytes_str(s, sizeof(s), c->traffic.tx_bytes));
+	cell(t, i, 13, "%" PRIu64, c->traffic.rx_fpdus);
+	cell(t, i, 14, "%s", bytes_str(s, sizeof(s), c->traffic.rx_bytes));
+	cell(t, i, 15, "%s", pct_str(s, sizeof(s), c->traffic.tx_fpdus_aligned, c->traffic.tx_fpdus));
 }
 
 static int show_conns(void *buf, size_t n, const struct admin_opts *o)
 {
 	static const struct column cols[] = {
-		{ "QP", true }, { "CLIENT", true }, { "STATE", false }, { "LOCAL", false },
+		{ "QP", true }, { "CLIENT", true }, { "STATE", false }, { "LLP", false }, { "LOCAL", false },
 		{ "PEER", false }, { "MPA", true }, { "CRC", false }, { "MARKERS", false },
 		{ "IRD/ORD", true }, { "EMSS", true }, { "TX FPDUS", true }, { "TX BYTES", true },
 		{ "RX FPDUS", true }, { "RX BYTES", true }, { "ALIGNED", true },

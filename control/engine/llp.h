@@ -36,10 +36,10 @@ struct iwx_llp_ops {
 	/* Everything the queue pair gave has gone to the transport. */
 	bool (*tx_idle)(const struct iwx_llp *llp);
 	/*
-	 * The queue pair stopped. After its Terminate (after_terminate), the sending half
-	 * only: the peer may still be sending, and whoever closes must read it first.
+	 * End the stream; with send_only (after a Terminate, or a graceful close), the
+	 * sending half only: the peer may still be sending, and whoever closes must read it.
 	 */
-	void (*stop)(struct iwx_llp *llp, bool after_terminate);
+	void (*stop)(struct iwx_llp *llp, bool send_only);
 	/* Does the lower layer hold a pointer into [base, base + len)? */
 	bool (*refers_to)(const struct iwx_llp *llp, uintptr_t base, size_t len);
 	/* Close the transport and free everything. */

@@ -256,10 +256,10 @@ static void sctp_receive(struct iwx_llp *llp)
 
 /* -------------------------------------------------------------- lifetime */
 
-static void sctp_stop(struct iwx_llp *llp, bool after_terminate)
+static void sctp_stop(struct iwx_llp *llp, bool send_only)
 {
 	/* SCTP's graceful shutdown delivers what is queued, the Terminate last (RFC 5040 §5.4) */
-	usrsctp_shutdown(sctp_of(llp)->so, after_terminate ? SHUT_WR : SHUT_RDWR);
+	usrsctp_shutdown(sctp_of(llp)->so, send_only ? SHUT_WR : SHUT_RDWR);
 }
 
 static bool sctp_refers_to(const struct iwx_llp *llp, uintptr_t base, size_t len)

@@ -345,10 +345,10 @@ ended:
 
 /* -------------------------------------------------------------- lifetime */
 
-static void tcp_stop(struct iwx_llp *llp, bool after_terminate)
+static void tcp_stop(struct iwx_llp *llp, bool send_only)
 {
 	/* tcp(7): a close with unread bytes resets, and may destroy the Terminate (RFC 5040 §5.4) */
-	shutdown(tcp_of(llp)->fd, after_terminate ? SHUT_WR : SHUT_RDWR);
+	shutdown(tcp_of(llp)->fd, send_only ? SHUT_WR : SHUT_RDWR);
 }
 
 static bool span_within(const uint8_t *p, uint32_t n, uintptr_t base, size_t len)

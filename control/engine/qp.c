@@ -928,6 +928,11 @@ enum iwx_qp_state iwx_qp_get_state(const struct iwx_qp *qp)
 	return qp->state;
 }
 
+void iwx_qp_shut_send(struct iwx_qp *qp)
+{
+	qp->llp->ops->stop(qp->llp, true);
+}
+
 bool iwx_qp_tx_idle(const struct iwx_qp *qp)
 {
 	return !qp->sq.n && !qp->msg.active && qp->llp->ops->tx_idle(qp->llp) && !qp->reads_in.n &&

@@ -74,6 +74,9 @@ void iwx_qp_abort(struct iwx_qp *qp);
 
 enum iwx_qp_state iwx_qp_get_state(const struct iwx_qp *qp);
 
+/* A graceful close: nothing more goes out (TCP's FIN, SCTP's SHUTDOWN); receiving goes on. */
+void iwx_qp_shut_send(struct iwx_qp *qp);
+
 /*
  * Nothing left to transmit: no request waiting, no message or FPDU half sent, no
  * Read Response owed. What a graceful close waits for before its FIN.

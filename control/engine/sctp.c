@@ -70,7 +70,8 @@ void iwx_sctp_path_add(struct iwx_sctp_path *path)
 
 void iwx_sctp_path_del(struct iwx_sctp_path *path)
 {
-	usrsctp_deregister_address(path);
+	if (running)	/* after usrsctp_finish there is nothing to deregister from */
+		usrsctp_deregister_address(path);
 }
 
 void iwx_sctp_input(struct iwx_sctp_path *path, const void *pkt, size_t len)

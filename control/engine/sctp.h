@@ -33,7 +33,10 @@ int iwx_sctp_init(void);
  */
 void iwx_sctp_finish(void);
 
-/* Let usrsctp reach a peer over path, and know it by path (AF_CONN sconn_addr). */
+/*
+ * Let usrsctp reach a peer over path, and know it by path (AF_CONN sconn_addr); and no
+ * longer (after iwx_sctp_finish: nothing to do, the path may simply be freed).
+ */
 void iwx_sctp_path_add(struct iwx_sctp_path *path);
 void iwx_sctp_path_del(struct iwx_sctp_path *path);
 

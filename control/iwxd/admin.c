@@ -95,7 +95,7 @@ static void list_conns(struct iwxd *d, struct listing *l)
 			.mpa_rev = q->est.mpa_rev, .crc = q->est.crc, .markers_rx = q->est.markers_rx,
 			.markers_tx = q->est.markers_tx, .ird = q->est.ird, .ord = q->est.ord,
 			.emss = q->est.emss, .local_addr = q->est.local_addr,
-			.peer_addr = q->est.peer_addr,
+			.peer_addr = q->est.peer_addr, .transport = q->est.transport,
 		};
 
 		vqp_stats(q, &e.traffic);

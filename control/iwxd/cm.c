@@ -14,8 +14,11 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <usrsctp.h>
+
 #include "daemon.h"
 #include "outbox.h"
+#include "sctp_io.h"
 
 #define ACCEPT_BATCH	16
 
@@ -60,8 +63,13 @@ static void pconn_unannounce(struct pconn *p)
 void cm_pconn_free(struct iwxd *d, struct pconn *p)
 {
 	pconn_unannounce(p);
-	if (p->conn.fd >= 0)
+	if (p->sconn) {
+		sctp_io_unwatch(d, p->sconn->so, &p->w);
+		iwx_sctp_conn_close(p->sconn);
+		free(p->sconn);
+	} else if (p->conn.fd >= 0) {
 		watch_del(&d->loop, &p->w);
+	}
 	iwx_conn_close(&p->conn);
 	if (p->qp && p->qp->setup == p)
 		p->qp->setup = NULL;
@@ -84,6 +92,7 @@ static void announce(struct iwxd *d, struct pconn *p)
 
 	/* what the peer asked, for the application to answer */
 	outbox_event_of_conn(&ev, c);
+	ev.transport = p->sconn ? IWX_TRANSPORT_SCTP : IWX_TRANSPORT_TCP;
 	ev.type = IWX_IPC_EV_CONNECT_REQUEST;
 	ev.listener = p->listener->id;
 	ev.conn_id = p->id;
@@ -108,6 +117,12 @@ static void announce(struct iwxd *d, struct pconn *p)
 
 static int answer(struct iwxd *d, struct pconn *p, struct vqp *q, bool reject);
 
+static uint16_t port_of(const struct sockaddr_storage *a)
+{
+	return ntohs(a->ss_family == AF_INET ? ((const struct sockaddr_in *)a)->sin_port :
+					       ((const struct sockaddr_in6 *)a)->sin6_port);
+}
+
 /* The set-up ended (the socket needs no more waiting): act on how. */
 static void pconn_done(struct iwxd *d, struct pconn *p)
 {
@@ -127,10 +142,12 @@ static void pconn_done(struct iwxd *d, struct pconn *p)
 		answer(d, p, NULL, true);
 		return;
 	case IWX_CONN_ESTABLISHED:
-		log_info("qp %u: established: MPA rev %u, CRC %s, IRD %u ORD %u", p->qp->num,
-			 c->agreed.mode.rev, c->agreed.mode.crc ? "on" : "off", c->agreed.ird,
-			 c->agreed.ord);
-		vqp_established(d, p->qp, c);
+		log_info("qp %u: established over %s: MPA rev %u, CRC %s, IRD %u ORD %u", p->qp->num,
+			 p->sconn ? "SCTP" : "TCP", c->agreed.mode.rev,
+			 c->agreed.mode.crc ? "on" : "off", c->agreed.ird, c->agreed.ord);
+		if (p->sconn)
+			sctp_io_unwatch(d, p->sconn->so, &p->w);	/* the queue pair's now */
+		vqp_established(d, p->qp, c, p->sconn);
 		break;
 	case IWX_CONN_REJECTED:
 		d->st.conns_rejected++;
@@ -160,12 +177,39 @@ static void pconn_done(struct iwxd *d, struct pconn *p)
 	cm_pconn_free(d, p);
 }
 
+/* What an SCTP set-up says, in the TCP set-up's terms that the rest reports from. */
+static void sctp_view(struct pconn *p)
+{
+	const struct iwx_sctp_conn *s = p->sconn;
+	struct iwx_conn *c = &p->conn;
+
+	c->state = s->state;
+	c->initiator = s->initiator;
+	c->deadline_ms = s->deadline_ms;
+	c->error = s->error;
+	c->cause = s->cause;
+	c->request = s->request;
+	c->agreed = s->agreed;
+	c->emss = s->maxseg;
+	c->peer_pd_len = s->peer_pd_len;
+	memcpy(c->peer_pd, s->peer_pd, s->peer_pd_len);
+}
+
 static void pconn_step(struct iwxd *d, struct pconn *p)
 {
-	if (iwx_conn_step(&p->conn, iwx_conn_now_ms()) == -EAGAIN)
+	if (p->sconn) {
+		enum iwx_conn_state was = p->conn.state;
+		int err = iwx_sctp_conn_step(p->sconn, iwx_conn_now_ms());
+
+		sctp_view(p);
+		/* else usrsctp says when to look again; an announced request, when it fails */
+		if (err != -EAGAIN && !(p->announced && p->conn.state == was))
+			pconn_done(d, p);
+	} else if (iwx_conn_step(&p->conn, iwx_conn_now_ms()) == -EAGAIN) {
 		watch_mod(&d->loop, &p->w, epoll_of(p->conn.events));
-	else
+	} else {
 		pconn_done(d, p);
+	}
 }
 
 static void on_pconn(struct iwxd *d, struct watch *w, uint32_t events)
@@ -192,8 +236,21 @@ static struct pconn *pconn_new(struct iwxd *d, struct client *c)
 /* Start waiting on the set-up's socket. */
 static int pconn_watch(struct iwxd *d, struct pconn *p)
 {
+	if (p->sconn) {
+		sctp_io_watch(d, p->sconn->so, &p->w);
+		return 0;
+	}
 	p->w.fd = p->conn.fd;
 	return watch_add(&d->loop, &p->w, epoll_of(p->conn.events));
+}
+
+/* An SCTP set-up for p: the options say what both ends may ask for. */
+static int pconn_sctp(const struct iwxd *d, struct pconn *p)
+{
+	if (!sctp_io_on(d))
+		return -EPROTONOSUPPORT;	/* iwxd --sctp-port 0 */
+	p->sconn = calloc(1, sizeof(*p->sconn));
+	return p->sconn ? 0 : -ENOMEM;
 }
 
 int cm_connect(struct iwxd *d, struct client *c, const struct iwx_ipc_connect *req)
@@ -209,11 +266,24 @@ int cm_connect(struct iwxd *d, struct client *c, const struct iwx_ipc_connect *r
 		return -EISCONN;
 	if (!len)
 		return -EAFNOSUPPORT;
+	if (req->param.transport > IWX_TRANSPORT_SCTP)
+		return -EINVAL;
 	p = pconn_new(d, c);
 	if (!p)
 		return -ENOMEM;
 	opts_of(d, &req->param, &p->opts, p->pd);
-	err = iwx_conn_connect(&p->conn, (const struct sockaddr *)&req->addr, len, &p->opts);
+	if (req->param.transport == IWX_TRANSPORT_SCTP) {
+		struct iwx_sctp_path *path;
+
+		err = pconn_sctp(d, p);
+		if (!err && !(path = sctp_io_path(d, &req->addr)))
+			err = -errno;
+		if (!err)
+			err = iwx_sctp_conn_connect(p->sconn, path, port_of(&req->addr), &p->opts);
+		p->conn.peer = req->addr;
+	} else {
+		err = iwx_conn_connect(&p->conn, (const struct sockaddr *)&req->addr, len, &p->opts);
+	}
 	if (!err)
 		err = pconn_watch(d, p);
 	if (err) {
@@ -243,18 +313,17 @@ static void on_listen(struct iwxd *d, struct watch *w, uint32_t events)
 			return;
 		p->listener = l;
 		opts_of(d, &none, &p->opts, p->pd);
-		if (iwx_conn_accept(&p->conn, l->w.fd, &p->opts) || pconn_watch(d, p)) {
+		if (l->so ? pconn_sctp(d, p) || iwx_sctp_conn_accept(p->sconn, l->so, &p->opts) :
+			    iwx_conn_accept(&p->conn, l->w.fd, &p->opts)) {
+			cm_pconn_free(d, p);
+			return;
+		}
+		if (pconn_watch(d, p)) {
 			cm_pconn_free(d, p);
 			return;
 		}
 		pconn_step(d, p);
 	}
-}
-
-static uint16_t port_of(const struct sockaddr_storage *a)
-{
-	return ntohs(a->ss_family == AF_INET ? ((const struct sockaddr_in *)a)->sin_port :
-					       ((const struct sockaddr_in6 *)a)->sin6_port);
 }
 
 /* The lowest port anyone may bind in iwxd's network namespace, IPv6 too (ip-sysctl.rst). */
@@ -288,6 +357,34 @@ static int port_allowed(const struct iwxd *d, const struct client *c, uint16_t p
 	return 0;
 }
 
+/*
+ * An SCTP listener on req's port (the address is the UDP socket's, any): port 0 takes
+ * the first free one of the dynamic range (RFC 6335 §6).
+ */
+static int sctp_listen(struct iwxd *d, struct listener *l, const struct iwx_ipc_listen *req)
+{
+	uint16_t port = port_of(&req->addr);
+	int backlog = req->backlog ? (int)req->backlog : 64;
+
+	for (uint32_t p = port ? port : 49152; p <= (port ? port : 65535U) && !l->so; p++) {
+		if (!port && port_allowed(d, l->owner, p))
+			continue;
+		l->so = iwx_sctp_listen(p, backlog);
+		if (!l->so && (port || errno != EADDRINUSE))
+			return -errno;
+		port = l->so ? p : 0;
+	}
+	if (!l->so)
+		return -EADDRINUSE;
+	l->addr = req->addr;
+	if (l->addr.ss_family == AF_INET)
+		((struct sockaddr_in *)&l->addr)->sin_port = htons(port);
+	else
+		((struct sockaddr_in6 *)&l->addr)->sin6_port = htons(port);
+	sctp_io_watch(d, l->so, &l->w);
+	return 0;
+}
+
 int cm_listen(struct iwxd *d, struct client *c, struct iwx_ipc_listen *req)
 {
 	socklen_t len = addr_len(&req->addr);
@@ -296,27 +393,33 @@ int cm_listen(struct iwxd *d, struct client *c, struct iwx_ipc_listen *req)
 
 	if (!len)
 		return -EAFNOSUPPORT;
+	if (req->transport > IWX_TRANSPORT_SCTP)
+		return -EINVAL;
+	if (req->transport == IWX_TRANSPORT_SCTP && !sctp_io_on(d))
+		return -EPROTONOSUPPORT;
 	err = client_room(d, c, LIMIT_LISTENERS);
 	if (!err)
 		err = port_allowed(d, c, port_of(&req->addr));
 	if (err)
 		return err;
-	fd = iwx_conn_listen((const struct sockaddr *)&req->addr, len,
-			     req->backlog ? (int)req->backlog : 64);
-	if (fd < 0)
-		return fd;
 	l = calloc(1, sizeof(*l));
-	if (!l) {
-		close(fd);
+	if (!l)
 		return -ENOMEM;
-	}
-	len = sizeof(l->addr);
-	getsockname(fd, (struct sockaddr *)&l->addr, &len);
-	l->w.fd = fd;
 	l->w.fn = on_listen;
-	err = watch_add(&d->loop, &l->w, EPOLLIN);
+	l->owner = c;
+	if (req->transport == IWX_TRANSPORT_SCTP) {
+		err = sctp_listen(d, l, req);
+	} else {
+		fd = iwx_conn_listen((const struct sockaddr *)&req->addr, len,
+				     req->backlog ? (int)req->backlog : 64);
+		l->w.fd = fd;
+		len = sizeof(l->addr);
+		err = fd < 0 ? fd : getsockname(fd, (struct sockaddr *)&l->addr, &len) ? -errno :
+		      watch_add(&d->loop, &l->w, EPOLLIN);
+		if (err && fd >= 0)
+			close(fd);
+	}
 	if (err) {
-		close(fd);
 		free(l);
 		return err;
 	}
@@ -332,6 +435,13 @@ int cm_listen(struct iwxd *d, struct client *c, struct iwx_ipc_listen *req)
 
 static void listener_free(struct iwxd *d, struct listener *l)
 {
+	if (l->so) {
+		sctp_io_unwatch(d, l->so, &l->w);
+		usrsctp_close(l->so);
+	} else {
+		watch_del(&d->loop, &l->w);
+		close(l->w.fd);
+	}
 	for (struct pconn *p = d->pconns, *next; p; p = next) {
 		next = p->next;
 		if (p->listener == l && !p->qp)
@@ -339,8 +449,6 @@ static void listener_free(struct iwxd *d, struct listener *l)
 		else if (p->listener == l)
 			p->listener = NULL;
 	}
-	watch_del(&d->loop, &l->w);
-	close(l->w.fd);
 	l->owner->used[LIMIT_LISTENERS]--;
 	IWX_LIST_UNLINK(&d->listeners, l);
 	free(l);
@@ -363,13 +471,18 @@ static int answer(struct iwxd *d, struct pconn *p, struct vqp *q, bool reject)
 	int err;
 
 	pconn_unannounce(p);
-	err = iwx_conn_answer(&p->conn, &p->opts, reject);
+	if (p->sconn) {
+		err = iwx_sctp_conn_answer(p->sconn, &p->opts, reject);
+		sctp_view(p);
+	} else {
+		err = iwx_conn_answer(&p->conn, &p->opts, reject);
+	}
 	if (q && !err) {
 		p->qp = q;
 		q->setup = p;
 		vqp_set_state(q, IWX_SHQ_CONNECTING);
 	}
-	if (p->conn.state == IWX_CONN_SEND_REPLY && !pconn_watch(d, p))
+	if (p->conn.state == IWX_CONN_SEND_REPLY && (p->sconn || !pconn_watch(d, p)))
 		pconn_step(d, p);
 	else if (p->conn.state == IWX_CONN_REQUEST_IN)
 		announce(d, p);		/* no answer could be made of it: ask again */

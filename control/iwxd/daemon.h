@@ -17,6 +17,7 @@
  *   linger.c   sockets that sent a Terminate, read until the peer's FIN before the close
  *   admin.c    status and listings for `iwx`
  *   fastpath.c the BPF programs that place as packets arrive, and their maps (fastpath.h)
+ *   sctp_io.c  SCTP for DDP over SCTP: the stack, its UDP socket, clock, readiness (sctp_io.h)
  */
 #ifndef IWX_DAEMON_H
 #define IWX_DAEMON_H
@@ -37,12 +38,15 @@
 #include "mem.h"
 #include "llp_tcp.h"
 #include "qp.h"
+#include "sctp_conn.h"
 
 struct fastpath;
 struct outmsg;
 struct shm;
 struct shm_mr;
 struct retired;
+struct sctp_io;
+struct socket;
 
 /*
  * What one client, and all of them together, may hold: iwxd's options (limits.c). A request
@@ -128,6 +132,7 @@ struct vqp {
 	struct pconn		*setup;		/* while CONNECTING */
 	struct iwx_qp		*eng;		/* the engine, once the stream is in full operation */
 	struct iwx_llp		*llp;		/* ... its lower layer, MPA on TCP (the engine's) */
+	struct socket		*sctp_so;	/* over SCTP: the association (the engine's), else NULL */
 	uint32_t		fp_slot;	/* its slot in the fast path, + 1; 0: not followed */
 	bool			fp_lazy;	/* ... iwxd sleeps on the socket's low-water mark */
 	bool			fp_rung_stay;	/* ... lazy, rung for a Read's end only */
@@ -157,6 +162,7 @@ struct vqp {
 
 struct listener {
 	struct watch		w;
+	struct socket		*so;		/* over SCTP (w runs when it changes), else NULL */
 	uint32_t		id;
 	struct client		*owner;
 	struct sockaddr_storage	addr;
@@ -167,7 +173,8 @@ struct listener {
 struct pconn {
 	struct watch		w;
 	uint32_t		id;
-	struct iwx_conn		conn;
+	struct iwx_conn		conn;		/* over SCTP: what sconn's set-up says, to report */
+	struct iwx_sctp_conn	*sconn;		/* over SCTP, else NULL */
 	struct client		*owner;
 	struct listener		*listener;	/* passive */
 	struct vqp		*qp;		/* active, or passive once accepted */
@@ -184,6 +191,7 @@ struct iwxd_opts {
 	bool		crc;		/* ask for CRC unless the application says otherwise */
 	int		settle_ms;	/* initiator: hold the first FPDU this long (siw) */
 	int		timeout_ms;	/* TCP connect and each MPA frame of a set-up */
+	uint16_t	sctp_port;	/* UDP port of DDP over SCTP (RFC 6951); 0: none */
 	uint64_t	max[LIMIT_N];
 };
 
@@ -194,6 +202,7 @@ struct iwxd {
 	struct iwxd_opts	o;
 	struct iwx_mem		*mem;
 	struct fastpath		*fp;		/* fastpath.c, once first attached */
+	struct sctp_io		*sctp;		/* sctp_io.c, unless --sctp-port 0 */
 	struct client		*clients;
 	struct vcq		*cqs;
 	struct vqp		*qps;
@@ -242,7 +251,8 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 void vqp_destroy(struct iwxd *d, struct vqp *q);
 struct vqp *vqp_find(struct iwxd *d, struct client *c, uint32_t num);
 /* The stream of q is in full operation: run the engine on it (after the settle time). */
-void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn);
+void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn,
+		     struct iwx_sctp_conn *sconn);
 /* The queue pair's state, here and in the page the client reads it from. */
 void vqp_set_state(struct vqp *q, enum iwx_shq_state s);
 bool vqp_has_work(const struct vqp *q);

@@ -481,7 +481,7 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 
 void fastpath_conn_start(struct iwxd *d, struct vqp *q)
 {
-	if (d->fp && d->fp->nifaces && q->eng)
+	if (d->fp && d->fp->nifaces && q->eng && !q->sctp_so)	/* the programs read TCP */
 		conn_add(d, q);
 }
 

@@ -27,6 +27,7 @@
 
 #include "daemon.h"
 #include "fastpath.h"
+#include "sctp_io.h"
 #include "shm.h"
 
 #define IDLE_MS		60000	/* the longest sleep: nothing is due sooner */
@@ -141,6 +142,12 @@ static int setup(struct iwxd *d)
 		return -1;
 	}
 	fastpath_start();	/* before serving: what it finds a dead iwxd left is gone by then */
+	err = sctp_io_start(d);
+	if (err) {
+		fprintf(stderr, "iwxd: DDP over SCTP: UDP port %u: %s (--sctp-port 0: without)\n",
+			d->o.sctp_port, strerror(-err));
+		return -1;
+	}
 	d->listen_w.fd = open_socket(d);
 	d->listen_w.fn = session_accept;
 	if (d->listen_w.fd < 0 || watch_add(&d->loop, &d->listen_w, EPOLLIN) ||
@@ -196,6 +203,7 @@ static void run(struct iwxd *d)
 		for (struct vqp *q = d->qps; q; q = q->next)
 			vqp_timers(d, q, now);
 		linger_timers(d, now);
+		sctp_io_timers(d, now);
 		reap(d);
 		if (!work)	/* publish "asleep", then look once more: a post that raced with it is seen */
 			vqp_need_wakeup(d, true);
@@ -214,6 +222,7 @@ static void teardown(struct iwxd *d)
 		session_close(d, d->clients);
 	fastpath_stop(d);
 	linger_stop(d);
+	sctp_io_stop(d);
 	if (d->listen_w.fd >= 0) {
 		/* connections it never accepted may hold descriptors */
 		closer_close(&d->closer, d->listen_w.fd);
@@ -240,6 +249,9 @@ static void usage(FILE *f)
 		"      --timeout-ms MS   give up a connection set-up after MS ms (default 10000):\n"
 		"                        the TCP connect, each MPA frame; a request the\n"
 		"                        application has not answered in MS/2 ms is rejected\n"
+		"      --sctp-port PORT  UDP port of DDP over SCTP (SCTP in UDP, RFC 6951), on every\n"
+		"                        address, and where peers' iwxd are reached (default 9899;\n"
+		"                        0: no SCTP, and IWX_TRANSPORT_SCTP fails EPROTONOSUPPORT)\n"
 		"  -v, --verbose         log connections and clients; twice: every failed request\n"
 		"  -h, --help            this text\n"
 		"\n"
@@ -296,17 +308,20 @@ int main(int argc, char **argv)
 		{ "socket", required_argument, NULL, 's' }, { "group", required_argument, NULL, 'g' },
 		{ "no-crc", no_argument, NULL, 'n' }, { "settle-ms", required_argument, NULL, 'w' },
 		{ "timeout-ms", required_argument, NULL, 't' }, { "verbose", no_argument, NULL, 'v' },
+		{ "sctp-port", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 	};
 	struct option longopts[sizeof(fixed) / sizeof(fixed[0]) + LIMIT_N + 1] = { 0 };
 	struct iwxd d = {
 		.o = { .socket = iwx_ipc_socket_path(NULL),
-		       .gid = (gid_t)-1, .crc = true, .settle_ms = 200, .timeout_ms = 10000 },
+		       .gid = (gid_t)-1, .crc = true, .settle_ms = 200, .timeout_ms = 10000,
+		       .sctp_port = IWX_SCTP_PORT },
 		.loop.epfd = -1, .listen_w.fd = -1,
 	};
 	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]);
 	struct group *g;
 	char *end;
+	long port;
 	int c;
 
 	memcpy(longopts, fixed, sizeof(fixed));
@@ -357,6 +372,14 @@ int main(int argc, char **argv)
 				fprintf(stderr, "iwxd: --timeout-ms takes 1 to 600000, not %s\n", optarg);
 				return 2;
 			}
+			break;
+		case 'u':
+			port = strtol(optarg, &end, 10);
+			if (*end || !*optarg || port < 0 || port > 65535) {
+				fprintf(stderr, "iwxd: --sctp-port takes 0 to 65535, not %s\n", optarg);
+				return 2;
+			}
+			d.o.sctp_port = port;
 			break;
 		case 'v':
 			iwx_log_level++;

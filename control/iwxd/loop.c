@@ -43,6 +43,26 @@ void watch_del(struct loop *l, struct watch *w)
 	for (int i = 0; i < l->batch_n; i++)
 		if (l->batch[i].data.ptr == w)
 			l->batch[i].data.ptr = NULL;
+	for (struct watch **list = &l->ready; w->ready; list = &l->running) {
+		for (struct watch **p = list; *p; p = &(*p)->ready_next) {
+			if (*p == w) {
+				*p = w->ready_next;
+				w->ready = false;
+				break;
+			}
+		}
+		if (list == &l->running)
+			break;
+	}
+}
+
+void watch_ready(struct loop *l, struct watch *w)
+{
+	if (w->ready)
+		return;
+	w->ready = true;
+	w->ready_next = l->ready;
+	l->ready = w;
 }
 
 void loop_timers_begin(struct loop *l, uint64_t now, uint64_t idle_ms)
@@ -60,11 +80,19 @@ int loop_dispatch(struct loop *l, struct iwxd *d, bool may_sleep)
 {
 	struct epoll_event ev[MAX_EVENTS];
 	uint64_t now = iwx_conn_now_ms();
-	int timeout = may_sleep && l->due_ms > now ? (int)(l->due_ms - now) : 0;
+	int timeout = may_sleep && !l->ready && l->due_ms > now ? (int)(l->due_ms - now) : 0;
 	int n = epoll_wait(l->epfd, ev, MAX_EVENTS, timeout);
 
 	if (n < 0)
 		return -errno;
+	/* what is ready runs first; what that makes ready runs at the next dispatch */
+	l->running = l->ready;
+	l->ready = NULL;
+	for (struct watch *w; (w = l->running);) {
+		l->running = w->ready_next;
+		w->ready = false;
+		w->fn(d, w, EPOLLIN);
+	}
 	l->batch = ev;
 	l->batch_n = n;
 	for (int i = 0; i < l->batch_n; i++) {

@@ -13,10 +13,15 @@
 
 struct iwxd;
 
-/* Something the loop waits on: fn runs with the epoll events of fd. */
+/*
+ * Something the loop waits on: fn runs with the epoll events of fd; or, for what has no
+ * descriptor (usrsctp's sockets), with EPOLLIN once watch_ready said so.
+ */
 struct watch {
-	int	fd;
-	void	(*fn)(struct iwxd *d, struct watch *w, uint32_t events);
+	int		fd;
+	void		(*fn)(struct iwxd *d, struct watch *w, uint32_t events);
+	bool		ready;		/* on the loop's ready list */
+	struct watch	*ready_next;
 };
 
 struct loop {
@@ -28,6 +33,8 @@ struct loop {
 	uint64_t		next_ident;
 	struct epoll_event	*batch;		/* the events being dispatched: watch_del scrubs them */
 	int			batch_n;
+	struct watch		*ready;		/* watch_ready's, to run at the next dispatch */
+	struct watch		*running;	/* ... those of this dispatch not run yet */
 };
 
 /* id_in_use: does a live object hold id? (loop_new_id asks, once ids have wrapped) */
@@ -38,6 +45,9 @@ int watch_add(struct loop *l, struct watch *w, uint32_t events);
 void watch_mod(struct loop *l, struct watch *w, uint32_t events);
 /* Stop watching; also forget w's events not yet dispatched, as w is about to go. */
 void watch_del(struct loop *l, struct watch *w);
+
+/* Run w (EPOLLIN) at the next dispatch, once however often this is called before. */
+void watch_ready(struct loop *l, struct watch *w);
 
 /* A new turn of timers: nothing is due before now + idle_ms unless loop_due says so. */
 void loop_timers_begin(struct loop *l, uint64_t now, uint64_t idle_ms);

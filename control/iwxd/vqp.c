@@ -19,9 +19,13 @@
 
 #include <iwx/term.h>
 
+#include <usrsctp.h>
+
 #include "daemon.h"
 #include "fastpath.h"
+#include "llp_sctp.h"
 #include "outbox.h"
+#include "sctp_io.h"
 
 #define WC_BATCH	64
 #define CLOSE_MS	10000	/* a graceful close waits this long for the peer's */
@@ -262,10 +266,13 @@ void vqp_set_state(struct vqp *q, enum iwx_shq_state s)
 	__atomic_store_n(&q->sh->state, s, __ATOMIC_SEQ_CST);
 }
 
-/* Wait on the stream for events (0: not at all, so that not even a hang-up wakes us). */
+/*
+ * Wait on the stream for events (0: not at all, so that not even a hang-up wakes us).
+ * Over SCTP usrsctp says when anything changed (sctp_io.h), and a turn without work is cheap.
+ */
 static void tcp_interest(struct iwxd *d, struct vqp *q, uint32_t events)
 {
-	if (events == q->tcp_events)
+	if (events == q->tcp_events || q->sctp_so)
 		return;
 	if (!q->tcp_events)
 		watch_add(&d->loop, &q->tcp_w, events);
@@ -302,9 +309,16 @@ static void engine_stop(struct iwxd *d, struct vqp *q, bool abortive)
 		 */
 		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
 
-		setsockopt(q->tcp_w.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		if (q->sctp_so)
+			usrsctp_setsockopt(q->sctp_so, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		else
+			setsockopt(q->tcp_w.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	}
 	fastpath_conn_end(d, q);
+	if (q->sctp_so) {
+		sctp_io_unwatch(d, q->sctp_so, &q->tcp_w);
+		q->sctp_so = NULL;	/* closed with the engine */
+	}
 	if (q->eng) {
 		iwx_qp_stats(q->eng, &s);
 		vqp_stats_add(&q->gone, &s);
@@ -339,7 +353,8 @@ static void stream_ended(struct iwxd *d, struct vqp *q)
 	ev.pd_len = 0;
 	if (ev.terminated && local) {
 		d->st.terms_sent++;
-		linger_start(d, q->tcp_w.fd);
+		if (!q->sctp_so)	/* SCTP's SHUTDOWN waits for the Terminate's acknowledgement */
+			linger_start(d, q->tcp_w.fd);
 	} else if (ev.terminated) {
 		d->st.terms_received++;
 	}
@@ -354,18 +369,22 @@ static void stream_ended(struct iwxd *d, struct vqp *q)
 	outbox_event(d, q->owner, &ev);
 }
 
-static void start_engine(struct iwxd *d, struct vqp *q)
+static void start_engine(struct iwxd *d, struct vqp *q, const struct iwx_sctp_conn *sconn)
 {
 	struct iwx_qp_attr attr = { .sq_depth = q->sq.size, .rq_depth = q->rq.size };
 
-	q->llp = iwx_llp_tcp_new(q->tcp_w.fd, &q->agreed, q->est.emss);
+	q->llp = sconn ? iwx_llp_sctp_new(q->sctp_so, sconn->maxseg, sconn->peer_tsn) :
+			 iwx_llp_tcp_new(q->tcp_w.fd, &q->agreed, q->est.emss);
 	q->eng = iwx_qp_create(q->llp, &q->agreed, d->mem, q->pd, &attr);
 	q->tcp_events = EPOLLIN;
 	if (!q->eng) {
 		q->tcp_w.fd = -1;	/* closed with the lower layer */
+		q->sctp_so = NULL;
 		q->llp = NULL;
 	}
-	if (!q->eng || watch_add(&d->loop, &q->tcp_w, EPOLLIN)) {
+	if (q->eng && q->sctp_so)
+		sctp_io_watch(d, q->sctp_so, &q->tcp_w);
+	if (!q->eng || (!q->sctp_so && watch_add(&d->loop, &q->tcp_w, EPOLLIN))) {
 		struct iwx_ipc_event ev = q->est;
 
 		log_err("qp %u: cannot start the engine", q->num);
@@ -381,7 +400,7 @@ static void start_engine(struct iwxd *d, struct vqp *q)
 	 * rdma_cm's round trip does. The engine receives meanwhile, and the Responder's
 	 * first FPDU ends the hold. Held before the engine first reads: it may be there.
 	 */
-	if (q->agreed.initiator && q->settle_ms > 0) {
+	if (q->agreed.initiator && q->settle_ms > 0 && !q->sctp_so) {
 		iwx_qp_settle(q->eng, true);
 		q->settle_end_ms = iwx_conn_now_ms() + q->settle_ms;
 	}
@@ -395,13 +414,19 @@ static void on_tcp(struct iwxd *d, struct watch *w, uint32_t events)
 	vqp_service(d, (struct vqp *)((char *)w - offsetof(struct vqp, tcp_w)));
 }
 
-void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn)
+void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn,
+		     struct iwx_sctp_conn *sconn)
 {
 	q->setup = NULL;
 	q->tcp_w.fd = conn->fd;
 	conn->fd = -1;
+	if (sconn) {
+		q->sctp_so = sconn->so;	/* the lower layer's from now on */
+		sconn->so = NULL;
+	}
 	q->agreed = conn->agreed;
 	outbox_event_of_conn(&q->est, conn);
+	q->est.transport = sconn ? IWX_TRANSPORT_SCTP : IWX_TRANSPORT_TCP;
 	q->est.type = IWX_IPC_EV_ESTABLISHED;
 	q->est.qp = q->num;
 	/* the peer's private data: an initiator's application learns the reply's here */
@@ -411,7 +436,7 @@ void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn)
 	vqp_set_state(q, IWX_SHQ_RTS);
 	d->st.conns_established++;
 	outbox_event(d, q->owner, &q->est);
-	start_engine(d, q);
+	start_engine(d, q, sconn);
 }
 
 /* The hold is over (its time, or a close): what waits goes out. */
@@ -506,8 +531,8 @@ static bool engine_turn(struct iwxd *d, struct vqp *q)
 		drain(q);
 		if (q->closing && !q->fin_sent && q->sq.mine == q->close_mark &&
 		    iwx_qp_tx_idle(q->eng)) {
-			/* RFC 5040 §6: all that was posted before the close is in TCP's hands */
-			shutdown(q->tcp_w.fd, SHUT_WR);
+			/* RFC 5040 §6: all that was posted before the close is in the LLP's hands */
+			iwx_qp_shut_send(q->eng);
 			q->fin_sent = true;
 		}
 		if (iwx_qp_get_state(q->eng) != IWX_QP_ERROR) {
@@ -615,8 +640,9 @@ void vqp_destroy(struct iwxd *d, struct vqp *q)
 		 * what TCP holds (completed sends among it) still goes out, then our FIN; what
 		 * the peer sends is drained until its own, so that no reset overtakes it.
 		 */
-		shutdown(q->tcp_w.fd, SHUT_WR);
-		linger_start(d, q->tcp_w.fd);
+		iwx_qp_shut_send(q->eng);
+		if (!q->sctp_so)	/* usrsctp's close shuts its association down itself */
+			linger_start(d, q->tcp_w.fd);
 	}
 	engine_stop(d, q, false);
 	IWX_LIST_UNLINK(&d->qps, q);

@@ -16,7 +16,7 @@
 #include <iwx/ring.h>
 #include <iwx/verbs.h>
 
-#define IWX_IPC_VERSION		7
+#define IWX_IPC_VERSION		8
 #ifndef IWX_DEFAULT_SOCKET	/* also in iwx/iwx.h, for applications */
 #define IWX_DEFAULT_SOCKET	"/run/iwx/iwxd.sock"
 #endif
@@ -136,6 +136,7 @@ struct iwx_ipc_cm_param {
 	uint8_t		markers, p2p;
 	uint16_t	pd_len;
 	int16_t		settle_ms;	/* 0 iwxd's default, -1 none, else ms (initiator) */
+	uint8_t		transport;	/* connect: IWX_TRANSPORT_* */
 	uint8_t		pd[IWX_IPC_PRIVDATA];
 };
 
@@ -149,6 +150,7 @@ struct iwx_ipc_listen {
 	struct sockaddr_storage	addr;		/* reply: the bound address */
 	uint32_t		backlog;
 	uint32_t		listener;	/* reply */
+	uint32_t		transport;	/* IWX_TRANSPORT_* */
 };
 
 struct iwx_ipc_answer {		/* ACCEPT (qp) and REJECT */
@@ -170,7 +172,8 @@ struct iwx_ipc_event {
 	int32_t			status;
 	uint8_t			mpa_rev, crc, markers_rx, markers_tx;
 	uint16_t		ird, ord;
-	uint32_t		emss;
+	uint32_t		emss;		/* SCTP: the largest chunk (SCTP_MAXSEG) */
+	uint32_t		transport;	/* IWX_TRANSPORT_* */
 	uint8_t			terminated, local, layer, etype, ecode;
 	uint16_t		pd_len;
 	uint8_t			pd[IWX_IPC_PRIVDATA];
@@ -225,7 +228,8 @@ struct iwx_ipc_conn_info {
 	uint32_t		qp, client, pd, state;	/* state: IWX_SHQ_* */
 	uint8_t			mpa_rev, crc, markers_rx, markers_tx;
 	uint16_t		ird, ord;
-	uint32_t		emss;
+	uint32_t		emss;		/* SCTP: the largest chunk (SCTP_MAXSEG) */
+	uint32_t		transport;	/* IWX_TRANSPORT_* */
 	struct sockaddr_storage	local_addr, peer_addr;
 	struct iwx_qp_stats	traffic;
 };

@@ -251,6 +251,7 @@ int iwx_post_recv(struct iwx_qp *qp, const struct iwx_recv_wr *wr);
 /* --------------------------------------------------------- connections (CM) */
 
 #define IWX_MAX_RD_ATOMIC	255	/* iwx_conn_param's ird and ord at most */
+
 #define IWX_MAX_PRIVATE_DATA	512	/* bytes of MPA private data (RFC 5044 §7.1) */
 
 struct iwx_conn_param {
@@ -262,6 +263,7 @@ struct iwx_conn_param {
 	bool		markers;		/* ask for MPA markers on what we receive */
 	bool		p2p;			/* connect: RFC 6581 peer-to-peer with an RTR */
 	int16_t		settle_ms;		/* connect: see below; 0: iwxd --settle-ms */
+	uint8_t		transport;		/* connect: IWX_TRANSPORT_*; 0: TCP */
 };
 
 /*
@@ -288,6 +290,18 @@ int iwx_connect(struct iwx_qp *qp, const struct sockaddr *addr, socklen_t len,
  */
 struct iwx_listener *iwx_listen(struct iwx_device *dev, const struct sockaddr *addr,
 				socklen_t len, int backlog);
+
+/*
+ * The same on a transport of choice. Over SCTP the port is SCTP's, inside the UDP
+ * datagrams that reach iwxd's --sctp-port on any of its addresses. A connection
+ * request's transport is its listener's.
+ */
+struct iwx_listen_opts {
+	int		backlog;		/* 0: iwxd's default */
+	uint8_t		transport;		/* IWX_TRANSPORT_* */
+};
+struct iwx_listener *iwx_listen_with(struct iwx_device *dev, const struct sockaddr *addr,
+				     socklen_t len, const struct iwx_listen_opts *opts);
 int iwx_listener_addr(const struct iwx_listener *l, struct sockaddr_storage *addr);
 int iwx_listener_destroy(struct iwx_listener *l);
 

@@ -100,4 +100,12 @@ struct iwx_wc {
 	uint32_t	qp_num;		/* the queue pair it belongs to (set by iwxd) */
 };
 
+/*
+ * What carries RDMAP and DDP: MPA over TCP (RFC 5044), or SCTP through the DDP
+ * adaptation shim (draft-otis-sctp-ddp-00, docs/ddp-over-sctp.md), whose SCTP packets
+ * travel in UDP datagrams to the peer's iwxd (RFC 6951; iwxd --sctp-port).
+ */
+#define IWX_TRANSPORT_TCP	0
+#define IWX_TRANSPORT_SCTP	1
+
 #endif /* IWX_VERBS_H */

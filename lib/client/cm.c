@@ -12,8 +12,10 @@ static int param_of(const struct iwx_conn_param *p, struct iwx_ipc_cm_param *out
 	if (!p)
 		return 0;
 	if (p->private_data_len > IWX_IPC_PRIVDATA || (p->private_data_len && !p->private_data) ||
-	    p->mpa_rev > 2 || p->settle_ms < IWX_SETTLE_NONE || p->settle_ms > IWX_SETTLE_MAX)
+	    p->mpa_rev > 2 || p->settle_ms < IWX_SETTLE_NONE || p->settle_ms > IWX_SETTLE_MAX ||
+	    p->transport > IWX_TRANSPORT_SCTP)
 		return -EINVAL;
+	out->transport = p->transport;
 	out->ird = p->ird;
 	out->ord = p->ord;
 	out->mpa_rev = p->mpa_rev;
@@ -53,9 +55,18 @@ int iwx_connect(struct iwx_qp *qp, const struct sockaddr *addr, socklen_t len,
 struct iwx_listener *iwx_listen(struct iwx_device *dev, const struct sockaddr *addr,
 				socklen_t len, int backlog)
 {
-	struct iwx_ipc_listen req = { .backlog = backlog > 0 ? backlog : 0 };
+	struct iwx_listen_opts o = { .backlog = backlog };
+
+	return iwx_listen_with(dev, addr, len, &o);
+}
+
+struct iwx_listener *iwx_listen_with(struct iwx_device *dev, const struct sockaddr *addr,
+				     socklen_t len, const struct iwx_listen_opts *opts)
+{
+	struct iwx_ipc_listen req = { .backlog = opts->backlog > 0 ? opts->backlog : 0,
+				      .transport = opts->transport };
 	struct iwx_listener *l;
-	int err = addr_in(addr, len, &req.addr);
+	int err = opts->transport > IWX_TRANSPORT_SCTP ? -EINVAL : addr_in(addr, len, &req.addr);
 
 	if (err) {
 		errno = -err;

@@ -384,6 +384,7 @@ int endpoint_connect(struct endpoint *a, struct endpoint *b, bool v6,
 	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
 	socklen_t len = v6 ? sizeof(*s6) : sizeof(*s4);
+	struct iwx_listen_opts lo = { .backlog = 8, .transport = param ? param->transport : 0 };
 	struct iwx_listener *l;
 	struct iwx_event ev;
 	int err;
@@ -393,7 +394,7 @@ int endpoint_connect(struct endpoint *a, struct endpoint *b, bool v6,
 		inet_pton(AF_INET6, NETNS_B6, &s6->sin6_addr);
 	else
 		inet_pton(AF_INET, NETNS_B4, &s4->sin_addr);
-	l = iwx_listen(b->dev, (struct sockaddr *)&ss, len, 8);
+	l = iwx_listen_with(b->dev, (struct sockaddr *)&ss, len, &lo);
 	if (!l)
 		return -errno;
 	iwx_listener_addr(l, &ss);

@@ -83,8 +83,8 @@ void endpoint_close(struct endpoint *e);
 
 /*
  * Connect a (the client, on daemon 0) to b (the server, on daemon 1) over IPv4 (or
- * IPv6 with v6), with the same param on both sides (NULL: defaults). 0 with both QPs
- * in RTS, or -errno.
+ * IPv6 with v6), with the same param on both sides (NULL: defaults; its transport is
+ * the listener's too). 0 with both QPs in RTS, or -errno.
  */
 int endpoint_connect(struct endpoint *a, struct endpoint *b, bool v6,
 		     const struct iwx_conn_param *param);

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iwxd's SCTP, for DDP over SCTP (docs/ddp-over-sctp.md): the usrsctp stack of the
+ * engine (sctp.h), the UDP socket its packets travel in (sctp_udp.h, --sctp-port), its
+ * clock, and its sockets' readiness. usrsctp's sockets have no descriptors: a socket's
+ * watch runs (watch_ready) whenever usrsctp says something changed on it.
+ */
+#ifndef IWXD_SCTP_IO_H
+#define IWXD_SCTP_IO_H
+
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "sctp.h"
+
+struct iwxd;
+struct watch;
+struct socket;
+
+/* Open the UDP socket on --sctp-port (0: SCTP off) and start the stack. 0 or -errno. */
+int sctp_io_start(struct iwxd *d);
+void sctp_io_stop(struct iwxd *d);
+
+/* Is SCTP on? Requests for it fail with -EPROTONOSUPPORT otherwise. */
+bool sctp_io_on(const struct iwxd *d);
+
+/* Run w whenever so changes (and once now); unwatch before so is closed or w goes. */
+void sctp_io_watch(struct iwxd *d, struct socket *so, struct watch *w);
+void sctp_io_unwatch(struct iwxd *d, struct socket *so, struct watch *w);
+
+/* The path to the iwxd at addr (its --sctp-port, taken to be ours). NULL with errno. */
+struct iwx_sctp_path *sctp_io_path(struct iwxd *d, const struct sockaddr_storage *addr);
+
+/* The stack's clock: ticks while anything may have a socket, and a while after (shutdowns). */
+void sctp_io_timers(struct iwxd *d, uint64_t now);
+
+#endif /* IWXD_SCTP_IO_H */

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DDP over SCTP through libiwx and two real daemons (docs/ddp-over-sctp.md): the
+ * application picks the transport at connect and listen time and is otherwise the
+ * same; iwxd carries SCTP in UDP between the namespaces (RFC 6951, --sctp-port).
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <iwx/iwx.h>
+#include <iwx/wire.h>
+
+#include "iwx_cli.h"
+#include "iwxd_pair.h"
+#include "testutil.h"
+
+#define DAEMON_ARGS	"--settle-ms 0 --timeout-ms 3000"
+#define ALL_ACCESS	(IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE | IWX_ACCESS_REMOTE_READ)
+#define BIG		(64u << 20)
+
+static struct iwxd_pair pair;
+static struct endpoint a, b;
+static const struct iwx_conn_param over_sctp = { .transport = IWX_TRANSPORT_SCTP };
+
+static void up(void)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root for namespaces");
+	cr_assert_eq(iwxd_pair_up(&pair, DAEMON_ARGS, &a, &b, 0), 0);
+	cr_assert_eq(endpoint_connect(&a, &b, false, &over_sctp), 0, "connect over SCTP");
+}
+
+static void down(void)
+{
+	iwxd_pair_down(&pair, &a, &b);
+}
+
+TestSuite(daemon_sctp, .init = up, .fini = down, .timeout = 120);
+
+static void expect_wc(struct endpoint *e, uint64_t wr_id, uint8_t status, uint32_t len)
+{
+	struct iwx_wc wc;
+	int err = endpoint_wc(e, &wc);
+
+	cr_assert_eq(err, 0, "a completion for wr %lu: %s", wr_id, iwx_strerror(err));
+	cr_assert_eq(wc.wr_id, wr_id, "completion of wr %lu, want %lu", wc.wr_id, wr_id);
+	cr_assert_eq(wc.status, status, "wr %lu: '%s'", wr_id, iwx_wc_status_name(wc.status));
+	if (wc.opcode == IWX_WC_RECV)
+		cr_assert_eq(wc.byte_len, len);
+}
+
+/* A Write, a Send behind it and a Read of len bytes, every byte checked, through iwxd. */
+static void write_send_read(struct buf *src, struct buf *dst, uint32_t len)
+{
+	uint32_t slen = len < 65536 ? len : 65536;
+	struct iwx_recv_wr recv = { .wr_id = 9, .num_sge = 1, .sge = { sge_of(dst, BIG, slen) } };
+	struct iwx_send_wr write = { .wr_id = 1, .opcode = IWX_WR_WRITE, .flags = IWX_WR_SIGNALED,
+				     .num_sge = 1, .sge = { sge_of(src, 0, len) },
+				     .remote_addr = (uintptr_t)dst->p, .rkey = dst->mr->rkey };
+	struct iwx_send_wr send = { .wr_id = 2, .opcode = IWX_WR_SEND, .flags = IWX_WR_SIGNALED,
+				    .num_sge = 1, .sge = { sge_of(src, 0, slen) } };
+	struct iwx_send_wr read = { .wr_id = 3, .opcode = IWX_WR_READ, .flags = IWX_WR_SIGNALED,
+				    .num_sge = 1, .sge = { sge_of(src, BIG, len) },
+				    .remote_addr = (uintptr_t)dst->p, .rkey = dst->mr->rkey };
+
+	fill_pattern(src->p, len, len);
+	memset(dst->p, 0, len);
+	cr_assert_eq(iwx_post_recv(b.qp, &recv), 0);
+	cr_assert_eq(iwx_post_send(a.qp, &write), 0);
+	cr_assert_eq(iwx_post_send(a.qp, &send), 0);
+	cr_assert_eq(iwx_post_send(a.qp, &read), 0);
+	expect_wc(&a, 1, IWX_WC_SUCCESS, 0);
+	expect_wc(&a, 2, IWX_WC_SUCCESS, 0);
+	expect_wc(&b, 9, IWX_WC_SUCCESS, slen);
+	expect_wc(&a, 3, IWX_WC_SUCCESS, 0);
+	cr_assert_arr_eq(dst->p, src->p, len, "%u bytes written", len);
+	cr_assert_arr_eq(dst->p + BIG, src->p, slen, "%u bytes sent", slen);
+	cr_assert_arr_eq(src->p + BIG, dst->p, len, "%u bytes read back", len);
+}
+
+Test(daemon_sctp, every_operation_from_0_to_64_mib)
+{
+	static const uint32_t sizes[] = { 0, 1, 1424, 1425, 65536, 1u << 20, BIG };
+	struct buf src = buf_new(&a, NULL, 2 * (size_t)BIG, ALL_ACCESS, true);
+	struct buf dst = buf_new(&b, NULL, BIG + 65536, ALL_ACCESS, true);
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		write_send_read(&src, &dst, sizes[i]);
+	free(src.p);
+	free(dst.p);
+}
+
+/* A Write to an STag the peer never gave: its Terminate, as over TCP (RFC 5041 §7.2). */
+Test(daemon_sctp, a_bad_stag_gets_the_terminate_it_gets_over_tcp)
+{
+	struct buf src = buf_new(&a, NULL, 4096, ALL_ACCESS, false);
+	struct iwx_send_wr write = { .wr_id = 1, .opcode = IWX_WR_WRITE, .flags = IWX_WR_SIGNALED,
+				     .num_sge = 1, .sge = { sge_of(&src, 0, 100) },
+				     .remote_addr = 4096, .rkey = 0x4242 };
+	struct iwx_event ev;
+
+	cr_assert_eq(iwx_post_send(a.qp, &write), 0);
+	cr_assert_eq(endpoint_event(&b, &ev, 5000), 0);
+	cr_assert_eq(ev.type, IWX_EVENT_DISCONNECTED);
+	cr_assert(ev.term.terminated && ev.term.local, "b sent the Terminate");
+	cr_assert_eq(ev.term.layer, IWX_LAYER_DDP);
+	cr_assert_eq(ev.term.ecode, IWX_DDP_T_INVALID_STAG);
+	cr_assert_eq(endpoint_event(&a, &ev, 5000), 0);
+	cr_assert_eq(ev.type, IWX_EVENT_DISCONNECTED);
+	cr_assert(ev.term.terminated && !ev.term.local, "a received it");
+	cr_assert_eq(ev.term.ecode, IWX_DDP_T_INVALID_STAG);
+}
+
+/* `iwx conns` says what carries each connection. */
+Test(daemon_sctp, iwx_conns_shows_sctp)
+{
+	static char out[8192];
+
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(run_iwx(out, sizeof(out), "conns -s %s", pair.sock[i]), 0, "%s", out);
+		cr_assert(strstr(out, " LLP ") && strstr(out, " sctp/udp "), "%s", out);
+		cr_assert_eq(run_iwx(out, sizeof(out), "conns -j -s %s", pair.sock[i]), 0, "%s", out);
+		cr_assert(strstr(out, "\"llp\": \"sctp/udp\""), "%s", out);
+	}
+}
