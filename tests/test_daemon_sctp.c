@@ -5,6 +5,7 @@
  * same; iwxd carries SCTP in UDP between the namespaces (RFC 6951, --sctp-port).
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <iwx/iwx.h>
 #include <iwx/wire.h>
 
+#include "capture.h"
 #include "iwx_cli.h"
 #include "iwxd_pair.h"
 #include "testutil.h"
@@ -125,4 +127,66 @@ Test(daemon_sctp, iwx_conns_shows_sctp)
 		cr_assert_eq(run_iwx(out, sizeof(out), "conns -j -s %s", pair.sock[i]), 0, "%s", out);
 		cr_assert(strstr(out, "\"llp\": \"sctp/udp\""), "%s", out);
 	}
+}
+
+/* Lines tshark prints of capture for filter with fields (SCTP on UDP 9899 it decodes itself). */
+static int tshark_lines(const char *pcap, const char *filter, const char *fields, char *out,
+			size_t cap)
+{
+	char cmd[512];
+	size_t n;
+	int lines = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "tshark -r %s -Y '%s' -T fields %s 2>/dev/null", pcap, filter,
+		 fields);
+	f = popen(cmd, "r");
+	cr_assert_not_null(f);
+	n = fread(out, 1, cap - 1, f);
+	out[n] = '\0';
+	pclose(f);
+	for (size_t i = 0; i < n; i++)
+		lines += out[i] == '\n';
+	return lines;
+}
+
+/*
+ * On the veth, SCTP in UDP: INIT and INIT-ACK announce DDP_TAG_PLACE (draft-otis-sctp-ddp
+ * §2.1, §3.1) and every DATA chunk is unordered and whole (§2.2), for a new connection.
+ */
+Test(daemon_sctp, the_shim_on_the_wire)
+{
+	static char out[1 << 16];
+	struct endpoint c = { 0 }, d = { 0 };
+	char pcap[160];
+	pid_t cap;
+
+	snprintf(pcap, sizeof(pcap), "%s/sctp.pcap", pair.dir);
+	cap = capture_start(pair.ns.a, pair.ns.dev[0], pcap, "udp port 9899");
+	cr_assert_gt(cap, 0);
+	cr_assert_eq(endpoint_open(&c, &pair, 0, 0), 0);
+	cr_assert_eq(endpoint_open(&d, &pair, 1, 0), 0);
+	cr_assert_eq(endpoint_connect(&c, &d, false, &over_sctp), 0);
+	struct buf src = buf_new(&c, NULL, 1u << 20, ALL_ACCESS, false);
+	struct buf dst = buf_new(&d, NULL, 1u << 20, ALL_ACCESS, false);
+	struct iwx_send_wr write = { .wr_id = 1, .opcode = IWX_WR_WRITE, .flags = IWX_WR_SIGNALED,
+				     .num_sge = 1, .sge = { sge_of(&src, 0, 1u << 20) },
+				     .remote_addr = (uintptr_t)dst.p, .rkey = dst.mr->rkey };
+	struct iwx_wc wc;
+
+	cr_assert_eq(iwx_post_send(c.qp, &write), 0);
+	cr_assert_eq(endpoint_wc(&c, &wc), 0);
+	cr_assert_eq(wc.status, IWX_WC_SUCCESS);
+	capture_stop(cap);
+	endpoint_close(&c);
+	endpoint_close(&d);
+
+	cr_assert_eq(tshark_lines(pcap, "sctp.parameter_type == 0xc006", "-e sctp.chunk_type "
+				  "-e sctp.adaptation_layer_indication", out, sizeof(out)), 2, "%s", out);
+	cr_assert_str_eq(out, "1\t0x00000003\n2\t0x00000003\n");
+	int data = tshark_lines(pcap, "sctp.chunk_type == 0", "-e sctp.data_u_bit "
+				"-e sctp.data_b_bit -e sctp.data_e_bit", out, sizeof(out));
+	/* 1 MiB in chunks of 1424 bytes of payload: 737, and the set-up, the RTR */
+	cr_assert_geq(data, 740, "packets with DATA chunks: %d", data);
+	cr_assert_null(strchr(out, '0'), "a DATA chunk without U, B or E:\n%.400s", out);
 }
