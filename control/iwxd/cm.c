@@ -67,6 +67,7 @@ void cm_pconn_free(struct iwxd *d, struct pconn *p)
 		sctp_io_unwatch(d, p->sconn->so, &p->w);
 		iwx_sctp_conn_close(p->sconn);
 		free(p->sconn);
+		sctp_io_release(d);
 	} else if (p->conn.fd >= 0) {
 		watch_del(&d->loop, &p->w);
 	}
@@ -245,12 +246,15 @@ static int pconn_watch(struct iwxd *d, struct pconn *p)
 }
 
 /* An SCTP set-up for p: the options say what both ends may ask for. */
-static int pconn_sctp(const struct iwxd *d, struct pconn *p)
+static int pconn_sctp(struct iwxd *d, struct pconn *p)
 {
 	if (!sctp_io_on(d))
 		return -EPROTONOSUPPORT;	/* iwxd --sctp-port 0 */
 	p->sconn = calloc(1, sizeof(*p->sconn));
-	return p->sconn ? 0 : -ENOMEM;
+	if (!p->sconn)
+		return -ENOMEM;
+	sctp_io_hold(d);
+	return 0;
 }
 
 int cm_connect(struct iwxd *d, struct client *c, const struct iwx_ipc_connect *req)
@@ -382,6 +386,7 @@ static int sctp_listen(struct iwxd *d, struct listener *l, const struct iwx_ipc_
 	else
 		((struct sockaddr_in6 *)&l->addr)->sin6_port = htons(port);
 	sctp_io_watch(d, l->so, &l->w);
+	sctp_io_hold(d);
 	return 0;
 }
 
@@ -438,6 +443,7 @@ static void listener_free(struct iwxd *d, struct listener *l)
 	if (l->so) {
 		sctp_io_unwatch(d, l->so, &l->w);
 		usrsctp_close(l->so);
+		sctp_io_release(d);
 	} else {
 		watch_del(&d->loop, &l->w);
 		close(l->w.fd);

@@ -19,8 +19,9 @@ struct sctp_io {
 	struct watch		udp_w;
 	struct iwx_sctp_udp	*udp;
 	uint16_t		port;
+	uint32_t		users;		/* sctp_io_hold's */
 	uint64_t		tick_ms;
-	uint64_t		quiet_ms;	/* the last socket went then, and its association may not yet */
+	uint64_t		quiet_ms;	/* the last went then; its association may still be ending */
 };
 
 static struct loop *upcall_loop;	/* usrsctp's upcalls queue watches on it */
@@ -103,7 +104,17 @@ void sctp_io_unwatch(struct iwxd *d, struct socket *so, struct watch *w)
 	if (so)
 		usrsctp_set_upcall(so, NULL, NULL);
 	watch_del(&d->loop, w);
-	d->sctp->quiet_ms = iwx_conn_now_ms() + LINGER_MS;
+}
+
+void sctp_io_hold(struct iwxd *d)
+{
+	d->sctp->users++;
+}
+
+void sctp_io_release(struct iwxd *d)
+{
+	if (!--d->sctp->users)
+		d->sctp->quiet_ms = iwx_conn_now_ms() + LINGER_MS;
 }
 
 struct iwx_sctp_path *sctp_io_path(struct iwxd *d, const struct sockaddr_storage *addr)
@@ -125,8 +136,8 @@ void sctp_io_timers(struct iwxd *d, uint64_t now)
 {
 	struct sctp_io *s = d->sctp;
 
-	/* while anything may have a socket (the stack has no timer of its own to ask) */
-	if (!s || (!d->qps && !d->listeners && !d->pconns && now >= s->quiet_ms))
+	/* usrsctp has no next deadline to ask: a fixed tick, only while it may matter */
+	if (!s || (!s->users && now >= s->quiet_ms))
 		return;
 	if (now >= s->tick_ms) {
 		iwx_sctp_tick();

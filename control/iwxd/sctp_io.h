@@ -31,7 +31,15 @@ void sctp_io_unwatch(struct iwxd *d, struct socket *so, struct watch *w);
 /* The path to the iwxd at addr (its --sctp-port, taken to be ours). NULL with errno. */
 struct iwx_sctp_path *sctp_io_path(struct iwxd *d, const struct sockaddr_storage *addr);
 
-/* The stack's clock: ticks while anything may have a socket, and a while after (shutdowns). */
+/*
+ * Something of iwxd's has an SCTP socket (a set-up, a listener, a queue pair), or no
+ * longer: the stack's clock runs only while something does, and a while after (the
+ * association's shutdown), so that a daemon without SCTP sockets sleeps as before.
+ */
+void sctp_io_hold(struct iwxd *d);
+void sctp_io_release(struct iwxd *d);
+
+/* The stack's clock: a tick every IWX_SCTP_TICK_MS while it runs. */
 void sctp_io_timers(struct iwxd *d, uint64_t now);
 
 #endif /* IWXD_SCTP_IO_H */

@@ -318,6 +318,7 @@ static void engine_stop(struct iwxd *d, struct vqp *q, bool abortive)
 	if (q->sctp_so) {
 		sctp_io_unwatch(d, q->sctp_so, &q->tcp_w);
 		q->sctp_so = NULL;	/* closed with the engine */
+		sctp_io_release(d);
 	}
 	if (q->eng) {
 		iwx_qp_stats(q->eng, &s);
@@ -379,6 +380,8 @@ static void start_engine(struct iwxd *d, struct vqp *q, const struct iwx_sctp_co
 	q->tcp_events = EPOLLIN;
 	if (!q->eng) {
 		q->tcp_w.fd = -1;	/* closed with the lower layer */
+		if (q->sctp_so)
+			sctp_io_release(d);
 		q->sctp_so = NULL;
 		q->llp = NULL;
 	}
@@ -423,6 +426,7 @@ void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn,
 	if (sconn) {
 		q->sctp_so = sconn->so;	/* the lower layer's from now on */
 		sconn->so = NULL;
+		sctp_io_hold(d);
 	}
 	q->agreed = conn->agreed;
 	outbox_event_of_conn(&q->est, conn);
