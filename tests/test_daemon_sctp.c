@@ -116,7 +116,7 @@ Test(daemon_sctp, a_bad_stag_gets_the_terminate_it_gets_over_tcp)
 	cr_assert_eq(ev.term.ecode, IWX_DDP_T_INVALID_STAG);
 }
 
-/* `iwx conns` says what carries each connection. */
+/* `iwx conns` says what carries each connection, and the peer on both sides. */
 Test(daemon_sctp, iwx_conns_shows_sctp)
 {
 	static char out[8192];
@@ -124,6 +124,8 @@ Test(daemon_sctp, iwx_conns_shows_sctp)
 	for (int i = 0; i < 2; i++) {
 		cr_assert_eq(run_iwx(out, sizeof(out), "conns -s %s", pair.sock[i]), 0, "%s", out);
 		cr_assert(strstr(out, " LLP ") && strstr(out, " sctp/udp "), "%s", out);
+		/* the peer as the application names it: its address, the SCTP port */
+		cr_assert(strstr(out, i ? NETNS_A4 ":" : NETNS_B4 ":"), "%s", out);
 		cr_assert_eq(run_iwx(out, sizeof(out), "conns -j -s %s", pair.sock[i]), 0, "%s", out);
 		cr_assert(strstr(out, "\"llp\": \"sctp/udp\""), "%s", out);
 	}

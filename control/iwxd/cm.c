@@ -194,6 +194,8 @@ static void sctp_view(struct pconn *p)
 	c->emss = s->maxseg;
 	c->peer_pd_len = s->peer_pd_len;
 	memcpy(c->peer_pd, s->peer_pd, s->peer_pd_len);
+	if (p->listener && !c->peer.ss_family && s->so && !sctp_io_peer(s->so, &c->peer))
+		c->local = p->listener->addr;	/* passive: as the request names them */
 }
 
 static void pconn_step(struct iwxd *d, struct pconn *p)

@@ -117,6 +117,35 @@ void sctp_io_release(struct iwxd *d)
 		d->sctp->quiet_ms = iwx_conn_now_ms() + LINGER_MS;
 }
 
+int sctp_io_peer(struct socket *so, struct sockaddr_storage *peer)
+{
+	struct sockaddr *addrs = NULL;
+	const struct sockaddr_conn *sc;
+	const struct iwx_sctp_udp_path *p;
+	const struct sockaddr_in6 *from;
+	uint16_t port;
+
+	if (usrsctp_getpaddrs(so, 0, &addrs) < 1)
+		return -ENOTCONN;
+	sc = (const struct sockaddr_conn *)addrs;
+	p = sc->sconn_addr;	/* our path: its first member is what usrsctp knows */
+	port = sc->sconn_port;
+	usrsctp_freepaddrs(addrs);
+	from = (const struct sockaddr_in6 *)&p->peer;
+	memset(peer, 0, sizeof(*peer));
+	if (IN6_IS_ADDR_V4MAPPED(&from->sin6_addr)) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)peer;
+
+		s4->sin_family = AF_INET;
+		memcpy(&s4->sin_addr, &from->sin6_addr.s6_addr[12], 4);
+		s4->sin_port = port;
+	} else {
+		*(struct sockaddr_in6 *)peer = *from;
+		((struct sockaddr_in6 *)peer)->sin6_port = port;
+	}
+	return 0;
+}
+
 struct iwx_sctp_path *sctp_io_path(struct iwxd *d, const struct sockaddr_storage *addr)
 {
 	struct sockaddr_in6 to = { .sin6_family = AF_INET6, .sin6_port = htons(d->sctp->port) };

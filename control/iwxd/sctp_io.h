@@ -28,6 +28,12 @@ bool sctp_io_on(const struct iwxd *d);
 void sctp_io_watch(struct iwxd *d, struct socket *so, struct watch *w);
 void sctp_io_unwatch(struct iwxd *d, struct socket *so, struct watch *w);
 
+/*
+ * The peer of so's association as an application names it: the IP address its UDP
+ * datagrams come from, and its SCTP port. 0 or -errno.
+ */
+int sctp_io_peer(struct socket *so, struct sockaddr_storage *peer);
+
 /* The path to the iwxd at addr (its --sctp-port, taken to be ours). NULL with errno. */
 struct iwx_sctp_path *sctp_io_path(struct iwxd *d, const struct sockaddr_storage *addr);
 
