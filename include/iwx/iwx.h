@@ -372,7 +372,8 @@ struct iwx_conn_info {
 	uint8_t			mpa_rev;
 	bool			crc, markers_rx, markers_tx;
 	uint16_t		ird, ord;
-	uint32_t		emss;		/* effective MSS: one FPDU per TCP segment */
+	uint32_t		emss;		/* effective MSS: one FPDU per TCP segment (SCTP: chunk) */
+	uint8_t			transport;	/* IWX_TRANSPORT_*: what carries it */
 	struct sockaddr_storage	local, peer;
 };
 

@@ -337,7 +337,7 @@ static void event_of(struct iwx_device *dev, const struct iwx_ipc_event *e, stru
 	ev->info = (struct iwx_conn_info){
 		.mpa_rev = e->mpa_rev, .crc = e->crc, .markers_rx = e->markers_rx,
 		.markers_tx = e->markers_tx, .ird = e->ird, .ord = e->ord, .emss = e->emss,
-		.local = e->local_addr, .peer = e->peer_addr,
+		.transport = e->transport, .local = e->local_addr, .peer = e->peer_addr,
 	};
 	if (ev->type == IWX_EVENT_DISCONNECTED)
 		ev->term = (struct iwx_term_info){

@@ -401,6 +401,8 @@ int endpoint_connect(struct endpoint *a, struct endpoint *b, bool v6,
 	err = iwx_connect(a->qp, (struct sockaddr *)&ss, len, param);
 	if (!err)
 		err = expect(b, IWX_EVENT_CONNECT_REQUEST, &ev);
+	if (!err && ev.info.transport != lo.transport)
+		err = -EPROTOTYPE;	/* the request says what carries it */
 	if (!err)
 		err = iwx_accept(b->qp, ev.conn_id, param);
 	if (!err)
