@@ -239,7 +239,8 @@ test-asan: $(ASAN_BIN) $(ASAN_IWXD) $(CLI_BIN) $(VICTIM_BIN)
 
 # Criterion runs last so that its summary closes the output.
 # the benchmarks are built too, so that they keep building
-BENCH_BINS	= $(BENCH_BIN) $(addprefix $(BUILD)/bench/,bench_verbs bench_engine bench_reg softirq_time)
+BENCH_BINS	= $(BENCH_BIN) $(addprefix $(BUILD)/bench/,bench_verbs bench_engine bench_usrsctp bench_reg \
+		  softirq_time)
 
 # The integration suites again, with the fast path attached on both daemons (iwxd_pair.c):
 # at TC ingress, then at XDP (native on veth).
@@ -334,19 +335,33 @@ $(BUILD)/bench/bench_reg: tests/bench/bench_reg.c $(LIB_A) $(HEADERS)
 # RDMA between two namespaces beside plain TCP and iperf3: scripts/bench.sh runs both.
 # One benchmark (bench.c), two RDMA sides (bench.h): bench_verbs through libiwx and
 # iwxd, the product path; bench_engine on the engine in-process, without the daemon.
-BENCH_NET	:= tests/bench/bench.c tests/bench/bench.h
+# bench_engine --llp sctp: the queue pair on the DDP adaptation over usrsctp in UDP
+# (bench_carrier.c), which bench_usrsctp, plain usrsctp, shares.
+BENCH_UTIL	:= tests/bench/bench_util.c tests/bench/bench_util.h
+BENCH_CARRIER	:= tests/bench/bench_carrier.c
+BENCH_NET	:= tests/bench/bench.c tests/bench/bench.h $(BENCH_UTIL)
 
 $(BUILD)/bench/bench_verbs: tests/bench/bench_verbs.c $(BENCH_NET) $(LIB_A) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -o $@ tests/bench/bench.c $< $(LIB_A)
+	$(Q)$(CC) $(IWX_CFLAGS) -o $@ tests/bench/bench.c tests/bench/bench_util.c $< $(LIB_A)
 
-$(BUILD)/bench/bench_engine: tests/bench/bench_engine.c $(BENCH_NET) $(ENGINE_SRCS) \
-		$(ENGINE_HDRS) $(PROTO_A) $(HEADERS)
+$(BUILD)/bench/bench_engine: tests/bench/bench_engine.c $(BENCH_NET) $(BENCH_CARRIER) \
+		$(ENGINE_SRCS) $(ENGINE_HDRS) $(PROTO_A) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -o $@ tests/bench/bench.c $< $(ENGINE_SRCS) $(PROTO_A) \
+	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -o $@ tests/bench/bench.c tests/bench/bench_util.c \
+		tests/bench/bench_carrier.c $< $(ENGINE_SRCS) $(PROTO_A) \
 		-lbpf -lelf -lz $(LDLIBS_CORE) $(LDLIBS_ENGINE)
+
+# Plain usrsctp on the carrier of bench_engine --llp sctp: scripts/bench-sctp.sh runs both
+$(BUILD)/bench/bench_usrsctp: tests/bench/bench_usrsctp.c $(BENCH_UTIL) $(BENCH_CARRIER) \
+		$(ENGINE_SRCS) $(ENGINE_HDRS) $(PROTO_A) $(HEADERS)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -o $@ $< tests/bench/bench_util.c \
+		tests/bench/bench_carrier.c $(ENGINE_SRCS) $(PROTO_A) -lbpf -lelf -lz $(LDLIBS_CORE) \
+		$(LDLIBS_ENGINE)
 
 # the CPU meter: softirq a daemon was charged for, and softirq from idle /proc/stat misses
 $(BUILD)/bench/softirq_time: tests/bench/softirq_time.c tests/bpf/softirq_time.h $(BUILD)/bpf/softirq_time.skel.h

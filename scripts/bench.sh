@@ -39,25 +39,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() {
-	sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"
-	exit "${1:-0}"
-}
+# shellcheck source=scripts/lib-bench.sh
+. scripts/lib-bench.sh
 
 runs=3 secs=3 pin=1 rps=1 fast_only=0 plot= mpa_opt=()
 while [ $# -gt 0 ]; do
 	case $1 in
-	-n) runs=${2:-}; shift 2 || usage 2 ;;
-	-t) secs=${2:-}; shift 2 || usage 2 ;;
-	--no-pin) pin=0; shift ;;
-	--no-rps) rps=0; shift ;;
 	--fastpath-only) fast_only=1; shift ;;
 	--no-crc) mpa_opt+=(-N); shift ;;
 	--markers) mpa_opt+=(-M); shift ;;
 	--plot) plot=${plot:-docs/bench-fastpath.png}; shift ;;
 	--plot-file) plot=${2:-}; shift 2 || usage 2 ;;
-	-h | --help) usage 0 ;;
-	*) usage 2 >&2 ;;
+	*) common_arg "$@"; shift "$took" ;;
 	esac
 done
 
@@ -78,21 +71,9 @@ fp_mode=off	# where the daemons' fast path is attached: off, tc or xdp; xdp-off:
 		# the veth ends in XDP mode (xdp_pass.bpf.o) for XDP's baseline
 probe=	# a or b: run() measures that side as the receiver (probe_begin, probe_end)
 
-stop_pid() { # pid: TERM, up to 5 s, then KILL
-	kill "$1" 2>/dev/null || return 0
-	for _ in $(seq 50); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$1" 2>/dev/null || true
-	wait "$1" 2>/dev/null || true
-}
+cleanup_extra() { # lib-bench.sh's cleanup: after the server, before the namespaces
+	local pid
 
-cleanup() {
-	local st=$? pid ns
-
-	trap - EXIT INT TERM
-	[ -n "$server" ] && stop_pid "$server"
 	[ -n "$counter" ] && stop_pid "$counter"
 	[ -n "$metering" ] && stop_pid "$metering"
 	# an XDP program outlives its iwxd (the interfaces go with the namespaces anyway)
@@ -101,12 +82,7 @@ cleanup() {
 		timeout 5 "$iwx" detach dev "$if_b" -s "$sock_b" >/dev/null 2>&1
 	fi
 	for pid in "${daemons[@]}"; do stop_pid "$pid"; done
-	for ns in "${made_ns[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
-	[ -n "$out" ] && rm -rf "$out"
-	exit "$st"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 die() { echo "bench: $*" >&2; exit 1; }
 
@@ -130,29 +106,7 @@ perf stat -x, -e raw_syscalls:sys_enter -- true >/dev/null 2>&1 && perf_ok=1
 make -s "$iwxd" "$verbs" "$engine" "$reg" "$iwx" "$meter" "$xdp_pass_obj"
 out=$(mktemp -d /tmp/iwx-bench-XXXXXX)
 
-pin_a=() pin_b=()
-if [ "$pin" = 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
-	pin_a=(taskset -c 0) pin_b=(taskset -c 1)
-fi
-in_a() { ip netns exec "$ns_a" "${pin_a[@]}" "$@"; }
-in_b() { ip netns exec "$ns_b" "${pin_b[@]}" "$@"; }
-
-ip netns add "$ns_a"
-made_ns+=("$ns_a")
-ip netns add "$ns_b"
-made_ns+=("$ns_b")
-ip link add "$if_a" netns "$ns_a" type veth peer name "$if_b" netns "$ns_b"
-ip -n "$ns_a" addr add "$addr_a/24" dev "$if_a"
-ip -n "$ns_b" addr add "$addr_b/24" dev "$if_b"
-ip -n "$ns_a" link set lo up
-ip -n "$ns_b" link set lo up
-ip -n "$ns_a" link set "$if_a" up
-ip -n "$ns_b" link set "$if_b" up
-if [ ${#pin_a[@]} -gt 0 ] && [ "$rps" = 1 ]; then
-	# each end's receiving on its namespace's CPU (masks: CPU 0, CPU 1)
-	ip netns exec "$ns_a" sh -c "echo 1 > /sys/class/net/$if_a/queues/rx-0/rps_cpus"
-	ip netns exec "$ns_b" sh -c "echo 2 > /sys/class/net/$if_b/queues/rx-0/rps_cpus"
-fi
+net_up
 
 # ------------------------------------------------------------- the daemons
 
@@ -184,29 +138,6 @@ if [ "$(cat /proc/"$pid_a"/comm)" != iwxd ] || [ "$(cat /proc/"$pid_b"/comm)" !=
 fi
 
 # ------------------------------------------------------------- one step
-
-wait_listen() {
-	for _ in $(seq 50); do
-		[ -n "$(ip netns exec "$ns_b" ss -Hltn "sport = :$1")" ] && return 0
-		sleep 0.1
-	done
-	die "nothing listens on port $1 in $ns_b after 5 s"
-}
-
-# Start a server in ns b; its pid (timeout's, which passes signals on) in $server until
-# it is waited for.
-start_server() {
-	ip netns exec "$ns_b" "${pin_b[@]}" timeout $((secs + 60)) "$@" >"$out/server.log" 2>&1 &
-	server=$!
-}
-
-stop_server() {
-	local st=0
-
-	wait "$server" || st=$?
-	server=
-	[ "$st" -eq 0 ] || { sed 's/^/  server: /' "$out/server.log" >&2; die "$1: the server failed"; }
-}
 
 ticks() { # pid: CPU time used so far, in clock ticks
 	awk '{ print $14 + $15 }' "/proc/$1/stat"
@@ -458,18 +389,6 @@ iperf() {
 	result="mode=$name seconds=$secs gbps=$result"
 }
 
-field() { # key line
-	local kv
-	for kv in $2; do [ "${kv%%=*}" = "$1" ] && { echo "${kv#*=}"; return; }; done
-	die "no $1= in: $2"
-}
-
-record() { # name key...
-	local name=$1 key
-	shift
-	for key in "$@"; do field "$key" "$result" >>"$out/$name.$key"; done
-}
-
 # Per request: key divided by the messages (or round trips) of the run.
 record_per() { # name key count-key
 	awk -v a="$(field "$2" "$result")" -v n="$(field "$3" "$result")" \
@@ -478,22 +397,9 @@ record_per() { # name key count-key
 
 # ------------------------------------------------------------- medians and tables
 
-median() { # file [decimals]
-	[ -s "$1" ] || { echo na; return; }
-	grep -v '^na$' "$1" | sort -g | awk -v d="${2:-2}" '{ v[NR] = $1 } END {
-		if (!NR) { print "na"; exit }
-		printf "%.*f", d, NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-runs_of() { tr '\n' ' ' <"$1" | sed 's/ $//'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 pct() { if [ "$1" = na ]; then echo "-"; else echo "$1%"; fi; }
 
-row() { # cells...: one line of a Markdown table
-	local c line="|"
-
-	for c in "$@"; do line="$line $c |"; done
-	echo "$line"
-}
 aligned() { # measurement: the share of FPDUs handed to TCP whole, through iwxd / engine
 	echo "$(pct "$(median "$out/verbs-$1.aligned_pct" 1)") /" \
 		"$(pct "$(median "$out/engine-$1.aligned_pct" 1)")"
@@ -504,7 +410,7 @@ aligned() { # measurement: the share of FPDUs handed to TCP whole, through iwxd 
 mtu=$(ip -n "$ns_a" -o link show "$if_a" | sed -n 's/.* mtu \([0-9]*\).*/\1/p')
 emss=$((mtu - 52))	# IPv4, TCP and its timestamp option: the engine's FPDU size
 echo "bench: $ns_a $addr_a <-> $ns_b $addr_b (veth, MTU $mtu), $runs x $secs s each"
-steer=$([ ${#pin_a[@]} -gt 0 ] && [ "$rps" = 1 ] && echo ", each receiving there (RPS)")
+steer=$(steer_note)
 echo "  ${pin_a:+namespace a (clients, iwxd a) on CPU 0, b (servers, iwxd b) on CPU 1$steer; }iwxd" \
 	"--settle-ms 0$([[ " ${mpa_opt[*]} " == *" -N "* ]] && echo "; no MPA CRC")$(
 	[[ " ${mpa_opt[*]} " == *" -M "* ]] && echo "; MPA markers")"
@@ -610,11 +516,6 @@ fp_variants=(off tc xdp xdp-off)
 sweep_variants=(off tc xdp)
 fp_name() {
 	case $1 in off) echo off ;; tc) echo TC ;; xdp) echo XDP ;; xdp-off) echo "off, veth as at XDP" ;; esac
-}
-fp_order() { # n variant...: the variants rotated by n (over as many runs each goes first once)
-	local n=$1 i
-	shift
-	for ((i = 0; i < $#; i++)); do echo "${@:$(((n + i) % $# + 1)):1}"; done
 }
 fp_keys=(gbps rx_iwxd_ms_gib rx_iwxd_own_ms_gib rx_iwxd_softirq_ms_gib tx_iwxd_ms_gib
 	rx_cpu_ms_gib rx_softirq_ms_gib tx_cpu_ms_gib cpus_ms_gib other_ms_gib softirq_ms_gib

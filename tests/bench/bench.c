@@ -6,14 +6,18 @@
  * bench_engine (the engine in this process); bench.h tells the difference.
  * scripts/bench.sh runs both over a veth pair, next to iperf3.
  *
- *   bench_X -s [-a ADDR] [-p PORT] [-D SOCKET] [-A ARENA] [-N] [-M] [-m tcp-pingpong [-S SIZE]]
+ *   bench_X -s [-a ADDR] [-p PORT] [-D SOCKET] [-A ARENA] [-N] [-M] [--llp LLP]
+ *           [-m tcp-pingpong [-S SIZE]]
  *   bench_X -c -a ADDR [-p PORT] [-D SOCKET] -m MODE [-S SIZE] [-t SECONDS] [-d DEPTH] [-N] [-M]
+ *           [--llp LLP]
  *
  * MODE: write, read, send (SIZE bytes each, DEPTH outstanding, default 1 MiB, 64 KiB
  * for send, depth 8), pingpong, tcp-pingpong (SIZE 8). -D names iwxd's socket and -A
  * the server's arena (bench_verbs only: a server allocates its buffers once the client
- * says what it wants, from an arena opened before). -N asks for no MPA CRC, which
- * takes both sides: either one asking for it turns it on. -M asks for MPA markers in what
+ * says what it wants, from an arena opened before). --llp sctp (bench_engine only, both
+ * sides) runs the queue pair on the DDP adaptation over usrsctp (llp_sctp.c), SCTP in UDP
+ * datagrams to and from PORT, instead of MPA over TCP: scripts/bench-sctp.sh runs it.
+ * -N asks for no MPA CRC, which takes both sides: either one asking for it turns it on. -M asks for MPA markers in what
  * this side receives (RFC 5044 §4.3; per direction: both sides for both). The client's first Send tells
  * the server the mode, size and depth, so the server needs -m only for tcp-pingpong,
  * which speaks no iWARP (and then the client's -S, if not 8). The server answers with
@@ -42,16 +46,14 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_util.h"
 
 #define SETUP_MS	10000	/* connect, MPA, and each control exchange */
 #define ACCEPT_MS	30000	/* the server's wait for its client */
@@ -129,59 +131,6 @@ struct ep {
 	struct rdma_counters base;		/* at INFO */
 	uint64_t	cpu0, cpu1;		/* at INFO and at FIN */
 };
-
-static int errf(int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "bench_%s: ", rdma_backend);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	if (err)
-		fprintf(stderr, ": %s", strerror(err < 0 ? -err : err));
-	fputc('\n', stderr);
-	return err ? (err < 0 ? err : -err) : -EIO;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
-}
-
-static uint64_t now_ms(void)
-{
-	return now_ns() / 1000000;
-}
-
-static uint64_t cpu_ns(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ((uint64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +
-	       ((uint64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000u;
-}
-
-static uint8_t pattern(uint64_t i)
-{
-	return (uint8_t)(i * 131 + (i >> 11) * 7 + 1);
-}
-
-static void *xalloc(uint64_t n)
-{
-	void *p = aligned_alloc(4096, (n + 4095) & ~4095ull);
-
-	if (!p) {
-		errf(-ENOMEM, "allocating %lu bytes", (unsigned long)n);
-		exit(1);
-	}
-	memset(p, 0, n);	/* fault the pages in before anything is timed */
-	return p;
-}
 
 /* n bytes the queue pair may use, registered with access. */
 static void *buf_new(struct ep *e, uint64_t n, int access, uint32_t *stag)
@@ -512,11 +461,8 @@ static int server_rdma(struct ep *e, const struct sockaddr_in *addr)
 		if (err < 0)
 			return err;
 	}
-	printf("role=server mode=%s size=%u depth=%u rx_msgs=%lu rx_bytes=%lu "
-	       "server_cpu_pct=%.0f\n",
-	       mode_names[e->mode], e->size, e->depth, (unsigned long)e->rx_msgs,
-	       (unsigned long)e->rx_bytes,
-	       e->ms ? 100.0 * (e->cpu1 - e->cpu0) / 1e6 / e->ms : 0.0);
+	print_server(mode_names[e->mode], e->size, e->depth, e->rx_msgs, e->rx_bytes,
+		     e->cpu1 - e->cpu0, e->ms);
 	return 0;
 }
 
@@ -671,9 +617,7 @@ static int client_stream(struct ep *e)
 				return errf(-EIO, "byte %lu read differs from the server's",
 					    (unsigned long)i);
 	secs = (t1 - t0) / 1e9;
-	printf("mode=%s size=%u depth=%u seconds=%.2f msgs=%lu bytes=%lu gbps=%.3f",
-	       mode_names[e->mode], e->size, e->depth, secs, (unsigned long)e->done,
-	       (unsigned long)bytes, bytes * 8 / secs / 1e9);
+	print_goodput(mode_names[e->mode], e->size, e->depth, secs, e->done, bytes);
 	print_counters(e, &c, secs, cpu1 - cpu0);
 	return 0;
 }
@@ -925,32 +869,21 @@ static int client_tcp(const struct sockaddr_in *addr, uint32_t size, uint32_t ms
 static void usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-		"usage: bench_%s -s [-a ADDR] [-p PORT] [-D SOCKET] [-A ARENA] [-N] [-M]\n"
+		"usage: bench_%s -s [-a ADDR] [-p PORT] [-D SOCKET] [-A ARENA] [-N] [-M] [--llp LLP]\n"
 		"                    [-m tcp-pingpong [-S SIZE]]\n"
 		"       bench_%s -c -a ADDR [-p PORT] [-D SOCKET] -m MODE [-S SIZE] [-t SECONDS]\n"
-		"                    [-d DEPTH] [-N] [-M]\n"
+		"                    [-d DEPTH] [-N] [-M] [--llp LLP]\n"
 		"MODE: write, read, send, pingpong, tcp-pingpong\n"
 		"SIZE default: 1 MiB (write, read), 64 KiB (send), 8 (ping-pongs);\n"
 		"DEPTH 8 (up to %d); SECONDS 3.\n"
 		"-D: iwxd's socket, -A: the server's arena (default 64M): bench_verbs only\n"
 		"-N: ask for no MPA CRC (both sides must)\n"
-		"-M: ask for MPA markers in what this side receives\n",
+		"-M: ask for MPA markers in what this side receives\n"
+		"--llp LLP: the lower layer, tcp (MPA over TCP, the default) or sctp (the DDP\n"
+		"    adaptation over usrsctp, in UDP datagrams to and from -p PORT; no MPA CRC or\n"
+		"    markers): bench_engine only, both sides\n",
 		rdma_backend, rdma_backend, MAX_DEPTH);
 	exit(status);
-}
-
-static long parse_size(const char *s)
-{
-	char *end;
-	long v = strtol(s, &end, 0);
-
-	if (*end == 'k' || *end == 'K')
-		v <<= 10;
-	else if (*end == 'm' || *end == 'M')
-		v <<= 20;
-	else if (*end)
-		v = -1;
-	return v;
 }
 
 int main(int argc, char **argv)
@@ -959,17 +892,11 @@ int main(int argc, char **argv)
 	struct ep e = { .mode = M_COUNT, .o = { .arena = ARENA_DEFAULT, .timeout_ms = SETUP_MS } };
 	int role = -1, c, err;
 	double seconds = 3;
-	long size = 0, depth = 8, arena;
+	long long size = 0, depth = 8, arena;
+	static const struct option longs[] = { { "llp", required_argument, NULL, 'L' }, { 0 } };
 
-	while ((c = getopt(argc, argv, "sca:p:m:S:t:d:D:A:NMh")) != -1) {
+	while ((c = getopt_long(argc, argv, "sca:p:m:S:t:d:D:A:NMh", longs, NULL)) != -1) {
 		switch (c) {
-		case 's': role = 1; break;
-		case 'c': role = 0; break;
-		case 'a':
-			if (inet_pton(AF_INET, optarg, &addr.sin_addr) != 1)
-				usage(2);
-			break;
-		case 'p': addr.sin_port = htons(atoi(optarg)); break;
 		case 'm':
 			for (e.mode = 0; e.mode < M_COUNT; e.mode++)
 				if (!strcmp(optarg, mode_names[e.mode]))
@@ -983,6 +910,11 @@ int main(int argc, char **argv)
 		case 'D': e.o.daemon = optarg; break;
 		case 'N': e.o.no_crc = true; break;
 		case 'M': e.o.markers = true; break;
+		case 'L':
+			if (strcmp(optarg, "tcp") && strcmp(optarg, "sctp"))
+				usage(2);
+			e.o.llp = optarg;
+			break;
 		case 'A':
 			arena = parse_size(optarg);
 			if (arena <= 0)
@@ -990,7 +922,9 @@ int main(int argc, char **argv)
 			e.o.arena = arena;
 			break;
 		case 'h': usage(0); break;
-		default: usage(2);
+		default:
+			if (common_opt(c, optarg, &role, &addr) != 1)
+				usage(2);
 		}
 	}
 	if (optind != argc || role < 0)

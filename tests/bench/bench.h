@@ -32,6 +32,8 @@ struct rdma_opts {
 	bool		no_crc;		/* ask for no MPA CRC (both sides must, or it is used) */
 	bool		markers;	/* ask for markers in what this side receives */
 	int		timeout_ms;	/* each step of the connection set-up */
+	const char	*llp;		/* engine: "sctp" for the DDP adaptation over usrsctp in
+					 * UDP (bench_carrier.c), else (NULL, "tcp") MPA over TCP */
 };
 
 /* This side's counters since it started; the benchmark takes differences. */

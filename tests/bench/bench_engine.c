@@ -3,6 +3,11 @@
  * The benchmark's RDMA side (bench.h) on the engine of control/engine/, in this process:
  * no daemon, the program drives the queue pair and its TCP socket itself. Beside
  * bench_verbs, it shows what the path through iwxd costs.
+ *
+ * With --llp sctp (rdma_opts.llp), the queue pair runs on the DDP adaptation over SCTP
+ * instead (llp_sctp.c), set up by sctp_conn.c, on this process's usrsctp stack in UDP
+ * datagrams (bench_carrier.c): rdma_poll feeds the stack what came and runs its timers
+ * every IWX_SCTP_TICK_MS, as iwxd does.
  */
 #include <errno.h>
 #include <poll.h>
@@ -12,13 +17,18 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <usrsctp.h>
+
 #include <iwx/term.h>
 
 #include "bench.h"
+#include "bench_util.h"
 #include "conn.h"
 #include "mem.h"
+#include "llp_sctp.h"
 #include "llp_tcp.h"
 #include "qp.h"
+#include "sctp_conn.h"
 
 #define OWNER		1
 #define EARLY_RECVS	4	/* receives posted before the queue pair exists */
@@ -38,6 +48,11 @@ struct rdma {
 	int			nearly;
 	void			*bufs[MAX_BUFS];
 	int			nbufs;
+	/* --llp sctp */
+	bool			sctp;
+	struct iwx_sctp_conn	sconn;
+	struct socket		*lso;		/* server: the listener */
+	struct socket		*so;		/* the association, once the queue pair has it */
 };
 
 static void *fail(int err, const char *what)
@@ -61,6 +76,9 @@ static struct rdma *rdma_new(const struct rdma_opts *o)
 		.timeout_ms = o->timeout_ms,
 	};
 	r->attr = (struct iwx_qp_attr){ .sq_depth = o->sq_depth, .rq_depth = o->rq_depth };
+	r->sctp = o->llp && !strcmp(o->llp, "sctp");
+	if (r->sctp)	/* SCTP's CRC32c, and chunks have no markers */
+		r->copts.local.crc = r->copts.local.markers = false;
 	r->mem = iwx_mem_new();
 	pd = r->mem ? iwx_mem_pd_alloc(r->mem, OWNER) : -ENOMEM;
 	if (pd < 0) {
@@ -76,8 +94,15 @@ static int start_qp(struct rdma *r)
 {
 	int err;
 
-	r->qp = iwx_qp_create(iwx_llp_tcp_new(r->conn.fd, &r->conn.agreed, r->conn.emss),
-			       &r->conn.agreed, r->mem, r->pd, &r->attr);
+	if (r->sctp) {
+		r->so = r->sconn.so;
+		r->sconn.so = NULL;	/* the lower layer's now */
+		r->qp = iwx_qp_create(iwx_llp_sctp_new(r->so, r->sconn.maxseg, r->sconn.peer_tsn),
+				       &r->sconn.agreed, r->mem, r->pd, &r->attr);
+	} else {
+		r->qp = iwx_qp_create(iwx_llp_tcp_new(r->conn.fd, &r->conn.agreed, r->conn.emss),
+				       &r->conn.agreed, r->mem, r->pd, &r->attr);
+	}
 	if (!r->qp) {
 		fail(-ENOMEM, "creating the queue pair");
 		return -ENOMEM;
@@ -99,6 +124,17 @@ struct rdma *rdma_listen(const struct sockaddr_in *addr, const struct rdma_opts 
 
 	if (!r)
 		return NULL;
+	if (r->sctp) {
+		int err = carrier_open(addr);
+
+		if (!err && !(r->lso = iwx_sctp_listen(ntohs(addr->sin_port), 1)))
+			err = errf(-errno, "listening on SCTP port %u", ntohs(addr->sin_port));
+		if (err) {
+			rdma_close(r, false);
+			return NULL;
+		}
+		return r;
+	}
 	r->lfd = iwx_conn_listen((const struct sockaddr *)addr, sizeof(*addr), 1);
 	if (r->lfd < 0) {
 		fail(r->lfd, "listening");
@@ -108,10 +144,62 @@ struct rdma *rdma_listen(const struct sockaddr_in *addr, const struct rdma_opts 
 	return r;
 }
 
+/* --llp sctp: the association and the MPA exchange in it, driving the carrier. */
+static int sctp_accept(struct rdma *r, int ms)
+{
+	uint64_t deadline = now_ms() + ms;
+	bool accepted = false;
+
+	for (;;) {
+		uint64_t now = now_ms();
+		int err;
+
+		if (now >= deadline)
+			return errf(-ETIMEDOUT, accepted ? "the MPA set-up" : "waiting for the client");
+		if ((err = carrier_pump(10)) < 0)
+			return err;
+		if (!accepted) {
+			err = iwx_sctp_conn_accept(&r->sconn, r->lso, &r->copts);
+			if (err == -EAGAIN)
+				continue;
+			if (err)
+				return errf(err, "accepting the association");
+			accepted = true;
+			deadline = now + r->copts.timeout_ms;
+		}
+		iwx_sctp_conn_step(&r->sconn, now);
+		if (r->sconn.state == IWX_CONN_REQUEST_IN &&
+		    (err = iwx_sctp_conn_answer(&r->sconn, &r->copts, false)))
+			return errf(err, "answering the MPA Request");
+		if (r->sconn.state == IWX_CONN_ESTABLISHED)
+			return start_qp(r);
+		if (r->sconn.state == IWX_CONN_FAILED || r->sconn.state == IWX_CONN_REJECTED)
+			return errf(r->sconn.error, "the MPA set-up");
+	}
+}
+
+/* --llp sctp: the client's association and MPA exchange; 0 or -errno (unreported). */
+static int sctp_connect(struct rdma *r, struct iwx_sctp_path *path, uint16_t port)
+{
+	int err = iwx_sctp_conn_connect(&r->sconn, path, port, &r->copts);
+
+	while (!err && r->sconn.state != IWX_CONN_ESTABLISHED) {
+		if ((err = carrier_pump(10)) < 0)
+			return err;
+		iwx_sctp_conn_step(&r->sconn, now_ms());
+		if (r->sconn.state == IWX_CONN_FAILED || r->sconn.state == IWX_CONN_REJECTED)
+			err = r->sconn.error ? r->sconn.error : -EPROTO;
+	}
+	return err;
+}
+
 int rdma_accept(struct rdma *r, int ms)
 {
 	struct pollfd pl = { .fd = r->lfd, .events = POLLIN };
 	int err;
+
+	if (r->sctp)
+		return sctp_accept(r, ms);
 
 	if (poll(&pl, 1, ms) != 1) {
 		fail(-ETIMEDOUT, "waiting for the client");
@@ -143,22 +231,39 @@ struct rdma *rdma_connect(const struct sockaddr_in *addr, const struct rdma_opts
 
 	if (!r)
 		return NULL;
-	/* the server may still be starting: retry a refused connect for a while */
-	for (;;) {
-		err = iwx_conn_connect(&r->conn, (const struct sockaddr *)addr, sizeof(*addr),
-				       &r->copts);
-		if (!err)
-			err = iwx_conn_wait(&r->conn);
-		if (!err && r->conn.state != IWX_CONN_ESTABLISHED)
-			err = r->conn.error ? r->conn.error : -EPROTO;
-		if (err != -ECONNREFUSED || iwx_conn_now_ms() >= retry_end)
-			break;
-		iwx_conn_close(&r->conn);
-		usleep(50000);
+	if (r->sctp) {
+		struct sockaddr_in any = { .sin_family = AF_INET };
+		struct iwx_sctp_path *path;
+
+		if (carrier_open(&any) || !(path = carrier_path(addr))) {
+			rdma_close(r, false);
+			return NULL;
+		}
+		/* the server may still be starting: retry a refused association for a while */
+		while ((err = sctp_connect(r, path, ntohs(addr->sin_port))) == -ECONNREFUSED &&
+		       iwx_conn_now_ms() < retry_end) {
+			iwx_sctp_conn_close(&r->sconn);
+			carrier_pump(50);
+		}
+	} else {
+		/* the server may still be starting: retry a refused connect for a while */
+		for (;;) {
+			err = iwx_conn_connect(&r->conn, (const struct sockaddr *)addr, sizeof(*addr),
+					       &r->copts);
+			if (!err)
+				err = iwx_conn_wait(&r->conn);
+			if (!err && r->conn.state != IWX_CONN_ESTABLISHED)
+				err = r->conn.error ? r->conn.error : -EPROTO;
+			if (err != -ECONNREFUSED || iwx_conn_now_ms() >= retry_end)
+				break;
+			iwx_conn_close(&r->conn);
+			usleep(50000);
+		}
 	}
 	if (err || start_qp(r)) {
 		if (err)
-			fail(err, "connecting to the server (MPA set-up)");
+			fail(err, r->sctp ? "connecting to the server (SCTP and MPA set-up)" :
+			     "connecting to the server (MPA set-up)");
 		rdma_close(r, false);
 		return NULL;
 	}
@@ -167,18 +272,24 @@ struct rdma *rdma_connect(const struct sockaddr_in *addr, const struct rdma_opts
 
 uint32_t rdma_ord(const struct rdma *r)
 {
-	return r->conn.agreed.ord;
+	return r->sctp ? r->sconn.agreed.ord : r->conn.agreed.ord;
 }
 
 void rdma_close(struct rdma *r, bool graceful)
 {
 	(void)graceful;	/* closing the socket is an orderly close */
 	if (r->qp)
-		iwx_qp_destroy(r->qp);	/* closes the socket */
+		iwx_qp_destroy(r->qp);	/* closes the socket (the association) */
+	else if (r->sctp)
+		iwx_sctp_conn_close(&r->sconn);
 	else
 		iwx_conn_close(&r->conn);
 	if (r->lfd >= 0)
 		close(r->lfd);
+	if (r->lso)
+		usrsctp_close(r->lso);
+	if (r->sctp)
+		carrier_close();	/* SCTP's SHUTDOWN, then the stack stops */
 	if (r->mem)
 		iwx_mem_free(r->mem);
 	for (int i = 0; i < r->nbufs; i++)
@@ -227,8 +338,34 @@ int rdma_post_recv(struct rdma *r, const struct iwx_recv_wr *wr)
 	return 0;
 }
 
+/*
+ * --llp sctp: what came fed to the stack first, then the queue pair; when it has nothing
+ * to report, wait on the UDP socket (up to the next tick) unless there is work at once:
+ * data to read, or room for the chunks waiting (the budget ended the turn, not a full
+ * socket).
+ */
+static int sctp_poll(struct rdma *r, struct iwx_wc *wc, int n, int wait_ms)
+{
+	bool ww = false;
+	int err, k, ev;
+
+	if ((err = carrier_pump(0)) < 0)
+		return err;
+	err = iwx_qp_progress(r->qp, &ww);
+	k = iwx_qp_poll(r->qp, wc, n);
+	if (k)
+		return k;
+	if (err)
+		return -ENOTCONN;
+	ev = usrsctp_get_events(r->so);
+	err = carrier_pump((ev & SCTP_EVENT_READ) || (ww && (ev & SCTP_EVENT_WRITE)) ? 0 : wait_ms);
+	return err < 0 ? err : 0;
+}
+
 int rdma_poll(struct rdma *r, struct iwx_wc *wc, int n, int wait_ms)
 {
+	if (r->sctp)
+		return sctp_poll(r, wc, n, wait_ms);
 	bool ww = false;
 	int err = iwx_qp_progress(r->qp, &ww);
 	int k = iwx_qp_poll(r->qp, wc, n);

@@ -59,6 +59,10 @@ static struct rdma *rdma_new(const struct rdma_opts *o)
 	struct rdma *r = calloc(1, sizeof(*r));
 	struct iwx_qp_init_attr attr = { .sq_depth = o->sq_depth, .rq_depth = o->rq_depth };
 
+	if (o->llp && strcmp(o->llp, "tcp")) {
+		free(r);
+		return fail(-EOPNOTSUPP, "--llp sctp (bench_engine only)");
+	}
 	if (!r)
 		return fail(-ENOMEM, "allocating");
 	r->status_fd = -1;

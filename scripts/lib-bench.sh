@@ -1,0 +1,146 @@
+# shellcheck shell=bash disable=SC2034,SC2154
+# What scripts/bench.sh and scripts/bench-sctp.sh share, sourced by both: two network
+# namespaces joined by a veth pair, each side pinned to a CPU and its veth end steering
+# what it receives there (RPS), and the helpers that stop processes, read result lines and
+# make Markdown tables of medians; and the cleanup on exit (trapped when sourced). The
+# caller sets server and out (empty) and an array made_ns (the namespaces the cleanup
+# deletes); before net_up, ns_a ns_b if_a if_b addr_a addr_b, pin
+# and rps (1 or 0); and a die function.
+
+# The script's comment at its top, from line 2 to its "set -euo" line.
+usage() {
+	sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"
+	exit "${1:-0}"
+}
+
+# The options both scripts take, first of the arguments left: -n RUNS, -t SECONDS,
+# --no-pin, --no-rps, -h; anything else is a usage error. $took: how many it took.
+common_arg() {
+	took=1
+	case $1 in
+	-n) runs=${2:-}; took=2 ;;
+	-t) secs=${2:-}; took=2 ;;
+	--no-pin) pin=0 ;;
+	--no-rps) rps=0 ;;
+	-h | --help) usage 0 ;;
+	*) usage 2 >&2 ;;
+	esac
+	[ $# -ge "$took" ] || usage 2 >&2
+}
+
+# On any exit: the server running ($server), what the caller's cleanup_extra stops (when
+# it defines one), the namespaces and the temporary directory; the script's status kept.
+cleanup() {
+	local st=$? ns
+
+	trap - EXIT INT TERM
+	[ -n "${server:-}" ] && stop_pid "$server"
+	if declare -F cleanup_extra >/dev/null; then cleanup_extra || true; fi
+	for ns in ${made_ns[@]+"${made_ns[@]}"}; do ip netns del "$ns" 2>/dev/null || true; done
+	if [ -n "${out:-}" ]; then rm -rf "$out"; fi
+	exit "$st"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+stop_pid() { # pid: TERM, up to 5 s, then KILL
+	kill "$1" 2>/dev/null || return 0
+	for _ in $(seq 50); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$1" 2>/dev/null || true
+	wait "$1" 2>/dev/null || true
+}
+
+# The namespaces and the veth pair, up; pin_a and pin_b: the commands that pin a program to
+# namespace a's CPU (0) and b's (1), empty when not pinned (--no-pin, one CPU, no taskset).
+net_up() {
+	pin_a=() pin_b=()
+	if [ "$pin" = 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+		pin_a=(taskset -c 0) pin_b=(taskset -c 1)
+	fi
+	ip netns add "$ns_a"
+	made_ns+=("$ns_a")
+	ip netns add "$ns_b"
+	made_ns+=("$ns_b")
+	ip link add "$if_a" netns "$ns_a" type veth peer name "$if_b" netns "$ns_b"
+	ip -n "$ns_a" addr add "$addr_a/24" dev "$if_a"
+	ip -n "$ns_b" addr add "$addr_b/24" dev "$if_b"
+	ip -n "$ns_a" link set lo up
+	ip -n "$ns_b" link set lo up
+	ip -n "$ns_a" link set "$if_a" up
+	ip -n "$ns_b" link set "$if_b" up
+	if [ ${#pin_a[@]} -gt 0 ] && [ "$rps" = 1 ]; then
+		# each end's receiving on its namespace's CPU (masks: CPU 0, CPU 1)
+		ip netns exec "$ns_a" sh -c "echo 1 > /sys/class/net/$if_a/queues/rx-0/rps_cpus"
+		ip netns exec "$ns_b" sh -c "echo 2 > /sys/class/net/$if_b/queues/rx-0/rps_cpus"
+	fi
+}
+in_a() { ip netns exec "$ns_a" "${pin_a[@]}" "$@"; }
+in_b() { ip netns exec "$ns_b" "${pin_b[@]}" "$@"; }
+# ", each receiving there (RPS)" when steered, else nothing (and status 0: set -e)
+steer_note() {
+	if [ ${#pin_a[@]} -gt 0 ] && [ "$rps" = 1 ]; then echo ", each receiving there (RPS)"; fi
+}
+
+# Start a server in ns b; its pid (timeout's, which passes signals on) in $server until
+# it is waited for (stop_server). Not through a subshell: $! is then ip's, which execs into
+# taskset and timeout.
+start_server() {
+	ip netns exec "$ns_b" "${pin_b[@]}" timeout $((secs + 60)) "$@" >"$out/server.log" 2>&1 &
+	server=$!
+}
+
+stop_server() { # what: the server's exit, its log shown when it failed
+	local st=0
+
+	wait "$server" || st=$?
+	server=
+	[ "$st" -eq 0 ] || { sed 's/^/  server: /' "$out/server.log" >&2; die "$1: the server failed"; }
+}
+
+wait_listen() { # port [ss filter: -Hltn (TCP, the default) or -Hlun (UDP)]
+	for _ in $(seq 50); do
+		[ -n "$(ip netns exec "$ns_b" ss "${2:--Hltn}" "sport = :$1")" ] && return 0
+		sleep 0.1
+	done
+	die "nothing listens on port $1 in $ns_b after 5 s"
+}
+
+# ------------------------------------------------------------- result lines
+
+field() { # key line
+	local kv
+	for kv in $2; do [ "${kv%%=*}" = "$1" ] && { echo "${kv#*=}"; return; }; done
+	die "no $1= in: $2"
+}
+
+record() { # name key...: $result's values, one line each in $out/name.key
+	local name=$1 key
+	shift
+	for key in "$@"; do field "$key" "$result" >>"$out/$name.$key"; done
+}
+
+# ------------------------------------------------------------- medians and tables
+
+median() { # file [decimals]
+	[ -s "$1" ] || { echo na; return; }
+	grep -v '^na$' "$1" | sort -g | awk -v d="${2:-2}" '{ v[NR] = $1 } END {
+		if (!NR) { print "na"; exit }
+		printf "%.*f", d, NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+runs_of() { tr '\n' ' ' <"$1" | sed 's/ $//'; }
+
+row() { # cells...: one line of a Markdown table
+	local c line="|"
+
+	for c in "$@"; do line="$line $c |"; done
+	echo "$line"
+}
+
+fp_order() { # n variant...: the variants rotated by n (over as many runs each goes first once)
+	local n=$1 i
+	shift
+	for ((i = 0; i < $#; i++)); do echo "${@:$(((n + i) % $# + 1)):1}"; done
+}
