@@ -131,27 +131,6 @@ Test(daemon_sctp, iwx_conns_shows_sctp)
 	}
 }
 
-/* Lines tshark prints of capture for filter with fields (SCTP on UDP 9899 it decodes itself). */
-static int tshark_lines(const char *pcap, const char *filter, const char *fields, char *out,
-			size_t cap)
-{
-	char cmd[512];
-	size_t n;
-	int lines = 0;
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "tshark -r %s -Y '%s' -T fields %s 2>/dev/null", pcap, filter,
-		 fields);
-	f = popen(cmd, "r");
-	cr_assert_not_null(f);
-	n = fread(out, 1, cap - 1, f);
-	out[n] = '\0';
-	pclose(f);
-	for (size_t i = 0; i < n; i++)
-		lines += out[i] == '\n';
-	return lines;
-}
-
 /*
  * On the veth, SCTP in UDP: INIT and INIT-ACK announce DDP_TAG_PLACE (draft-otis-sctp-ddp
  * §2.1, §3.1) and every DATA chunk is unordered and whole (§2.2), for a new connection.
@@ -183,12 +162,17 @@ Test(daemon_sctp, the_shim_on_the_wire)
 	endpoint_close(&c);
 	endpoint_close(&d);
 
-	cr_assert_eq(tshark_lines(pcap, "sctp.parameter_type == 0xc006", "-e sctp.chunk_type "
+	cr_assert_eq(tshark_fields(pcap, "sctp.parameter_type == 0xc006", "-e sctp.chunk_type "
 				  "-e sctp.adaptation_layer_indication", out, sizeof(out)), 2, "%s", out);
 	cr_assert_str_eq(out, "1\t0x00000003\n2\t0x00000003\n");
-	int data = tshark_lines(pcap, "sctp.chunk_type == 0", "-e sctp.data_u_bit "
+	int data = tshark_fields(pcap, "sctp.chunk_type == 0", "-e sctp.data_u_bit "
 				"-e sctp.data_b_bit -e sctp.data_e_bit", out, sizeof(out));
 	/* 1 MiB in chunks of 1424 bytes of payload: 737, and the set-up, the RTR */
 	cr_assert_geq(data, 740, "packets with DATA chunks: %d", data);
 	cr_assert_null(strchr(out, '0'), "a DATA chunk without U, B or E:\n%.400s", out);
+	/* and SCTP's CRC32c good on every packet (usrsctp computes it, no offload) */
+	cr_assert_gt(tshark_fields(pcap, "sctp.checksum.status == 1", "-e frame.number", out,
+				   sizeof(out)), 0, "tshark checked the checksums");
+	cr_assert_eq(tshark_fields(pcap, "sctp.checksum.status != 1", "-e frame.number", out,
+				   sizeof(out)), 0, "bad checksums in frames %s", out);
 }

@@ -3,6 +3,7 @@
 #ifndef IWX_CAPTURE_H
 #define IWX_CAPTURE_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 /*
@@ -23,5 +24,12 @@ struct tshark_verdict {
 	unsigned	good_crcs, bad_crcs, warnings;
 };
 int tshark_check(const char *path, struct tshark_verdict *v);
+
+/*
+ * The fields (tshark's -e options, e.g. "-e sctp.chunk_type") of the packets of a
+ * capture that match a display filter, one line per packet, into out (cap bytes, cut
+ * there); SCTP checksums are checked as CRC32c. The number of lines, or -errno.
+ */
+int tshark_fields(const char *path, const char *filter, const char *fields, char *out, size_t cap);
 
 #endif /* IWX_CAPTURE_H */
