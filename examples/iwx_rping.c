@@ -7,9 +7,9 @@
  * buffer's {buf, rkey, size}, the server RDMA-Writes the data back and Sends "done";
  * the client checks that what came back is what it offered.
  *
- *   iwx_rping -s [-a ADDR] [-p PORT] [-C COUNT] [-S SIZE] [--no-crc] [--markers] [--rev 1|2]
+ *   iwx_rping -s [-a ADDR] [-p PORT] [-C COUNT] [-S SIZE] [--no-crc] [--markers] [--rev 1|2] [--sctp]
  *             [--socket PATH]
- *   iwx_rping -c -a ADDR [-p PORT] [-C COUNT] [-S SIZE] [--no-crc] [--markers] [--rev 1|2]
+ *   iwx_rping -c -a ADDR [-p PORT] [-C COUNT] [-S SIZE] [--no-crc] [--markers] [--rev 1|2] [--sctp]
  *             [--socket PATH]
  *
  * Exit status 0 when every iteration verified, 1 otherwise.
@@ -298,8 +298,8 @@ static void teardown(struct rping *r)
 /* What the MPA exchange settled, from the ESTABLISHED event. */
 static void print_info(const struct iwx_conn_info *i)
 {
-	printf("connected: MPA rev %u, CRC %s, markers %s, IRD %u ORD %u, EMSS %u\n", i->mpa_rev,
-	       i->crc ? "on" : "off",
+	printf("connected over %s: MPA rev %u, CRC %s, markers %s, IRD %u ORD %u, EMSS %u\n",
+	       i->transport == IWX_TRANSPORT_SCTP ? "SCTP" : "TCP", i->mpa_rev, i->crc ? "on" : "off",
 	       i->markers_rx ? (i->markers_tx ? "both ways" : "received") : i->markers_tx ? "sent" : "off",
 	       i->ird, i->ord, i->emss);
 	fflush(stdout);
@@ -308,10 +308,11 @@ static void print_info(const struct iwx_conn_info *i)
 static int serve(struct rping *r, const struct sockaddr_in *addr,
 		 const struct iwx_conn_param *param)
 {
+	struct iwx_listen_opts lo = { .backlog = 1, .transport = param->transport };
 	struct iwx_event ev;
 	int err;
 
-	r->listener = iwx_listen(r->dev, (const struct sockaddr *)addr, sizeof(*addr), 1);
+	r->listener = iwx_listen_with(r->dev, (const struct sockaddr *)addr, sizeof(*addr), &lo);
 	if (!r->listener)
 		return fail("listen", errno);
 	err = wait_event(r, IWX_EVENT_CONNECT_REQUEST, &ev, ACCEPT_MS);
@@ -372,12 +373,12 @@ static void usage(int status)
 {
 	fprintf(status ? stderr : stdout,
 		"usage: iwx_rping -s|-c [-a ADDR] [-p PORT] [-C COUNT] [-S SIZE] [--no-crc] [--markers]\n"
-		"                 [--rev 1|2] [--socket PATH]\n"
+		"                 [--rev 1|2] [--sctp] [--socket PATH]\n"
 		"rping's protocol over iWARP through iwxd (libiwx); rdma-core's rping is its peer.\n"
 		"  -s, -c          server or client\n"
 		"  -a ADDR         IPv4 address: the server's to listen on (default any),\n"
 		"                  the client's to connect to (required)\n"
-		"  -p PORT         TCP port (default 7174)\n"
+		"  -p PORT         TCP (or SCTP) port (default 7174)\n"
 		"  -C COUNT        iterations (default 1)\n"
 		"  -S SIZE         bytes read and written per iteration, 16 to 64 MiB (default 64)\n"
 		"  --no-crc        do not use the MPA CRC (the peer may still insist on it)\n"
@@ -386,6 +387,8 @@ static void usage(int status)
 		"                  only: Linux's siw refuses a connection with markers\n"
 		"  --rev 1|2       MPA revision: the client's to ask for, the highest the server\n"
 		"                  answers with (default 2, RFC 6581's enhanced set-up)\n"
+		"  --sctp          over SCTP through the DDP adaptation shim, not MPA over TCP\n"
+		"                  (iwx peers only, both sides: docs/ddp-over-sctp.md)\n"
 		"  --socket PATH   iwxd's socket (default $IWX_SOCKET, else " IWX_DEFAULT_SOCKET ")\n"
 		"Exit status 0 when every iteration verified, 1 otherwise.\n");
 	exit(status);
@@ -395,7 +398,7 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "no-crc", no_argument, NULL, 'n' }, { "markers", no_argument, NULL, 'm' },
-		{ "rev", required_argument, NULL, 'r' },
+		{ "rev", required_argument, NULL, 'r' }, { "sctp", no_argument, NULL, 't' },
 		{ "socket", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
@@ -419,6 +422,7 @@ int main(int argc, char **argv)
 		case 'S': r.size = atoi(optarg); break;
 		case 'n': param.crc = -1; break;
 		case 'm': param.markers = true; break;
+		case 't': param.transport = IWX_TRANSPORT_SCTP; break;
 		case 'r': param.mpa_rev = atoi(optarg); break;
 		case 'u': sock = optarg; break;
 		case 'h': usage(0); break;

@@ -5,7 +5,8 @@
 # an RDMA Read and an RDMA Write of several megabytes each way, every byte verified, the
 # fast path attached on both sides (BPF at TC ingress places the RDMA payload); then the
 # same traffic as the wire saw it, through our decoder and through tshark's dissectors,
-# and what the fast path placed; last, Debian's own ibv_devinfo and rping, unmodified,
+# and what the fast path placed; the same rping over SCTP (the DDP adaptation shim, SCTP
+# in UDP between the daemons); last, Debian's own ibv_devinfo and rping, unmodified,
 # through iwx exec (the drop-in libibverbs and librdmacm).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -128,6 +129,21 @@ echo
 echo "== What the fast path placed: iwx stats in $ns_a (Read Responses) and $ns_b (Writes)"
 build/iwx stats -s "$out/iwxd-a.sock" | sed 's/^/   a: /'
 build/iwx stats -s "$out/iwxd-b.sock" | sed 's/^/   b: /'
+
+echo
+echo "== The same over SCTP: the DDP adaptation shim, SCTP in UDP between the iwxds (iwx_rping --sctp)"
+ip netns exec "$ns_b" timeout 30 build/iwx_rping -s -a 192.0.2.2 -p "$port" -S "$size" -C 2 --sctp \
+	--socket "$out/iwxd-b.sock" >"$out/server-sctp.log" 2>&1 &
+server=$!
+pids+=("$server")
+# an SCTP listener is iwxd's alone (no kernel socket to see): try until it is there
+for _ in $(seq 20); do
+	ip netns exec "$ns_a" timeout 30 build/iwx_rping -c -a 192.0.2.2 -p "$port" -S "$size" -C 2 \
+		--sctp --socket "$out/iwxd-a.sock" >"$out/client-sctp.log" 2>&1 && break
+	sleep 0.1
+done
+sed 's/^/   client: /' "$out/client-sctp.log"
+wait "$server"
 
 echo
 echo "== Unmodified rdma-core programs over iwx (iwx exec): Debian's ibv_devinfo and rping"
