@@ -95,25 +95,48 @@ Test(daemon_sctp, every_operation_from_0_to_64_mib)
 	free(dst.p);
 }
 
-/* A Write to an STag the peer never gave: its Terminate, as over TCP (RFC 5041 §7.2). */
-Test(daemon_sctp, a_bad_stag_gets_the_terminate_it_gets_over_tcp)
+/*
+ * A bad RDMA Write on a connection of its own over SCTP: b sends the Terminate with the
+ * cause TCP's gets (RFC 5041 §7.2, RFC 5040 §7.2), and a receives it.
+ */
+static void bad_write(uint32_t rkey_xor, size_t off, int access, bool other_pd, uint8_t layer,
+		      uint8_t ecode)
 {
-	struct buf src = buf_new(&a, NULL, 4096, ALL_ACCESS, false);
-	struct iwx_send_wr write = { .wr_id = 1, .opcode = IWX_WR_WRITE, .flags = IWX_WR_SIGNALED,
-				     .num_sge = 1, .sge = { sge_of(&src, 0, 100) },
-				     .remote_addr = 4096, .rkey = 0x4242 };
+	struct endpoint c = { 0 }, d = { 0 };
 	struct iwx_event ev;
 
-	cr_assert_eq(iwx_post_send(a.qp, &write), 0);
-	cr_assert_eq(endpoint_event(&b, &ev, 5000), 0);
+	cr_assert_eq(endpoint_open(&c, &pair, 0, 0), 0);
+	cr_assert_eq(endpoint_open(&d, &pair, 1, 0), 0);
+	cr_assert_eq(endpoint_connect(&c, &d, false, &over_sctp), 0);
+	struct buf src = buf_new(&c, NULL, 4096, ALL_ACCESS, false);
+	struct buf dst = buf_new(&d, other_pd ? iwx_alloc_pd(d.dev) : NULL, 4096, access, false);
+	struct iwx_send_wr write = { .wr_id = 1, .opcode = IWX_WR_WRITE, .flags = IWX_WR_SIGNALED,
+				     .num_sge = 1, .sge = { sge_of(&src, 0, 100) },
+				     .remote_addr = (uintptr_t)dst.p + off,
+				     .rkey = dst.mr->rkey ^ rkey_xor };
+
+	cr_assert_eq(iwx_post_send(c.qp, &write), 0);
+	cr_assert_eq(endpoint_event(&d, &ev, 5000), 0);
 	cr_assert_eq(ev.type, IWX_EVENT_DISCONNECTED);
-	cr_assert(ev.term.terminated && ev.term.local, "b sent the Terminate");
-	cr_assert_eq(ev.term.layer, IWX_LAYER_DDP);
-	cr_assert_eq(ev.term.ecode, IWX_DDP_T_INVALID_STAG);
-	cr_assert_eq(endpoint_event(&a, &ev, 5000), 0);
+	cr_assert(ev.term.terminated && ev.term.local, "d sent the Terminate");
+	cr_assert_eq(ev.term.layer, layer, "%s", ev.term.reason);
+	cr_assert_eq(ev.term.ecode, ecode, "%s", ev.term.reason);
+	cr_assert_eq(endpoint_event(&c, &ev, 5000), 0);
 	cr_assert_eq(ev.type, IWX_EVENT_DISCONNECTED);
-	cr_assert(ev.term.terminated && !ev.term.local, "a received it");
-	cr_assert_eq(ev.term.ecode, IWX_DDP_T_INVALID_STAG);
+	cr_assert(ev.term.terminated && !ev.term.local, "c received it");
+	cr_assert_eq(ev.term.ecode, ecode, "%s", ev.term.reason);
+	endpoint_close(&c);
+	endpoint_close(&d);
+}
+
+Test(daemon_sctp, bad_writes_get_the_terminates_they_get_over_tcp)
+{
+	bad_write(0x100, 0, ALL_ACCESS, false, IWX_LAYER_DDP, IWX_DDP_T_INVALID_STAG);
+	bad_write(0x01, 0, ALL_ACCESS, false, IWX_LAYER_DDP, IWX_DDP_T_INVALID_STAG);
+	bad_write(0, 4096 - 50, ALL_ACCESS, false, IWX_LAYER_DDP, IWX_DDP_T_BASE_BOUNDS);
+	bad_write(0, 0, IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_READ, false, IWX_LAYER_RDMAP,
+		  IWX_RDMAP_EC_ACCESS);
+	bad_write(0, 0, ALL_ACCESS, true, IWX_LAYER_DDP, IWX_DDP_T_STAG_NOT_ASSOC);
 }
 
 /* `iwx conns` says what carries each connection, and the peer on both sides. */
