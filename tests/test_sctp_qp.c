@@ -106,6 +106,7 @@ static void init(void)
 {
 	cr_assert_eq(iwx_sctp_init(), 0);
 	sctp_link_init(&link_);
+	link_.a.place = link_.b.place = true;	/* as every carrier of iwxd's does */
 	to_b = &link_.b;
 	pump = link_pump;
 }
@@ -221,14 +222,44 @@ static void write_send_read(uint32_t len)
 	cr_assert_arr_eq(A.buf + roff, B.buf + roff, len, "%u bytes read", len);
 }
 
-Test(sctp_qp, every_operation_at_every_size)
+static const uint32_t sizes[] = { 0, 1, 1423, 1424, 1425, 1416, 65536, 1u << 20, 16u << 20 };
+
+/* Every size, and how much tagged payload went from the packets into memory. */
+static void every_size(uint64_t *placed_at_a, uint64_t *placed_at_b)
 {
-	static const uint32_t sizes[] = { 0, 1, 1423, 1424, 1425, 1416, 65536, 1u << 20, 16u << 20 };
+	struct iwx_qp_stats sa, sb;
 
 	connect_pair();
 	cr_assert_eq(A.conn.maxseg, 1444);
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 		write_send_read(sizes[i]);
+	iwx_qp_stats(A.qp, &sa);
+	iwx_qp_stats(B.qp, &sb);
+	*placed_at_a = sa.fast_bytes;
+	*placed_at_b = sb.fast_bytes;
+}
+
+Test(sctp_qp, every_operation_at_every_size)
+{
+	uint64_t all = 0, at_a, at_b, before = iwx_sctp_stats()->placed_bytes;
+
+	every_size(&at_a, &at_b);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		all += sizes[i];
+	/* every tagged byte from its packet: the Writes' at B, the Read Responses' at A */
+	cr_assert_eq(at_b, all, "Write payload placed from packets: %lu of %lu", at_b, all);
+	cr_assert_eq(at_a, all, "Read Response payload placed from packets: %lu of %lu", at_a, all);
+	cr_assert_eq(iwx_sctp_stats()->placed_bytes - before, 2 * all);
+}
+
+/* A path that does not place from its packets: the lower layer places every chunk itself. */
+Test(sctp_qp, every_operation_placed_by_the_lower_layer)
+{
+	uint64_t at_a, at_b;
+
+	link_.a.place = link_.b.place = false;
+	every_size(&at_a, &at_b);
+	cr_assert_eq(at_a + at_b, 0);
 }
 
 /* Run both queue pairs and the link until both have stopped, bounded in time. */

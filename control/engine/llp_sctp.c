@@ -12,10 +12,14 @@
 
 #include "llp_sctp.h"
 #include "qp.h"
+#include "sctp_place.h"
 
 #define TX_BUDGET	128	/* chunks sent per transmit call, so receive is not starved */
 #define RX_BUDGET	256	/* chunks read per receive call */
 #define WINDOW		8192	/* TSNs tracked past the cumulative one: far beyond a receive window */
+#define PLACED_SLOTS	1024	/* chunks placed from their packet and not yet read, by TSN */
+/* usrsctp's netinet/sctp.h, not in usrsctp.h: an association's Verification Tags */
+#define SCTP_GET_NONCE_VALUES	0x00001105
 
 /* A message's last chunk, placed, waiting for the cumulative TSN (R5). */
 struct held {
@@ -25,8 +29,15 @@ struct held {
 	uint8_t			*copy;		/* else its payload, for the queue pair to take */
 };
 
+/* A chunk whose payload its packet's placer put in memory (sctp_place.h). */
+struct placed {
+	uint32_t		tsn;
+	uint32_t		len;		/* 0: a free slot */
+};
+
 struct llp_sctp {
 	struct iwx_llp		llp;
+	struct iwx_sctp_placer	placer;
 	struct socket		*so;
 	uint32_t		maxseg;
 
@@ -39,6 +50,7 @@ struct llp_sctp {
 	uint64_t		seen[WINDOW / 64];	/* TSNs past cum that have, by TSN mod WINDOW */
 	struct held		*held;		/* in TSN order */
 	uint32_t		n_held, cap_held;
+	struct placed		*placed;	/* PLACED_SLOTS by TSN, when placing from packets */
 };
 
 static struct llp_sctp *sctp_of(struct iwx_llp *llp)
@@ -104,6 +116,36 @@ static void mark(struct llp_sctp *t, uint32_t tsn, bool on)
 
 	t->seen[tsn % WINDOW / 64] = on ? t->seen[tsn % WINDOW / 64] | bit :
 					  t->seen[tsn % WINDOW / 64] & ~bit;
+}
+
+/* A TSN the peer may still deliver: past cum, within the window, not seen yet. */
+static bool live(const struct llp_sctp *t, uint32_t tsn)
+{
+	return (int32_t)(tsn - t->cum) > 0 && tsn - t->cum <= WINDOW && !seen(t, tsn);
+}
+
+/*
+ * The placer's: a tagged chunk in a packet that has just arrived (sctp_place.h). Its
+ * payload goes to memory if the chunk is new, its slot free and the same checks as
+ * chunk_in's pass; anything else is left whole for chunk_in, which reports the errors.
+ */
+static size_t place_early(struct iwx_sctp_placer *pl, uint32_t tsn, uint16_t sid,
+			  const uint8_t *data, size_t len)
+{
+	struct llp_sctp *t = (struct llp_sctp *)((char *)pl - offsetof(struct llp_sctp, placer));
+	struct placed *slot = &t->placed[tsn % PLACED_SLOTS];
+	struct iwx_term_cause cause;
+	struct iwx_ddp_seg seg;
+	uint8_t *dst;
+
+	if (sid != IWX_SHIM_STREAM_TAGGED || iwx_qp_get_state(t->llp.qp) != IWX_QP_RTS ||
+	    !live(t, tsn) || (slot->len && slot->tsn != tsn && live(t, slot->tsn)) ||
+	    iwx_shim_decode(data, len, IWX_SHIM_IND_TAG, &seg, &cause) || !seg.tagged ||
+	    !seg.len || iwx_qp_tagged_target(t->llp.qp, &seg, &dst, &cause))
+		return 0;
+	memcpy(dst, seg.payload, seg.len);	/* draft-otis-sctp-ddp §3.2.1 R3, from the packet */
+	*slot = (struct placed){ .tsn = tsn, .len = seg.len };
+	return seg.len;
 }
 
 /* Keep a message's last chunk until the cumulative TSN covers it. 0 or -ENOMEM. */
@@ -172,9 +214,15 @@ static void chunk_in(struct llp_sctp *t, const uint8_t *data, size_t len, uint32
 	struct iwx_term_cause cause;
 	struct iwx_ddp_seg seg;
 	uint8_t *dst = NULL;
+	uint32_t early = 0;	/* the payload the placer put in memory, the chunk shrunk */
 	int r;
 
-	if ((int32_t)(tsn - t->cum) <= 0 || tsn - t->cum > WINDOW || seen(t, tsn)) {
+	if (t->placed && t->placed[tsn % PLACED_SLOTS].len &&
+	    t->placed[tsn % PLACED_SLOTS].tsn == tsn) {
+		early = t->placed[tsn % PLACED_SLOTS].len;
+		t->placed[tsn % PLACED_SLOTS].len = 0;
+	}
+	if (!live(t, tsn)) {
 		/* SCTP delivers each TSN once: a peer beyond any window we allow */
 		iwx_qp_fail(qp, IWX_CAUSE_LOCAL_CATASTROPHIC, NULL);
 		return;
@@ -186,6 +234,13 @@ static void chunk_in(struct llp_sctp *t, const uint8_t *data, size_t len, uint32
 		r = -EPROTO;
 		cause = IWX_CAUSE_SHIM(IWX_SHIM_EC_MALFORMED);
 	}
+	if (!r && early && seg.tagged && !seg.len) {
+		seg.len = early;	/* checked again below: the STag may have gone since */
+		t->llp.stats->fast_fpdus++;
+		t->llp.stats->fast_bytes += early;
+	} else {
+		early = 0;
+	}
 	if (!r && iwx_qp_place(qp, &seg, &dst, &cause))
 		r = -EPROTO;
 	if (r) {
@@ -193,7 +248,9 @@ static void chunk_in(struct llp_sctp *t, const uint8_t *data, size_t len, uint32
 		iwx_qp_fail(qp, cause, cause.layer == IWX_LAYER_LLP ? NULL : &seg);
 		return;
 	}
-	if (dst && seg.len)
+	if (early)
+		seg.payload = dst;
+	else if (dst && seg.len)
 		memcpy(dst, seg.payload, seg.len);	/* draft-otis-sctp-ddp §3.2.1 R3 */
 	if (!seg.last)
 		iwx_qp_take(qp, &seg);
@@ -274,11 +331,14 @@ static void sctp_destroy(struct iwx_llp *llp)
 {
 	struct llp_sctp *t = sctp_of(llp);
 
+	if (t->placed)
+		iwx_sctp_placer_del(&t->placer);
 	if (t->so)
 		usrsctp_close(t->so);
 	for (uint32_t i = 0; i < t->n_held; i++)
 		free(t->held[i].copy);
 	free(t->held);
+	free(t->placed);
 	free(t->tx);
 	free(t->rx);
 	free(t);
@@ -288,6 +348,41 @@ static const struct iwx_llp_ops sctp_ops = {
 	.transmit = sctp_transmit, .receive = sctp_receive, .tx_idle = sctp_tx_idle,
 	.stop = sctp_stop, .refers_to = sctp_refers_to, .destroy = sctp_destroy,
 };
+
+/*
+ * Have chunks placed from their packets where the association's path does that: its
+ * path, ports and our Verification Tag (usrsctp knows the path as the peer's address).
+ */
+static void placer_start(struct llp_sctp *t)
+{
+	struct sctp_get_nonce_values tags = { 0 };
+	socklen_t tags_len = sizeof(tags);
+	struct sockaddr *peer = NULL, *local = NULL;
+	const struct sockaddr_conn *pc, *lc;
+
+	if (usrsctp_getpaddrs(t->so, 0, &peer) < 1)
+		return;
+	if (usrsctp_getladdrs(t->so, 0, &local) < 1)
+		goto out;
+	pc = (const struct sockaddr_conn *)peer;
+	lc = (const struct sockaddr_conn *)local;
+	t->placer.path = pc->sconn_addr;
+	if (!t->placer.path->place ||
+	    usrsctp_getsockopt(t->so, IPPROTO_SCTP, SCTP_GET_NONCE_VALUES, &tags, &tags_len))
+		goto out;
+	t->placed = calloc(PLACED_SLOTS, sizeof(*t->placed));
+	if (!t->placed)
+		goto out;	/* chunk_in places everything */
+	t->placer.lport = lc->sconn_port;
+	t->placer.pport = pc->sconn_port;
+	t->placer.vtag = htonl(tags.gn_local_tag);
+	t->placer.place = place_early;
+	iwx_sctp_placer_add(&t->placer);
+out:
+	if (local)
+		usrsctp_freeladdrs(local);
+	usrsctp_freepaddrs(peer);
+}
 
 struct iwx_llp *iwx_llp_sctp_new(struct socket *so, uint32_t maxseg, uint32_t peer_tsn)
 {
@@ -310,5 +405,6 @@ struct iwx_llp *iwx_llp_sctp_new(struct socket *so, uint32_t maxseg, uint32_t pe
 		sctp_destroy(&t->llp);
 		return NULL;
 	}
+	placer_start(t);
 	return &t->llp;
 }

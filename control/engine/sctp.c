@@ -7,10 +7,13 @@
 
 #include <usrsctp.h>
 
+#include <iwx/crc32c.h>
 #include <iwx/wire.h>
 
 #include "sctp.h"
+#include "sctp_place.h"
 
+static struct iwx_sctp_stats stats;
 static unsigned users;
 static bool running;	/* usrsctp_finish refused: the stack is still up, for the next user */
 static uint64_t last_tick_ms;
@@ -23,13 +26,30 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* usrsctp's output: addr is the path the association was given (AF_CONN). */
+static uint32_t packet_crc(const uint8_t *pkt, size_t len)
+{
+	static const uint8_t zero[4];
+	uint32_t st = iwx_crc32c_update(IWX_CRC32C_INIT, pkt, 8);
+
+	/* RFC 4960 Appendix B: over the whole packet, its checksum field taken as zero */
+	st = iwx_crc32c_update(st, zero, sizeof(zero));
+	return iwx_crc32c_final(iwx_crc32c_update(st, pkt + 12, len - 12));
+}
+
+/*
+ * usrsctp's output: addr is the path the association was given (AF_CONN). usrsctp
+ * leaves the checksum to us (crc32c offload): ISA-L's is the faster.
+ */
 static int path_output(void *addr, void *pkt, size_t len, uint8_t tos, uint8_t set_df)
 {
 	struct iwx_sctp_path *path = addr;
+	struct iwx_sctp_common *h = pkt;
 
 	(void)tos;
 	(void)set_df;
+	if (len < sizeof(*h))
+		return -1;
+	iwx_crc32c_put((uint8_t *)&h->crc32c, packet_crc(pkt, len));
 	return path->send(path, pkt, len) ? -1 : 0;
 }
 
@@ -41,6 +61,8 @@ int iwx_sctp_init(void)
 	if (!running)
 		/* port 0: no UDP encapsulation of usrsctp's own (it needs its threads) */
 		usrsctp_init_nothreads(0, path_output, NULL);
+	/* every packet's CRC32c is ours to fill in and check (path_output, iwx_sctp_input) */
+	usrsctp_enable_crc32c_offload();
 	running = true;
 	last_tick_ms = now_ms();
 	return 0;
@@ -74,9 +96,22 @@ void iwx_sctp_path_del(struct iwx_sctp_path *path)
 		usrsctp_deregister_address(path);
 }
 
-void iwx_sctp_input(struct iwx_sctp_path *path, const void *pkt, size_t len)
+void iwx_sctp_input(struct iwx_sctp_path *path, void *pkt, size_t len)
 {
+	struct iwx_sctp_common *h = pkt;
+
+	if (len < sizeof(*h) || iwx_crc32c_get((uint8_t *)&h->crc32c) != packet_crc(pkt, len)) {
+		stats.bad_crc++;	/* RFC 4960 §6.8: silently discarded */
+		return;
+	}
+	if (path->place)
+		len = iwx_sctp_place(path, pkt, len, &stats);
 	usrsctp_conninput(path, pkt, len, 0);
+}
+
+const struct iwx_sctp_stats *iwx_sctp_stats(void)
+{
+	return &stats;
 }
 
 void iwx_sctp_tick(void)

@@ -10,6 +10,7 @@
 #ifndef IWX_SCTP_H
 #define IWX_SCTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +24,15 @@ struct socket;
 struct iwx_sctp_path {
 	/* Send one SCTP packet (whole, checksummed); 0 or -errno, a loss SCTP recovers. */
 	int	(*send)(struct iwx_sctp_path *path, const void *pkt, size_t len);
+	/* Place tagged payload from the packets that arrive on it (sctp_place.h)? */
+	bool	place;
+};
+
+/* The stack's own counters. */
+struct iwx_sctp_stats {
+	uint64_t	bad_crc;	/* packets dropped for their CRC32c */
+	uint64_t	placed_chunks;	/* DATA chunks whose payload went from the packet to memory */
+	uint64_t	placed_bytes;
 };
 
 /* Start the stack (once; later calls only count). 0 or -errno. */
@@ -40,8 +50,14 @@ void iwx_sctp_finish(void);
 void iwx_sctp_path_add(struct iwx_sctp_path *path);
 void iwx_sctp_path_del(struct iwx_sctp_path *path);
 
-/* A packet that arrived on path. */
-void iwx_sctp_input(struct iwx_sctp_path *path, const void *pkt, size_t len);
+/*
+ * A packet that arrived on path, in a buffer that is the stack's until this returns: its
+ * CRC32c is checked here (usrsctp's own check is off), and where path->place, the
+ * tagged payload of known associations placed from it (sctp_place.h).
+ */
+void iwx_sctp_input(struct iwx_sctp_path *path, void *pkt, size_t len);
+
+const struct iwx_sctp_stats *iwx_sctp_stats(void);
 
 /* Run usrsctp's timers for the time passed since the last call. */
 void iwx_sctp_tick(void);

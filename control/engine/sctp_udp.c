@@ -100,6 +100,7 @@ struct iwx_sctp_path *iwx_sctp_udp_path(struct iwx_sctp_udp *u, const struct soc
 	if (!p)
 		return NULL;
 	p->path.send = udp_send;
+	p->path.place = true;
 	p->udp = u;
 	memcpy(&p->peer, peer, len);
 	p->peer_len = len;

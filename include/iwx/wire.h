@@ -320,4 +320,26 @@ struct iwx_shim_rdmap_ctx {
 /* draft-otis-sctp-ddp §2.1 allows the null PPI; none is registered with IANA for this use. */
 #define IWX_SHIM_PPI			0
 
+/* ------------------------------------------------------------- SCTP packets */
+
+/* RFC 4960 §3.1: the common header of every SCTP packet. */
+struct iwx_sctp_common {
+	__be16	sport, dport;
+	__be32	vtag;		/* the receiver's Initiate Tag */
+	__le32	crc32c;		/* RFC 4960 Appendix B: CRC32c, least significant byte first */
+} __attribute__((packed));
+
+/* RFC 4960 §3.3.1: a DATA chunk's header; Length counts it, not the padding to 4 bytes. */
+#define IWX_SCTP_CHUNK_DATA	0
+#define IWX_SCTP_DATA_U		0x04	/* unordered */
+#define IWX_SCTP_DATA_B		0x02	/* a message's first fragment */
+#define IWX_SCTP_DATA_E		0x01	/* ... and its last */
+struct iwx_sctp_data {
+	__u8	type, flags;
+	__be16	len;
+	__be32	tsn;
+	__be16	sid, ssn;
+	__be32	ppid;
+} __attribute__((packed));
+
 #endif /* IWX_WIRE_H */
