@@ -19,7 +19,7 @@ AR		?= ar
 CFLAGS		?= -O2 -g
 IWX_CFLAGS	:= -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude $(CFLAGS)
 LDLIBS_CORE	:= -lisal
-LDLIBS_ENGINE	:= -lusrsctp	# the engine's SCTP (control/engine/sctp.c)
+LDLIBS_ENGINE	:= -lusrsctp -lxdp	# the engine's SCTP (sctp.c) and its AF_XDP carrier (sctp_xsk.c)
 
 VERSION		:= 0.1.0
 SOVERSION	:= 0
@@ -88,6 +88,9 @@ BPF_FAULTS_SKEL	:= $(BUILD)/bpf/faults.skel.h
 # the fast path's programs (bpf/), built into iwxd through their skeleton
 FASTPATH_OBJ	:= $(BUILD)/bpf/fastpath.bpf.o
 FASTPATH_SKEL	:= $(BUILD)/bpf/fastpath.skel.h
+# iwxd's SCTP datagrams to its AF_XDP sockets (control/engine/sctp_xsk.h)
+SCTP_XSK_OBJ	:= $(BUILD)/bpf/sctp_xsk.bpf.o
+SCTP_XSK_SKEL	:= $(BUILD)/bpf/sctp_xsk.skel.h
 # -mcpu=v3: clang 14 emits the atomics and 32-bit bounds the verifier needs
 BPF_CFLAGS	:= -target bpf -mcpu=v3 -O2 -g -Wall -Wextra -Werror -Iinclude \
 		   -I/usr/include/$(shell uname -m)-linux-gnu
@@ -120,7 +123,7 @@ $(CLI_BIN): $(CLI_SRCS) $(wildcard cli/*.h) $(PROTO_A) $(IPC_A) $(HEADERS)
 	$(Q)$(CC) $(IWX_CFLAGS) -DIWX_DROPIN_DIR='"$(LIBDIR)/iwx"' -o $@ $(CLI_SRCS) $(PROTO_A) $(IPC_A) -lpcap $(LDLIBS_CORE)
 
 $(IWXD_BIN): $(DAEMON_SRCS) $(ENGINE_SRCS) $(ENGINE_HDRS) $(DAEMON_HDRS) $(PROTO_A) $(IPC_A) $(HEADERS) \
-		$(FASTPATH_SKEL)
+		$(FASTPATH_SKEL) $(SCTP_XSK_SKEL)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -Icontrol/iwxd -I$(BUILD)/bpf -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) \
 		$(PROTO_A) $(IPC_A) \
@@ -176,7 +179,7 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(HEADERS) $(wildcard bpf/*.h)
 	$(call msg,CLANG,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -Ibpf -c $< -o $@
 
-.SECONDARY: $(BPF_TEST_OBJ) $(BPF_FAULTS_OBJ) $(FASTPATH_OBJ) $(BUILD)/bpf/softirq_time.bpf.o
+.SECONDARY: $(BPF_TEST_OBJ) $(BPF_FAULTS_OBJ) $(FASTPATH_OBJ) $(SCTP_XSK_OBJ) $(BUILD)/bpf/softirq_time.bpf.o
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
@@ -222,7 +225,7 @@ $(ASAN_BIN): $(TEST_SRCS) $(LIB_SRCS) $(HEADERS) $(wildcard lib/*/*.h tests/supp
 ASAN_IWXD	:= $(BUILD)/asan/iwxd
 
 $(ASAN_IWXD): $(DAEMON_SRCS) $(ENGINE_SRCS) $(PROTO_SRCS) $(IPC_SRCS) $(wildcard control/*/*.h lib/*/*.h) $(HEADERS) \
-		$(FASTPATH_SKEL)
+		$(FASTPATH_SKEL) $(SCTP_XSK_SKEL)
 	@mkdir -p $(@D)
 	$(call msg,CC-ASAN,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Icontrol/engine -Icontrol/iwxd -I$(BUILD)/bpf -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) \

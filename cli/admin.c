@@ -271,9 +271,20 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 			json_open(&j, '{', true);
 			json_str(&j, "ifname", s->fp[i].ifname);
 			json_str(&j, "mode", s->fp[i].mode == IWX_FP_MODE_XDP ? "xdp" : "tc");
+			json_u64(&j, "sctp_xsks", s->fp[i].sctp_xsks);
 			json_close(&j, '}');
 		}
 		json_close(&j, ']');
+		json_key(&j, "sctp");
+		json_open(&j, '{', false);
+		json_u64(&j, "bad_crc", s->sctp.bad_crc);
+		json_u64(&j, "placed_chunks", s->sctp.placed_chunks);
+		json_u64(&j, "placed_bytes", s->sctp.placed_bytes);
+		json_u64(&j, "xsk_rx", s->sctp.xsk_rx);
+		json_u64(&j, "xsk_tx", s->sctp.xsk_tx);
+		json_u64(&j, "xsk_dropped", s->sctp.xsk_dropped);
+		json_u64(&j, "udp_dropped", s->sctp.udp_dropped);
+		json_close(&j, '}');
 		json_close(&j, '}');
 		return 0;
 	}
@@ -327,7 +338,16 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	if (!s->fp_n)
 		LINE("attached", "%s", "no (iwx attach dev IFNAME)");
 	for (uint32_t i = 0; i < s->fp_n && i < 16; i++)
-		LINE("attached", "%.16s (%s)", s->fp[i].ifname, s->fp[i].mode == IWX_FP_MODE_XDP ? "xdp" : "tc");
+		LINE("attached", "%.16s (%s; SCTP %s)", s->fp[i].ifname,
+		     s->fp[i].mode == IWX_FP_MODE_XDP ? "xdp" : "tc",
+		     s->fp[i].sctp_xsks ? "through AF_XDP" : "in UDP sockets");
+	puts("DDP over SCTP");
+	LINE("placed from packets", "%" PRIu64 " chunks, %" PRIu64 " payload bytes",
+	     s->sctp.placed_chunks, s->sctp.placed_bytes);
+	LINE("through AF_XDP", "%" PRIu64 " packets in, %" PRIu64 " out, %" PRIu64 " dropped",
+	     s->sctp.xsk_rx, s->sctp.xsk_tx, s->sctp.xsk_dropped);
+	LINE("bad CRC32c", "%" PRIu64 " packets", s->sctp.bad_crc);
+	LINE("UDP dropped", "%" PRIu64 " datagrams", s->sctp.udp_dropped);
 	return 0;
 }
 
@@ -425,7 +445,9 @@ static const char *llp_name(const struct iwx_ipc_conn_info *c)
 {
 	if (!c->mpa_rev)
 		return "-";	/* not set up yet */
-	return c->transport == IWX_TRANSPORT_SCTP ? "sctp/udp" : "tcp";
+	if (c->transport != IWX_TRANSPORT_SCTP)
+		return "tcp";
+	return c->sctp_xdp ? "sctp/xdp" : "sctp/udp";
 }
 
 static void json_conn(struct json *j, const void *e)

@@ -79,8 +79,14 @@ static const struct fp_cmd attach_cmd = {
 	"receives everything else as before ('iwx stats' counts what was placed and why\n"
 	"the rest was not). The programs stay attached until 'iwx detach' or until iwxd\n"
 	"exits; should iwxd be killed, a TC attachment ends with it, an XDP one stays\n"
-	"(placing nothing: its sockets are gone) until iwxd runs there again. On success\n"
-	"one line: attached to IFNAME (MODE).\n",
+	"(placing nothing: its sockets are gone) until iwxd runs there again.\n"
+	"DDP over SCTP: iwxd also takes the SCTP datagrams for its --sctp-port on IFNAME\n"
+	"through AF_XDP sockets (an XDP program of its own, one socket per receive queue),\n"
+	"answering each peer through them once its datagrams arrive there, and placing\n"
+	"tagged payload straight from their frames. Where that cannot be (XDP held by\n"
+	"another program, such as the fast path in xdp mode without libxdp's dispatcher),\n"
+	"SCTP stays in iwxd's UDP socket, as its log says; 'iwx status' and 'iwx conns'\n"
+	"show which carries what. On success one line: attached to IFNAME (MODE).\n",
 	"  -m, --mode MODE      where to attach: tc, TC ingress (the default); or xdp,\n"
 	"                       native XDP through libxdp, for NICs that run it natively\n"
 	"                       (on veth it turns GRO off; the sender must compute TCP\n"
@@ -96,9 +102,9 @@ static const struct fp_cmd detach_cmd = {
 	"detach", IWX_IPC_FP_DETACH, false,
 	"iwx detach dev IFNAME [-s SOCKET]",
 	"Detach iwxd's fast path from the interface IFNAME (see 'iwx attach'): iwxd\n"
-	"receives all of its connections' traffic there itself again. The programs stay\n"
-	"loaded, for the next attach, until iwxd exits. On success one line: detached\n"
-	"from IFNAME.\n",
+	"receives all of its connections' traffic there itself again (SCTP in its UDP\n"
+	"socket). The programs stay loaded, for the next attach, until iwxd exits. On\n"
+	"success one line: detached from IFNAME.\n",
 	"",
 	"Exit status: 0 detached; 1 a failure: no iwxd at SOCKET, permission denied, no or\n"
 	"a bad reply, or iwxd refused: no interface IFNAME where it runs, or the fast path\n"

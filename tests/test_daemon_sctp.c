@@ -2,7 +2,9 @@
 /*
  * DDP over SCTP through libiwx and two real daemons (docs/ddp-over-sctp.md): the
  * application picks the transport at connect and listen time and is otherwise the
- * same; iwxd carries SCTP in UDP between the namespaces (RFC 6951, --sctp-port).
+ * same; iwxd carries SCTP in UDP between the namespaces (RFC 6951, --sctp-port), through
+ * its UDP socket, or through AF_XDP sockets where the fast path is attached (as the
+ * whole suite is under IWX_TEST_FASTPATH).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <iwx/ipc.h>
 #include <iwx/iwx.h>
 #include <iwx/wire.h>
 
@@ -41,6 +44,63 @@ static void down(void)
 }
 
 TestSuite(daemon_sctp, .init = up, .fini = down, .timeout = 120);
+
+/* Is the fast path attached on both sides from the start (make test-fastpath)? */
+static bool fastpath_env(void)
+{
+	const char *m = getenv("IWX_TEST_FASTPATH");
+
+	return m && *m;
+}
+
+/*
+ * What `iwx conns` says carries the test's connections: AF_XDP sockets beside a fast path
+ * at TC; at XDP the fast path holds the hook (libxdp's dispatcher is refused here), and
+ * SCTP stays in the UDP socket.
+ */
+static const char *carrier(void)
+{
+	const char *m = getenv("IWX_TEST_FASTPATH");
+
+	return m && !strcmp(m, "tc") ? "sctp/xdp" : "sctp/udp";
+}
+
+/* Daemon i's fast path at TC, with SCTP's AF_XDP sockets beside it (on), or none. */
+static void fast_path_tc(int i, bool on)
+{
+	static char out[4096];
+
+	if (fastpath_env())
+		cr_assert_eq(run_iwx(out, sizeof(out), "detach dev %s -s %s", pair.ns.dev[i],
+				     pair.sock[i]), 0, "%s", out);
+	if (on)
+		cr_assert_eq(iwxd_pair_attach(&pair, i, IWX_FP_MODE_TC), 0);
+}
+
+/* A counter of daemon i's `iwx status -j`: the first "key": N. */
+static uint64_t status_u64(int i, const char *key)
+{
+	static char out[16384];
+	char pat[64];
+	const char *at;
+
+	cr_assert_eq(run_iwx(out, sizeof(out), "status -j -s %s", pair.sock[i]), 0, "%s", out);
+	snprintf(pat, sizeof(pat), "\"%s\": ", key);
+	at = strstr(out, pat);
+	cr_assert_not_null(at, "no %s in %s", key, out);
+	return strtoull(at + strlen(pat), NULL, 10);
+}
+
+/* `iwx conns` of daemon i names llp for its connections. */
+static void assert_llp(int i, const char *llp)
+{
+	static char out[8192];
+	char want[32];
+
+	cr_assert_eq(run_iwx(out, sizeof(out), "conns -j -s %s", pair.sock[i]), 0, "%s", out);
+	snprintf(want, sizeof(want), "\"llp\": \"%s\"", llp);
+	cr_assert(strstr(out, want), "daemon %d, not %s: %s", i, llp, out);
+}
 
 static void expect_wc(struct endpoint *e, uint64_t wr_id, uint8_t status, uint32_t len)
 {
@@ -145,18 +205,72 @@ Test(daemon_sctp, iwx_conns_shows_sctp)
 	static char out[8192];
 
 	for (int i = 0; i < 2; i++) {
+		char col[16];
+
+		snprintf(col, sizeof(col), " %s ", carrier());
 		cr_assert_eq(run_iwx(out, sizeof(out), "conns -s %s", pair.sock[i]), 0, "%s", out);
-		cr_assert(strstr(out, " LLP ") && strstr(out, " sctp/udp "), "%s", out);
+		cr_assert(strstr(out, " LLP ") && strstr(out, col), "%s", out);
 		/* the peer as the application names it: its address, the SCTP port */
 		cr_assert(strstr(out, i ? NETNS_A4 ":" : NETNS_B4 ":"), "%s", out);
-		cr_assert_eq(run_iwx(out, sizeof(out), "conns -j -s %s", pair.sock[i]), 0, "%s", out);
-		cr_assert(strstr(out, "\"llp\": \"sctp/udp\""), "%s", out);
+		assert_llp(i, carrier());
 	}
+}
+
+/*
+ * With the fast path attached on both sides: SCTP's datagrams go through AF_XDP sockets,
+ * and tagged payload is placed from their frames (the Write's at b, the Read Response's
+ * at a), every byte checked.
+ */
+Test(daemon_sctp, through_af_xdp_tagged_payload_placed_from_the_frames)
+{
+	const uint32_t len = 4u << 20;
+	struct endpoint c = { 0 }, d = { 0 };
+	uint64_t placed[2], rx[2];
+	struct iwx_wc wc;
+
+	for (int i = 0; i < 2; i++) {
+		fast_path_tc(i, true);
+		cr_assert_eq(status_u64(i, "sctp_xsks"), 1, "an AF_XDP socket on the veth's one queue");
+		placed[i] = status_u64(i, "placed_bytes");
+		rx[i] = status_u64(i, "xsk_rx");
+	}
+	cr_assert_eq(endpoint_open(&c, &pair, 0, 0), 0);
+	cr_assert_eq(endpoint_open(&d, &pair, 1, 0), 0);
+	cr_assert_eq(endpoint_connect(&c, &d, false, &over_sctp), 0);
+	struct buf src = buf_new(&c, NULL, 2 * (size_t)len, ALL_ACCESS, false);
+	struct buf dst = buf_new(&d, NULL, len, ALL_ACCESS, false);
+	struct iwx_send_wr write = { .wr_id = 1, .opcode = IWX_WR_WRITE, .flags = IWX_WR_SIGNALED,
+				     .num_sge = 1, .sge = { sge_of(&src, 0, len) },
+				     .remote_addr = (uintptr_t)dst.p, .rkey = dst.mr->rkey };
+	struct iwx_send_wr read = { .wr_id = 2, .opcode = IWX_WR_READ, .flags = IWX_WR_SIGNALED,
+				    .num_sge = 1, .sge = { sge_of(&src, len, len) },
+				    .remote_addr = (uintptr_t)dst.p, .rkey = dst.mr->rkey };
+
+	fill_pattern(src.p, len, 7);
+	cr_assert_eq(iwx_post_send(c.qp, &write), 0);
+	cr_assert_eq(iwx_post_send(c.qp, &read), 0);
+	for (uint64_t id = 1; id <= 2; id++) {
+		cr_assert_eq(endpoint_wc(&c, &wc), 0);
+		cr_assert_eq(wc.wr_id, id);
+		cr_assert_eq(wc.status, IWX_WC_SUCCESS);
+	}
+	cr_assert_arr_eq(dst.p, src.p, len, "written");
+	cr_assert_arr_eq(src.p + len, src.p, len, "read back");
+	for (int i = 0; i < 2; i++) {
+		assert_llp(i, "sctp/xdp");
+		cr_assert_gt(status_u64(i, "xsk_rx"), rx[i], "daemon %d: nothing through AF_XDP", i);
+		cr_assert_geq(status_u64(i, "placed_bytes") - placed[i], len,
+			      "daemon %d: placed from frames", i);
+	}
+	endpoint_close(&c);	/* and the buffers, in their arenas */
+	endpoint_close(&d);
 }
 
 /*
  * On the veth, SCTP in UDP: INIT and INIT-ACK announce DDP_TAG_PLACE (draft-otis-sctp-ddp
  * §2.1, §3.1) and every DATA chunk is unordered and whole (§2.2), for a new connection.
+ * b sends through AF_XDP, a through its UDP socket: the same wire, each side its own
+ * carrier; the capture on a's end sees both (an XSK's traffic passes no packet tap).
  */
 Test(daemon_sctp, the_shim_on_the_wire)
 {
@@ -165,6 +279,10 @@ Test(daemon_sctp, the_shim_on_the_wire)
 	char pcap[160];
 	pid_t cap;
 
+	fast_path_tc(0, false);
+	fast_path_tc(1, true);
+	/* b's kernel checksums in full too (its UDP socket may still send, for the suite's association) */
+	cr_assert_eq(iwxd_pair_tx_offload_off(&pair, 1), 0);
 	snprintf(pcap, sizeof(pcap), "%s/sctp.pcap", pair.dir);
 	cap = capture_start(pair.ns.a, pair.ns.dev[0], pcap, "udp port 9899");
 	cr_assert_gt(cap, 0);
@@ -182,6 +300,8 @@ Test(daemon_sctp, the_shim_on_the_wire)
 	cr_assert_eq(endpoint_wc(&c, &wc), 0);
 	cr_assert_eq(wc.status, IWX_WC_SUCCESS);
 	capture_stop(cap);
+	assert_llp(0, "sctp/udp");
+	assert_llp(1, "sctp/xdp");
 	endpoint_close(&c);
 	endpoint_close(&d);
 
@@ -193,9 +313,18 @@ Test(daemon_sctp, the_shim_on_the_wire)
 	/* 1 MiB in chunks of 1424 bytes of payload: 737, and the set-up, the RTR */
 	cr_assert_geq(data, 740, "packets with DATA chunks: %d", data);
 	cr_assert_null(strchr(out, '0'), "a DATA chunk without U, B or E:\n%.400s", out);
-	/* and SCTP's CRC32c good on every packet (usrsctp computes it, no offload) */
+	/* and SCTP's CRC32c good on every packet (ISA-L's, usrsctp's offloaded) */
 	cr_assert_gt(tshark_fields(pcap, "sctp.checksum.status == 1", "-e frame.number", out,
 				   sizeof(out)), 0, "tshark checked the checksums");
 	cr_assert_eq(tshark_fields(pcap, "sctp.checksum.status != 1", "-e frame.number", out,
 				   sizeof(out)), 0, "bad checksums in frames %s", out);
+	/* b's frames, built whole for its AF_XDP socket: good IPv4 and UDP checksums */
+	cr_assert_gt(tshark_fields(pcap, "ip.src == " NETNS_B4 " && sctp && udp.checksum.status == 1 "
+				   "&& ip.checksum.status == 1", "-o udp.check_checksum:TRUE "
+				   "-o ip.check_checksum:TRUE -e frame.number", out, sizeof(out)), 0,
+		     "b's frames in the capture");
+	cr_assert_eq(tshark_fields(pcap, "ip.src == " NETNS_B4 " && (udp.checksum.status != 1 || "
+				   "ip.checksum.status != 1)", "-o udp.check_checksum:TRUE "
+				   "-o ip.check_checksum:TRUE -e frame.number", out, sizeof(out)), 0,
+		     "b's frames with bad checksums: %s", out);
 }

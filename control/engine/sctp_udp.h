@@ -10,11 +10,21 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 #include "sctp.h"
 
 struct iwx_sctp_udp;
+struct iwx_sctp_xsk;
+
+/* A way to the peer that skips the UDP socket: frames through an XSK (sctp_xsk.h). */
+struct iwx_sctp_xsk_route {
+	struct iwx_sctp_xsk	*xsk;		/* NULL: none (yet) */
+	uint8_t			mac[2][6];	/* Ethernet: ours [0], the peer's (or its router's) [1] */
+	uint32_t		ip[2];		/* IPv4, network order: ours, the peer's */
+	uint16_t		port[2];	/* UDP, network order: ours, the peer's */
+};
 
 /* A path to one peer: its address, and the socket it goes through. */
 struct iwx_sctp_udp_path {
@@ -22,6 +32,7 @@ struct iwx_sctp_udp_path {
 	struct iwx_sctp_udp	*udp;
 	struct sockaddr_storage	peer;
 	socklen_t		peer_len;
+	struct iwx_sctp_xsk_route route;	/* preferred while it has an XSK */
 	struct iwx_sctp_udp_path *next;
 };
 
@@ -40,6 +51,19 @@ int iwx_sctp_udp_local(const struct iwx_sctp_udp *u, struct sockaddr_storage *ad
 /* The path to peer, made (and registered with the stack) if new. NULL with errno. */
 struct iwx_sctp_path *iwx_sctp_udp_path(struct iwx_sctp_udp *u, const struct sockaddr *peer,
 					socklen_t len);
+
+/* The path to an IPv4 peer (address and port in network order), as iwx_sctp_udp_path. */
+struct iwx_sctp_udp_path *iwx_sctp_udp_path_v4(struct iwx_sctp_udp *u, uint32_t ip, uint16_t port);
+
+/*
+ * Every path that sends through xsk: its route, for the XSK to forget it (fn returns
+ * nothing; paths stay).
+ */
+void iwx_sctp_udp_each_route(struct iwx_sctp_udp *u, void (*fn)(struct iwx_sctp_xsk_route *r,
+								  void *arg), void *arg);
+
+/* The port the socket is bound to, in network order. */
+uint16_t iwx_sctp_udp_port(const struct iwx_sctp_udp *u);
 
 /*
  * Feed the stack what has arrived, at most budget datagrams. Returns how many, or

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "sctp_io.h"
 #include "fastpath.h"
 #include "outbox.h"
 
@@ -84,6 +85,7 @@ static void status(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *r
 	s.maps_total = d->o.max[LIMIT_MAPS_TOTAL];
 	s.max_maps = d->o.max[LIMIT_MAPS];
 	fastpath_status(d, &s);
+	sctp_io_status(d, &s);
 	outbox_reply(d, c, req, 0, &s, sizeof(s), NULL, 0);
 }
 
@@ -99,6 +101,7 @@ static void list_conns(struct iwxd *d, struct listing *l)
 		};
 
 		vqp_stats(q, &e.traffic);
+		e.sctp_xdp = q->sctp_so && sctp_io_via_xsk(q->sctp_so);
 		listing_add(l, &e);
 	}
 }

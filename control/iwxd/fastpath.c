@@ -25,6 +25,7 @@
 #include "fastpath.h"
 #include "fastpath.skel.h"
 #include "fastpath_xdp.h"
+#include "sctp_io.h"
 #include "shm.h"
 
 #define MAX_IFACES	16
@@ -619,7 +620,7 @@ static int iface_attach(struct fastpath *fp, struct iface *f)
 
 	if (f->mode == IWX_FP_MODE_XDP) {
 		elf = fastpath_bpf__elf_bytes(&len);
-		return fastpath_xdp_attach(fp->skel->obj, elf, len, f->ifindex, &f->xdp);
+		return fastpath_xdp_attach(fp->skel->obj, elf, len, "iwx_xdp", f->ifindex, &f->xdp);
 	}
 	f->link = bpf_link_create(bpf_program__fd(fp->skel->progs.iwx_tc), f->ifindex, TCX_INGRESS,
 				  NULL);
@@ -666,6 +667,7 @@ int fastpath_attach(struct iwxd *d, const struct iwx_ipc_fp_attach *req)
 		 f.mode == IWX_FP_MODE_XDP ? "XDP" : "TC ingress");
 	for (struct vqp *q = d->qps; q; q = q->next)
 		fastpath_conn_start(d, q);
+	sctp_io_xsk_attach(d, f.ifindex, f.name);
 	return 0;
 }
 
@@ -690,6 +692,7 @@ int fastpath_detach(struct iwxd *d, const struct iwx_ipc_fp_attach *req)
 	f = iface_find(d->fp, ifindex);
 	if (!f)
 		return -ENOENT;
+	sctp_io_xsk_detach(d, ifindex);
 	iface_remove(d->fp, f);
 	/* rung by none but the programs still attached */
 	for (struct vqp *q = d->qps; q; q = q->next)
@@ -705,6 +708,7 @@ void fastpath_status(const struct iwxd *d, struct iwx_ipc_status *s)
 	for (uint32_t i = 0; d->fp && i < d->fp->nifaces && i < sizeof(s->fp) / sizeof(s->fp[0]); i++) {
 		memcpy(s->fp[i].ifname, d->fp->ifaces[i].name, sizeof(s->fp[i].ifname));
 		s->fp[i].mode = d->fp->ifaces[i].mode;
+		s->fp[i].sctp_xsks = sctp_io_xsk_queues(d, d->fp->ifaces[i].ifindex);
 		s->fp_n = i + 1;
 	}
 }

@@ -2,6 +2,7 @@
 /* The fast path at XDP through libxdp (fastpath_xdp.h). */
 #include <errno.h>
 #include <net/if.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/vfs.h>
@@ -12,7 +13,8 @@
 #include "fastpath_xdp.h"
 #include "log.h"
 
-#define XDP_PROG	"iwx_xdp"	/* the program's name, how a dead iwxd's is known */
+/* iwxd's XDP programs by name, how a dead iwxd's are known: the fast path's, SCTP's */
+static const char *const programs[] = { "iwx_xdp", "iwx_sctp_xsk" };
 #define BPFFS		"/sys/fs/bpf"
 #define BPFFS_MAGIC	0xcafe4a11	/* linux/magic.h's BPF_FS_MAGIC */
 
@@ -41,10 +43,18 @@ static void close_program(struct xdp_program *p)
 	bpf_object__close(obj);
 }
 
-int fastpath_xdp_attach(const struct bpf_object *skel_obj, const void *elf, size_t len, int ifindex,
-			struct xdp_program **out)
+static bool ours(const char *name)
 {
-	DECLARE_LIBXDP_OPTS(xdp_program_opts, xo, .prog_name = XDP_PROG);
+	for (size_t i = 0; i < sizeof(programs) / sizeof(programs[0]); i++)
+		if (!strcmp(name, programs[i]))
+			return true;
+	return false;
+}
+
+int fastpath_xdp_attach(const struct bpf_object *skel_obj, const void *elf, size_t len,
+			const char *prog_name, int ifindex, struct xdp_program **out)
+{
+	DECLARE_LIBXDP_OPTS(xdp_program_opts, xo, .prog_name = prog_name);
 	/* the same object name: its global data maps are found by name (name.bss) */
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = bpf_object__name(skel_obj));
 	struct bpf_program *prog;
@@ -60,7 +70,7 @@ int fastpath_xdp_attach(const struct bpf_object *skel_obj, const void *elf, size
 	if (!obj)
 		return -errno;
 	bpf_object__for_each_program(prog, obj)
-		bpf_program__set_autoload(prog, !strcmp(bpf_program__name(prog), XDP_PROG));
+		bpf_program__set_autoload(prog, !strcmp(bpf_program__name(prog), prog_name));
 	bpf_object__for_each_map(map, obj) {
 		const struct bpf_map *m = bpf_object__find_map_by_name(skel_obj, bpf_map__name(map));
 
@@ -107,11 +117,11 @@ static void remove_from(int ifindex, const char *name)
 	mode = xdp_multiprog__attach_mode(mp);
 	if (xdp_multiprog__is_legacy(mp)) {
 		p = xdp_multiprog__main_prog(mp);
-		if (p && !strcmp(xdp_program__name(p), XDP_PROG) && !xdp_multiprog__detach(mp))
+		if (p && ours(xdp_program__name(p)) && !xdp_multiprog__detach(mp))
 			log_info("fast path: removed the XDP program a previous iwxd left on %s", name);
 	} else {
 		for (p = xdp_multiprog__next_prog(NULL, mp); p; p = xdp_multiprog__next_prog(p, mp))
-			if (!strcmp(xdp_program__name(p), XDP_PROG) &&
+			if (ours(xdp_program__name(p)) &&
 			    !xdp_program__detach(p, ifindex, mode, 0))
 				log_info("fast path: removed the XDP program a previous iwxd left on %s",
 					 name);

@@ -12,14 +12,15 @@ struct bpf_object;
 struct xdp_program;
 
 /*
- * Attach the XDP program of the object skel_obj was opened from (its ELF, elf/len), using
- * skel_obj's maps, in native mode to ifindex. 0 with *out, or -errno.
+ * Attach the XDP program prog_name of the object skel_obj was opened from (its ELF,
+ * elf/len), using skel_obj's maps, in native mode to ifindex. 0 with *out, or -errno.
+ * The fast path's (iwx_xdp) and SCTP's (iwx_sctp_xsk, sctp_io.c) go through here.
  */
-int fastpath_xdp_attach(const struct bpf_object *skel_obj, const void *elf, size_t len, int ifindex,
-			struct xdp_program **out);
+int fastpath_xdp_attach(const struct bpf_object *skel_obj, const void *elf, size_t len,
+			const char *prog_name, int ifindex, struct xdp_program **out);
 void fastpath_xdp_detach(struct xdp_program *p, int ifindex);
 
-/* Remove the fast path programs a dead iwxd left at XDP on any interface here. */
+/* Remove the XDP programs a dead iwxd left on any interface here. */
 void fastpath_xdp_remove_stale(void);
 
 #endif /* IWXD_FASTPATH_XDP_H */

@@ -1,23 +1,51 @@
 // SPDX-License-Identifier: MIT
 /* iwxd's SCTP: the stack, its UDP socket, its clock, its sockets' readiness (sctp_io.h). */
+#include <dirent.h>
 #include <errno.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <bpf/libbpf.h>
 #include <usrsctp.h>
 
 #include "daemon.h"
+#include "fastpath_xdp.h"
+#include "log.h"
 #include "sctp_io.h"
 #include "sctp_udp.h"
+#include "sctp_xsk.h"
+#include "sctp_xsk.skel.h"
 
 #define MAX_PATHS	1024	/* peers with a path at once: each costs a little, kept */
 #define INPUT_BUDGET	256	/* datagrams per turn */
 #define LINGER_MS	30000	/* ticks after the last socket: its association may still end */
+#define XSK_IFACES	16	/* as many as the fast path attaches to */
+#define XSK_QUEUES	8	/* AF_XDP sockets per interface, one per receive queue */
+
+/* One AF_XDP socket and its watch. */
+struct xsk_queue {
+	struct watch		w;
+	struct iwx_sctp_xsk	*xsk;
+};
+
+/* An interface whose SCTP datagrams go through AF_XDP sockets, its program, its xskmap. */
+struct xsk_iface {
+	int			ifindex;
+	char			name[IF_NAMESIZE];
+	struct sctp_xsk_bpf	*skel;
+	struct xdp_program	*xdp;
+	uint32_t		n;
+	struct xsk_queue	q[XSK_QUEUES];
+};
 
 struct sctp_io {
 	struct watch		udp_w;
 	struct iwx_sctp_udp	*udp;
+	struct xsk_iface	ifs[XSK_IFACES];
+	uint32_t		n_ifs;
 	uint16_t		port;
 	uint32_t		users;		/* sctp_io_hold's */
 	uint64_t		tick_ms;
@@ -79,6 +107,8 @@ void sctp_io_stop(struct iwxd *d)
 {
 	if (!d->sctp)
 		return;
+	while (d->sctp->n_ifs)
+		sctp_io_xsk_detach(d, d->sctp->ifs[0].ifindex);
 	watch_del(&d->loop, &d->sctp->udp_w);
 	iwx_sctp_finish();
 	iwx_sctp_udp_close(d->sctp->udp);
@@ -117,20 +147,31 @@ void sctp_io_release(struct iwxd *d)
 		d->sctp->quiet_ms = iwx_conn_now_ms() + LINGER_MS;
 }
 
-int sctp_io_peer(struct socket *so, struct sockaddr_storage *peer)
+/* The path usrsctp knows so's peer by: ours (sctp_io_path, or a datagram's sender). */
+static const struct iwx_sctp_udp_path *path_of(struct socket *so, uint16_t *port)
 {
 	struct sockaddr *addrs = NULL;
 	const struct sockaddr_conn *sc;
 	const struct iwx_sctp_udp_path *p;
-	const struct sockaddr_in6 *from;
-	uint16_t port;
 
 	if (usrsctp_getpaddrs(so, 0, &addrs) < 1)
-		return -ENOTCONN;
+		return NULL;
 	sc = (const struct sockaddr_conn *)addrs;
 	p = sc->sconn_addr;	/* our path: its first member is what usrsctp knows */
-	port = sc->sconn_port;
+	if (port)
+		*port = sc->sconn_port;
 	usrsctp_freepaddrs(addrs);
+	return p;
+}
+
+int sctp_io_peer(struct socket *so, struct sockaddr_storage *peer)
+{
+	const struct sockaddr_in6 *from;
+	uint16_t port;
+	const struct iwx_sctp_udp_path *p = path_of(so, &port);
+
+	if (!p)
+		return -ENOTCONN;
 	from = (const struct sockaddr_in6 *)&p->peer;
 	memset(peer, 0, sizeof(*peer));
 	if (IN6_IS_ADDR_V4MAPPED(&from->sin6_addr)) {
@@ -173,4 +214,155 @@ void sctp_io_timers(struct iwxd *d, uint64_t now)
 		s->tick_ms = now + IWX_SCTP_TICK_MS;
 	}
 	loop_due(&d->loop, s->tick_ms);
+}
+
+/* ------------------------------------------------------------------ AF_XDP */
+
+static void on_xsk(struct iwxd *d, struct watch *w, uint32_t events)
+{
+	struct xsk_queue *q = (struct xsk_queue *)w;	/* w first */
+
+	(void)events;
+	if (iwx_sctp_xsk_input(q->xsk, INPUT_BUDGET) == INPUT_BUDGET)
+		watch_ready(&d->loop, w);
+}
+
+/* The interface's receive queues, as sysfs lists them (in iwxd's network namespace). */
+static uint32_t rx_queues(const char *ifname)
+{
+	char path[64];
+	uint32_t n = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", ifname);
+	dir = opendir(path);
+	if (!dir)
+		return 1;
+	for (struct dirent *e; (e = readdir(dir));)
+		n += !strncmp(e->d_name, "rx-", 3);
+	closedir(dir);
+	return n ? n : 1;
+}
+
+static void xsk_iface_close(struct iwxd *d, struct xsk_iface *f)
+{
+	for (uint32_t i = 0; i < f->n; i++) {
+		watch_del(&d->loop, &f->q[i].w);
+		iwx_sctp_xsk_close(f->q[i].xsk);
+	}
+	f->n = 0;
+	if (f->xdp)
+		fastpath_xdp_detach(f->xdp, f->ifindex);
+	sctp_xsk_bpf__destroy(f->skel);
+}
+
+static int xsk_iface_open(struct iwxd *d, struct xsk_iface *f)
+{
+	uint32_t queues = rx_queues(f->name);
+	const void *elf;
+	size_t len;
+	int err;
+
+	if (queues > XSK_QUEUES)
+		return -E2BIG;
+	/* an object per interface: its own xskmap, indexed by queue */
+	f->skel = sctp_xsk_bpf__open();
+	if (!f->skel)
+		return -errno;
+	f->skel->rodata->sctp_port = htons(d->sctp->port);
+	err = sctp_xsk_bpf__load(f->skel);
+	if (!err) {
+		elf = sctp_xsk_bpf__elf_bytes(&len);
+		err = fastpath_xdp_attach(f->skel->obj, elf, len, "iwx_sctp_xsk", f->ifindex, &f->xdp);
+	}
+	for (uint32_t i = 0; !err && i < queues; i++) {
+		struct xsk_queue *q = &f->q[i];
+
+		q->xsk = iwx_sctp_xsk_open(d->sctp->udp, f->name, i,
+					   bpf_map__fd(f->skel->maps.iwx_xsks));
+		if (!q->xsk) {
+			err = -errno;
+			break;
+		}
+		f->n++;
+		q->w.fd = iwx_sctp_xsk_fd(q->xsk);
+		q->w.fn = on_xsk;
+		err = watch_add(&d->loop, &q->w, EPOLLIN);
+		if (err) {
+			iwx_sctp_xsk_close(q->xsk);
+			f->n--;
+		}
+	}
+	return err;
+}
+
+void sctp_io_xsk_attach(struct iwxd *d, int ifindex, const char *ifname)
+{
+	struct sctp_io *s = d->sctp;
+	struct xsk_iface *f;
+	int err;
+
+	if (!s || s->n_ifs == XSK_IFACES)
+		return;
+	f = &s->ifs[s->n_ifs];
+	memset(f, 0, sizeof(*f));
+	f->ifindex = ifindex;
+	snprintf(f->name, sizeof(f->name), "%s", ifname);
+	err = xsk_iface_open(d, f);
+	if (err) {
+		xsk_iface_close(d, f);
+		log_warn("sctp: no AF_XDP on %s, its SCTP stays in UDP sockets: %s", f->name,
+			 strerror(-err));
+		return;
+	}
+	s->n_ifs++;
+	log_info("sctp: SCTP in UDP port %u on %s through AF_XDP (%u queue%s)", s->port, f->name,
+		 f->n, f->n == 1 ? "" : "s");
+}
+
+void sctp_io_xsk_detach(struct iwxd *d, int ifindex)
+{
+	struct sctp_io *s = d->sctp;
+
+	for (uint32_t i = 0; s && i < s->n_ifs; i++)
+		if (s->ifs[i].ifindex == ifindex) {
+			xsk_iface_close(d, &s->ifs[i]);
+			s->ifs[i] = s->ifs[--s->n_ifs];
+			return;
+		}
+}
+
+uint32_t sctp_io_xsk_queues(const struct iwxd *d, int ifindex)
+{
+	for (uint32_t i = 0; d->sctp && i < d->sctp->n_ifs; i++)
+		if (d->sctp->ifs[i].ifindex == ifindex)
+			return d->sctp->ifs[i].n;
+	return 0;
+}
+
+bool sctp_io_via_xsk(struct socket *so)
+{
+	const struct iwx_sctp_udp_path *p = path_of(so, NULL);
+
+	return p && p->route.xsk;
+}
+
+void sctp_io_status(const struct iwxd *d, struct iwx_ipc_status *st)
+{
+	const struct iwx_sctp_stats *g = iwx_sctp_stats();
+
+	if (!d->sctp)
+		return;
+	st->sctp.bad_crc = g->bad_crc;
+	st->sctp.placed_chunks = g->placed_chunks;
+	st->sctp.placed_bytes = g->placed_bytes;
+	st->sctp.udp_dropped = iwx_sctp_udp_dropped(d->sctp->udp);
+	for (uint32_t i = 0; i < d->sctp->n_ifs; i++)
+		for (uint32_t k = 0; k < d->sctp->ifs[i].n; k++) {
+			const struct iwx_sctp_xsk_stats *x = iwx_sctp_xsk_stats(d->sctp->ifs[i].q[k].xsk);
+
+			st->sctp.xsk_rx += x->rx;
+			st->sctp.xsk_tx += x->tx;
+			st->sctp.xsk_dropped += x->rx_dropped + x->tx_dropped;
+		}
 }

@@ -8,12 +8,14 @@
 #ifndef IWXD_SCTP_IO_H
 #define IWXD_SCTP_IO_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
 #include "sctp.h"
 
 struct iwxd;
+struct iwx_ipc_status;
 struct watch;
 struct socket;
 
@@ -44,6 +46,20 @@ struct iwx_sctp_path *sctp_io_path(struct iwxd *d, const struct sockaddr_storage
  */
 void sctp_io_hold(struct iwxd *d);
 void sctp_io_release(struct iwxd *d);
+
+/*
+ * SCTP's datagrams on ifindex through AF_XDP sockets, one per receive queue, beside the
+ * fast path there (iwx attach); where that cannot be, they stay in the UDP socket, as
+ * logged. Paths move to an XSK as their peers' datagrams arrive on it (sctp_xsk.h).
+ */
+void sctp_io_xsk_attach(struct iwxd *d, int ifindex, const char *ifname);
+void sctp_io_xsk_detach(struct iwxd *d, int ifindex);
+/* The AF_XDP sockets on ifindex (0: none). */
+uint32_t sctp_io_xsk_queues(const struct iwxd *d, int ifindex);
+/* Do so's packets go through an AF_XDP socket now? */
+bool sctp_io_via_xsk(struct socket *so);
+/* The stack's counters, for `iwx status`. */
+void sctp_io_status(const struct iwxd *d, struct iwx_ipc_status *st);
 
 /* The stack's clock: a tick every IWX_SCTP_TICK_MS while it runs. */
 void sctp_io_timers(struct iwxd *d, uint64_t now);

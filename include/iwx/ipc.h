@@ -16,7 +16,7 @@
 #include <iwx/ring.h>
 #include <iwx/verbs.h>
 
-#define IWX_IPC_VERSION		8
+#define IWX_IPC_VERSION		9
 #ifndef IWX_DEFAULT_SOCKET	/* also in iwx/iwx.h, for applications */
 #define IWX_DEFAULT_SOCKET	"/run/iwx/iwxd.sock"
 #endif
@@ -217,7 +217,17 @@ struct iwx_ipc_status {
 	struct {
 		char		ifname[16];
 		uint32_t	mode;		/* IWX_FP_MODE_* */
+		uint32_t	sctp_xsks;	/* SCTP's AF_XDP sockets on it (0: UDP's socket) */
 	} fp[16];
+	/* DDP over SCTP (docs/ddp-over-sctp.md) */
+	struct {
+		uint64_t	bad_crc;	/* packets dropped for their CRC32c */
+		uint64_t	placed_chunks;	/* tagged chunks placed from their packet */
+		uint64_t	placed_bytes;
+		uint64_t	xsk_rx, xsk_tx;	/* packets through AF_XDP sockets */
+		uint64_t	xsk_dropped;	/* frames not ours, or no TX frame free */
+		uint64_t	udp_dropped;	/* datagrams: no path free, or a send refused */
+	} sctp;
 };
 
 /*
@@ -230,6 +240,7 @@ struct iwx_ipc_conn_info {
 	uint16_t		ird, ord;
 	uint32_t		emss;		/* SCTP: the largest chunk (SCTP_MAXSEG) */
 	uint32_t		transport;	/* IWX_TRANSPORT_* */
+	uint32_t		sctp_xdp;	/* SCTP: through an AF_XDP socket now, else UDP's */
 	struct sockaddr_storage	local_addr, peer_addr;
 	struct iwx_qp_stats	traffic;
 };

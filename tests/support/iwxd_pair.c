@@ -187,7 +187,7 @@ int iwxd_pair_start(struct iwxd_pair *p, const char *args)
  * offload on, a TCP checksum nobody computed (CHECKSUM_PARTIAL), which the program rightly
  * refuses. Real NICs verify checksums; on veth, turn the sender's offload off.
  */
-static int tx_offload_off(const struct iwxd_pair *p, int i)
+int iwxd_pair_tx_offload_off(const struct iwxd_pair *p, int i)
 {
 	char cmd[256];
 
@@ -201,7 +201,7 @@ int iwxd_pair_attach(const struct iwxd_pair *p, int i, uint32_t mode)
 	struct iwx_ipc_fp_attach req = { .mode = mode };
 	int sock, err;
 
-	if (mode == IWX_FP_MODE_XDP && (err = tx_offload_off(p, !i)))
+	if (mode == IWX_FP_MODE_XDP && (err = iwxd_pair_tx_offload_off(p, !i)))
 		return err;
 	sock = iwx_ipc_connect(p->sock[i], 0);
 	if (sock < 0)

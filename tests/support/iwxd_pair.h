@@ -38,6 +38,9 @@ int iwxd_pair_start(struct iwxd_pair *p, const char *args);
  * is "tc" or "xdp", so that any suite runs with the fast path.
  */
 int iwxd_pair_attach(const struct iwxd_pair *p, int i, uint32_t mode);
+/* Have the kernel compute the checksums of what namespace i sends on the veth. 0 or -EIO. */
+int iwxd_pair_tx_offload_off(const struct iwxd_pair *p, int i);
+
 /* ... on both daemons: 0 or the first -errno. */
 int iwxd_pair_attach_both(const struct iwxd_pair *p, uint32_t mode);
 

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: MIT
+/* SCTP in UDP through an AF_XDP socket (sctp_xsk.h). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/if_ether.h>
+#include <linux/if_xdp.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+
+#include <xdp/xsk.h>
+
+#include "sctp_xsk.h"
+
+#define FRAME_SIZE	2048		/* one Ethernet frame of up to 1514 bytes */
+#define RX_FRAMES	1024		/* owned by the kernel's fill ring or our RX ring */
+#define TX_FRAMES	1024		/* free, or in the TX or completion ring */
+#define RING		1024		/* every ring's size: each holds all of its frames */
+#define IP_DF		0x4000		/* RFC 791's flags and fragment offset */
+#define IP_MF_OFFSET	0x3fff
+#define HDRS		(sizeof(struct ethhdr) + sizeof(struct iphdr) + sizeof(struct udphdr))
+
+struct iwx_sctp_xsk {
+	struct iwx_sctp_udp	*udp;
+	uint16_t		port;		/* u's, network order */
+	uint8_t			*area;		/* the UMEM: RX frames, then TX frames */
+	struct xsk_umem		*umem;
+	struct xsk_socket	*xsk;
+	struct xsk_ring_prod	fill, tx;
+	struct xsk_ring_cons	comp, rx;
+	uint64_t		free[TX_FRAMES];	/* TX frames not in a ring */
+	uint32_t		n_free;
+	uint16_t		ip_id;
+	struct iwx_sctp_xsk_stats stats;
+};
+
+/* RFC 1071's sum, not yet folded. */
+static uint32_t sum16(uint32_t sum, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	for (; len > 1; p += 2, len -= 2)
+		sum += (uint32_t)p[0] << 8 | p[1];
+	if (len)
+		sum += (uint32_t)p[0] << 8;
+	return sum;
+}
+
+static uint16_t fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/* The UDP checksum over the IPv4 pseudo-header, the UDP header and data (RFC 768). */
+static uint16_t udp_sum(const struct iphdr *ip, const struct udphdr *udp, size_t len)
+{
+	uint32_t s = sum16(0, &ip->saddr, 8) + IPPROTO_UDP + (uint32_t)len;
+
+	return fold(sum16(s, udp, len));
+}
+
+static void give_rx(struct iwx_sctp_xsk *x, uint64_t addr)
+{
+	uint32_t idx;
+
+	/* the ring holds every RX frame: there is always room for one back */
+	if (xsk_ring_prod__reserve(&x->fill, 1, &idx) == 1) {
+		*xsk_ring_prod__fill_addr(&x->fill, idx) = addr;
+		xsk_ring_prod__submit(&x->fill, 1);
+	}
+}
+
+struct iwx_sctp_xsk *iwx_sctp_xsk_open(struct iwx_sctp_udp *u, const char *ifname, uint32_t queue,
+				       int xskmap_fd)
+{
+	const struct xsk_umem_config uc = { .fill_size = RING, .comp_size = RING,
+					    .frame_size = FRAME_SIZE };
+	/* our own XDP program redirects to the socket (xskmap_fd), not libxdp's */
+	const struct xsk_socket_config sc = { .rx_size = RING, .tx_size = RING,
+					      .libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+					      .bind_flags = XDP_USE_NEED_WAKEUP };
+	size_t size = (size_t)(RX_FRAMES + TX_FRAMES) * FRAME_SIZE;
+	struct iwx_sctp_xsk *x = calloc(1, sizeof(*x));
+	int err;
+
+	if (!x)
+		return NULL;
+	x->udp = u;
+	x->port = iwx_sctp_udp_port(u);
+	x->area = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (x->area == MAP_FAILED) {
+		err = -errno;
+		free(x);
+		errno = -err;
+		return NULL;
+	}
+	err = xsk_umem__create(&x->umem, x->area, size, &x->fill, &x->comp, &uc);
+	if (!err)
+		err = xsk_socket__create(&x->xsk, ifname, queue, x->umem, &x->rx, &x->tx, &sc);
+	if (!err)
+		err = xsk_socket__update_xskmap(x->xsk, xskmap_fd);
+	if (err) {
+		iwx_sctp_xsk_close(x);
+		errno = -err;
+		return NULL;
+	}
+	for (uint32_t i = 0; i < RX_FRAMES; i++)
+		give_rx(x, (uint64_t)i * FRAME_SIZE);
+	for (uint32_t i = 0; i < TX_FRAMES; i++)
+		x->free[x->n_free++] = (uint64_t)(RX_FRAMES + i) * FRAME_SIZE;
+	return x;
+}
+
+static void forget(struct iwx_sctp_xsk_route *r, void *arg)
+{
+	if (r->xsk == arg)
+		r->xsk = NULL;
+}
+
+void iwx_sctp_xsk_close(struct iwx_sctp_xsk *x)
+{
+	if (!x)
+		return;
+	iwx_sctp_udp_each_route(x->udp, forget, x);
+	if (x->xsk)
+		xsk_socket__delete(x->xsk);
+	if (x->umem)
+		xsk_umem__delete(x->umem);
+	munmap(x->area, (size_t)(RX_FRAMES + TX_FRAMES) * FRAME_SIZE);
+	free(x);
+}
+
+int iwx_sctp_xsk_fd(const struct iwx_sctp_xsk *x)
+{
+	return xsk_socket__fd(x->xsk);
+}
+
+/* One frame: SCTP in UDP in IPv4 to our port (what the XDP program lets through) goes in. */
+static void frame_in(struct iwx_sctp_xsk *x, uint8_t *f, uint32_t len)
+{
+	const struct ethhdr *eth = (const void *)f;
+	const struct iphdr *ip = (const void *)(eth + 1);
+	const struct udphdr *udp = (const void *)(ip + 1);
+	struct iwx_sctp_udp_path *p;
+	size_t ulen;
+
+	if (len < HDRS || eth->h_proto != htons(ETH_P_IP) || ip->version != 4 || ip->ihl != 5 ||
+	    ip->protocol != IPPROTO_UDP || (ip->frag_off & htons(IP_MF_OFFSET)) ||
+	    udp->dest != x->port)
+		goto drop;
+	/*
+	 * The UDP checksum is not checked: a sender with checksum offload (veth, the kernel's
+	 * UDP) hands XDP a partial one; SCTP's CRC32c covers the packet (iwx_sctp_input) and
+	 * its Verification Tag, not the addresses, picks the association.
+	 */
+	ulen = ntohs(udp->len);
+	if (ulen < sizeof(*udp) || ulen > len - sizeof(*eth) - sizeof(*ip) ||
+	    ntohs(ip->tot_len) != ulen + sizeof(*ip))
+		goto drop;
+	p = iwx_sctp_udp_path_v4(x->udp, ip->saddr, udp->source);
+	if (!p)
+		goto drop;
+	/* the way back: as this frame came, reversed */
+	p->route = (struct iwx_sctp_xsk_route){
+		.xsk = x, .ip = { ip->daddr, ip->saddr }, .port = { udp->dest, udp->source } };
+	memcpy(p->route.mac[0], eth->h_dest, ETH_ALEN);
+	memcpy(p->route.mac[1], eth->h_source, ETH_ALEN);
+	x->stats.rx++;
+	iwx_sctp_input(&p->path, f + HDRS, ulen - sizeof(*udp));
+	return;
+drop:
+	x->stats.rx_dropped++;
+}
+
+int iwx_sctp_xsk_input(struct iwx_sctp_xsk *x, int budget)
+{
+	uint32_t idx, n = xsk_ring_cons__peek(&x->rx, budget, &idx);
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&x->rx, idx + i);
+		uint64_t addr = xsk_umem__extract_addr(d->addr);
+
+		frame_in(x, xsk_umem__get_data(x->area, xsk_umem__add_offset_to_addr(d->addr)), d->len);
+		give_rx(x, addr - addr % FRAME_SIZE);
+	}
+	xsk_ring_cons__release(&x->rx, n);
+	return (int)n;
+}
+
+/* TX frames the kernel has sent: free again. */
+static void reclaim(struct iwx_sctp_xsk *x)
+{
+	uint32_t idx, n = xsk_ring_cons__peek(&x->comp, RING, &idx);
+
+	for (uint32_t i = 0; i < n; i++)
+		x->free[x->n_free++] = *xsk_ring_cons__comp_addr(&x->comp, idx + i);
+	xsk_ring_cons__release(&x->comp, n);
+}
+
+int iwx_sctp_xsk_send(const struct iwx_sctp_xsk_route *r, const void *pkt, size_t len)
+{
+	struct iwx_sctp_xsk *x = r->xsk;
+	struct ethhdr *eth;
+	struct iphdr *ip;
+	struct udphdr *udp;
+	uint32_t idx;
+	uint8_t *f;
+
+	if (HDRS + len > FRAME_SIZE)
+		return -EMSGSIZE;
+	reclaim(x);
+	if (!x->n_free || xsk_ring_prod__reserve(&x->tx, 1, &idx) != 1) {
+		x->stats.tx_dropped++;
+		return -ENOBUFS;
+	}
+	f = xsk_umem__get_data(x->area, x->free[--x->n_free]);
+	eth = (void *)f;
+	ip = (void *)(eth + 1);
+	udp = (void *)(ip + 1);
+	memcpy(eth->h_dest, r->mac[1], ETH_ALEN);
+	memcpy(eth->h_source, r->mac[0], ETH_ALEN);
+	eth->h_proto = htons(ETH_P_IP);
+	*ip = (struct iphdr){ .version = 4, .ihl = 5, .tot_len = htons(sizeof(*ip) + sizeof(*udp) + len),
+			      .id = htons(x->ip_id++), .frag_off = htons(IP_DF), .ttl = 64,
+			      .protocol = IPPROTO_UDP, .saddr = r->ip[0], .daddr = r->ip[1] };
+	ip->check = htons(fold(sum16(0, ip, sizeof(*ip))));
+	*udp = (struct udphdr){ .source = r->port[0], .dest = r->port[1],
+				.len = htons(sizeof(*udp) + len) };
+	memcpy(udp + 1, pkt, len);
+	udp->check = htons(udp_sum(ip, udp, sizeof(*udp) + len) ?: 0xffff);
+	xsk_ring_prod__tx_desc(&x->tx, idx)->addr = x->free[x->n_free];
+	xsk_ring_prod__tx_desc(&x->tx, idx)->len = HDRS + len;
+	xsk_ring_prod__submit(&x->tx, 1);
+	x->stats.tx++;
+	/* copy mode sends only when told */
+	if (xsk_ring_prod__needs_wakeup(&x->tx))
+		sendto(xsk_socket__fd(x->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0);
+	return 0;
+}
+
+const struct iwx_sctp_xsk_stats *iwx_sctp_xsk_stats(const struct iwx_sctp_xsk *x)
+{
+	return &x->stats;
+}
