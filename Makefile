@@ -341,7 +341,7 @@ $(BUILD)/bench/bench_reg: tests/bench/bench_reg.c $(LIB_A) $(HEADERS)
 # bench_engine --llp sctp: the queue pair on the DDP adaptation over usrsctp in UDP
 # (bench_carrier.c), which bench_usrsctp, plain usrsctp, shares.
 BENCH_UTIL	:= tests/bench/bench_util.c tests/bench/bench_util.h
-BENCH_CARRIER	:= tests/bench/bench_carrier.c
+BENCH_CARRIER	:= tests/bench/bench_carrier.c $(SCTP_XSK_SKEL)
 BENCH_NET	:= tests/bench/bench.c tests/bench/bench.h $(BENCH_UTIL)
 
 $(BUILD)/bench/bench_verbs: tests/bench/bench_verbs.c $(BENCH_NET) $(LIB_A) $(HEADERS)
@@ -353,7 +353,7 @@ $(BUILD)/bench/bench_engine: tests/bench/bench_engine.c $(BENCH_NET) $(BENCH_CAR
 		$(ENGINE_SRCS) $(ENGINE_HDRS) $(PROTO_A) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -o $@ tests/bench/bench.c tests/bench/bench_util.c \
+	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -I$(BUILD)/bpf -o $@ tests/bench/bench.c tests/bench/bench_util.c \
 		tests/bench/bench_carrier.c $< $(ENGINE_SRCS) $(PROTO_A) \
 		-lbpf -lelf -lz $(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
@@ -362,7 +362,7 @@ $(BUILD)/bench/bench_usrsctp: tests/bench/bench_usrsctp.c $(BENCH_UTIL) $(BENCH_
 		$(ENGINE_SRCS) $(ENGINE_HDRS) $(PROTO_A) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -o $@ $< tests/bench/bench_util.c \
+	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -I$(BUILD)/bpf -o $@ $< tests/bench/bench_util.c \
 		tests/bench/bench_carrier.c $(ENGINE_SRCS) $(PROTO_A) -lbpf -lelf -lz $(LDLIBS_CORE) \
 		$(LDLIBS_ENGINE)
 

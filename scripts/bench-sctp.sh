@@ -4,7 +4,9 @@
 # adaptation shim (draft-otis-sctp-ddp-00) on usrsctp (bench_engine --llp sctp), and plain
 # usrsctp messages of SCTP_MAXSEG bytes, unordered, on an association of the same settings
 # (bench_usrsctp), for the same time each, both in UDP datagrams (RFC 6951) between
-# 192.0.2.1 and 192.0.2.2; each end a
+# 192.0.2.1 and 192.0.2.2, through the kernel's UDP sockets and again through AF_XDP
+# sockets (bpf/sctp_xsk.bpf.c at native XDP on each veth end, as iwxd after iwx attach,
+# tagged payload placed from the frames); each end a
 # process of its own with its own usrsctp stack. For context, in the same session, TCP on
 # the same pair: iperf3 with one stream, and 1 MiB RDMA Writes on the engine over MPA and
 # TCP (bench_engine, as scripts/bench.sh runs it). Each measurement runs RUNS times, the
@@ -17,6 +19,7 @@
 #   BUILD=/tmp/b scripts/bench-sctp.sh    # binaries built in and run from /tmp/b
 #
 # -t SECONDS: each run (default 3). --no-tcp: no TCP context. --no-64k: no 64 KiB row.
+# --no-xsk: no AF_XDP rows.
 # --no-pin: by default (with two CPUs or more) namespace a (the initiators, senders) runs
 # on CPU 0 and namespace b (the responders, receivers) on CPU 1, and each veth end steers
 # what it receives to its namespace's CPU (RPS), as bench.sh does; --no-rps: pinned, not
@@ -30,10 +33,11 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib-bench.sh
 . scripts/lib-bench.sh
 
-runs=3 secs=3 pin=1 rps=1 tcp=1 small=1
+runs=3 secs=3 pin=1 rps=1 tcp=1 small=1 xsk=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--no-tcp) tcp=0; shift ;;
+	--no-xsk) xsk=0; shift ;;
 	--no-64k) small=0; shift ;;
 	*) common_arg "$@"; shift "$took" ;;
 	esac
@@ -82,13 +86,17 @@ client_failed() { # what
 # server's options, then the client's. Its line in $result, with the server's CPU and, on
 # SCTP, the client's DATA chunks sent again and the server's UDP receive drops (the
 # carrier's stderr line).
+# With via_xsk=1, each end's datagrams go through an AF_XDP socket on its veth end.
 run_prog() { # name program server-options client-options
-	local name=$1 prog=$2 sopts copts v
+	local name=$1 prog=$2 sopts copts v env_a=() env_b=()
 	read -ra sopts <<<"$3"
 	read -ra copts <<<"$4"
-	start_server "$prog" -s -a "$addr_b" "${sopts[@]}"
+	if [ "$via_xsk" = 1 ]; then
+		env_a=(env "IWX_BENCH_XSK=$if_a") env_b=(env "IWX_BENCH_XSK=$if_b")
+	fi
+	start_server "${env_b[@]}" "$prog" -s -a "$addr_b" "${sopts[@]}"
 	wait_listen "$port" "$listen"
-	result=$(in_a timeout "$limit" "$prog" -c -a "$addr_b" "${copts[@]}" -t "$secs" \
+	result=$(in_a timeout "$limit" "${env_a[@]}" "$prog" -c -a "$addr_b" "${copts[@]}" -t "$secs" \
 		2>"$out/client.log") || client_failed "$name"
 	stop_server "$name"
 	v=$(sed -n 's/.*server_cpu_pct=\([0-9.]*\).*/\1/p' "$out/server.log")
@@ -149,6 +157,7 @@ ratio_med() { # name key
 
 variants=(iwx plain)
 [ "$small" = 1 ] && variants+=(iwx-64k)
+[ "$xsk" = 1 ] && variants+=(iwx-xsk plain-xsk)
 echo "bench-sctp: $ns_a $addr_a <-> $ns_b $addr_b (veth), $runs runs of $secs s"
 if [ ${#pin_a[@]} -gt 0 ]; then
 	steer=", not steered (no RPS)"
@@ -157,10 +166,13 @@ if [ ${#pin_a[@]} -gt 0 ]; then
 fi
 for r in $(seq "$runs"); do
 	for v in $(fp_order "$r" "${variants[@]}"); do
+		via_xsk=0
 		case $v in
 		iwx) run_sctp iwx "$engine" "-m write -S 1M -d 8" ;;
 		plain) run_sctp plain "$usrsctp" ;;
 		iwx-64k) run_sctp iwx-64k "$engine" "-m write -S 64K -d 8" ;;
+		iwx-xsk) via_xsk=1 run_sctp iwx-xsk "$engine" "-m write -S 1M -d 8" ;;
+		plain-xsk) via_xsk=1 run_sctp plain-xsk "$usrsctp" ;;
 		esac
 		echo "[$r/$runs] $v $result"
 		per_gib
@@ -205,6 +217,12 @@ measure_row "RDMA Write over the shim, 1 MiB, 8 outstanding" iwx \
 	"$(median "$out/iwx.retrans_chunks" 0)"
 [ "$small" = 0 ] || measure_row "RDMA Write over the shim, 64 KiB, 8 outstanding" iwx-64k \
 	"$(median "$out/iwx-64k.retrans_chunks" 0)"
+if [ "$xsk" = 1 ]; then
+	measure_row "AF_XDP: plain usrsctp, $maxseg-byte messages, unordered" plain-xsk \
+		"$(median "$out/plain-xsk.retrans_chunks" 0)"
+	measure_row "AF_XDP: RDMA Write over the shim, 1 MiB, 8 outstanding" iwx-xsk \
+		"$(median "$out/iwx-xsk.retrans_chunks" 0)"
+fi
 if [ "$tcp" = 1 ]; then
 	measure_row "TCP: iperf3, one stream" iperf3
 	measure_row "TCP: RDMA Write on the engine (MPA, CRC), 1 MiB, 8 outstanding" engine-tcp
