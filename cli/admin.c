@@ -329,8 +329,9 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	     pct_str(b, sizeof(b), s->traffic.tx_fpdus_aligned, s->traffic.tx_fpdus), s->traffic.tx_fpdus_aligned,
 	     s->traffic.tx_fpdus);
 	LINE("placed segments", "%" PRIu64, s->traffic.placed_segments);
-	LINE("placed by BPF", "%" PRIu64 " FPDUs, %" PRIu64 " payload bytes", s->traffic.fast_fpdus,
-	     s->traffic.fast_bytes);
+	/* TCP: by the fast path's BPF; SCTP: from the packet, before usrsctp (sctp_place.h) */
+	LINE("placed on arrival", "%" PRIu64 " segments, %" PRIu64 " payload bytes (TCP: by BPF; "
+	     "SCTP: from the packet)", s->traffic.fast_fpdus, s->traffic.fast_bytes);
 	LINE("bytes discarded", "in %" PRIu64 " recv(MSG_TRUNC) calls", s->traffic.fast_discards);
 	LINE("doorbells", "%" PRIu64, s->doorbells);
 	LINE("wakeups", "%" PRIu64, s->wakeups);
@@ -692,7 +693,9 @@ static const struct admin_cmd status_cmd = {
 	"attached to, with its mode. The traffic counters include the queue pairs already\n"
 	"destroyed.\n",
 	"JSON keys: the fields of struct iwx_ipc_status (iwx/ipc.h), and socket, and\n"
-	"aligned_pct (null when no FPDU was sent), and fast_path: an array of {ifname, mode}.\n",
+	"aligned_pct (null when no FPDU was sent), fast_path: an array of {ifname, mode,\n"
+	"sctp_xsks}, and sctp: {bad_crc, placed_chunks, placed_bytes, xsk_rx, xsk_tx,\n"
+	"xsk_dropped, udp_dropped}.\n",
 	show_status,
 };
 

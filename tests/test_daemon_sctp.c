@@ -18,6 +18,7 @@
 #include <iwx/wire.h>
 
 #include "capture.h"
+#include "faults.h"
 #include "iwx_cli.h"
 #include "iwxd_pair.h"
 #include "testutil.h"
@@ -327,4 +328,79 @@ Test(daemon_sctp, the_shim_on_the_wire)
 				   "ip.checksum.status != 1)", "-o udp.check_checksum:TRUE "
 				   "-o ip.check_checksum:TRUE -e frame.number", out, sizeof(out)), 0,
 		     "b's frames with bad checksums: %s", out);
+}
+
+/*
+ * A Write of len bytes and a Send behind it, from a on its UDP socket to b through AF_XDP,
+ * with the fault injector at a's egress as conf says. At the Send's completion at b, not
+ * later, the whole Write must be in place (R5). What the injector did.
+ */
+static struct faults_counts write_send_through_faults(uint32_t len, const struct faults_conf *conf)
+{
+	struct endpoint c = { 0 }, d = { 0 };
+	struct faults *f = NULL;
+	struct faults_counts n;
+	struct iwx_wc wc;
+
+	fast_path_tc(0, false);
+	fast_path_tc(1, true);
+	cr_assert_eq(endpoint_open(&c, &pair, 0, 0), 0);
+	cr_assert_eq(endpoint_open(&d, &pair, 1, 0), 0);
+	cr_assert_eq(endpoint_connect(&c, &d, false, &over_sctp), 0);
+	struct buf src = buf_new(&c, NULL, len, ALL_ACCESS, false);
+	struct buf dst = buf_new(&d, NULL, len + 4096, ALL_ACCESS, false);
+	struct iwx_recv_wr recv = { .wr_id = 9, .num_sge = 1, .sge = { sge_of(&dst, len, 4096) } };
+	struct iwx_send_wr write = { .wr_id = 1, .opcode = IWX_WR_WRITE, .num_sge = 1,
+				     .sge = { sge_of(&src, 0, len) },
+				     .remote_addr = (uintptr_t)dst.p, .rkey = dst.mr->rkey };
+	struct iwx_send_wr send = { .wr_id = 2, .opcode = IWX_WR_SEND, .flags = IWX_WR_SIGNALED,
+				    .num_sge = 1, .sge = { sge_of(&src, 0, 64) } };
+
+	fill_pattern(src.p, len, len);
+	cr_assert_eq(iwx_post_recv(d.qp, &recv), 0);
+	cr_assert_eq(faults_attach(&f, pair.ns.a, pair.ns.dev[0], conf), 0);
+	cr_assert_eq(iwx_post_send(c.qp, &write), 0);
+	cr_assert_eq(iwx_post_send(c.qp, &send), 0);
+	cr_assert_eq(endpoint_wc(&d, &wc), 0);
+	cr_assert_eq(wc.status, IWX_WC_SUCCESS);
+	cr_assert_arr_eq(dst.p, src.p, len, "the Write before the Send");
+	cr_assert_arr_eq(dst.p + len, src.p, 64, "the Send");
+	cr_assert_eq(endpoint_wc(&c, &wc), 0);
+	cr_assert_eq(wc.wr_id, 2);
+	cr_assert_eq(wc.status, IWX_WC_SUCCESS);
+	n = faults_counts(f);
+	faults_detach(f);
+	assert_llp(1, "sctp/xdp");
+	endpoint_close(&c);
+	endpoint_close(&d);
+	return n;
+}
+
+/*
+ * Loss on the wire: 3% of a's datagrams dropped, 1% duplicated. SCTP sends the lost
+ * chunks again and b places them from the frames whenever they come; every byte arrives.
+ */
+Test(daemon_sctp, after_loss_a_send_completes_only_behind_its_whole_write)
+{
+	const struct faults_conf lossy = { .seed = 12, .drop_ppm = 30000, .dup_ppm = 10000,
+					   .udp_port = 9899 };
+	struct faults_counts n = write_send_through_faults(4u << 20, &lossy);
+
+	cr_assert_gt(n.dropped, 10, "datagrams dropped: %lu of %lu", n.dropped, n.seen);
+	cr_assert_gt(n.duplicated, 0, "datagrams duplicated: %lu of %lu", n.duplicated, n.seen);
+}
+
+/*
+ * R5 exactly: the last chunk of a three-chunk Write is lost (the third datagram a sends),
+ * the Send behind it arrives at once, and SCTP resends the lost chunk only on its
+ * retransmission timer, a second on: the Send completes at b only then.
+ */
+Test(daemon_sctp, a_send_waits_for_the_lost_last_chunk_of_the_write_before_it)
+{
+	const struct faults_conf third = { .drop_at = FAULTS_AT(2), .udp_port = 9899 };
+	/* three chunks of the tagged stream's largest payload */
+	struct faults_counts n = write_send_through_faults(3 * 1424, &third);
+
+	cr_assert_eq(n.dropped, 1);
+	cr_assert_geq(n.seen, 5, "three chunks, the Send, the lost one again: %lu", n.seen);
 }

@@ -3,7 +3,8 @@
  * A fault injector for tests, at TC egress (tcx) of a veth end: netem is not built
  * here. It drops, duplicates, reorders or corrupts IPv4 TCP segments that carry
  * payload, at rates per million segments (as TCP hands them to the device: with TSO, a
- * segment of up to 64 KiB). The loader sets the rates and the seed
+ * segment of up to 64 KiB); or, with udp_port, drops and duplicates IPv4 UDP datagrams
+ * to that port (SCTP in UDP), at the same rates. The loader sets the rates and the seed
  * (tests/support/faults.c) and reads the counters.
  *
  * Each segment draws one number, a hash of (seed, its index among the segments seen):
@@ -26,6 +27,8 @@ __u64 seed;
 __u32 drop_ppm, dup_ppm, reorder_ppm, corrupt_ppm;
 __u32 corrupt_at;	/* 0: a random byte of FPDU payload; n: byte n - 1 of a wire segment */
 __u8 corrupt_xor;	/* the bits flipped (0: all) */
+__be16 udp_port;	/* 0: TCP segments; else UDP datagrams to this port, network order */
+__u32 drop_at;		/* 0: none; n: the (n - 1)-th segment or datagram seen is dropped */
 
 /* read by the loader */
 __u64 seen, dropped, duplicated, reordered, corrupted;
@@ -108,23 +111,32 @@ int inject(struct __sk_buff *skb)
 	struct tcphdr tcp;
 	__u32 l4, payload, end, u;
 	bool new_data;
-	__u64 r;
+	__u64 r, idx;
 
 	if (skb->mark == FAULTS_CLONE_MARK)
 		return TC_ACT_OK;	/* our own duplicate, on its way out */
 	if (bpf_skb_load_bytes(skb, 0, &eth, sizeof(eth)) || eth.h_proto != bpf_htons(ETH_P_IP) ||
-	    bpf_skb_load_bytes(skb, sizeof(eth), &ip, sizeof(ip)) || ip.protocol != IPPROTO_TCP)
+	    bpf_skb_load_bytes(skb, sizeof(eth), &ip, sizeof(ip)) ||
+	    ip.protocol != (udp_port ? IPPROTO_UDP : IPPROTO_TCP))
 		return TC_ACT_OK;
 	l4 = sizeof(eth) + ip.ihl * 4;
 	end = sizeof(eth) + bpf_ntohs(ip.tot_len);
 	if (bpf_skb_load_bytes(skb, l4, &tcp, sizeof(tcp)))
 		return TC_ACT_OK;
-	payload = l4 + tcp.doff * 4;
+	/* a UDP header is TCP's first 8 bytes: the ports where they are, then length, checksum */
+	if (udp_port && tcp.dest != udp_port)
+		return TC_ACT_OK;
+	payload = l4 + (udp_port ? 8 : tcp.doff * 4);
 	if (payload >= end || end > skb->len)
 		return TC_ACT_OK;	/* a bare ACK: left alone */
 
-	new_data = fresh(bpf_ntohl(tcp.seq), bpf_ntohl(tcp.seq) + (end - payload));
-	r = mix(seed + __sync_fetch_and_add(&seen, 1) * 0x9e3779b97f4a7c15ull);
+	new_data = udp_port ? false : fresh(bpf_ntohl(tcp.seq), bpf_ntohl(tcp.seq) + (end - payload));
+	idx = __sync_fetch_and_add(&seen, 1);
+	if (drop_at && idx + 1 == drop_at) {
+		__sync_fetch_and_add(&dropped, 1);
+		return TC_ACT_SHOT;
+	}
+	r = mix(seed + idx * 0x9e3779b97f4a7c15ull);
 	/* one draw picks at most one fault: [0, drop) drops, then duplicates, ... */
 	u = (__u32)(r % 1000000);
 	if (u < drop_ppm) {
@@ -141,6 +153,8 @@ int inject(struct __sk_buff *skb)
 		return TC_ACT_OK;
 	}
 	u -= dup_ppm;
+	if (udp_port)
+		return TC_ACT_OK;	/* datagrams are dropped or duplicated only */
 	if (u < reorder_ppm) {
 		/* htb (faults.c) sends class 1:20 slowly: later segments overtake this one */
 		skb->priority = FAULTS_SLOW_CLASS;

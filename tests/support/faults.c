@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The fault injector's loader, and the qdisc its reordering needs (faults.h). */
+#include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -77,6 +78,8 @@ void faults_set(struct faults *f, const struct faults_conf *c)
 	b->corrupt_ppm = c->corrupt_ppm;
 	b->corrupt_at = c->corrupt_at;
 	b->corrupt_xor = c->corrupt_xor;
+	b->udp_port = htons(c->udp_port);
+	b->drop_at = c->drop_at;
 	b->corrupt_due = 0;
 }
 

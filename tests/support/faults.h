@@ -2,8 +2,8 @@
 /*
  * Network faults for integration tests, without netem: the injector of
  * tests/bpf/faults.bpf.c at TC egress of a veth end, which drops, duplicates, reorders
- * or corrupts TCP segments with payload at given rates, and the htb qdisc its
- * reordering needs.
+ * or corrupts TCP segments with payload at given rates (or drops and duplicates UDP
+ * datagrams to a port), and the htb qdisc its reordering needs.
  */
 #ifndef IWX_FAULTS_H
 #define IWX_FAULTS_H
@@ -21,6 +21,9 @@ struct faults_conf {
 	uint32_t	drop_ppm, dup_ppm, reorder_ppm, corrupt_ppm;
 	uint32_t	corrupt_at;
 	uint8_t		corrupt_xor;
+	uint16_t	udp_port;	/* nonzero: UDP datagrams to this port instead, dropped or
+					   duplicated at drop_ppm, dup_ppm (SCTP in UDP) */
+	uint32_t	drop_at;	/* FAULTS_AT(n): the n-th segment or datagram seen dropped */
 };
 
 #define FAULTS_AT(n)	((n) + 1)
