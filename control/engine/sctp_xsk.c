@@ -56,12 +56,13 @@ static uint16_t fold(uint32_t sum)
 	return (uint16_t)~sum;
 }
 
-/* The UDP checksum over the IPv4 pseudo-header, the UDP header and data (RFC 768). */
-static uint16_t udp_sum(const struct iphdr *ip, const struct udphdr *udp, size_t len)
+/* The UDP checksum over the IPv4 pseudo-header, the UDP header, and data (RFC 768). */
+static uint16_t udp_sum(const struct iphdr *ip, const struct udphdr *udp, const void *data,
+			size_t len)
 {
-	uint32_t s = sum16(0, &ip->saddr, 8) + IPPROTO_UDP + (uint32_t)len;
+	uint32_t s = sum16(0, &ip->saddr, 8) + IPPROTO_UDP + (uint32_t)(sizeof(*udp) + len);
 
-	return fold(sum16(s, udp, len));
+	return fold(sum16(sum16(s, udp, sizeof(*udp)), data, len));
 }
 
 static void give_rx(struct iwx_sctp_xsk *x, uint64_t addr)
@@ -140,38 +141,45 @@ int iwx_sctp_xsk_fd(const struct iwx_sctp_xsk *x)
 	return xsk_socket__fd(x->xsk);
 }
 
-/* One frame: SCTP in UDP in IPv4 to our port (what the XDP program lets through) goes in. */
+/*
+ * One frame: SCTP in UDP in IPv4 to our port (what the XDP program lets through) goes in.
+ * Its headers are copied out: behind 14 bytes of Ethernet, IP's are not 4-byte aligned.
+ */
 static void frame_in(struct iwx_sctp_xsk *x, uint8_t *f, uint32_t len)
 {
-	const struct ethhdr *eth = (const void *)f;
-	const struct iphdr *ip = (const void *)(eth + 1);
-	const struct udphdr *udp = (const void *)(ip + 1);
+	struct ethhdr eth;
+	struct iphdr ip;
+	struct udphdr udp;
 	struct iwx_sctp_udp_path *p;
 	size_t ulen;
 
-	if (len < HDRS || eth->h_proto != htons(ETH_P_IP) || ip->version != 4 || ip->ihl != 5 ||
-	    ip->protocol != IPPROTO_UDP || (ip->frag_off & htons(IP_MF_OFFSET)) ||
-	    udp->dest != x->port)
+	if (len < HDRS)
+		goto drop;
+	memcpy(&eth, f, sizeof(eth));
+	memcpy(&ip, f + sizeof(eth), sizeof(ip));
+	memcpy(&udp, f + sizeof(eth) + sizeof(ip), sizeof(udp));
+	if (eth.h_proto != htons(ETH_P_IP) || ip.version != 4 || ip.ihl != 5 ||
+	    ip.protocol != IPPROTO_UDP || (ip.frag_off & htons(IP_MF_OFFSET)) || udp.dest != x->port)
 		goto drop;
 	/*
 	 * The UDP checksum is not checked: a sender with checksum offload (veth, the kernel's
 	 * UDP) hands XDP a partial one; SCTP's CRC32c covers the packet (iwx_sctp_input) and
 	 * its Verification Tag, not the addresses, picks the association.
 	 */
-	ulen = ntohs(udp->len);
-	if (ulen < sizeof(*udp) || ulen > len - sizeof(*eth) - sizeof(*ip) ||
-	    ntohs(ip->tot_len) != ulen + sizeof(*ip))
+	ulen = ntohs(udp.len);
+	if (ulen < sizeof(udp) || ulen > len - sizeof(eth) - sizeof(ip) ||
+	    ntohs(ip.tot_len) != ulen + sizeof(ip))
 		goto drop;
-	p = iwx_sctp_udp_path_v4(x->udp, ip->saddr, udp->source);
+	p = iwx_sctp_udp_path_v4(x->udp, ip.saddr, udp.source);
 	if (!p)
 		goto drop;
 	/* the way back: as this frame came, reversed */
 	p->route = (struct iwx_sctp_xsk_route){
-		.xsk = x, .ip = { ip->daddr, ip->saddr }, .port = { udp->dest, udp->source } };
-	memcpy(p->route.mac[0], eth->h_dest, ETH_ALEN);
-	memcpy(p->route.mac[1], eth->h_source, ETH_ALEN);
+		.xsk = x, .ip = { ip.daddr, ip.saddr }, .port = { udp.dest, udp.source } };
+	memcpy(p->route.mac[0], eth.h_dest, ETH_ALEN);
+	memcpy(p->route.mac[1], eth.h_source, ETH_ALEN);
 	x->stats.rx++;
-	iwx_sctp_input(&p->path, f + HDRS, ulen - sizeof(*udp));
+	iwx_sctp_input(&p->path, f + HDRS, ulen - sizeof(udp));
 	return;
 drop:
 	x->stats.rx_dropped++;
@@ -205,10 +213,15 @@ static void reclaim(struct iwx_sctp_xsk *x)
 int iwx_sctp_xsk_send(const struct iwx_sctp_xsk_route *r, const void *pkt, size_t len)
 {
 	struct iwx_sctp_xsk *x = r->xsk;
-	struct ethhdr *eth;
-	struct iphdr *ip;
-	struct udphdr *udp;
+	struct ethhdr eth = { .h_proto = htons(ETH_P_IP) };
+	struct iphdr ip = { .version = 4, .ihl = 5,
+			    .tot_len = htons(sizeof(ip) + sizeof(struct udphdr) + len),
+			    .id = htons(x->ip_id++), .frag_off = htons(IP_DF), .ttl = 64,
+			    .protocol = IPPROTO_UDP, .saddr = r->ip[0], .daddr = r->ip[1] };
+	struct udphdr udp = { .source = r->port[0], .dest = r->port[1],
+			      .len = htons(sizeof(udp) + len) };
 	uint32_t idx;
+	uint64_t addr;
 	uint8_t *f;
 
 	if (HDRS + len > FRAME_SIZE)
@@ -218,22 +231,18 @@ int iwx_sctp_xsk_send(const struct iwx_sctp_xsk_route *r, const void *pkt, size_
 		x->stats.tx_dropped++;
 		return -ENOBUFS;
 	}
-	f = xsk_umem__get_data(x->area, x->free[--x->n_free]);
-	eth = (void *)f;
-	ip = (void *)(eth + 1);
-	udp = (void *)(ip + 1);
-	memcpy(eth->h_dest, r->mac[1], ETH_ALEN);
-	memcpy(eth->h_source, r->mac[0], ETH_ALEN);
-	eth->h_proto = htons(ETH_P_IP);
-	*ip = (struct iphdr){ .version = 4, .ihl = 5, .tot_len = htons(sizeof(*ip) + sizeof(*udp) + len),
-			      .id = htons(x->ip_id++), .frag_off = htons(IP_DF), .ttl = 64,
-			      .protocol = IPPROTO_UDP, .saddr = r->ip[0], .daddr = r->ip[1] };
-	ip->check = htons(fold(sum16(0, ip, sizeof(*ip))));
-	*udp = (struct udphdr){ .source = r->port[0], .dest = r->port[1],
-				.len = htons(sizeof(*udp) + len) };
-	memcpy(udp + 1, pkt, len);
-	udp->check = htons(udp_sum(ip, udp, sizeof(*udp) + len) ?: 0xffff);
-	xsk_ring_prod__tx_desc(&x->tx, idx)->addr = x->free[x->n_free];
+	memcpy(eth.h_dest, r->mac[1], ETH_ALEN);
+	memcpy(eth.h_source, r->mac[0], ETH_ALEN);
+	ip.check = htons(fold(sum16(0, &ip, sizeof(ip))));
+	udp.check = htons(udp_sum(&ip, &udp, pkt, len) ?: 0xffff);
+	/* built aside and copied in: in the frame, IP's header is not 4-byte aligned */
+	addr = x->free[--x->n_free];
+	f = xsk_umem__get_data(x->area, addr);
+	memcpy(f, &eth, sizeof(eth));
+	memcpy(f + sizeof(eth), &ip, sizeof(ip));
+	memcpy(f + sizeof(eth) + sizeof(ip), &udp, sizeof(udp));
+	memcpy(f + HDRS, pkt, len);
+	xsk_ring_prod__tx_desc(&x->tx, idx)->addr = addr;
 	xsk_ring_prod__tx_desc(&x->tx, idx)->len = HDRS + len;
 	xsk_ring_prod__submit(&x->tx, 1);
 	x->stats.tx++;
