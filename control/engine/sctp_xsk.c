@@ -21,6 +21,7 @@
 #define RING		1024		/* every ring's size: each holds all of its frames */
 #define IP_DF		0x4000		/* RFC 791's flags and fragment offset */
 #define IP_MF_OFFSET	0x3fff
+#define TX_BATCH	64		/* frames queued before the kernel is told, at most */
 #define HDRS		(sizeof(struct ethhdr) + sizeof(struct iphdr) + sizeof(struct udphdr))
 
 struct iwx_sctp_xsk {
@@ -34,6 +35,7 @@ struct iwx_sctp_xsk {
 	uint64_t		free[TX_FRAMES];	/* TX frames not in a ring */
 	uint32_t		n_free;
 	uint16_t		ip_id;
+	uint32_t		unsent;		/* frames in the TX ring since the last wake-up */
 	struct iwx_sctp_xsk_stats stats;
 };
 
@@ -246,10 +248,17 @@ int iwx_sctp_xsk_send(const struct iwx_sctp_xsk_route *r, const void *pkt, size_
 	xsk_ring_prod__tx_desc(&x->tx, idx)->len = HDRS + len;
 	xsk_ring_prod__submit(&x->tx, 1);
 	x->stats.tx++;
-	/* copy mode sends only when told */
-	if (xsk_ring_prod__needs_wakeup(&x->tx))
-		sendto(xsk_socket__fd(x->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0);
+	if (++x->unsent == TX_BATCH)
+		iwx_sctp_xsk_flush(x);
 	return 0;
+}
+
+void iwx_sctp_xsk_flush(struct iwx_sctp_xsk *x)
+{
+	/* copy mode sends only when told: one system call for the batch */
+	if (x->unsent && xsk_ring_prod__needs_wakeup(&x->tx))
+		sendto(xsk_socket__fd(x->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0);
+	x->unsent = 0;
 }
 
 const struct iwx_sctp_xsk_stats *iwx_sctp_xsk_stats(const struct iwx_sctp_xsk *x)

@@ -41,8 +41,13 @@ int iwx_sctp_xsk_fd(const struct iwx_sctp_xsk *x);
 /* Feed the stack what has arrived, at most budget frames. Returns how many. */
 int iwx_sctp_xsk_input(struct iwx_sctp_xsk *x, int budget);
 
-/* Send one SCTP packet along route; 0, or -errno (the caller may use the UDP socket). */
+/*
+ * Queue one SCTP packet along route; 0, or -errno (the caller may use the UDP socket).
+ * The kernel is told of queued frames every so many, and by iwx_sctp_xsk_flush, which
+ * the caller's loop runs before it may sleep.
+ */
 int iwx_sctp_xsk_send(const struct iwx_sctp_xsk_route *route, const void *pkt, size_t len);
+void iwx_sctp_xsk_flush(struct iwx_sctp_xsk *x);
 
 const struct iwx_sctp_xsk_stats *iwx_sctp_xsk_stats(const struct iwx_sctp_xsk *x);
 

@@ -207,6 +207,7 @@ static void run(struct iwxd *d)
 		reap(d);
 		if (!work)	/* publish "asleep", then look once more: a post that raced with it is seen */
 			vqp_need_wakeup(d, true);
+		sctp_io_flush(d);	/* SCTP's frames of this turn go out before any sleep */
 		n = loop_dispatch(&d->loop, d, !work && !any_work(d));
 		if (!work) {
 			vqp_need_wakeup(d, false);

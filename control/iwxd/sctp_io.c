@@ -332,6 +332,13 @@ void sctp_io_xsk_detach(struct iwxd *d, int ifindex)
 		}
 }
 
+void sctp_io_flush(struct iwxd *d)
+{
+	for (uint32_t i = 0; d->sctp && i < d->sctp->n_ifs; i++)
+		for (uint32_t k = 0; k < d->sctp->ifs[i].n; k++)
+			iwx_sctp_xsk_flush(d->sctp->ifs[i].q[k].xsk);
+}
+
 uint32_t sctp_io_xsk_queues(const struct iwxd *d, int ifindex)
 {
 	for (uint32_t i = 0; d->sctp && i < d->sctp->n_ifs; i++)

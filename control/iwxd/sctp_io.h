@@ -54,6 +54,8 @@ void sctp_io_release(struct iwxd *d);
  */
 void sctp_io_xsk_attach(struct iwxd *d, int ifindex, const char *ifname);
 void sctp_io_xsk_detach(struct iwxd *d, int ifindex);
+/* Tell the kernel of the frames queued on the AF_XDP sockets: before the loop may sleep. */
+void sctp_io_flush(struct iwxd *d);
 /* The AF_XDP sockets on ifindex (0: none). */
 uint32_t sctp_io_xsk_queues(const struct iwxd *d, int ifindex);
 /* Do so's packets go through an AF_XDP socket now? */

@@ -142,6 +142,8 @@ int carrier_pump(int ms)
 	uint64_t now = now_ms();
 	int n;
 
+	if (xsk)
+		iwx_sctp_xsk_flush(xsk);	/* what the work since the last turn queued */
 	if (ms > 0 && !more) {
 		struct pollfd p[2] = { { .fd = iwx_sctp_udp_fd(udp), .events = POLLIN },
 				       { .fd = xsk ? iwx_sctp_xsk_fd(xsk) : -1, .events = POLLIN } };
