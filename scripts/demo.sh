@@ -131,7 +131,8 @@ build/iwx stats -s "$out/iwxd-a.sock" | sed 's/^/   a: /'
 build/iwx stats -s "$out/iwxd-b.sock" | sed 's/^/   b: /'
 
 echo
-echo "== The same over SCTP: the DDP adaptation shim, SCTP in UDP between the iwxds (iwx_rping --sctp)"
+echo "== The same over SCTP: the DDP adaptation shim, SCTP in UDP between the iwxds through"
+echo "   AF_XDP sockets (iwx attach opened them), Writes and Read Responses placed from the frames"
 ip netns exec "$ns_b" timeout 30 build/iwx_rping -s -a 192.0.2.2 -p "$port" -S "$size" -C 2 --sctp \
 	--socket "$out/iwxd-b.sock" >"$out/server-sctp.log" 2>&1 &
 server=$!
@@ -144,6 +145,9 @@ for _ in $(seq 20); do
 done
 sed 's/^/   client: /' "$out/client-sctp.log"
 wait "$server"
+for side in a b; do
+	build/iwx status -s "$out/iwxd-$side.sock" | sed -n '/^DDP over SCTP/,$p' | sed "s/^/   $side: /"
+done
 
 echo
 echo "== Unmodified rdma-core programs over iwx (iwx exec): Debian's ibv_devinfo and rping"
