@@ -284,6 +284,8 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 		json_u64(&j, "xsk_tx", s->sctp.xsk_tx);
 		json_u64(&j, "xsk_dropped", s->sctp.xsk_dropped);
 		json_u64(&j, "udp_dropped", s->sctp.udp_dropped);
+		json_u64(&j, "no_path", s->sctp.no_path);
+		json_u64(&j, "paths", s->sctp.paths);
 		json_close(&j, '}');
 		json_close(&j, '}');
 		return 0;
@@ -349,6 +351,8 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	     s->sctp.xsk_rx, s->sctp.xsk_tx, s->sctp.xsk_dropped);
 	LINE("bad CRC32c", "%" PRIu64 " packets", s->sctp.bad_crc);
 	LINE("UDP dropped", "%" PRIu64 " datagrams", s->sctp.udp_dropped);
+	LINE("peers", "%" PRIu64 " with a path; %" PRIu64 " packets to peers gone", s->sctp.paths,
+	     s->sctp.no_path);
 	return 0;
 }
 
@@ -695,7 +699,7 @@ static const struct admin_cmd status_cmd = {
 	"JSON keys: the fields of struct iwx_ipc_status (iwx/ipc.h), and socket, and\n"
 	"aligned_pct (null when no FPDU was sent), fast_path: an array of {ifname, mode,\n"
 	"sctp_xsks}, and sctp: {bad_crc, placed_chunks, placed_bytes, xsk_rx, xsk_tx,\n"
-	"xsk_dropped, udp_dropped}.\n",
+	"xsk_dropped, udp_dropped, no_path, paths}.\n",
 	show_status,
 };
 

@@ -242,7 +242,7 @@ static void accept_and_drive(struct iwx_sctp_conn *c, struct socket *lso,
 static struct socket *raw_client(bool indication)
 {
 	struct sockaddr_conn sc = { .sconn_family = AF_CONN, .sconn_port = htons(PORT),
-				    .sconn_addr = &link.b };
+				    .sconn_addr = link.b.token };
 	int on = 1;
 	struct socket *so = indication ? iwx_sctp_socket() :
 			    usrsctp_socket(AF_CONN, SOCK_STREAM, IPPROTO_SCTP, NULL, NULL, 0, NULL);

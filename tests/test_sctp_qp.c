@@ -696,3 +696,27 @@ Test(sctp_udp, every_operation_over_udp)
 	write_send_read(1);
 	write_send_read(4u << 20);
 }
+
+/*
+ * A path may go while an association still names it (iwx_sctp_udp_expire): usrsctp's
+ * packets to its token are then dropped and counted, never sent through freed memory.
+ */
+Test(sctp_udp, a_path_gone_under_a_live_association_drops_its_packets)
+{
+	struct iwx_send_wr write = { .wr_id = 1, .opcode = IWX_WR_WRITE, .num_sge = 1 };
+	uint64_t before = iwx_sctp_stats()->no_path;
+
+	connect_pair();
+	write_send_read(1);
+	iwx_sctp_udp_expire(udp[0], iwx_conn_now_ms(), 0);
+	cr_assert_eq(iwx_sctp_udp_paths(udp[0]), 0);
+	write.sge[0] = sge(&A, 0, 100);
+	write.rkey = B.stag;
+	write.remote_addr = (uintptr_t)B.buf;
+	cr_assert_eq(iwx_qp_post_send(A.qp, &write), 0);
+	for (int i = 0; i < 50 && iwx_sctp_stats()->no_path == before; i++) {
+		iwx_qp_progress(A.qp, NULL);
+		pump(10);
+	}
+	cr_assert_gt(iwx_sctp_stats()->no_path, before, "A's packets to B after its path went");
+}

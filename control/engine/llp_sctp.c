@@ -359,6 +359,7 @@ static void placer_start(struct llp_sctp *t)
 	socklen_t tags_len = sizeof(tags);
 	struct sockaddr *peer = NULL, *local = NULL;
 	const struct sockaddr_conn *pc, *lc;
+	const struct iwx_sctp_path *path;
 
 	if (usrsctp_getpaddrs(t->so, 0, &peer) < 1)
 		return;
@@ -366,13 +367,14 @@ static void placer_start(struct llp_sctp *t)
 		goto out;
 	pc = (const struct sockaddr_conn *)peer;
 	lc = (const struct sockaddr_conn *)local;
-	t->placer.path = pc->sconn_addr;
-	if (!t->placer.path->place ||
+	path = iwx_sctp_path_of(pc->sconn_addr);
+	if (!path || !path->place ||
 	    usrsctp_getsockopt(t->so, IPPROTO_SCTP, SCTP_GET_NONCE_VALUES, &tags, &tags_len))
 		goto out;
 	t->placed = calloc(PLACED_SLOTS, sizeof(*t->placed));
 	if (!t->placed)
 		goto out;	/* chunk_in places everything */
+	t->placer.token = pc->sconn_addr;
 	t->placer.lport = lc->sconn_port;
 	t->placer.pport = pc->sconn_port;
 	t->placer.vtag = htonl(tags.gn_local_tag);

@@ -13,7 +13,17 @@
 #include "sctp.h"
 #include "sctp_place.h"
 
+#define TOKEN_BUCKETS	1024	/* paths hash by token */
+
 static struct iwx_sctp_stats stats;
+static struct iwx_sctp_path *paths[TOKEN_BUCKETS];
+/* iwx_sctp_input_unknown's peer, while its packet is in the stack: where replies go */
+static struct {
+	void	*token;
+	int	(*reply)(void *arg, const void *pkt, size_t len);
+	void	*arg;
+	bool	cookie_ack;	/* a reply was a COOKIE-ACK: the association exists now */
+} unknown;
 static unsigned users;
 static bool running;	/* usrsctp_finish refused: the stack is still up, for the next user */
 static uint64_t last_tick_ms;
@@ -36,13 +46,32 @@ static uint32_t packet_crc(const uint8_t *pkt, size_t len)
 	return iwx_crc32c_final(iwx_crc32c_update(st, pkt + 12, len - 12));
 }
 
+static unsigned bucket(const void *token)
+{
+	uintptr_t h = (uintptr_t)token;
+
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return (unsigned)(h >> 40) % TOKEN_BUCKETS;
+}
+
+struct iwx_sctp_path *iwx_sctp_path_of(const void *token)
+{
+	for (struct iwx_sctp_path *p = paths[bucket(token)]; p; p = p->hnext)
+		if (p->token == token)
+			return p;
+	return NULL;
+}
+
 /*
- * usrsctp's output: addr is the path the association was given (AF_CONN). usrsctp
+ * usrsctp's output: addr is the token the association knows its peer by (AF_CONN). A
+ * token without a path is a peer that has none yet, being answered now
+ * (iwx_sctp_input_unknown), or one whose path is gone: its packet is dropped. usrsctp
  * leaves the checksum to us (crc32c offload): ISA-L's is the faster.
  */
 static int path_output(void *addr, void *pkt, size_t len, uint8_t tos, uint8_t set_df)
 {
-	struct iwx_sctp_path *path = addr;
+	struct iwx_sctp_path *path = iwx_sctp_path_of(addr);
 	struct iwx_sctp_common *h = pkt;
 
 	(void)tos;
@@ -50,7 +79,15 @@ static int path_output(void *addr, void *pkt, size_t len, uint8_t tos, uint8_t s
 	if (len < sizeof(*h))
 		return -1;
 	iwx_crc32c_put((uint8_t *)&h->crc32c, packet_crc(pkt, len));
-	return path->send(path, pkt, len) ? -1 : 0;
+	if (path)
+		return path->send(path, pkt, len) ? -1 : 0;
+	if (addr != unknown.token || !unknown.reply) {
+		stats.no_path++;
+		return -1;
+	}
+	/* RFC 4960 §3.3.4: COOKIE-ACK answers a valid COOKIE-ECHO, and leads its packet */
+	unknown.cookie_ack |= len > sizeof(*h) && ((const uint8_t *)pkt)[sizeof(*h)] == 11;
+	return unknown.reply(unknown.arg, pkt, len) ? -1 : 0;
 }
 
 int iwx_sctp_init(void)
@@ -85,28 +122,59 @@ void iwx_sctp_finish(void)
 	}
 }
 
-void iwx_sctp_path_add(struct iwx_sctp_path *path)
+void iwx_sctp_path_add(struct iwx_sctp_path *path, void *token)
 {
-	usrsctp_register_address(path);
+	path->token = token ? token : path;
+	path->hnext = paths[bucket(path->token)];
+	paths[bucket(path->token)] = path;
+	usrsctp_register_address(path->token);
 }
 
 void iwx_sctp_path_del(struct iwx_sctp_path *path)
 {
+	for (struct iwx_sctp_path **p = &paths[bucket(path->token)]; *p; p = &(*p)->hnext)
+		if (*p == path) {
+			*p = path->hnext;
+			break;
+		}
 	if (running)	/* after usrsctp_finish there is nothing to deregister from */
-		usrsctp_deregister_address(path);
+		usrsctp_deregister_address(path->token);
+}
+
+static bool checked(const void *pkt, size_t len)
+{
+	const struct iwx_sctp_common *h = pkt;
+
+	if (len >= sizeof(*h) && iwx_crc32c_get((const uint8_t *)&h->crc32c) == packet_crc(pkt, len))
+		return true;
+	stats.bad_crc++;	/* RFC 4960 §6.8: silently discarded */
+	return false;
 }
 
 void iwx_sctp_input(struct iwx_sctp_path *path, void *pkt, size_t len)
 {
-	struct iwx_sctp_common *h = pkt;
-
-	if (len < sizeof(*h) || iwx_crc32c_get((uint8_t *)&h->crc32c) != packet_crc(pkt, len)) {
-		stats.bad_crc++;	/* RFC 4960 §6.8: silently discarded */
+	if (!checked(pkt, len))
 		return;
-	}
 	if (path->place)
 		len = iwx_sctp_place(path, pkt, len, &stats);
-	usrsctp_conninput(path, pkt, len, 0);
+	usrsctp_conninput(path->token, pkt, len, 0);
+}
+
+bool iwx_sctp_input_unknown(void *token, void *pkt, size_t len,
+			    int (*reply)(void *arg, const void *pkt, size_t len), void *arg)
+{
+	bool made;
+
+	if (!checked(pkt, len))
+		return false;
+	unknown.token = token;
+	unknown.reply = reply;
+	unknown.arg = arg;
+	unknown.cookie_ack = false;
+	usrsctp_conninput(token, pkt, len, 0);
+	made = unknown.cookie_ack;
+	unknown.reply = NULL;
+	return made;
 }
 
 const struct iwx_sctp_stats *iwx_sctp_stats(void)

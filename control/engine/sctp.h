@@ -20,12 +20,19 @@
 
 struct socket;
 
-/* Where one association's packets go: the address usrsctp knows the peer by. */
+/*
+ * Where one peer's packets go. usrsctp knows the peer by the path's token (its AF_CONN
+ * sconn_addr), never dereferenced: the path's own address, or one the carrier derives
+ * from the peer's address, so that a peer can be answered before it has a path
+ * (iwx_sctp_input_unknown) and a path can go while usrsctp still names it.
+ */
 struct iwx_sctp_path {
 	/* Send one SCTP packet (whole, checksummed); 0 or -errno, a loss SCTP recovers. */
 	int	(*send)(struct iwx_sctp_path *path, const void *pkt, size_t len);
 	/* Place tagged payload from the packets that arrive on it (sctp_place.h)? */
 	bool	place;
+	void	*token;			/* set by iwx_sctp_path_add */
+	struct iwx_sctp_path *hnext;	/* sctp.c's */
 };
 
 /* The stack's own counters. */
@@ -33,6 +40,7 @@ struct iwx_sctp_stats {
 	uint64_t	bad_crc;	/* packets dropped for their CRC32c */
 	uint64_t	placed_chunks;	/* DATA chunks whose payload went from the packet to memory */
 	uint64_t	placed_bytes;
+	uint64_t	no_path;	/* packets to a token whose path is gone, dropped */
 };
 
 /* Start the stack (once; later calls only count). 0 or -errno. */
@@ -44,11 +52,15 @@ int iwx_sctp_init(void);
 void iwx_sctp_finish(void);
 
 /*
- * Let usrsctp reach a peer over path, and know it by path (AF_CONN sconn_addr); and no
- * longer (after iwx_sctp_finish: nothing to do, the path may simply be freed).
+ * Let usrsctp reach a peer over path, and know it by token (NULL: the path's address);
+ * and no longer: usrsctp's packets to the token are then dropped, so the path may be
+ * freed at once, whatever associations still name it.
  */
-void iwx_sctp_path_add(struct iwx_sctp_path *path);
+void iwx_sctp_path_add(struct iwx_sctp_path *path, void *token);
 void iwx_sctp_path_del(struct iwx_sctp_path *path);
+
+/* The path usrsctp's token names, or NULL (none yet, or gone). */
+struct iwx_sctp_path *iwx_sctp_path_of(const void *token);
 
 /*
  * A packet that arrived on path, in a buffer that is the stack's until this returns: its
@@ -56,6 +68,16 @@ void iwx_sctp_path_del(struct iwx_sctp_path *path);
  * tagged payload of known associations placed from it (sctp_place.h).
  */
 void iwx_sctp_input(struct iwx_sctp_path *path, void *pkt, size_t len);
+
+/*
+ * A packet from a peer that has no path, known to usrsctp by token (the carrier's, from
+ * the peer's address): what usrsctp answers now, an INIT-ACK with its State Cookie or an
+ * ABORT, goes to reply(arg, ...). True when one answer was a COOKIE-ACK: the peer
+ * returned a valid cookie, so it receives at its address and an association exists; only
+ * then is a path worth making (a blind spoofer never gets one). RFC 4960 §5.1.
+ */
+bool iwx_sctp_input_unknown(void *token, void *pkt, size_t len,
+			    int (*reply)(void *arg, const void *pkt, size_t len), void *arg);
 
 const struct iwx_sctp_stats *iwx_sctp_stats(void);
 

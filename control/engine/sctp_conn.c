@@ -421,7 +421,7 @@ int iwx_sctp_conn_connect(struct iwx_sctp_conn *c, struct iwx_sctp_path *path, u
 	struct sockaddr_conn sc = {
 		.sconn_family = AF_CONN,
 		.sconn_port = htons(port),
-		.sconn_addr = path,
+		.sconn_addr = path->token,
 	};
 	int err;
 

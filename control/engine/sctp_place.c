@@ -12,16 +12,16 @@
 
 static struct iwx_sctp_placer *table[BUCKETS];
 
-static unsigned bucket(const struct iwx_sctp_path *path, uint16_t lport, uint16_t pport)
+static unsigned bucket(const void *token, uint16_t lport, uint16_t pport)
 {
-	uintptr_t h = (uintptr_t)path >> 4 ^ lport ^ (uint32_t)pport << 7;
+	uintptr_t h = (uintptr_t)token >> 4 ^ lport ^ (uint32_t)pport << 7;
 
 	return (h ^ h >> 8) % BUCKETS;
 }
 
 void iwx_sctp_placer_add(struct iwx_sctp_placer *pl)
 {
-	struct iwx_sctp_placer **head = &table[bucket(pl->path, pl->lport, pl->pport)];
+	struct iwx_sctp_placer **head = &table[bucket(pl->token, pl->lport, pl->pport)];
 
 	pl->next = *head;
 	*head = pl;
@@ -29,7 +29,7 @@ void iwx_sctp_placer_add(struct iwx_sctp_placer *pl)
 
 void iwx_sctp_placer_del(struct iwx_sctp_placer *pl)
 {
-	for (struct iwx_sctp_placer **p = &table[bucket(pl->path, pl->lport, pl->pport)]; *p;
+	for (struct iwx_sctp_placer **p = &table[bucket(pl->token, pl->lport, pl->pport)]; *p;
 	     p = &(*p)->next)
 		if (*p == pl) {
 			*p = pl->next;
@@ -40,8 +40,9 @@ void iwx_sctp_placer_del(struct iwx_sctp_placer *pl)
 static struct iwx_sctp_placer *find(const struct iwx_sctp_path *path,
 				    const struct iwx_sctp_common *h)
 {
-	for (struct iwx_sctp_placer *pl = table[bucket(path, h->dport, h->sport)]; pl; pl = pl->next)
-		if (pl->path == path && pl->lport == h->dport && pl->pport == h->sport)
+	for (struct iwx_sctp_placer *pl = table[bucket(path->token, h->dport, h->sport)]; pl;
+	     pl = pl->next)
+		if (pl->token == path->token && pl->lport == h->dport && pl->pport == h->sport)
 			return pl;
 	return NULL;
 }

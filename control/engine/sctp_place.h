@@ -17,7 +17,7 @@
 
 /* One association whose chunks may be placed from the packet: an SCTP lower layer's. */
 struct iwx_sctp_placer {
-	const struct iwx_sctp_path *path;	/* its packets arrive on this path */
+	const void	*token;			/* its packets arrive on the path of this token */
 	uint16_t	lport, pport;		/* its SCTP ports, in network order */
 	uint32_t	vtag;			/* its packets' Verification Tag, in network order */
 	/*

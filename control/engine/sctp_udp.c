@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* SCTP over UDP (RFC 6951): sctp.h's paths on one kernel UDP socket. */
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
-#include <netinet/in.h>
+#include <sys/random.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sctp_udp.h"
@@ -18,20 +20,69 @@ struct iwx_sctp_udp {
 	struct iwx_sctp_udp_path *paths;	/* few: a list */
 	unsigned		n_paths, max_paths;
 	unsigned long		dropped;
+	uint64_t		key[2];		/* tokens: a keyed hash of the peer's address */
 	uint8_t			buf[DGRAM_MAX];
 };
+
+/* A peer answered before it has a path: the address its datagram came from. */
+struct unknown_peer {
+	struct iwx_sctp_udp	*udp;
+	const struct sockaddr	*addr;
+	socklen_t		len;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * usrsctp's name for peer: a keyed hash of its address, the same for every datagram of
+ * the peer and unguessable to others (splitmix64's finalizer over key and bytes), never 0.
+ */
+static void *token_of(const struct iwx_sctp_udp *u, const struct sockaddr *peer, socklen_t len)
+{
+	const uint8_t *b = (const uint8_t *)peer;
+	uint64_t h = u->key[0];
+
+	for (socklen_t i = 0; i < len; i++) {
+		h = (h ^ b[i] ^ u->key[1]) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 31;
+	}
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 27;
+	return (void *)(uintptr_t)(h | 1);
+}
+
+static int udp_sendto(struct iwx_sctp_udp *u, const struct sockaddr *to, socklen_t len,
+		      const void *pkt, size_t n)
+{
+	if (sendto(u->fd, pkt, n, MSG_DONTWAIT, to, len) < 0) {
+		u->dropped++;	/* SCTP sends it again */
+		return -errno;
+	}
+	return 0;
+}
 
 static int udp_send(struct iwx_sctp_path *path, const void *pkt, size_t len)
 {
 	struct iwx_sctp_udp_path *p = (struct iwx_sctp_udp_path *)path;
 
+	p->used_ms = now_ms();
 	if (p->route.xsk && !iwx_sctp_xsk_send(&p->route, pkt, len))
 		return 0;
-	if (sendto(p->udp->fd, pkt, len, MSG_DONTWAIT, (struct sockaddr *)&p->peer, p->peer_len) < 0) {
-		p->udp->dropped++;	/* SCTP sends it again */
-		return -errno;
-	}
-	return 0;
+	return udp_sendto(p->udp, (struct sockaddr *)&p->peer, p->peer_len, pkt, len);
+}
+
+static int unknown_reply(void *arg, const void *pkt, size_t len)
+{
+	const struct unknown_peer *k = arg;
+
+	return udp_sendto(k->udp, k->addr, k->len, pkt, len);
 }
 
 struct iwx_sctp_udp *iwx_sctp_udp_open(const struct sockaddr *addr, socklen_t len,
@@ -44,6 +95,10 @@ struct iwx_sctp_udp *iwx_sctp_udp_open(const struct sockaddr *addr, socklen_t le
 		return NULL;
 	u->max_paths = max_paths;
 	u->family = addr->sa_family;
+	if (getrandom(u->key, sizeof(u->key), 0) != sizeof(u->key)) {
+		free(u);
+		return NULL;
+	}
 	u->fd = socket(addr->sa_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (u->fd < 0 || bind(u->fd, addr, len)) {
 		err = errno;
@@ -110,11 +165,78 @@ struct iwx_sctp_path *iwx_sctp_udp_path(struct iwx_sctp_udp *u, const struct soc
 	p->udp = u;
 	memcpy(&p->peer, peer, len);
 	p->peer_len = len;
+	p->used_ms = now_ms();
 	p->next = u->paths;
 	u->paths = p;
 	u->n_paths++;
-	iwx_sctp_path_add(&p->path);
+	iwx_sctp_path_add(&p->path, token_of(u, peer, len));
 	return &p->path;
+}
+
+void iwx_sctp_udp_arrived(struct iwx_sctp_udp *u, const struct sockaddr *peer, socklen_t len,
+			  void *pkt, size_t n, const struct iwx_sctp_xsk_route *via)
+{
+	struct iwx_sctp_udp_path *p = find(u, peer, len);
+	struct unknown_peer k = { u, peer, len };
+
+	if (p) {
+		p->used_ms = now_ms();
+		if (via)
+			p->route = *via;
+		iwx_sctp_input(&p->path, pkt, n);
+		return;
+	}
+	if (!iwx_sctp_input_unknown(token_of(u, peer, len), pkt, n, unknown_reply, &k))
+		return;
+	/* a valid State Cookie came back: the peer is where it says */
+	if (!iwx_sctp_udp_path(u, peer, len)) {
+		u->dropped++;	/* no room: its association gets no packets and ends */
+		return;
+	}
+	if (via)
+		find(u, peer, len)->route = *via;
+}
+
+socklen_t iwx_sctp_udp_v4(const struct iwx_sctp_udp *u, uint32_t ip, uint16_t port,
+			  struct sockaddr_storage *peer)
+{
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)peer;
+	struct sockaddr_in *s4 = (struct sockaddr_in *)peer;
+
+	memset(peer, 0, sizeof(*peer));
+	if (u->family == AF_INET) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = port;
+		s4->sin_addr.s_addr = ip;
+		return sizeof(*s4);
+	}
+	/* as the dual-stack socket sees an IPv4 peer: ::ffff:a.b.c.d (ipv6(7)) */
+	s6->sin6_family = AF_INET6;
+	s6->sin6_port = port;
+	s6->sin6_addr.s6_addr[10] = s6->sin6_addr.s6_addr[11] = 0xff;
+	memcpy(&s6->sin6_addr.s6_addr[12], &ip, 4);
+	return sizeof(*s6);
+}
+
+void iwx_sctp_udp_expire(struct iwx_sctp_udp *u, uint64_t now, uint64_t idle_ms)
+{
+	for (struct iwx_sctp_udp_path **pp = &u->paths; *pp;) {
+		struct iwx_sctp_udp_path *p = *pp;
+
+		if (now - p->used_ms < idle_ms) {
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		u->n_paths--;
+		iwx_sctp_path_del(&p->path);	/* usrsctp's packets to its token: dropped */
+		free(p);
+	}
+}
+
+unsigned iwx_sctp_udp_paths(const struct iwx_sctp_udp *u)
+{
+	return u->n_paths;
 }
 
 void iwx_sctp_udp_each_route(struct iwx_sctp_udp *u, void (*fn)(struct iwx_sctp_xsk_route *r,
@@ -134,20 +256,6 @@ uint16_t iwx_sctp_udp_port(const struct iwx_sctp_udp *u)
 					((struct sockaddr_in6 *)&a)->sin6_port;
 }
 
-struct iwx_sctp_udp_path *iwx_sctp_udp_path_v4(struct iwx_sctp_udp *u, uint32_t ip, uint16_t port)
-{
-	struct sockaddr_in6 s6 = { .sin6_family = AF_INET6, .sin6_port = port };
-	struct sockaddr_in s4 = { .sin_family = AF_INET, .sin_port = port, .sin_addr.s_addr = ip };
-
-	if (u->family == AF_INET)
-		return (struct iwx_sctp_udp_path *)iwx_sctp_udp_path(u, (struct sockaddr *)&s4,
-								    sizeof(s4));
-	/* as the dual-stack socket sees an IPv4 peer: ::ffff:a.b.c.d (ipv6(7)) */
-	s6.sin6_addr.s6_addr[10] = s6.sin6_addr.s6_addr[11] = 0xff;
-	memcpy(&s6.sin6_addr.s6_addr[12], &ip, 4);
-	return (struct iwx_sctp_udp_path *)iwx_sctp_udp_path(u, (struct sockaddr *)&s6, sizeof(s6));
-}
-
 int iwx_sctp_udp_input(struct iwx_sctp_udp *u, int budget)
 {
 	int done;
@@ -155,18 +263,12 @@ int iwx_sctp_udp_input(struct iwx_sctp_udp *u, int budget)
 	for (done = 0; done < budget; done++) {
 		struct sockaddr_storage from;
 		socklen_t len = sizeof(from);
-		struct iwx_sctp_path *path;
 		ssize_t n = recvfrom(u->fd, u->buf, sizeof(u->buf), MSG_DONTWAIT,
 				     (struct sockaddr *)&from, &len);
 
 		if (n < 0)
 			return errno == EAGAIN || errno == EINTR ? done : -errno;
-		path = iwx_sctp_udp_path(u, (struct sockaddr *)&from, len);
-		if (!path) {
-			u->dropped++;
-			continue;
-		}
-		iwx_sctp_input(path, u->buf, n);
+		iwx_sctp_udp_arrived(u, (struct sockaddr *)&from, len, u->buf, n, NULL);
 	}
 	return done;
 }

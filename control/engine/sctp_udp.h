@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * SCTP packets in UDP datagrams (RFC 6951's encapsulation): the paths of sctp.h on one
- * kernel UDP socket. A datagram from a peer not seen before makes a path for it (up to
- * a bound), so an association can start from either side; each path sends to its peer's
- * address. Where AF_XDP cannot run, this is how DDP over SCTP travels.
+ * kernel UDP socket, each sending to its peer's address. A peer not seen before is
+ * answered from its datagram's address (usrsctp knows it by a token derived from that
+ * address with a key of the socket's, sctp.h), and gets a path, up to a bound, only once
+ * it has returned a valid State Cookie: a blind spoofer can make none. A path nothing has
+ * gone through for a while goes (iwx_sctp_udp_expire). Where AF_XDP cannot run, this is
+ * how DDP over SCTP travels.
  */
 #ifndef IWX_SCTP_UDP_H
 #define IWX_SCTP_UDP_H
@@ -33,6 +36,7 @@ struct iwx_sctp_udp_path {
 	struct sockaddr_storage	peer;
 	socklen_t		peer_len;
 	struct iwx_sctp_xsk_route route;	/* preferred while it has an XSK */
+	uint64_t		used_ms;	/* a packet went either way then */
 	struct iwx_sctp_udp_path *next;
 };
 
@@ -48,12 +52,31 @@ void iwx_sctp_udp_close(struct iwx_sctp_udp *u);
 int iwx_sctp_udp_fd(const struct iwx_sctp_udp *u);
 int iwx_sctp_udp_local(const struct iwx_sctp_udp *u, struct sockaddr_storage *addr);
 
-/* The path to peer, made (and registered with the stack) if new. NULL with errno. */
+/*
+ * The path to peer, made (and registered with the stack) if new: for an association this
+ * side starts. NULL with errno (ENOSPC: max_paths reached).
+ */
 struct iwx_sctp_path *iwx_sctp_udp_path(struct iwx_sctp_udp *u, const struct sockaddr *peer,
 					socklen_t len);
 
-/* The path to an IPv4 peer (address and port in network order), as iwx_sctp_udp_path. */
-struct iwx_sctp_udp_path *iwx_sctp_udp_path_v4(struct iwx_sctp_udp *u, uint32_t ip, uint16_t port);
+/*
+ * A datagram from peer, its SCTP packet pkt[0, n) (the stack's until this returns), fed
+ * to the stack: the socket's own, and those that came through an XSK, via the way back
+ * through it, which the peer's path takes (a known peer's before its packet goes in, so
+ * that the answers take it too).
+ */
+void iwx_sctp_udp_arrived(struct iwx_sctp_udp *u, const struct sockaddr *peer, socklen_t len,
+			  void *pkt, size_t n, const struct iwx_sctp_xsk_route *via);
+
+/* peer as the socket sees an IPv4 address and port (network order): mapped, on [::]. */
+socklen_t iwx_sctp_udp_v4(const struct iwx_sctp_udp *u, uint32_t ip, uint16_t port,
+			  struct sockaddr_storage *peer);
+
+/* Free the paths nothing went through for idle_ms: their associations are gone. */
+void iwx_sctp_udp_expire(struct iwx_sctp_udp *u, uint64_t now_ms, uint64_t idle_ms);
+
+/* How many paths it has. */
+unsigned iwx_sctp_udp_paths(const struct iwx_sctp_udp *u);
 
 /*
  * Every path that sends through xsk: its route, for the XSK to forget it (fn returns

@@ -152,7 +152,9 @@ static void frame_in(struct iwx_sctp_xsk *x, uint8_t *f, uint32_t len)
 	struct ethhdr eth;
 	struct iphdr ip;
 	struct udphdr udp;
-	struct iwx_sctp_udp_path *p;
+	struct iwx_sctp_xsk_route back;
+	struct sockaddr_storage from;
+	socklen_t from_len;
 	size_t ulen;
 
 	if (len < HDRS)
@@ -172,16 +174,15 @@ static void frame_in(struct iwx_sctp_xsk *x, uint8_t *f, uint32_t len)
 	if (ulen < sizeof(udp) || ulen > len - sizeof(eth) - sizeof(ip) ||
 	    ntohs(ip.tot_len) != ulen + sizeof(ip))
 		goto drop;
-	p = iwx_sctp_udp_path_v4(x->udp, ip.saddr, udp.source);
-	if (!p)
-		goto drop;
 	/* the way back: as this frame came, reversed */
-	p->route = (struct iwx_sctp_xsk_route){
+	back = (struct iwx_sctp_xsk_route){
 		.xsk = x, .ip = { ip.daddr, ip.saddr }, .port = { udp.dest, udp.source } };
-	memcpy(p->route.mac[0], eth.h_dest, ETH_ALEN);
-	memcpy(p->route.mac[1], eth.h_source, ETH_ALEN);
+	memcpy(back.mac[0], eth.h_dest, ETH_ALEN);
+	memcpy(back.mac[1], eth.h_source, ETH_ALEN);
 	x->stats.rx++;
-	iwx_sctp_input(&p->path, f + HDRS, ulen - sizeof(udp));
+	from_len = iwx_sctp_udp_v4(x->udp, ip.saddr, udp.source, &from);
+	iwx_sctp_udp_arrived(x->udp, (struct sockaddr *)&from, from_len, f + HDRS, ulen - sizeof(udp),
+			     &back);
 	return;
 drop:
 	x->stats.rx_dropped++;

@@ -22,6 +22,13 @@
 #define MAX_PATHS	1024	/* peers with a path at once: each costs a little, kept */
 #define INPUT_BUDGET	256	/* datagrams per turn */
 #define LINGER_MS	30000	/* ticks after the last socket: its association may still end */
+/*
+ * A path nothing went through for this long goes: a live association sends a HEARTBEAT
+ * every 30 s on an idle path (RFC 4960 §8.3), and one whose peer is silent gives up
+ * within 5 minutes (Association.Max.Retrans 10 at RTO.Max 60 s, at most 10 minutes).
+ */
+#define PATH_IDLE_MS	(11 * 60 * 1000)
+#define EXPIRE_EVERY_MS	10000
 #define XSK_IFACES	16	/* as many as the fast path attaches to */
 #define XSK_QUEUES	8	/* AF_XDP sockets per interface, one per receive queue */
 
@@ -50,6 +57,7 @@ struct sctp_io {
 	uint32_t		users;		/* sctp_io_hold's */
 	uint64_t		tick_ms;
 	uint64_t		quiet_ms;	/* the last went then; its association may still be ending */
+	uint64_t		expire_ms;	/* idle paths are looked for then */
 };
 
 static struct loop *upcall_loop;	/* usrsctp's upcalls queue watches on it */
@@ -157,7 +165,8 @@ static const struct iwx_sctp_udp_path *path_of(struct socket *so, uint16_t *port
 	if (usrsctp_getpaddrs(so, 0, &addrs) < 1)
 		return NULL;
 	sc = (const struct sockaddr_conn *)addrs;
-	p = sc->sconn_addr;	/* our path: its first member is what usrsctp knows */
+	/* the token usrsctp knows the peer by: its path, if it still has one (all are UDP's) */
+	p = (const struct iwx_sctp_udp_path *)iwx_sctp_path_of(sc->sconn_addr);
 	if (port)
 		*port = sc->sconn_port;
 	usrsctp_freepaddrs(addrs);
@@ -206,6 +215,10 @@ void sctp_io_timers(struct iwxd *d, uint64_t now)
 {
 	struct sctp_io *s = d->sctp;
 
+	if (s && now >= s->expire_ms) {
+		iwx_sctp_udp_expire(s->udp, now, PATH_IDLE_MS);
+		s->expire_ms = now + EXPIRE_EVERY_MS;
+	}
 	/* usrsctp has no next deadline to ask: a fixed tick, only while it may matter */
 	if (!s || (!s->users && now >= s->quiet_ms))
 		return;
@@ -364,6 +377,8 @@ void sctp_io_status(const struct iwxd *d, struct iwx_ipc_status *st)
 	st->sctp.placed_chunks = g->placed_chunks;
 	st->sctp.placed_bytes = g->placed_bytes;
 	st->sctp.udp_dropped = iwx_sctp_udp_dropped(d->sctp->udp);
+	st->sctp.no_path = g->no_path;
+	st->sctp.paths = iwx_sctp_udp_paths(d->sctp->udp);
 	for (uint32_t i = 0; i < d->sctp->n_ifs; i++)
 		for (uint32_t k = 0; k < d->sctp->ifs[i].n; k++) {
 			const struct iwx_sctp_xsk_stats *x = iwx_sctp_xsk_stats(d->sctp->ifs[i].q[k].xsk);

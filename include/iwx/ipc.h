@@ -228,6 +228,8 @@ struct iwx_ipc_status {
 		uint64_t	xsk_rx, xsk_tx;	/* packets through AF_XDP sockets */
 		uint64_t	xsk_dropped;	/* frames not ours, or no TX frame free */
 		uint64_t	udp_dropped;	/* datagrams: no path free, or a send refused */
+		uint64_t	no_path;	/* packets to a peer whose path had gone, dropped */
+		uint64_t	paths;		/* peers with a path now (max 1024) */
 	} sctp;
 };
 

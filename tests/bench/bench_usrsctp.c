@@ -245,7 +245,7 @@ static int wait_up(struct ep *e)
 /* As sctp_conn.c connects: bound to the path, on a port of its own. */
 static int connect_to(struct ep *e, struct iwx_sctp_path *path, uint16_t port)
 {
-	struct sockaddr_conn sc = { .sconn_family = AF_CONN, .sconn_addr = path };
+	struct sockaddr_conn sc = { .sconn_family = AF_CONN, .sconn_addr = path->token };
 	uint64_t retry_end = now_ms() + CONNECT_RETRY_MS;
 	int err;
 

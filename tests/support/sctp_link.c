@@ -71,8 +71,8 @@ void sctp_link_init(struct sctp_link *link)
 	link->a.send = send_to_a;
 	link->b.send = send_to_b;
 	link->up = true;
-	iwx_sctp_path_add(&link->a);
-	iwx_sctp_path_add(&link->b);
+	iwx_sctp_path_add(&link->a, NULL);
+	iwx_sctp_path_add(&link->b, NULL);
 }
 
 void sctp_link_set_filter(struct sctp_link *link, enum sctp_link_dir dir, sctp_link_filter_fn fn,
