@@ -17,7 +17,7 @@
 struct iwx_sctp_udp {
 	int			fd;
 	int			family;		/* its address's: AF_INET6 sees IPv4 peers mapped */
-	struct iwx_sctp_udp_path *paths;	/* few: a list */
+	struct iwx_sctp_udp_path *paths;	/* all, to walk; found by token (sctp.c) */
 	unsigned		n_paths, max_paths;
 	unsigned long		dropped;
 	uint64_t		key[2];		/* tokens: a keyed hash of the peer's address */
@@ -137,19 +137,24 @@ int iwx_sctp_udp_local(const struct iwx_sctp_udp *u, struct sockaddr_storage *ad
 	return getsockname(u->fd, (struct sockaddr *)addr, &len) ? -errno : 0;
 }
 
-static struct iwx_sctp_udp_path *find(struct iwx_sctp_udp *u, const struct sockaddr *peer,
-				      socklen_t len)
+/* u's path to peer, whose token is token: through sctp.c's table of tokens, not a walk. */
+static struct iwx_sctp_udp_path *find(struct iwx_sctp_udp *u, const void *token,
+				      const struct sockaddr *peer, socklen_t len)
 {
-	for (struct iwx_sctp_udp_path *p = u->paths; p; p = p->next)
-		if (p->peer_len == len && !memcmp(&p->peer, peer, len))
-			return p;
-	return NULL;
+	struct iwx_sctp_path *path = iwx_sctp_path_of(token);
+	struct iwx_sctp_udp_path *p = (struct iwx_sctp_udp_path *)path;
+
+	if (!path || path->send != udp_send || p->udp != u || p->peer_len != len ||
+	    memcmp(&p->peer, peer, len))
+		return NULL;	/* none, or another's by a 2^-63 chance */
+	return p;
 }
 
 struct iwx_sctp_path *iwx_sctp_udp_path(struct iwx_sctp_udp *u, const struct sockaddr *peer,
 					socklen_t len)
 {
-	struct iwx_sctp_udp_path *p = find(u, peer, len);
+	void *token = token_of(u, peer, len);
+	struct iwx_sctp_udp_path *p = find(u, token, peer, len);
 
 	if (p)
 		return &p->path;
@@ -169,14 +174,15 @@ struct iwx_sctp_path *iwx_sctp_udp_path(struct iwx_sctp_udp *u, const struct soc
 	p->next = u->paths;
 	u->paths = p;
 	u->n_paths++;
-	iwx_sctp_path_add(&p->path, token_of(u, peer, len));
+	iwx_sctp_path_add(&p->path, token);
 	return &p->path;
 }
 
 void iwx_sctp_udp_arrived(struct iwx_sctp_udp *u, const struct sockaddr *peer, socklen_t len,
 			  void *pkt, size_t n, const struct iwx_sctp_xsk_route *via)
 {
-	struct iwx_sctp_udp_path *p = find(u, peer, len);
+	void *token = token_of(u, peer, len);
+	struct iwx_sctp_udp_path *p = find(u, token, peer, len);
 	struct unknown_peer k = { u, peer, len };
 
 	if (p) {
@@ -186,15 +192,16 @@ void iwx_sctp_udp_arrived(struct iwx_sctp_udp *u, const struct sockaddr *peer, s
 		iwx_sctp_input(&p->path, pkt, n);
 		return;
 	}
-	if (!iwx_sctp_input_unknown(token_of(u, peer, len), pkt, n, unknown_reply, &k))
+	if (!iwx_sctp_input_unknown(token, pkt, n, unknown_reply, &k))
 		return;
 	/* a valid State Cookie came back: the peer is where it says */
-	if (!iwx_sctp_udp_path(u, peer, len)) {
+	p = (struct iwx_sctp_udp_path *)iwx_sctp_udp_path(u, peer, len);
+	if (!p) {
 		u->dropped++;	/* no room: its association gets no packets and ends */
 		return;
 	}
 	if (via)
-		find(u, peer, len)->route = *via;
+		p->route = *via;
 }
 
 socklen_t iwx_sctp_udp_v4(const struct iwx_sctp_udp *u, uint32_t ip, uint16_t port,
