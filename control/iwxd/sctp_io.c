@@ -324,8 +324,12 @@ void sctp_io_xsk_attach(struct iwxd *d, int ifindex, const char *ifname)
 	err = xsk_iface_open(d, f);
 	if (err) {
 		xsk_iface_close(d, f);
-		log_warn("sctp: no AF_XDP on %s, its SCTP stays in UDP sockets: %s", f->name,
-			 strerror(-err));
+		if (err == -E2BIG)
+			log_warn("sctp: no AF_XDP on %s (more than %d receive queues), its SCTP stays "
+				 "in the UDP socket", f->name, XSK_QUEUES);
+		else
+			log_warn("sctp: no AF_XDP on %s, its SCTP stays in the UDP socket: %s",
+				 f->name, strerror(-err));
 		return;
 	}
 	s->n_ifs++;
