@@ -252,6 +252,34 @@ Test(sctp_qp, every_operation_at_every_size)
 	cr_assert_eq(iwx_sctp_stats()->placed_bytes - before, 2 * all);
 }
 
+static size_t largest;	/* the largest packet the tap saw */
+
+static void tap_largest(void *arg, enum sctp_link_dir dir, const uint8_t *pkt, size_t len)
+{
+	(void)arg;
+	(void)dir;
+	(void)pkt;
+	if (len > largest)
+		largest = len;
+}
+
+/*
+ * A path that carries less (SCTP in UDP over IPv6: 1440): its associations' chunks are
+ * sized to it from the set-up on, and no packet is larger than it lets through.
+ */
+Test(sctp_qp, a_path_with_a_smaller_mtu_gets_smaller_chunks)
+{
+	link_.a.mtu = link_.b.mtu = IWX_SCTP_PATH_MTU - 20;
+	sctp_link_set_tap(&link_, tap_largest, NULL);
+	connect_pair();
+	cr_assert_eq(A.conn.maxseg, 1424);
+	cr_assert_eq(B.conn.maxseg, 1424);
+	write_send_read(1u << 20);
+	sctp_link_set_tap(&link_, NULL, NULL);
+	/* 1472 bytes at IWX_SCTP_PATH_MTU (in UDP over IPv4, 1500): 20 fewer */
+	cr_assert_eq(largest, 1452, "the largest SCTP packet: %zu bytes", largest);
+}
+
 /* A path that does not place from its packets: the lower layer places every chunk itself. */
 Test(sctp_qp, every_operation_placed_by_the_lower_layer)
 {

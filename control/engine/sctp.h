@@ -31,6 +31,8 @@ struct iwx_sctp_path {
 	int	(*send)(struct iwx_sctp_path *path, const void *pkt, size_t len);
 	/* Place tagged payload from the packets that arrive on it (sctp_place.h)? */
 	bool	place;
+	/* Its associations' path MTU where it is less than IWX_SCTP_PATH_MTU (IPv6: 1440); 0 */
+	uint16_t mtu;
 	void	*token;			/* set by iwx_sctp_path_add */
 	struct iwx_sctp_path *hnext;	/* sctp.c's */
 };

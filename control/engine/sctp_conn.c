@@ -253,11 +253,37 @@ static void keep_peer_pd(struct iwx_sctp_conn *c, struct iwx_mpa_rr_params *p)
 	p->pd = c->peer_pd;
 }
 
+/*
+ * The path MTU of a path that carries less than IWX_SCTP_PATH_MTU (SCTP in UDP over
+ * IPv6), for the association before any chunk larger than a set-up chunk goes.
+ */
+static int path_mtu(struct iwx_sctp_conn *c)
+{
+	struct sctp_paddrparams pp = { .spp_assoc_id = c->assoc_id, .spp_flags = SPP_PMTUD_DISABLE };
+	struct sockaddr *addrs = NULL;
+	const struct iwx_sctp_path *path;
+
+	if (usrsctp_getpaddrs(c->so, c->assoc_id, &addrs) < 1)
+		return -ENOTCONN;
+	path = iwx_sctp_path_of(((const struct sockaddr_conn *)addrs)->sconn_addr);
+	usrsctp_freepaddrs(addrs);
+	if (!path || !path->mtu)
+		return 0;
+	pp.spp_pathmtu = path->mtu;
+	/* AF_CONN with no address: every path of the association */
+	((struct sockaddr_conn *)&pp.spp_address)->sconn_family = AF_CONN;
+	return usrsctp_setsockopt(c->so, IPPROTO_SCTP, SCTP_PEER_ADDR_PARAMS, &pp, sizeof(pp)) ?
+	       -errno : 0;
+}
+
 static int established(struct iwx_sctp_conn *c)
 {
 	struct sctp_assoc_value av = { .assoc_id = c->assoc_id };
 	socklen_t len = sizeof(av);
+	int err = path_mtu(c);
 
+	if (err)
+		return err;
 	if (usrsctp_getsockopt(c->so, IPPROTO_SCTP, SCTP_MAXSEG, &av, &len))
 		return -errno;
 	c->maxseg = av.assoc_value;

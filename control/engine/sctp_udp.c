@@ -167,6 +167,10 @@ struct iwx_sctp_path *iwx_sctp_udp_path(struct iwx_sctp_udp *u, const struct soc
 		return NULL;
 	p->path.send = udp_send;
 	p->path.place = true;
+	/* SCTP in UDP over IPv6 (not IPv4-mapped): 20 bytes more of IP header in 1500 */
+	if (peer->sa_family == AF_INET6 &&
+	    !IN6_IS_ADDR_V4MAPPED(&((const struct sockaddr_in6 *)peer)->sin6_addr))
+		p->path.mtu = IWX_SCTP_PATH_MTU - 20;
 	p->udp = u;
 	memcpy(&p->peer, peer, len);
 	p->peer_len = len;
@@ -239,6 +243,11 @@ void iwx_sctp_udp_expire(struct iwx_sctp_udp *u, uint64_t now, uint64_t idle_ms)
 		iwx_sctp_path_del(&p->path);	/* usrsctp's packets to its token: dropped */
 		free(p);
 	}
+}
+
+int iwx_sctp_udp_family(const struct iwx_sctp_udp *u)
+{
+	return u->family;
 }
 
 unsigned iwx_sctp_udp_paths(const struct iwx_sctp_udp *u)

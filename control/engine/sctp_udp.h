@@ -25,7 +25,8 @@ struct iwx_sctp_xsk;
 struct iwx_sctp_xsk_route {
 	struct iwx_sctp_xsk	*xsk;		/* NULL: none (yet) */
 	uint8_t			mac[2][6];	/* Ethernet: ours [0], the peer's (or its router's) [1] */
-	uint32_t		ip[2];		/* IPv4, network order: ours, the peer's */
+	uint8_t			ip[2][16];	/* ours, the peer's: IPv4 in the first 4 bytes */
+	bool			v6;
 	uint16_t		port[2];	/* UDP, network order: ours, the peer's */
 };
 
@@ -85,8 +86,9 @@ unsigned iwx_sctp_udp_paths(const struct iwx_sctp_udp *u);
 void iwx_sctp_udp_each_route(struct iwx_sctp_udp *u, void (*fn)(struct iwx_sctp_xsk_route *r,
 								  void *arg), void *arg);
 
-/* The port the socket is bound to, in network order. */
+/* The port the socket is bound to, in network order; its address family. */
 uint16_t iwx_sctp_udp_port(const struct iwx_sctp_udp *u);
+int iwx_sctp_udp_family(const struct iwx_sctp_udp *u);
 
 /*
  * Feed the stack what has arrived, at most budget datagrams. Returns how many, or

@@ -2,9 +2,11 @@
 /* SCTP in UDP through an AF_XDP socket (sctp_xsk.h). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <linux/if_ether.h>
 #include <linux/if_xdp.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/udp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +24,11 @@
 #define IP_DF		0x4000		/* RFC 791's flags and fragment offset */
 #define IP_MF_OFFSET	0x3fff
 #define TX_BATCH	64		/* frames queued before the kernel is told, at most */
-#define HDRS		(sizeof(struct ethhdr) + sizeof(struct iphdr) + sizeof(struct udphdr))
 
 struct iwx_sctp_xsk {
 	struct iwx_sctp_udp	*udp;
 	uint16_t		port;		/* u's, network order */
+	int			family;		/* u's: AF_INET6 names IPv6 peers too */
 	uint8_t			*area;		/* the UMEM: RX frames, then TX frames */
 	struct xsk_umem		*umem;
 	struct xsk_socket	*xsk;
@@ -58,13 +60,16 @@ static uint16_t fold(uint32_t sum)
 	return (uint16_t)~sum;
 }
 
-/* The UDP checksum over the IPv4 pseudo-header, the UDP header, and data (RFC 768). */
-static uint16_t udp_sum(const struct iphdr *ip, const struct udphdr *udp, const void *data,
-			size_t len)
+/* The UDP checksum (RFC 768; RFC 8200 §8.1) over the pseudo-header's sum, the header, data. */
+static uint16_t udp_sum(uint32_t pseudo, const struct udphdr *udp, const void *data, size_t len)
 {
-	uint32_t s = sum16(0, &ip->saddr, 8) + IPPROTO_UDP + (uint32_t)(sizeof(*udp) + len);
+	return fold(sum16(sum16(pseudo, udp, sizeof(*udp)), data, len));
+}
 
-	return fold(sum16(sum16(s, udp, sizeof(*udp)), data, len));
+/* The pseudo-header's sum: both addresses (4 or 16 bytes each), UDP, the UDP length. */
+static uint32_t pseudo_sum(const void *addrs, size_t addrs_len, size_t udp_len)
+{
+	return sum16(0, addrs, addrs_len) + IPPROTO_UDP + (uint32_t)udp_len;
 }
 
 static void give_rx(struct iwx_sctp_xsk *x, uint64_t addr)
@@ -95,6 +100,7 @@ struct iwx_sctp_xsk *iwx_sctp_xsk_open(struct iwx_sctp_udp *u, const char *ifnam
 		return NULL;
 	x->udp = u;
 	x->port = iwx_sctp_udp_port(u);
+	x->family = iwx_sctp_udp_family(u);
 	x->area = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (x->area == MAP_FAILED) {
 		err = -errno;
@@ -144,45 +150,92 @@ int iwx_sctp_xsk_fd(const struct iwx_sctp_xsk *x)
 }
 
 /*
- * One frame: SCTP in UDP in IPv4 to our port (what the XDP program lets through) goes in.
- * Its headers are copied out: behind 14 bytes of Ethernet, IP's are not 4-byte aligned.
+ * The IP header of a frame of SCTP in UDP to our port: where its UDP header starts, the
+ * peer's address as the UDP socket would name it, and the way back (its addresses); 0
+ * when the frame is not one, or is one of IPv6's that an IPv4 socket cannot name.
+ */
+static size_t ip_in(const struct iwx_sctp_xsk *x, const uint8_t *f, uint32_t len, uint16_t proto,
+		    struct iwx_sctp_xsk_route *back, struct sockaddr_storage *from,
+		    socklen_t *from_len)
+{
+	struct udphdr udp;
+	size_t l4, ulen;
+
+	if (proto == htons(ETH_P_IP)) {
+		struct iphdr ip;
+
+		l4 = ETH_HLEN + sizeof(ip);
+		if (len < l4 + sizeof(udp))
+			return 0;
+		memcpy(&ip, f + ETH_HLEN, sizeof(ip));
+		memcpy(&udp, f + l4, sizeof(udp));
+		ulen = ntohs(udp.len);
+		if (ip.version != 4 || ip.ihl != 5 || ip.protocol != IPPROTO_UDP ||
+		    (ip.frag_off & htons(IP_MF_OFFSET)) || ntohs(ip.tot_len) != ulen + sizeof(ip))
+			return 0;
+		memcpy(back->ip[0], &ip.daddr, 4);
+		memcpy(back->ip[1], &ip.saddr, 4);
+		*from_len = iwx_sctp_udp_v4(x->udp, ip.saddr, udp.source, from);
+	} else if (proto == htons(ETH_P_IPV6)) {
+		struct ipv6hdr ip6;
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)from;
+
+		l4 = ETH_HLEN + sizeof(ip6);
+		if (len < l4 + sizeof(udp) || x->family != AF_INET6)
+			return 0;
+		memcpy(&ip6, f + ETH_HLEN, sizeof(ip6));
+		memcpy(&udp, f + l4, sizeof(udp));
+		ulen = ntohs(udp.len);
+		/* no extension headers: those, fragments among them, the kernel's UDP takes */
+		if (ip6.version != 6 || ip6.nexthdr != IPPROTO_UDP || ntohs(ip6.payload_len) != ulen)
+			return 0;
+		memcpy(back->ip[0], &ip6.daddr, 16);
+		memcpy(back->ip[1], &ip6.saddr, 16);
+		back->v6 = true;
+		memset(from, 0, sizeof(*from));
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = udp.source;
+		memcpy(&s6->sin6_addr, &ip6.saddr, 16);
+		*from_len = sizeof(*s6);
+	} else {
+		return 0;
+	}
+	if (udp.dest != x->port || ulen < sizeof(udp) || l4 + ulen > len)
+		return 0;
+	back->port[0] = udp.dest;
+	back->port[1] = udp.source;
+	return l4;
+}
+
+/*
+ * One frame: SCTP in UDP to our port (what the XDP program lets through) goes in. The
+ * UDP checksum is not checked: a sender with checksum offload (veth, the kernel's UDP)
+ * hands XDP a partial one; SCTP's CRC32c covers the packet (iwx_sctp_input) and its
+ * Verification Tag, not the addresses, picks the association. Headers are copied out:
+ * behind 14 bytes of Ethernet, IP's are not 4-byte aligned.
  */
 static void frame_in(struct iwx_sctp_xsk *x, uint8_t *f, uint32_t len)
 {
-	struct ethhdr eth;
-	struct iphdr ip;
-	struct udphdr udp;
-	struct iwx_sctp_xsk_route back;
+	struct iwx_sctp_xsk_route back = { .xsk = x };
 	struct sockaddr_storage from;
+	struct ethhdr eth;
 	socklen_t from_len;
-	size_t ulen;
+	size_t l4;
+	uint16_t ulen;
 
-	if (len < HDRS)
+	if (len < ETH_HLEN)
 		goto drop;
 	memcpy(&eth, f, sizeof(eth));
-	memcpy(&ip, f + sizeof(eth), sizeof(ip));
-	memcpy(&udp, f + sizeof(eth) + sizeof(ip), sizeof(udp));
-	if (eth.h_proto != htons(ETH_P_IP) || ip.version != 4 || ip.ihl != 5 ||
-	    ip.protocol != IPPROTO_UDP || (ip.frag_off & htons(IP_MF_OFFSET)) || udp.dest != x->port)
-		goto drop;
-	/*
-	 * The UDP checksum is not checked: a sender with checksum offload (veth, the kernel's
-	 * UDP) hands XDP a partial one; SCTP's CRC32c covers the packet (iwx_sctp_input) and
-	 * its Verification Tag, not the addresses, picks the association.
-	 */
-	ulen = ntohs(udp.len);
-	if (ulen < sizeof(udp) || ulen > len - sizeof(eth) - sizeof(ip) ||
-	    ntohs(ip.tot_len) != ulen + sizeof(ip))
+	l4 = ip_in(x, f, len, eth.h_proto, &back, &from, &from_len);
+	if (!l4)
 		goto drop;
 	/* the way back: as this frame came, reversed */
-	back = (struct iwx_sctp_xsk_route){
-		.xsk = x, .ip = { ip.daddr, ip.saddr }, .port = { udp.dest, udp.source } };
 	memcpy(back.mac[0], eth.h_dest, ETH_ALEN);
 	memcpy(back.mac[1], eth.h_source, ETH_ALEN);
+	memcpy(&ulen, f + l4 + offsetof(struct udphdr, len), sizeof(ulen));
 	x->stats.rx++;
-	from_len = iwx_sctp_udp_v4(x->udp, ip.saddr, udp.source, &from);
-	iwx_sctp_udp_arrived(x->udp, (struct sockaddr *)&from, from_len, f + HDRS, ulen - sizeof(udp),
-			     &back);
+	iwx_sctp_udp_arrived(x->udp, (struct sockaddr *)&from, from_len, f + l4 + sizeof(struct udphdr),
+			     ntohs(ulen) - sizeof(struct udphdr), &back);
 	return;
 drop:
 	x->stats.rx_dropped++;
@@ -213,40 +266,67 @@ static void reclaim(struct iwx_sctp_xsk *x)
 	xsk_ring_cons__release(&x->comp, n);
 }
 
+/* The Ethernet and IP headers of a frame along r carrying udp_len bytes of UDP: their length. */
+static size_t ip_out(struct iwx_sctp_xsk *x, const struct iwx_sctp_xsk_route *r, size_t udp_len,
+		     uint8_t *hdrs, uint32_t *pseudo)
+{
+	struct ethhdr eth = { .h_proto = htons(r->v6 ? ETH_P_IPV6 : ETH_P_IP) };
+
+	memcpy(eth.h_dest, r->mac[1], ETH_ALEN);
+	memcpy(eth.h_source, r->mac[0], ETH_ALEN);
+	memcpy(hdrs, &eth, sizeof(eth));
+	if (r->v6) {
+		struct ipv6hdr ip6 = { .version = 6, .payload_len = htons(udp_len),
+				       .nexthdr = IPPROTO_UDP, .hop_limit = 64 };
+
+		memcpy(&ip6.saddr, r->ip[0], 16);
+		memcpy(&ip6.daddr, r->ip[1], 16);
+		*pseudo = pseudo_sum(&ip6.saddr, 32, udp_len);
+		memcpy(hdrs + ETH_HLEN, &ip6, sizeof(ip6));
+		return ETH_HLEN + sizeof(ip6);
+	}
+	struct iphdr ip = { .version = 4, .ihl = 5, .tot_len = htons(sizeof(ip) + udp_len),
+			    .id = htons(x->ip_id++), .frag_off = htons(IP_DF), .ttl = 64,
+			    .protocol = IPPROTO_UDP };
+
+	memcpy(&ip.saddr, r->ip[0], 4);
+	memcpy(&ip.daddr, r->ip[1], 4);
+	ip.check = htons(fold(sum16(0, &ip, sizeof(ip))));
+	*pseudo = pseudo_sum(&ip.saddr, 8, udp_len);
+	memcpy(hdrs + ETH_HLEN, &ip, sizeof(ip));
+	return ETH_HLEN + sizeof(ip);
+}
+
 int iwx_sctp_xsk_send(const struct iwx_sctp_xsk_route *r, const void *pkt, size_t len)
 {
 	struct iwx_sctp_xsk *x = r->xsk;
-	struct ethhdr eth = { .h_proto = htons(ETH_P_IP) };
-	struct iphdr ip = { .version = 4, .ihl = 5,
-			    .tot_len = htons(sizeof(ip) + sizeof(struct udphdr) + len),
-			    .id = htons(x->ip_id++), .frag_off = htons(IP_DF), .ttl = 64,
-			    .protocol = IPPROTO_UDP, .saddr = r->ip[0], .daddr = r->ip[1] };
 	struct udphdr udp = { .source = r->port[0], .dest = r->port[1],
 			      .len = htons(sizeof(udp) + len) };
-	uint32_t idx;
+	uint8_t hdrs[ETH_HLEN + sizeof(struct ipv6hdr)];
+	uint32_t idx, pseudo;
 	uint64_t addr;
+	size_t l4;
 	uint8_t *f;
 
-	if (HDRS + len > FRAME_SIZE)
+	/* what Ethernet's 1500 bytes cannot take goes through the socket, IP fragmenting it */
+	if ((r->v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) + sizeof(udp) + len > ETH_DATA_LEN)
 		return -EMSGSIZE;
 	reclaim(x);
 	if (!x->n_free || xsk_ring_prod__reserve(&x->tx, 1, &idx) != 1) {
 		x->stats.tx_dropped++;
 		return -ENOBUFS;
 	}
-	memcpy(eth.h_dest, r->mac[1], ETH_ALEN);
-	memcpy(eth.h_source, r->mac[0], ETH_ALEN);
-	ip.check = htons(fold(sum16(0, &ip, sizeof(ip))));
-	udp.check = htons(udp_sum(&ip, &udp, pkt, len) ?: 0xffff);
+	l4 = ip_out(x, r, sizeof(udp) + len, hdrs, &pseudo);
+	/* RFC 768: a sum of 0 goes as all ones; over IPv6 a zero checksum is not allowed */
+	udp.check = htons(udp_sum(pseudo, &udp, pkt, len) ?: 0xffff);
 	/* built aside and copied in: in the frame, IP's header is not 4-byte aligned */
 	addr = x->free[--x->n_free];
 	f = xsk_umem__get_data(x->area, addr);
-	memcpy(f, &eth, sizeof(eth));
-	memcpy(f + sizeof(eth), &ip, sizeof(ip));
-	memcpy(f + sizeof(eth) + sizeof(ip), &udp, sizeof(udp));
-	memcpy(f + HDRS, pkt, len);
+	memcpy(f, hdrs, l4);
+	memcpy(f + l4, &udp, sizeof(udp));
+	memcpy(f + l4 + sizeof(udp), pkt, len);
 	xsk_ring_prod__tx_desc(&x->tx, idx)->addr = addr;
-	xsk_ring_prod__tx_desc(&x->tx, idx)->len = HDRS + len;
+	xsk_ring_prod__tx_desc(&x->tx, idx)->len = l4 + sizeof(udp) + len;
 	xsk_ring_prod__submit(&x->tx, 1);
 	x->stats.tx++;
 	if (++x->unsent == TX_BATCH)
