@@ -343,7 +343,7 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	for (uint32_t i = 0; i < s->fp_n && i < 16; i++)
 		LINE("attached", "%.16s (%s; SCTP %s)", s->fp[i].ifname,
 		     s->fp[i].mode == IWX_FP_MODE_XDP ? "xdp" : "tc",
-		     s->fp[i].sctp_xsks ? "through AF_XDP" : "in UDP sockets");
+		     s->fp[i].sctp_xsks ? "through AF_XDP" : "in the UDP socket");
 	puts("DDP over SCTP");
 	LINE("placed from packets", "%" PRIu64 " chunks, %" PRIu64 " payload bytes",
 	     s->sctp.placed_chunks, s->sctp.placed_bytes);

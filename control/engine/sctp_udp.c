@@ -40,8 +40,10 @@ static uint64_t now_ms(void)
 }
 
 /*
- * usrsctp's name for peer: a keyed hash of its address, the same for every datagram of
- * the peer and unguessable to others (splitmix64's finalizer over key and bytes), never 0.
+ * usrsctp's name for peer: a hash of its address keyed with the socket's random key (a
+ * multiply-xorshift per byte, splitmix64's finalizer), the same for every datagram of the
+ * peer, never 0, and never on the wire (usrsctp zeroes AF_CONN addresses in its cookies),
+ * so that no one can pick addresses whose tokens collide.
  */
 static void *token_of(const struct iwx_sctp_udp *u, const struct sockaddr *peer, socklen_t len)
 {

@@ -8,7 +8,8 @@
  * arrives on it: our MAC and address as the frame was sent to, the peer's as it came
  * from. From then on the path sends through the XSK; until then, and wherever no XSK
  * runs, through the UDP socket. The wire is the same either way, so an iwx host with
- * AF_XDP and one without talk without knowing it. IPv4 only: IPv6 peers stay on UDP.
+ * AF_XDP and one without talk without knowing it. IPv4 and IPv6, without IP options or
+ * extension headers; frames of up to 1500 bytes (larger packets take the UDP socket).
  */
 #ifndef IWX_SCTP_XSK_H
 #define IWX_SCTP_XSK_H
