@@ -351,7 +351,7 @@ static const struct iwx_llp_ops sctp_ops = {
 
 /*
  * Have chunks placed from their packets where the association's path does that: its
- * path, ports and our Verification Tag (usrsctp knows the path as the peer's address).
+ * path's token (usrsctp's name for the peer, sctp.h), ports and our Verification Tag.
  */
 static void placer_start(struct llp_sctp *t)
 {
