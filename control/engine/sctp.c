@@ -78,13 +78,13 @@ static int path_output(void *addr, void *pkt, size_t len, uint8_t tos, uint8_t s
 	(void)set_df;
 	if (len < sizeof(*h))
 		return -1;
-	iwx_crc32c_put((uint8_t *)&h->crc32c, packet_crc(pkt, len));
-	if (path)
-		return path->send(path, pkt, len) ? -1 : 0;
-	if (addr != unknown.token || !unknown.reply) {
+	if (!path && (addr != unknown.token || !unknown.reply)) {
 		stats.no_path++;
 		return -1;
 	}
+	iwx_crc32c_put((uint8_t *)&h->crc32c, packet_crc(pkt, len));
+	if (path)
+		return path->send(path, pkt, len) ? -1 : 0;
 	/* RFC 4960 §3.3.4: COOKIE-ACK answers a valid COOKIE-ECHO, and leads its packet */
 	unknown.cookie_ack |= len > sizeof(*h) && ((const uint8_t *)pkt)[sizeof(*h)] == 11;
 	return unknown.reply(unknown.arg, pkt, len) ? -1 : 0;

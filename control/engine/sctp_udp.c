@@ -6,9 +6,9 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "conn.h"
 #include "sctp_udp.h"
 #include "sctp_xsk.h"
 
@@ -30,14 +30,6 @@ struct unknown_peer {
 	const struct sockaddr	*addr;
 	socklen_t		len;
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /*
  * usrsctp's name for peer: a hash of its address keyed with the socket's random key (a
@@ -74,7 +66,7 @@ static int udp_send(struct iwx_sctp_path *path, const void *pkt, size_t len)
 {
 	struct iwx_sctp_udp_path *p = (struct iwx_sctp_udp_path *)path;
 
-	p->used_ms = now_ms();
+	p->used_ms = iwx_conn_now_ms();
 	if (p->route.xsk && !iwx_sctp_xsk_send(&p->route, pkt, len))
 		return 0;
 	return udp_sendto(p->udp, (struct sockaddr *)&p->peer, p->peer_len, pkt, len);
@@ -176,7 +168,7 @@ struct iwx_sctp_path *iwx_sctp_udp_path(struct iwx_sctp_udp *u, const struct soc
 	p->udp = u;
 	memcpy(&p->peer, peer, len);
 	p->peer_len = len;
-	p->used_ms = now_ms();
+	p->used_ms = iwx_conn_now_ms();
 	p->next = u->paths;
 	u->paths = p;
 	u->n_paths++;
@@ -192,7 +184,7 @@ void iwx_sctp_udp_arrived(struct iwx_sctp_udp *u, const struct sockaddr *peer, s
 	struct unknown_peer k = { u, peer, len };
 
 	if (p) {
-		p->used_ms = now_ms();
+		p->used_ms = iwx_conn_now_ms();
 		if (via)
 			p->route = *via;
 		iwx_sctp_input(&p->path, pkt, n);

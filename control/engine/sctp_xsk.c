@@ -2,7 +2,6 @@
 /* SCTP in UDP through an AF_XDP socket (sctp_xsk.h). */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <stddef.h>
 #include <linux/if_ether.h>
 #include <linux/if_xdp.h>
 #include <linux/ip.h>
@@ -151,12 +150,12 @@ int iwx_sctp_xsk_fd(const struct iwx_sctp_xsk *x)
 
 /*
  * The IP header of a frame of SCTP in UDP to our port: where its UDP header starts, the
- * peer's address as the UDP socket would name it, and the way back (its addresses); 0
+ * UDP length (*ulen_out), the peer as the UDP socket would name it, and the way back; 0
  * when the frame is not one, or is one of IPv6's that an IPv4 socket cannot name.
  */
 static size_t ip_in(const struct iwx_sctp_xsk *x, const uint8_t *f, uint32_t len, uint16_t proto,
 		    struct iwx_sctp_xsk_route *back, struct sockaddr_storage *from,
-		    socklen_t *from_len)
+		    socklen_t *from_len, size_t *ulen_out)
 {
 	struct udphdr udp;
 	size_t l4, ulen;
@@ -204,6 +203,7 @@ static size_t ip_in(const struct iwx_sctp_xsk *x, const uint8_t *f, uint32_t len
 		return 0;
 	back->port[0] = udp.dest;
 	back->port[1] = udp.source;
+	*ulen_out = ulen;
 	return l4;
 }
 
@@ -220,22 +220,20 @@ static void frame_in(struct iwx_sctp_xsk *x, uint8_t *f, uint32_t len)
 	struct sockaddr_storage from;
 	struct ethhdr eth;
 	socklen_t from_len;
-	size_t l4;
-	uint16_t ulen;
+	size_t l4, ulen;
 
 	if (len < ETH_HLEN)
 		goto drop;
 	memcpy(&eth, f, sizeof(eth));
-	l4 = ip_in(x, f, len, eth.h_proto, &back, &from, &from_len);
+	l4 = ip_in(x, f, len, eth.h_proto, &back, &from, &from_len, &ulen);
 	if (!l4)
 		goto drop;
 	/* the way back: as this frame came, reversed */
 	memcpy(back.mac[0], eth.h_dest, ETH_ALEN);
 	memcpy(back.mac[1], eth.h_source, ETH_ALEN);
-	memcpy(&ulen, f + l4 + offsetof(struct udphdr, len), sizeof(ulen));
 	x->stats.rx++;
 	iwx_sctp_udp_arrived(x->udp, (struct sockaddr *)&from, from_len, f + l4 + sizeof(struct udphdr),
-			     ntohs(ulen) - sizeof(struct udphdr), &back);
+			     ulen - sizeof(struct udphdr), &back);
 	return;
 drop:
 	x->stats.rx_dropped++;
