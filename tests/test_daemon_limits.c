@@ -533,7 +533,7 @@ Test(daemon_limits, hello_only_once)
 	fd = raw_nobody(0, 5);
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(hello(fd, MIB, &got), 0);
-	cr_assert_eq(got, 3, "arena, doorbell and notify descriptors");
+	cr_assert_eq(got, 4, "arena, doorbell eventfd, notify eventfd and doorbells");
 	cr_assert_eq(hello(fd, MIB, &got), -EALREADY);
 	cr_assert_eq(got, 0);
 

@@ -98,3 +98,53 @@ Test(loop, identities_go_beyond_32_bits)
 	cr_assert_eq(loop_new_ident(&l), 1ull << 32);
 	cr_assert_eq(loop_new_ident(&l), (1ull << 32) + 1);
 }
+
+/* ------------------------------------------------------------- timers */
+
+#define NTIMERS		200
+
+static struct timer timers[NTIMERS];
+static uint64_t ran_at[NTIMERS];
+static unsigned nran;
+static uint64_t order[NTIMERS];
+
+static void on_timer(struct iwxd *d, struct timer *t, uint64_t now)
+{
+	(void)d;
+	ran_at[t - timers] = now;
+	order[nran++] = t->at_ms;
+}
+
+Test(loop, timers_run_by_deadline_however_many)
+{
+	srand(2);
+	for (unsigned i = 0; i < NTIMERS; i++) {
+		cr_assert_eq(timer_init(&l, &timers[i], on_timer), 0);
+		timer_set(&l, &timers[i], 1000 + (uint64_t)(rand() % 500));
+	}
+	/* moved later, earlier, and taken off: the heap keeps its order */
+	for (unsigned i = 0; i < NTIMERS; i += 3)
+		timer_set(&l, &timers[i], 1000 + (uint64_t)(rand() % 500));
+	for (unsigned i = 1; i < NTIMERS; i += 7)
+		timer_set(&l, &timers[i], 0);
+	loop_timers_begin(&l, 999, 60000);
+	loop_timers_run(&l, NULL, 999);
+	cr_assert_eq(nran, 0, "none is due before its time");
+	cr_assert_leq(l.due_ms, 1499, "the loop sleeps until the earliest");
+	loop_timers_run(&l, NULL, 1250);
+	for (unsigned i = 1; i < nran; i++)
+		cr_assert_leq(order[i - 1], order[i], "earliest first");
+	for (unsigned i = 0; i < NTIMERS; i++) {
+		bool off = i % 7 == 1;
+
+		cr_assert_eq(ran_at[i] != 0, !off && timers[i].at_ms <= 1250,
+			     "timer %u (at %llu) ran iff due and set", i,
+			     (unsigned long long)timers[i].at_ms);
+	}
+	loop_timers_run(&l, NULL, 2000);
+	for (unsigned i = 0; i < NTIMERS; i++) {
+		cr_assert_eq(ran_at[i] != 0, i % 7 != 1, "timer %u", i);
+		timer_fini(&l, &timers[i]);
+	}
+	cr_assert_eq(l.nheap, 0);
+}

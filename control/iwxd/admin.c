@@ -60,7 +60,7 @@ static void status(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *r
 	for (struct pconn *p = d->pconns; p; p = p->next)
 		s.conns_pending++;
 	s.traffic = d->gone;
-	for (struct vqp *q = d->qps; q; q = q->next) {
+	IWX_LINK_EACH(struct vqp, q, &d->qps, link) {
 		struct iwx_qp_stats qs;
 
 		s.qps++;
@@ -91,7 +91,7 @@ static void status(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *r
 
 static void list_conns(struct iwxd *d, struct listing *l)
 {
-	for (struct vqp *q = d->qps; q; q = q->next) {
+	IWX_LINK_EACH(struct vqp, q, &d->qps, link) {
 		struct iwx_ipc_conn_info e = {
 			.qp = q->num, .client = q->owner->id, .pd = q->pd, .state = q->state,
 			.mpa_rev = q->est.mpa_rev, .crc = q->est.crc, .markers_rx = q->est.markers_rx,

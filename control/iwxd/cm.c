@@ -75,6 +75,7 @@ void cm_pconn_free(struct iwxd *d, struct pconn *p)
 	if (p->qp && p->qp->setup == p)
 		p->qp->setup = NULL;
 	IWX_LIST_UNLINK(&d->pconns, p);
+	ids_del(&d->ids, p->id);
 	free(p);
 }
 
@@ -223,11 +224,12 @@ static void on_pconn(struct iwxd *d, struct watch *w, uint32_t events)
 
 static struct pconn *pconn_new(struct iwxd *d, struct client *c)
 {
-	struct pconn *p = calloc(1, sizeof(*p));
+	struct pconn *p = ids_room(&d->ids) ? NULL : calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
 	p->id = loop_new_id(&d->loop);
+	ids_add(&d->ids, p->id, KIND_PCONN, p);
 	p->owner = c;
 	p->conn.fd = -1;
 	p->w.fn = on_pconn;
@@ -407,6 +409,8 @@ int cm_listen(struct iwxd *d, struct client *c, struct iwx_ipc_listen *req)
 	err = client_room(d, c, LIMIT_LISTENERS);
 	if (!err)
 		err = port_allowed(d, c, port_of(&req->addr));
+	if (!err)
+		err = ids_room(&d->ids);
 	if (err)
 		return err;
 	l = calloc(1, sizeof(*l));
@@ -431,6 +435,7 @@ int cm_listen(struct iwxd *d, struct client *c, struct iwx_ipc_listen *req)
 		return err;
 	}
 	l->id = loop_new_id(&d->loop);
+	ids_add(&d->ids, l->id, KIND_LISTENER, l);
 	l->owner = c;
 	c->used[LIMIT_LISTENERS]++;
 	l->next = d->listeners;
@@ -459,18 +464,18 @@ static void listener_free(struct iwxd *d, struct listener *l)
 	}
 	l->owner->used[LIMIT_LISTENERS]--;
 	IWX_LIST_UNLINK(&d->listeners, l);
+	ids_del(&d->ids, l->id);
 	free(l);
 }
 
 int cm_listen_close(struct iwxd *d, struct client *c, uint32_t id)
 {
-	for (struct listener *l = d->listeners; l; l = l->next) {
-		if (l->id == id && l->owner == c) {
-			listener_free(d, l);
-			return 0;
-		}
-	}
-	return -ENOENT;
+	struct listener *l = ids_find(&d->ids, id, KIND_LISTENER);
+
+	if (!l || l->owner != c)
+		return -ENOENT;
+	listener_free(d, l);
+	return 0;
 }
 
 /* Answer the peer's request: accept onto q, or reject; the set-up goes on with the reply. */
@@ -504,10 +509,8 @@ int cm_answer(struct iwxd *d, struct client *c, const struct iwx_ipc_answer *req
 	struct pconn *p;
 	struct vqp *q = NULL;
 
-	for (p = d->pconns; p; p = p->next)
-		if (p->id == req->conn_id && p->owner == c && p->announced)
-			break;
-	if (!p)
+	p = ids_find(&d->ids, req->conn_id, KIND_PCONN);
+	if (!p || p->owner != c || !p->announced)
 		return -ENOENT;
 	if (!reject) {
 		q = vqp_find(d, c, req->qp);

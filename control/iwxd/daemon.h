@@ -6,10 +6,12 @@
  * nothing but a pipe): nothing here takes a lock.
  *
  *   iwxd.c     options, signals, the daemon's turn (and when it may sleep)
- *   loop.c     the event loop: epoll watches, timers' deadline, identifiers
+ *   loop.c     the event loop: epoll watches, timers by deadline, identifiers
+ *   ids.c      what each identifier names (ids.h)
  *   closer.c   closing what clients may make linger, on a thread of its own (closer.h)
  *   session.c  a client: authentication, requests, resources, teardown
  *   outbox.c   what iwxd says to a client, in order (outbox.h)
+ *   doorbell.c which of a client's queues rang: what the loop services
  *   shm.c      memory a client shares for registrations outside the arena (shm.h)
  *   limits.c   what a client, and all together, may hold; the refusal beyond it
  *   vqp.c      a queue pair's rings <-> the engine (qp.c) <-> completion rings
@@ -33,6 +35,7 @@
 #include "arena.h"
 #include "closer.h"
 #include "conn.h"
+#include "ids.h"
 #include "log.h"
 #include "loop.h"
 #include "mem.h"
@@ -83,7 +86,12 @@ extern const struct limit_info limits[LIMIT_N];
 
 struct client {
 	struct watch		sock_w;		/* the control socket (SOCK_SEQPACKET) */
-	struct watch		bell_w;		/* doorbell eventfd: the client posted work */
+	struct watch		bell_w;		/* doorbell eventfd: the client rang while iwxd slept */
+	struct iwx_ipc_bells	*bells;		/* doorbell.c: which of its queues rang */
+	struct bell		*bell;		/* ... what each bit stands for */
+	uint32_t		bell_n, bell_cap, bell_free;
+	struct iwx_link		room_wait;	/* its queue pairs waiting for room in a CQ */
+	struct iwx_link		qps;		/* its queue pairs */
 	int			notify_fd;	/* eventfd: an armed CQ got a completion */
 	uint64_t		ident;		/* owns its PDs and regions (mem.c): never reused */
 	uint32_t		id;		/* in logs and listings: ident's low bits */
@@ -109,6 +117,7 @@ struct client {
 
 struct vcq {
 	uint32_t		id;
+	uint32_t		bell;		/* its bit in the owner's doorbells */
 	struct client		*owner;
 	struct iwx_ipc_cq_shared *sh;
 	size_t			map_size;
@@ -117,11 +126,24 @@ struct vcq {
 	struct vcq		*next;
 };
 
+/* What an id names (ids.h's kind). */
+enum iwxd_kind {
+	KIND_CQ = 1,
+	KIND_QP,
+	KIND_LISTENER,
+	KIND_PCONN,
+};
+
+struct bell;
 struct pconn;
 struct lingering;
 
 struct vqp {
 	uint32_t		num;
+	uint32_t		bell;		/* its bit in the owner's doorbells */
+	struct iwx_link		ready_link;	/* on iwxd's ready list: serviced at the next turn */
+	struct iwx_link		wait_link;	/* on the owner's room_wait */
+	struct timer		timer;		/* at its earliest deadline: settle, close, lazy tick */
 	struct client		*owner;
 	uint32_t		pd;
 	struct vcq		*scq, *rcq;
@@ -157,7 +179,8 @@ struct vqp {
 	struct iwx_ipc_event	est;		/* what was agreed: the ESTABLISHED event */
 	struct iwx_mpa_agreed	agreed;
 	struct iwx_qp_stats	gone;		/* counters of the engine, once it is gone */
-	struct vqp		*next;
+	struct iwx_link		link;		/* on iwxd's qps */
+	struct iwx_link		client_link;	/* on its owner's qps */
 };
 
 struct listener {
@@ -197,6 +220,7 @@ struct iwxd_opts {
 
 struct iwxd {
 	struct loop		loop;
+	struct ids		ids;		/* what each of the loop's ids names */
 	struct closer		closer;
 	struct watch		listen_w, signal_w;
 	struct iwxd_opts	o;
@@ -205,7 +229,8 @@ struct iwxd {
 	struct sctp_io		*sctp;		/* sctp_io.c, unless --sctp-port 0 */
 	struct client		*clients;
 	struct vcq		*cqs;
-	struct vqp		*qps;
+	struct iwx_link		qps;
+	struct iwx_link		ready;		/* queue pairs to service at the next turn */
 	struct listener		*listeners;
 	struct pconn		*pconns;
 	struct lingering	*lingering;	/* linger.c: closed once the peer has read our Terminate */
@@ -245,7 +270,24 @@ int client_refuse(const struct iwxd *d, struct client *c, enum iwxd_limit lim, i
 int maps_take(struct iwxd *d, struct client *c, uint32_t n);
 void maps_give(struct iwxd *d, struct client *c, uint32_t n);
 
+/* doorbell.c */
+/* At HELLO: c's doorbells, mapped here; *memfd goes to the client. 0 or -errno. */
+int doorbell_open(struct client *c, int *memfd);
+void doorbell_close(struct client *c);
+/* A bit of c's for a new queue pair q or completion queue cq (one of them): it, or -errno. */
+int64_t doorbell_bind(struct client *c, struct vqp *q, struct vcq *cq);
+void doorbell_unbind(struct client *c, uint32_t bell);
+/* Take what every client rang: its queue pairs go on the ready list (vqp_ready, vqp_room). */
+void doorbell_take(struct iwxd *d);
+/*
+ * Around a sleep: on, ask every client to write its eventfd after ringing, and say whether
+ * iwxd may sleep (no bell rang meanwhile); off, ask them no more.
+ */
+bool doorbell_sleep(struct iwxd *d, bool on);
+
 /* vqp.c */
+/* Shared memory for a client: a memfd sealed at its size, mapped here; *fd goes to the client. */
+void *shared_map(const char *name, size_t size, int *fd);
 struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp_create *req,
 		       int *memfd, int *err);
 void vqp_destroy(struct iwxd *d, struct vqp *q);
@@ -255,17 +297,18 @@ void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn,
 		     struct iwx_sctp_conn *sconn);
 /* The queue pair's state, here and in the page the client reads it from. */
 void vqp_set_state(struct vqp *q, enum iwx_shq_state s);
-bool vqp_has_work(const struct vqp *q);
+/* q goes on the ready list: serviced at the next turn. */
+void vqp_ready(struct iwxd *d, struct vqp *q);
+/* c made room in a CQ: its queue pairs that waited for some go on the ready list. */
+void vqp_room(struct iwxd *d, struct client *c);
+/* Service every queue pair on the ready list as it stands; false if there was none. */
+bool vqp_service_ready(struct iwxd *d);
 void vqp_service(struct iwxd *d, struct vqp *q);
-/* Start or abort what is due by now; ask the loop for the next deadline (loop_due). */
-void vqp_timers(struct iwxd *d, struct vqp *q, uint64_t now);
 /* Graceful close (FIN after what TCP holds); the peer's close, or a time-out, ends it. */
 int vqp_disconnect(struct iwxd *d, struct vqp *q);
 /* q's traffic: its engine's, and that of engines it had before (it may reconnect). */
 void vqp_stats(const struct vqp *q, struct iwx_qp_stats *s);
 void vqp_stats_add(struct iwx_qp_stats *to, const struct iwx_qp_stats *s);
-/* Set or clear need_wakeup on every queue pair; the loop does so around its sleep. */
-void vqp_need_wakeup(struct iwxd *d, bool on);
 struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *memfd, int *err);
 void vcq_destroy(struct iwxd *d, struct vcq *cq);
 struct vcq *vcq_find(struct iwxd *d, struct client *c, uint32_t id);

@@ -362,10 +362,8 @@ void fastpath_conn_timers(struct iwxd *d, struct vqp *q, uint64_t now)
 
 	if (!q->fp_lazy || !q->eng)
 		return;
-	if (now < q->fp_tick_ms) {
-		loop_due(&d->loop, q->fp_tick_ms);
-		return;
-	}
+	if (now < q->fp_tick_ms)
+		return;	/* q's timer runs at fp_tick_ms (vqp.c) */
 	seq = iwx_llp_tcp_fast_seq(q->llp);
 	if (seq == q->fp_seen) {
 		lazy_end(d->fp, q);
@@ -379,7 +377,6 @@ void fastpath_conn_timers(struct iwxd *d, struct vqp *q, uint64_t now)
 		q->fp_mark = mark;
 	}
 	q->fp_tick_ms = now + LAZY_TICK_MS;
-	loop_due(&d->loop, q->fp_tick_ms);
 }
 
 /* --------------------------------------------------------------- connections */
@@ -665,7 +662,7 @@ int fastpath_attach(struct iwxd *d, const struct iwx_ipc_fp_attach *req)
 	d->fp->ifaces[d->fp->nifaces++] = f;
 	log_info("fast path: attached to %s (%s)", f.name,
 		 f.mode == IWX_FP_MODE_XDP ? "XDP" : "TC ingress");
-	for (struct vqp *q = d->qps; q; q = q->next)
+	IWX_LINK_EACH(struct vqp, q, &d->qps, link)
 		fastpath_conn_start(d, q);
 	sctp_io_xsk_attach(d, f.ifindex, f.name);
 	return 0;
@@ -695,7 +692,7 @@ int fastpath_detach(struct iwxd *d, const struct iwx_ipc_fp_attach *req)
 	sctp_io_xsk_detach(d, ifindex);
 	iface_remove(d->fp, f);
 	/* rung by none but the programs still attached */
-	for (struct vqp *q = d->qps; q; q = q->next)
+	IWX_LINK_EACH(struct vqp, q, &d->qps, link)
 		if (q->fp_slot)
 			lazy_end(d->fp, q);
 	return 0;
@@ -741,7 +738,9 @@ int fastpath_list(struct iwxd *d, int (*add)(void *ctx, const struct iwx_ipc_fp_
 		err = add(ctx, &e);
 	}
 	free(percpu);
-	for (struct vqp *q = d->qps; q && !err; q = q->next) {
+	IWX_LINK_EACH(struct vqp, q, &d->qps, link) {
+		if (err)
+			break;
 		struct iwx_ipc_fp_info e = { .kind = IWX_FP_INFO_CONN, .id = q->num };
 		const struct iwx_fp_slot *s;
 

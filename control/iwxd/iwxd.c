@@ -4,9 +4,10 @@
  * the MPA set-up, memory registration and the software queue pairs; applications
  * reach it through libiwx on a Unix socket.
  *
- * One thread, one epoll loop. The loop services every queue pair with work in its
- * rings, and sleeps only after telling the clients so (need_wakeup in each queue
- * pair's shared page): while it is busy, posting costs a client no system call.
+ * One thread, one epoll loop. The loop services the queue pairs whose doorbells rang
+ * (doorbell.c) or whose streams moved, and sleeps only after telling the clients so
+ * (need_wakeup in each client's doorbells): while it is busy, posting costs a client
+ * no system call.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -104,19 +105,7 @@ static bool id_in_use(const struct loop *l, uint32_t id)
 {
 	const struct iwxd *d = (const struct iwxd *)((const char *)l - offsetof(struct iwxd, loop));
 
-	for (const struct vcq *cq = d->cqs; cq; cq = cq->next)
-		if (cq->id == id)
-			return true;
-	for (const struct vqp *q = d->qps; q; q = q->next)
-		if (q->num == id)
-			return true;
-	for (const struct listener *ls = d->listeners; ls; ls = ls->next)
-		if (ls->id == id)
-			return true;
-	for (const struct pconn *p = d->pconns; p; p = p->next)
-		if (p->id == id)
-			return true;
-	return false;
+	return ids_held(&d->ids, id);
 }
 
 static int setup(struct iwxd *d)
@@ -132,6 +121,8 @@ static int setup(struct iwxd *d)
 	d->signal_w.fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	d->signal_w.fn = on_signal;
 	d->mem = iwx_mem_new();
+	iwx_link_init(&d->ready);
+	iwx_link_init(&d->qps);
 	if (loop_init(&d->loop, id_in_use) || d->signal_w.fd < 0 || !d->mem) {
 		fprintf(stderr, "iwxd: %s\n", strerror(errno));
 		return -1;
@@ -169,48 +160,33 @@ static void reap(struct iwxd *d)
 	}
 }
 
-static bool service_all(struct iwxd *d)
-{
-	bool work = false;
-
-	for (struct vqp *q = d->qps; q; q = q->next) {
-		if (vqp_has_work(q)) {
-			vqp_service(d, q);
-			work = true;
-		}
-	}
-	return work;
-}
-
-static bool any_work(struct iwxd *d)
-{
-	for (struct vqp *q = d->qps; q; q = q->next)
-		if (vqp_has_work(q))
-			return true;
-	return false;
-}
-
 static void run(struct iwxd *d)
 {
 	while (!d->stop) {
-		bool work = service_all(d);
-		uint64_t now = iwx_conn_now_ms();
+		bool work, sleepy;
+		uint64_t now;
 		int n;
 
+		doorbell_take(d);
+		work = vqp_service_ready(d);
+		now = iwx_conn_now_ms();
 		loop_timers_begin(&d->loop, now, IDLE_MS);
 		cm_timers(d, now);
 		session_timers(d, now);
-		for (struct vqp *q = d->qps; q; q = q->next)
-			vqp_timers(d, q, now);
+		loop_timers_run(&d->loop, d, now);
 		linger_timers(d, now);
 		sctp_io_timers(d, now);
 		reap(d);
-		if (!work)	/* publish "asleep", then look once more: a post that raced with it is seen */
-			vqp_need_wakeup(d, true);
+		/* publish "asleep", then look once more: a bell that raced with it is seen */
+		sleepy = !work && iwx_link_empty(&d->ready);
+		if (sleepy && !doorbell_sleep(d, true)) {
+			doorbell_sleep(d, false);
+			sleepy = false;
+		}
 		sctp_io_flush(d);	/* SCTP's frames of this turn go out before any sleep */
-		n = loop_dispatch(&d->loop, d, !work && !any_work(d));
-		if (!work) {
-			vqp_need_wakeup(d, false);
+		n = loop_dispatch(&d->loop, d, sleepy);
+		if (sleepy) {
+			doorbell_sleep(d, false);
 			d->st.wakeups += n > 0;
 		}
 		reap(d);
@@ -232,6 +208,7 @@ static void teardown(struct iwxd *d)
 	closer_stop(&d->closer);
 	iwx_mem_free(d->mem);
 	loop_fini(&d->loop);
+	ids_fini(&d->ids);
 }
 
 static void usage(FILE *f)

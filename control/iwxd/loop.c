@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* iwxd's event loop: epoll watches, the deadline of the timers, identifiers (loop.h). */
 #include <errno.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "conn.h"
@@ -17,6 +18,9 @@ int loop_init(struct loop *l, bool (*id_in_use)(const struct loop *l, uint32_t i
 
 void loop_fini(struct loop *l)
 {
+	free(l->heap);
+	l->heap = NULL;
+	l->nheap = l->ntimers = l->heap_cap = 0;
 	if (l->epfd >= 0)
 		close(l->epfd);
 	l->epfd = -1;
@@ -74,6 +78,106 @@ void loop_due(struct loop *l, uint64_t at_ms)
 {
 	if (at_ms < l->due_ms)
 		l->due_ms = at_ms;
+}
+
+/* ---------------------------------------------------------------- timers */
+
+static void heap_put(struct loop *l, uint32_t i, struct timer *t)
+{
+	l->heap[i] = t;
+	t->pos = i + 1;
+}
+
+/* t, at i, goes up while it is earlier than its parent, then down while later than a child. */
+static void heap_fix(struct loop *l, uint32_t i)
+{
+	struct timer *t = l->heap[i];
+
+	while (i && l->heap[(i - 1) / 2]->at_ms > t->at_ms) {
+		heap_put(l, i, l->heap[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+
+		if (c >= l->nheap)
+			break;
+		if (c + 1 < l->nheap && l->heap[c + 1]->at_ms < l->heap[c]->at_ms)
+			c++;
+		if (l->heap[c]->at_ms >= t->at_ms)
+			break;
+		heap_put(l, i, l->heap[c]);
+		i = c;
+	}
+	heap_put(l, i, t);
+}
+
+static void heap_remove(struct loop *l, struct timer *t)
+{
+	uint32_t i = t->pos - 1;
+	struct timer *last = l->heap[--l->nheap];
+
+	t->pos = 0;
+	if (last == t)
+		return;
+	l->heap[i] = last;
+	heap_fix(l, i);
+}
+
+int timer_init(struct loop *l, struct timer *t,
+	       void (*fn)(struct iwxd *d, struct timer *t, uint64_t now))
+{
+	/* room for every timer made: setting one never fails (doubling, as they come) */
+	if (l->ntimers == l->heap_cap) {
+		uint32_t cap = l->heap_cap ? 2 * l->heap_cap : 64;
+		struct timer **more = reallocarray(l->heap, cap, sizeof(*more));
+
+		if (!more)
+			return -ENOMEM;
+		l->heap = more;
+		l->heap_cap = cap;
+	}
+	l->ntimers++;
+	*t = (struct timer){ .fn = fn };
+	return 0;
+}
+
+void timer_fini(struct loop *l, struct timer *t)
+{
+	timer_set(l, t, 0);
+	l->ntimers--;
+}
+
+void timer_set(struct loop *l, struct timer *t, uint64_t at_ms)
+{
+	if (!at_ms) {
+		if (t->pos)
+			heap_remove(l, t);
+		return;
+	}
+	if (t->pos) {
+		if (t->at_ms != at_ms) {
+			t->at_ms = at_ms;
+			heap_fix(l, t->pos - 1);
+		}
+		return;
+	}
+	t->at_ms = at_ms;
+	l->heap[l->nheap++] = t;
+	heap_fix(l, l->nheap - 1);
+}
+
+void loop_timers_run(struct loop *l, struct iwxd *d, uint64_t now)
+{
+	/* as many as are set now, at most: one that sets itself for now again waits a turn */
+	for (uint32_t n = l->nheap; n && l->nheap && l->heap[0]->at_ms <= now; n--) {
+		struct timer *t = l->heap[0];
+
+		heap_remove(l, t);
+		t->fn(d, t, now);
+	}
+	if (l->nheap)
+		loop_due(l, l->heap[0]->at_ms);
 }
 
 int loop_dispatch(struct loop *l, struct iwxd *d, bool may_sleep)

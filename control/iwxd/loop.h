@@ -24,9 +24,22 @@ struct watch {
 	struct watch	*ready_next;
 };
 
+/*
+ * A deadline kept by the loop, in a heap ordered by it: fn runs at the first turn at or
+ * after at_ms (loop_timers_run), however many others wait.
+ */
+struct timer {
+	uint64_t	at_ms;
+	uint32_t	pos;		/* its place in the heap + 1; 0: not set */
+	void		(*fn)(struct iwxd *d, struct timer *t, uint64_t now);
+};
+
 struct loop {
 	int			epfd;
 	uint64_t		due_ms;		/* the earliest deadline asked for this turn */
+	struct timer		**heap;		/* the timers set, earliest first */
+	uint32_t		nheap, ntimers;	/* set; made (the heap has room for each) */
+	uint32_t		heap_cap;
 	uint32_t		next_id;
 	bool			ids_wrapped;	/* next_id went round: an id may be held still */
 	bool			(*id_in_use)(const struct loop *l, uint32_t id);
@@ -53,6 +66,16 @@ void watch_ready(struct loop *l, struct watch *w);
 void loop_timers_begin(struct loop *l, uint64_t now, uint64_t idle_ms);
 /* Something must run again at at_ms: the loop sleeps no longer than that. */
 void loop_due(struct loop *l, uint64_t at_ms);
+
+/* A timer that runs fn once set: 0, or -ENOMEM (its room in the heap is made now). */
+int timer_init(struct loop *l, struct timer *t,
+	       void (*fn)(struct iwxd *d, struct timer *t, uint64_t now));
+/* The timer goes, set or not. */
+void timer_fini(struct loop *l, struct timer *t);
+/* Run t's fn at at_ms (0: not at all), whenever it was set for before. */
+void timer_set(struct loop *l, struct timer *t, uint64_t at_ms);
+/* Run the timers due by now (each once: one that sets itself again waits for the next turn); the next is loop_due. */
+void loop_timers_run(struct loop *l, struct iwxd *d, uint64_t now);
 
 /*
  * Wait for events, at most until the earliest deadline (or not at all unless may_sleep),

@@ -56,12 +56,10 @@ static void on_bell(struct iwxd *d, struct watch *w, uint32_t events)
 	uint64_t v;
 
 	(void)events;
+	(void)c;
+	/* what rang is in its doorbells, which the loop takes at every turn */
 	if (read(w->fd, &v, sizeof(v)) == sizeof(v))
 		d->st.doorbells++;
-	/* new work, or room in a completion queue: look again at everything blocked */
-	for (struct vqp *q = d->qps; q; q = q->next)
-		if (q->owner == c)
-			q->blocked = false;
 }
 
 /* What hello made goes: when the client does, or when hello fails part way. */
@@ -79,9 +77,10 @@ static void hello_undo(struct iwxd *d, struct client *c)
 	if (c->arena.base)
 		maps_give(d, c, 1);
 	iwx_arena_destroy(&c->arena);
+	doorbell_close(c);
 }
 
-static int hello(struct iwxd *d, struct client *c, struct iwx_ipc_hello *h, int fds[3])
+static int hello(struct iwxd *d, struct client *c, struct iwx_ipc_hello *h, int fds[4])
 {
 	size_t size = h->arena_size ? h->arena_size : DEFAULT_ARENA;
 	int err;
@@ -108,8 +107,12 @@ static int hello(struct iwxd *d, struct client *c, struct iwx_ipc_hello *h, int 
 	c->bell_w.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	c->bell_w.fn = on_bell;
 	c->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	err = c->bell_w.fd < 0 || c->notify_fd < 0 ? -errno : watch_add(&d->loop, &c->bell_w, EPOLLIN);
+	err = c->bell_w.fd < 0 || c->notify_fd < 0 ? -errno : doorbell_open(c, &fds[3]);
+	if (!err)
+		err = watch_add(&d->loop, &c->bell_w, EPOLLIN);
 	if (err) {
+		if (c->bells)
+			close(fds[3]);
 		hello_undo(d, c);
 		return err;
 	}
@@ -136,8 +139,9 @@ static int hello(struct iwxd *d, struct client *c, struct iwx_ipc_hello *h, int 
 
 static bool pd_in_use(const struct iwxd *d, const struct client *c, uint32_t pd)
 {
-	for (const struct vqp *q = d->qps; q; q = q->next)
-		if (q->owner == c && q->pd == pd)
+	(void)d;
+	IWX_LINK_EACH(const struct vqp, q, &c->qps, client_link)
+		if (q->pd == pd)
 			return true;
 	return false;
 }
@@ -194,7 +198,7 @@ static uint32_t body_len(uint16_t op)
 static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *h,
 		     union request *r)
 {
-	int fds[3], nfds = 0, err = 0;
+	int fds[4], nfds = 0, err = 0, bells_fd = -1;
 	bool given = false;	/* the fds are the client's alone once sent (ring memfds) */
 	uint32_t out_len = 0;
 	int64_t v;
@@ -222,7 +226,8 @@ static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr 
 	switch (h->op) {
 	case IWX_IPC_HELLO:
 		err = hello(d, c, &r->hello, fds);
-		nfds = err ? 0 : 3;
+		nfds = err ? 0 : 4;
+		bells_fd = err ? -1 : fds[3];	/* mapped: only the client needs it */
 		out_len = sizeof(r->hello);
 		break;
 	case IWX_IPC_PD_ALLOC:
@@ -274,6 +279,7 @@ static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr 
 			r->cq.cq = cq->id;
 			r->cq.entries = cq->ring.size;
 			r->cq.map_size = cq->map_size;
+			r->cq.bell = cq->bell;
 			nfds = 1;
 			given = true;
 		}
@@ -292,6 +298,7 @@ static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr 
 			r->qp.sq_depth = q->sq.size;
 			r->qp.rq_depth = q->rq.size;
 			r->qp.map_size = q->map_size;
+			r->qp.bell = q->bell;
 			nfds = 1;
 			given = true;
 		}
@@ -333,6 +340,8 @@ reply:
 	/* the arena, eventfds and shared memory stay ours too; the outbox sent a duplicate */
 	for (int i = 0; given && i < nfds; i++)
 		close(fds[i]);
+	if (bells_fd >= 0)
+		close(bells_fd);
 }
 
 static void on_client(struct iwxd *d, struct watch *w, uint32_t events)
@@ -478,11 +487,9 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 void session_close(struct iwxd *d, struct client *c)
 {
 	log_info("client %u gone", c->id);
-	for (struct vqp *q = d->qps, *n; q; q = n) {
-		n = q->next;
-		if (q->owner == c)
+	if (c->hello)	/* else its lists were never made, nor anything on them */
+		IWX_LINK_EACH(struct vqp, q, &c->qps, client_link)
 			vqp_destroy(d, q);
-	}
 	cm_client_gone(d, c);
 	for (struct vcq *cq = d->cqs, *n; cq; cq = n) {
 		n = cq->next;

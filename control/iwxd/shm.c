@@ -65,8 +65,9 @@ static struct shm *shm_find(struct client *c, uint32_t id)
 
 static bool in_use(const struct iwxd *d, const struct client *c, const void *addr, size_t len)
 {
-	for (const struct vqp *q = d->qps; q; q = q->next)
-		if (q->owner == c && q->eng && iwx_qp_refers_to(q->eng, addr, len))
+	(void)d;
+	IWX_LINK_EACH(const struct vqp, q, &c->qps, client_link)
+		if (q->eng && iwx_qp_refers_to(q->eng, addr, len))
 			return true;
 	return false;
 }

@@ -39,8 +39,7 @@ static uint32_t pow2_at_least(uint32_t n)
 	return p;
 }
 
-/* Shared memory for rings: a memfd sealed at its size, mapped here; *fd goes to the client. */
-static void *shared_map(const char *name, size_t size, int *fd)
+void *shared_map(const char *name, size_t size, int *fd)
 {
 	void *p;
 
@@ -62,12 +61,15 @@ static void *shared_map(const char *name, size_t size, int *fd)
 struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *memfd, int *err)
 {
 	struct vcq *cq;
+	int64_t bell;
 
 	if (!entries || entries > IWX_IPC_MAX_CQ_ENTRIES) {
 		*err = -EINVAL;
 		return NULL;
 	}
 	*err = client_room(d, c, LIMIT_CQS);
+	if (!*err)
+		*err = ids_room(&d->ids);
 	if (!*err)
 		*err = maps_take(d, c, 1);
 	if (*err)
@@ -89,7 +91,19 @@ struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *
 	}
 	iwx_ring_init(&cq->ring, &cq->sh->ring, (uint8_t *)cq->sh + IWX_IPC_CQ_OFF, entries,
 		      sizeof(struct iwx_wc));
+	bell = doorbell_bind(c, NULL, cq);
+	if (bell < 0) {
+		*err = (int)bell;
+		close(*memfd);
+		*memfd = -1;
+		munmap(cq->sh, cq->map_size);
+		maps_give(d, c, 1);
+		free(cq);
+		return NULL;
+	}
+	cq->bell = (uint32_t)bell;
 	cq->id = loop_new_id(&d->loop);
+	ids_add(&d->ids, cq->id, KIND_CQ, cq);
 	cq->owner = c;
 	c->used[LIMIT_CQS]++;
 	cq->next = d->cqs;
@@ -99,15 +113,16 @@ struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *
 
 struct vcq *vcq_find(struct iwxd *d, struct client *c, uint32_t id)
 {
-	for (struct vcq *cq = d->cqs; cq; cq = cq->next)
-		if (cq->id == id && cq->owner == c)
-			return cq;
-	return NULL;
+	struct vcq *cq = ids_find(&d->ids, id, KIND_CQ);
+
+	return cq && cq->owner == c ? cq : NULL;
 }
 
 void vcq_destroy(struct iwxd *d, struct vcq *cq)
 {
 	IWX_LIST_UNLINK(&d->cqs, cq);
+	ids_del(&d->ids, cq->id);
+	doorbell_unbind(cq->owner, cq->bell);
 	cq->owner->used[LIMIT_CQS]--;
 	munmap(cq->sh, cq->map_size);
 	maps_give(d, cq->owner, 1);
@@ -197,12 +212,13 @@ static void drain(struct vqp *q)
 
 /* ------------------------------------------------------------ queue pairs */
 
+static void on_timer(struct iwxd *d, struct timer *t, uint64_t now);
+
 struct vqp *vqp_find(struct iwxd *d, struct client *c, uint32_t num)
 {
-	for (struct vqp *q = d->qps; q; q = q->next)
-		if (q->num == num && q->owner == c)
-			return q;
-	return NULL;
+	struct vqp *q = ids_find(&d->ids, num, KIND_QP);
+
+	return q && q->owner == c ? q : NULL;
 }
 
 struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp_create *req,
@@ -210,6 +226,7 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 {
 	struct vcq *scq = vcq_find(d, c, req->send_cq), *rcq = vcq_find(d, c, req->recv_cq);
 	uint32_t sq = req->sq_depth ? req->sq_depth : 256, rq = req->rq_depth ? req->rq_depth : 256;
+	int64_t bell = -ENOMEM;
 	struct vqp *q;
 
 	if (!scq || !rcq || !iwx_mem_pd_owned(d->mem, c->ident, req->pd)) {
@@ -222,6 +239,8 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 	}
 	*err = client_room(d, c, LIMIT_QPS);
 	if (!*err)
+		*err = ids_room(&d->ids);
+	if (!*err)
 		*err = maps_take(d, c, 1);
 	if (*err)
 		return NULL;
@@ -233,19 +252,29 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 		q->parked = calloc(sq, sizeof(*q->parked));
 		q->map_size = iwx_ipc_qp_map_size(sq, rq);
 	}
-	if (!q || !q->parked || !(q->sh = shared_map("iwx-qp", q->map_size, memfd))) {
-		*err = q && q->parked ? -errno : -ENOMEM;
+	if (!q || !q->parked || !(q->sh = shared_map("iwx-qp", q->map_size, memfd)) ||
+	    (bell = doorbell_bind(c, q, NULL)) < 0 || timer_init(&d->loop, &q->timer, on_timer)) {
+		*err = q && q->parked && !q->sh ? -errno : bell < 0 ? (int)bell : -ENOMEM;
 		maps_give(d, c, 1);
+		if (bell >= 0)
+			doorbell_unbind(c, (uint32_t)bell);
+		if (q && q->sh) {
+			munmap(q->sh, q->map_size);
+			close(*memfd);
+			*memfd = -1;
+		}
 		if (q)
 			free(q->parked);
 		free(q);
 		return NULL;
 	}
+	q->bell = (uint32_t)bell;
 	iwx_ring_init(&q->sq, &q->sh->sq, (uint8_t *)q->sh + IWX_IPC_QP_SQ_OFF, sq,
 		      sizeof(struct iwx_send_wr));
 	iwx_ring_init(&q->rq, &q->sh->rq, (uint8_t *)q->sh + iwx_ipc_qp_rq_off(sq), rq,
 		      sizeof(struct iwx_recv_wr));
 	q->num = loop_new_id(&d->loop);
+	ids_add(&d->ids, q->num, KIND_QP, q);
 	q->owner = c;
 	c->used[LIMIT_QPS]++;
 	q->pd = req->pd;
@@ -254,8 +283,8 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 	scq->users++;
 	rcq->users++;
 	q->tcp_w.fd = -1;
-	q->next = d->qps;
-	d->qps = q;
+	iwx_link_add_tail(&d->qps, &q->link);
+	iwx_link_add_tail(&c->qps, &q->client_link);
 	return q;
 }
 
@@ -501,15 +530,6 @@ static bool rings_corrupt(const struct vqp *q)
 	return iwx_ring_ready(&q->sq) == UINT32_MAX || iwx_ring_ready(&q->rq) == UINT32_MAX;
 }
 
-bool vqp_has_work(const struct vqp *q)
-{
-	if (q->blocked || q->corrupt)
-		return false;
-	if (q->eng)
-		return q->backlog || q->parked_n || iwx_ring_ready(&q->sq) || iwx_ring_ready(&q->rq);
-	return q->state == IWX_SHQ_ERROR && (iwx_ring_ready(&q->sq) || iwx_ring_ready(&q->rq));
-}
-
 /* The engine's turn. false once it is gone: the stream ended and its completions left. */
 static bool engine_turn(struct iwxd *d, struct vqp *q)
 {
@@ -552,9 +572,54 @@ static bool engine_turn(struct iwxd *d, struct vqp *q)
 	return false;
 }
 
-void vqp_service(struct iwxd *d, struct vqp *q)
+/* q's timer runs at the earliest of its deadlines. */
+static void rearm(struct iwxd *d, struct vqp *q)
 {
-	q->blocked = false;
+	uint64_t at = q->settle_end_ms;
+
+	if (q->eng && q->close_ms && (!at || q->close_ms < at))
+		at = q->close_ms;
+	if (q->eng && q->fp_lazy && (!at || q->fp_tick_ms < at))
+		at = q->fp_tick_ms;
+	timer_set(&d->loop, &q->timer, at);
+}
+
+void vqp_ready(struct iwxd *d, struct vqp *q)
+{
+	if (!iwx_linked(&q->ready_link))
+		iwx_link_add_tail(&d->ready, &q->ready_link);
+}
+
+void vqp_room(struct iwxd *d, struct client *c)
+{
+	while (!iwx_link_empty(&c->room_wait)) {
+		struct vqp *q = IWX_LINK_OF(c->room_wait.next, struct vqp, wait_link);
+
+		iwx_link_del(&q->wait_link);
+		vqp_ready(d, q);
+	}
+}
+
+bool vqp_service_ready(struct iwxd *d)
+{
+	struct iwx_link turn;
+
+	if (iwx_link_empty(&d->ready))
+		return false;
+	/* what this turn's services make ready waits for the next: each gets one per turn */
+	iwx_link_init(&turn);
+	iwx_link_splice(&turn, &d->ready);
+	while (!iwx_link_empty(&turn)) {
+		struct vqp *q = IWX_LINK_OF(turn.next, struct vqp, ready_link);
+
+		iwx_link_del(&q->ready_link);
+		vqp_service(d, q);
+	}
+	return true;
+}
+
+static void service(struct iwxd *d, struct vqp *q)
+{
 	if (q->corrupt)
 		return;
 	if (rings_corrupt(q)) {
@@ -574,27 +639,36 @@ void vqp_service(struct iwxd *d, struct vqp *q)
 	}
 }
 
-void vqp_timers(struct iwxd *d, struct vqp *q, uint64_t now)
+void vqp_service(struct iwxd *d, struct vqp *q)
 {
+	q->blocked = false;
+	service(d, q);
+	/*
+	 * Completions wait for room in the client's CQs, or work for room in the engine: the
+	 * client's poll rings a CQ's bell (vqp_room), the stream's progress runs on_tcp
+	 */
+	if ((q->blocked || q->parked_n || q->backlog) && !q->corrupt && !iwx_linked(&q->wait_link))
+		iwx_link_add_tail(&q->owner->room_wait, &q->wait_link);
+	rearm(d, q);	/* what it did may have set a deadline (a settle, a close, a lazy tick) */
+}
+
+/* Start or abort what is due by now. */
+static void on_timer(struct iwxd *d, struct timer *t, uint64_t now)
+{
+	struct vqp *q = (struct vqp *)((char *)t - offsetof(struct vqp, timer));
+
 	fastpath_conn_timers(d, q, now);
-	if (q->settle_end_ms) {
-		if (now >= q->settle_end_ms)
-			settle_end(d, q);
-		else
-			loop_due(&d->loop, q->settle_end_ms);
+	if (q->settle_end_ms && now >= q->settle_end_ms)
+		settle_end(d, q);
+	if (q->close_ms && q->eng && now >= q->close_ms) {
+		log_info("qp %u: the close did not finish in time: aborting", q->num);
+		/* at once, though completions wait for CQ room: the event needs none */
+		iwx_qp_abort(q->eng);
+		vqp_set_state(q, IWX_SHQ_ERROR);
+		stream_ended(d, q);
+		vqp_service(d, q);
 	}
-	if (q->close_ms && q->eng) {
-		if (now >= q->close_ms) {
-			log_info("qp %u: the close did not finish in time: aborting", q->num);
-			/* at once, though completions wait for CQ room: the event needs none */
-			iwx_qp_abort(q->eng);
-			vqp_set_state(q, IWX_SHQ_ERROR);
-			stream_ended(d, q);
-			vqp_service(d, q);
-		} else {
-			loop_due(&d->loop, q->close_ms);
-		}
-	}
+	rearm(d, q);
 }
 
 int vqp_disconnect(struct iwxd *d, struct vqp *q)
@@ -625,14 +699,6 @@ void vqp_stats(const struct vqp *q, struct iwx_qp_stats *s)
 	}
 }
 
-void vqp_need_wakeup(struct iwxd *d, bool on)
-{
-	for (struct vqp *q = d->qps; q; q = q->next)
-		__atomic_store_n(&q->sh->need_wakeup, on, __ATOMIC_SEQ_CST);
-	/* pairs with client_doorbell: the rings are read only after need_wakeup is visible */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-}
-
 void vqp_destroy(struct iwxd *d, struct vqp *q)
 {
 	if (q->setup)
@@ -649,7 +715,13 @@ void vqp_destroy(struct iwxd *d, struct vqp *q)
 			linger_start(d, q->tcp_w.fd);
 	}
 	engine_stop(d, q, false);
-	IWX_LIST_UNLINK(&d->qps, q);
+	iwx_link_del(&q->ready_link);
+	iwx_link_del(&q->wait_link);
+	timer_fini(&d->loop, &q->timer);
+	doorbell_unbind(q->owner, q->bell);
+	iwx_link_del(&q->link);
+	iwx_link_del(&q->client_link);
+	ids_del(&d->ids, q->num);
 	q->owner->used[LIMIT_QPS]--;
 	vqp_stats_add(&d->gone, &q->gone);
 	q->scq->users--;

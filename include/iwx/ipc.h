@@ -16,7 +16,7 @@
 #include <iwx/ring.h>
 #include <iwx/verbs.h>
 
-#define IWX_IPC_VERSION		9
+#define IWX_IPC_VERSION		10
 #ifndef IWX_DEFAULT_SOCKET	/* also in iwx/iwx.h, for applications */
 #define IWX_DEFAULT_SOCKET	"/run/iwx/iwxd.sock"
 #endif
@@ -26,7 +26,7 @@
 #define IWX_IPC_PRIVDATA	512	/* MPA private data (RFC 5044 §7.1) */
 
 enum iwx_ipc_op {
-	IWX_IPC_HELLO = 1,	/* -> arena, doorbell and notify fds */
+	IWX_IPC_HELLO = 1,	/* -> arena, doorbell, notify and doorbells' memfds */
 	IWX_IPC_PD_ALLOC,
 	IWX_IPC_PD_FREE,
 	IWX_IPC_MR_REG,
@@ -121,6 +121,8 @@ struct iwx_ipc_cq_create {
 	uint32_t	entries;	/* request: wanted; reply: granted */
 	uint32_t	cq;		/* reply */
 	uint64_t	map_size;	/* reply: bytes of the ring memfd */
+	uint32_t	bell;		/* reply: its bit in the doorbells */
+	uint32_t	pad;
 };
 
 struct iwx_ipc_qp_create {
@@ -128,6 +130,8 @@ struct iwx_ipc_qp_create {
 	uint32_t	sq_depth, rq_depth;	/* request: wanted; reply: granted */
 	uint32_t	qp;			/* reply */
 	uint64_t	map_size;		/* reply */
+	uint32_t	bell;			/* reply: its bit in the doorbells */
+	uint32_t	pad;
 };
 
 struct iwx_ipc_cm_param {
@@ -326,7 +330,6 @@ enum iwx_shq_state {
 struct iwx_ipc_qp_shared {
 	struct iwx_ring_ctl	sq, rq;		/* client produces, daemon consumes */
 	_Alignas(64) uint32_t	state;		/* enum iwx_shq_state, daemon-written */
-	uint32_t		need_wakeup;	/* daemon sleeps: ring the doorbell after posting */
 };
 
 /* A completion queue's memfd: this header, then entries struct iwx_wc. */
@@ -335,6 +338,37 @@ struct iwx_ipc_cq_shared {
 	_Alignas(64) uint32_t	armed;		/* client: notify on the next completion */
 	uint32_t		need_room;	/* daemon: completions wait; ring after polling */
 };
+
+/*
+ * A client's doorbells (HELLO's fourth fd, IWX_IPC_BELLS_SIZE bytes): one bit per queue
+ * pair and completion queue (its `bell`), which the client sets when it posts to the
+ * queue pair, or when it polls a CQ that iwxd asked room of; and a summary bit per word
+ * of them. iwxd takes them every turn, so that it looks only at what was rung, however
+ * many queue pairs there are. What a client writes here tells iwxd only where to look.
+ */
+#define IWX_IPC_BELLS		(1u << 18)	/* bits: a client's queue pairs and CQs */
+struct iwx_ipc_bells {
+	uint32_t		need_wakeup;	/* daemon-written: it sleeps, write the eventfd */
+	_Alignas(64) uint64_t	sum[IWX_IPC_BELLS / 64 / 64];	/* bit i of sum[j]: word 64j + i */
+	uint64_t		bits[IWX_IPC_BELLS / 64];
+};
+#define IWX_IPC_BELLS_SIZE	IWX_IPC_ALIGN(sizeof(struct iwx_ipc_bells))
+
+/*
+ * Ring bell: its bit, then its word's summary bit (iwxd takes them in the other order).
+ * A bit already set is not written again, so a busy queue pair's posts do not bounce
+ * the line between client and daemon.
+ */
+static inline void iwx_ipc_bell_ring(struct iwx_ipc_bells *b, uint32_t bell)
+{
+	uint64_t *w = &b->bits[bell / 64 % (IWX_IPC_BELLS / 64)], *s = &b->sum[bell / 4096 % 64];
+	uint64_t wm = 1ull << (bell % 64), sm = 1ull << (bell / 64 % 64);
+
+	if (!(__atomic_load_n(w, __ATOMIC_SEQ_CST) & wm))
+		__atomic_fetch_or(w, wm, __ATOMIC_SEQ_CST);
+	if (!(__atomic_load_n(s, __ATOMIC_SEQ_CST) & sm))
+		__atomic_fetch_or(s, sm, __ATOMIC_SEQ_CST);
+}
 
 #define IWX_IPC_ALIGN(x)	(((x) + 63) & ~(uint64_t)63)
 #define IWX_IPC_QP_SQ_OFF	IWX_IPC_ALIGN(sizeof(struct iwx_ipc_qp_shared))

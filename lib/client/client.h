@@ -65,6 +65,7 @@ struct iwx_device {
 	uint32_t		client_id;
 	uint8_t			*arena;
 	size_t			arena_size;
+	struct iwx_ipc_bells	*bells;		/* shared with iwxd: what we rang */
 	struct iwx_device_limits limits;	/* from iwxd's hello */
 	struct arena_alloc	alloc;
 	struct pending_event	*events, **events_tail;
@@ -95,6 +96,7 @@ struct mr_entry {
 struct iwx_cq {
 	struct iwx_device	*dev;
 	uint32_t		id;
+	uint32_t		bell;		/* its bit in the device's doorbells */
 	struct iwx_ipc_cq_shared *sh;
 	size_t			map_size;
 	struct iwx_ring		ring;		/* we consume */
@@ -119,6 +121,7 @@ struct work_queue {
 struct iwx_qp {
 	struct iwx_device	*dev;
 	uint32_t		num;
+	uint32_t		bell;		/* its bit in the device's doorbells */
 	struct iwx_ipc_qp_shared *sh;
 	size_t			map_size;
 	struct iwx_ring		sq, rq;		/* we produce */
@@ -149,7 +152,7 @@ IWX_HIDDEN int client_pump(struct iwx_device *dev);
 /* The device's queue pair numbered num, or NULL. */
 IWX_HIDDEN struct iwx_qp *qp_of(struct iwx_device *dev, uint32_t num);
 
-/* Wake iwxd if it sleeps (or unconditionally, with force). */
-IWX_HIDDEN void client_doorbell(struct iwx_device *dev, const uint32_t *need_wakeup, bool force);
+/* Ring bell (a queue pair's or CQ's: it has something for iwxd), and wake iwxd if it sleeps. */
+IWX_HIDDEN void client_ring(struct iwx_device *dev, uint32_t bell);
 
 #endif /* IWX_CLIENT_H */

@@ -136,13 +136,14 @@ int client_pump(struct iwx_device *dev)
 	return err == -ESHUTDOWN ? err : 0;
 }
 
-void client_doorbell(struct iwx_device *dev, const uint32_t *need_wakeup, bool force)
+void client_ring(struct iwx_device *dev, uint32_t bell)
 {
 	uint64_t one = 1;
 
-	/* pairs with the daemon's: publish need_wakeup, then look at the rings */
+	iwx_ipc_bell_ring(dev->bells, bell);
+	/* pairs with the daemon's: publish need_wakeup, then look at the doorbells */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if ((force || __atomic_load_n(need_wakeup, __ATOMIC_ACQUIRE)) &&
+	if (__atomic_load_n(&dev->bells->need_wakeup, __ATOMIC_ACQUIRE) &&
 	    write(dev->bell_fd, &one, sizeof(one)) < 0) {
 		/* the counter cannot overflow in practice; a dead daemon shows elsewhere */
 	}
@@ -159,8 +160,8 @@ struct iwx_device *iwx_open(const struct iwx_open_opts *opts)
 				       .arena_size = opts && opts->arena_size ? opts->arena_size :
 									    DEFAULT_ARENA };
 	struct iwx_device *dev;
-	int fds[3] = { -1, -1, -1 }, err;
-	unsigned nfds = 3;
+	int fds[4] = { -1, -1, -1, -1 }, err;
+	unsigned nfds = 4;
 
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
@@ -179,7 +180,7 @@ struct iwx_device *iwx_open(const struct iwx_open_opts *opts)
 		goto fail;
 	err = client_call(dev, IWX_IPC_HELLO, &hello, sizeof(hello), &hello, sizeof(hello), fds,
 			  &nfds);
-	if (!err && nfds != 3)
+	if (!err && nfds != 4)
 		err = -EPROTO;
 	if (err)
 		goto fail;
@@ -195,17 +196,22 @@ struct iwx_device *iwx_open(const struct iwx_open_opts *opts)
 		.max_rd_atomic = IWX_MAX_RD_ATOMIC,
 	};
 	dev->arena = mmap(NULL, dev->arena_size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+	dev->bells = mmap(NULL, IWX_IPC_BELLS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fds[3], 0);
 	close(fds[0]);
-	fds[0] = fds[1] = fds[2] = -1;
-	if (dev->arena == MAP_FAILED) {
+	close(fds[3]);
+	fds[0] = fds[1] = fds[2] = fds[3] = -1;
+	if (dev->arena == MAP_FAILED || dev->bells == MAP_FAILED) {
 		err = -errno;
-		dev->arena = NULL;
+		if (dev->arena == MAP_FAILED)
+			dev->arena = NULL;
+		if (dev->bells == MAP_FAILED)
+			dev->bells = NULL;
 		goto fail;
 	}
 	arena_alloc_init(&dev->alloc, dev->arena_size);
 	return dev;
 fail:
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	iwx_close(dev);
@@ -270,6 +276,8 @@ void iwx_close(struct iwx_device *dev)
 		close(dev->event_fd);
 	if (dev->arena)
 		munmap(dev->arena, dev->arena_size);
+	if (dev->bells)
+		munmap(dev->bells, IWX_IPC_BELLS_SIZE);
 	arena_alloc_fini(&dev->alloc);
 	free(dev);
 }

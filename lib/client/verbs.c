@@ -210,6 +210,7 @@ struct iwx_cq *iwx_create_cq(struct iwx_device *dev, int entries)
 	}
 	cq->dev = dev;
 	cq->id = req.cq;
+	cq->bell = req.bell;
 	cq->map_size = req.map_size;
 	iwx_ring_init(&cq->ring, &cq->sh->ring, (uint8_t *)cq->sh + IWX_IPC_CQ_OFF, req.entries,
 		      sizeof(struct iwx_wc));
@@ -248,7 +249,7 @@ int iwx_poll_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc)
 		iwx_ring_consume(&cq->ring, k);
 		/* completions waited for this room: tell the daemon it is there */
 		if (__atomic_exchange_n(&cq->sh->need_room, 0, __ATOMIC_SEQ_CST))
-			client_doorbell(cq->dev, NULL, true);
+			client_ring(cq->dev, cq->bell);
 	}
 	return k;
 }
@@ -430,6 +431,7 @@ struct iwx_qp *iwx_create_qp(struct iwx_pd *pd, const struct iwx_qp_init_attr *a
 	}
 	qp->dev = dev;
 	qp->num = req.qp;
+	qp->bell = req.bell;
 	qp->map_size = req.map_size;
 	iwx_ring_init(&qp->sq, &qp->sh->sq, (uint8_t *)qp->sh + IWX_IPC_QP_SQ_OFF, req.sq_depth,
 		      sizeof(struct iwx_send_wr));
@@ -509,7 +511,7 @@ int iwx_post_send(struct iwx_qp *qp, const struct iwx_send_wr *wr)
 	memcpy(e, wr, sizeof(*wr));
 	e->wr_id = wq_post(&qp->swq, wr->wr_id);
 	iwx_ring_produce(&qp->sq, 1);
-	client_doorbell(qp->dev, &qp->sh->need_wakeup, false);
+	client_ring(qp->dev, qp->bell);
 	return 0;
 }
 
@@ -532,7 +534,7 @@ int iwx_post_recv(struct iwx_qp *qp, const struct iwx_recv_wr *wr)
 	 */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (iwx_qp_state(qp) == IWX_QPS_ERROR)
-		client_doorbell(qp->dev, &qp->sh->need_wakeup, false);
+		client_ring(qp->dev, qp->bell);
 	return 0;
 }
 

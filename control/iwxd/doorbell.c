@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A client's doorbells (iwx/ipc.h): which of its queue pairs it posted to, and which of
+ * its completion queues it made room in. iwxd takes them every turn and services only
+ * what rang, so that a turn costs what is active, not what is held; and before it sleeps
+ * it asks every client to write its eventfd as well.
+ *
+ * The page is the client's to write: a bit tells iwxd only where to look, and a bit of no
+ * object, or of an object since gone, costs one look.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+struct bell {
+	struct vqp	*qp;		/* what the bit stands for: a queue pair, */
+	struct vcq	*cq;		/* ... or a completion queue, or neither (free) */
+	uint32_t	next_free;	/* free: the next free bit + 1; 0 ends the list */
+};
+
+int doorbell_open(struct client *c, int *memfd)
+{
+	c->bells = shared_map("iwx-bells", IWX_IPC_BELLS_SIZE, memfd);
+	iwx_link_init(&c->room_wait);
+	iwx_link_init(&c->qps);
+	return c->bells ? 0 : -errno;
+}
+
+void doorbell_close(struct client *c)
+{
+	if (c->bells)
+		munmap(c->bells, IWX_IPC_BELLS_SIZE);
+	c->bells = NULL;
+	free(c->bell);
+	c->bell = NULL;
+}
+
+int64_t doorbell_bind(struct client *c, struct vqp *q, struct vcq *cq)
+{
+	struct bell *b;
+	uint32_t i;
+
+	if (c->bell_free) {
+		i = c->bell_free - 1;
+	} else {
+		if (c->bell_n == IWX_IPC_BELLS)
+			return -ENOSPC;
+		if (c->bell_n == c->bell_cap) {
+			uint32_t cap = c->bell_cap ? 2 * c->bell_cap : 64;
+			struct bell *more = reallocarray(c->bell, cap, sizeof(*more));
+
+			if (!more)
+				return -ENOMEM;
+			c->bell = more;
+			c->bell_cap = cap;
+		}
+		i = c->bell_n++;
+		c->bell[i].next_free = 0;
+	}
+	b = &c->bell[i];
+	c->bell_free = b->next_free;
+	*b = (struct bell){ .qp = q, .cq = cq };
+	return i;
+}
+
+void doorbell_unbind(struct client *c, uint32_t bell)
+{
+	c->bell[bell] = (struct bell){ .next_free = c->bell_free };
+	c->bell_free = bell + 1;
+}
+
+/* One word of c's bits, taken: ready what they name. */
+static void take_word(struct iwxd *d, struct client *c, uint32_t w)
+{
+	uint64_t bits = __atomic_exchange_n(&c->bells->bits[w], 0, __ATOMIC_SEQ_CST);
+
+	while (bits) {
+		uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(bits);
+
+		bits &= bits - 1;
+		if (i >= c->bell_n)
+			break;	/* the client's own noise: nothing of its is there */
+		if (c->bell[i].qp)
+			vqp_ready(d, c->bell[i].qp);
+		else if (c->bell[i].cq)
+			vqp_room(d, c);
+	}
+}
+
+/* What c rang since the last look, taken; the words are looked at only where the summary says. */
+static void take(struct iwxd *d, struct client *c)
+{
+	uint32_t nsum = (c->bell_n + 4095) / 4096;
+
+	for (uint32_t s = 0; s < nsum; s++) {
+		uint64_t sum;
+
+		if (!__atomic_load_n(&c->bells->sum[s], __ATOMIC_RELAXED))
+			continue;
+		sum = __atomic_exchange_n(&c->bells->sum[s], 0, __ATOMIC_SEQ_CST);
+		while (sum) {
+			take_word(d, c, s * 64 + (uint32_t)__builtin_ctzll(sum));
+			sum &= sum - 1;
+		}
+	}
+}
+
+void doorbell_take(struct iwxd *d)
+{
+	for (struct client *c = d->clients; c; c = c->next)
+		if (c->bells && c->bell_n)
+			take(d, c);
+	/* pairs with client_ring's: the rings are read after the bits are taken */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+bool doorbell_sleep(struct iwxd *d, bool on)
+{
+	bool rang = false;
+
+	for (struct client *c = d->clients; c; c = c->next)
+		if (c->bells)
+			__atomic_store_n(&c->bells->need_wakeup, on, __ATOMIC_SEQ_CST);
+	if (!on)
+		return false;
+	/* pairs with client_ring: a bell rung before need_wakeup was seen is seen here */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (struct client *c = d->clients; c && !rang; c = c->next) {
+		uint32_t nsum = c->bells ? (c->bell_n + 4095) / 4096 : 0;
+
+		for (uint32_t s = 0; s < nsum && !rang; s++)
+			rang = __atomic_load_n(&c->bells->sum[s], __ATOMIC_SEQ_CST) != 0;
+	}
+	return !rang;
+}

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What iwxd's ids name (control/iwxd/ids.c): under churn of many ids, each found names
+ * what it was given, of the kind asked for, and an id taken out names nothing, as a
+ * plain list would answer.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+
+#include "ids.h"
+
+#define N	20000
+
+static uint32_t held[N];	/* id, or 0 */
+
+Test(ids, churn_matches_a_plain_list)
+{
+	struct ids t = { 0 };
+	unsigned live = 0;
+
+	srand(3);
+	for (unsigned round = 0; round < 200000; round++) {
+		unsigned i = (unsigned)rand() % N;
+
+		if (held[i]) {
+			cr_assert_eq(ids_find(&t, held[i], 1 + i % 2), &held[i]);
+			cr_assert_null(ids_find(&t, held[i], 2 - i % 2), "another kind");
+			ids_del(&t, held[i]);
+			cr_assert_not(ids_held(&t, held[i]));
+			held[i] = 0;
+			live--;
+		} else {
+			/* clustered ids, as the counter gives them, and some far apart */
+			held[i] = round % 5 ? 1 + i * 4 : 0x80000000u + i;
+			cr_assert_not(ids_held(&t, held[i]));
+			cr_assert_eq(ids_room(&t), 0);
+			ids_add(&t, held[i], 1 + i % 2, &held[i]);
+			live++;
+		}
+		cr_assert_eq(t.n, live);
+	}
+	for (unsigned i = 0; i < N; i++)
+		if (held[i])
+			cr_assert_eq(ids_find(&t, held[i], 1 + i % 2), &held[i], "id %u", held[i]);
+	cr_assert_not(ids_held(&t, 0), "0 names nothing");
+	ids_fini(&t);
+}
