@@ -65,7 +65,8 @@ struct iwx_llp_seg {
 	uint8_t			hdr[IWX_DDP_UNTAGGED_HDR_LEN];	/* its DDP header (RFC 5041 §4) */
 	size_t			hdr_len;
 	uint32_t		off, len;	/* its payload's place in the message */
-	const uint8_t		*payload;	/* len bytes, valid until the next call */
+	const uint8_t		*payload;	/* len bytes, valid until the next call, within
+						   the same transmit call */
 	bool			last;		/* the message's last segment */
 	bool			term;		/* a Terminate: nothing may follow it (RFC 5040 §5.4) */
 };

@@ -6,12 +6,16 @@
 
 #include <iwx/ddp.h>
 
+#include "bufpool.h"
 #include "llp.h"
 #include "qp.h"
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define GATHER_LEN	65536	/* a segment's payload from several sges (an LLP's is less) */
 #define WR_INTERNAL	0x80	/* the RTR message: never completes to the application */
+
+/* the queue pairs' gather buffers: one is held only within a transmit turn */
+static struct iwx_bufpool gather_pool = IWX_BUFPOOL_INIT(GATHER_LEN);
 
 /* A fixed-size queue of elements of one type. */
 struct ring {
@@ -109,7 +113,8 @@ struct iwx_qp {
 	uint32_t		rx_msn[IWX_QN_COUNT];	/* next MSN expected on each queue */
 
 	struct tx_msg		msg;
-	uint8_t			*gather;	/* a segment's payload from several sges */
+	uint8_t			*gather;	/* a segment's payload from several sges: borrowed
+						   for a transmit turn (bufpool.h) */
 
 	bool			hold_tx;	/* nothing goes out before the peer's first FPDU */
 	struct span		rx_dst;		/* the segment in flight is received in place here
@@ -422,15 +427,21 @@ bool iwx_qp_next_segment(struct iwx_qp *qp, struct iwx_llp_seg *s)
 {
 	struct tx_msg *msg = &qp->msg;
 
-	while (!msg->active) {
-		if (qp->term_pending)
-			start_terminate(qp);
-		else if (qp->state != IWX_QP_RTS)
-			return false;
-		else if (qp->reads_in.n)
-			start_read_response(qp);
-		else if ((!qp->sq.n || !start_sq_head(qp)) && !qp->term_pending)
-			return false;
+	for (;;) {
+		while (!msg->active) {
+			if (qp->term_pending)
+				start_terminate(qp);
+			else if (qp->state != IWX_QP_RTS)
+				return false;
+			else if (qp->reads_in.n)
+				start_read_response(qp);
+			else if ((!qp->sq.n || !start_sq_head(qp)) && !qp->term_pending)
+				return false;
+		}
+		if (msg->nsrc == 1 || qp->gather || (qp->gather = iwx_bufpool_get(&gather_pool)))
+			break;
+		/* no memory to gather into: an error of our own, and the Terminate needs none */
+		fail(qp, IWX_CAUSE_LOCAL_CATASTROPHIC, NULL, NULL);
 	}
 	s->msg = &msg->seg.msg;
 	s->hdr_len = iwx_ddp_segmenter_next(&msg->seg, s->hdr, &s->off, &s->len);
@@ -454,6 +465,8 @@ static void transmit(struct iwx_qp *qp, bool *want_write)
 	if (qp->hold_tx)
 		return;
 	qp->llp->ops->transmit(qp->llp, want_write);
+	/* what was gathered is the lower layer's now (llp.h): the buffer goes back */
+	qp->gather = iwx_bufpool_put(&gather_pool, qp->gather);
 	if (qp->term_built && qp->state == IWX_QP_CLOSING && qp->llp->ops->tx_idle(qp->llp))
 		enter_error(qp, qp->cause, true);
 }
@@ -841,10 +854,9 @@ struct iwx_qp *iwx_qp_create(struct iwx_llp *llp, const struct iwx_mpa_agreed *a
 	qp->agreed = *agreed;
 	for (int i = 0; i < IWX_QN_COUNT; i++)
 		qp->tx_msn[i] = qp->rx_msn[i] = 1;	/* RFC 5041 §4.3: MSNs start at one */
-	qp->gather = malloc(GATHER_LEN);
 	/* a Read Request, a Terminate fit one segment */
 	if (llp->max_payload[0] <= IWX_RDMAP_READ_REQ_LEN || !llp->max_payload[1] ||
-	    llp->max_payload[0] > GATHER_LEN || llp->max_payload[1] > GATHER_LEN || !qp->gather ||
+	    llp->max_payload[0] > GATHER_LEN || llp->max_payload[1] > GATHER_LEN ||
 	    ring_init(&qp->sq, sizeof(struct iwx_send_wr), sq) ||
 	    ring_init(&qp->rq, sizeof(struct iwx_recv_wr), rq) ||
 	    ring_init(&qp->cq, sizeof(struct iwx_wc), cq) ||
@@ -867,7 +879,6 @@ void iwx_qp_destroy(struct iwx_qp *qp)
 	free(qp->cq.v);
 	free(qp->inflight.v);
 	free(qp->reads_in.v);
-	free(qp->gather);
 	free(qp);
 }
 
