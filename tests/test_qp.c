@@ -18,6 +18,7 @@
 #include <iwx/crc32c.h>
 #include <iwx/mpa_rx.h>
 
+#include "bufpool.h"
 #include "mem.h"
 #include "llp_tcp.h"
 #include "qp.h"
@@ -233,6 +234,31 @@ Test(qp, write_then_send_sees_the_data)
 	/* MULPDU for EMSS 1448 is 1442: 1428 bytes of Write payload per FPDU, then the Send */
 	cr_assert_eq(st.tx_fpdus, (len + 1427) / 1428 + 1, "FPDUs sized to the EMSS");
 	cr_assert_eq(st.tx_fpdus_aligned, st.tx_fpdus);
+}
+
+/*
+ * A Write gathered from three pieces, far more than a batch: a batch TCP took only part
+ * of stays with its queue pair across turns, every byte arrives in order, and queue pairs
+ * gone idle hold no borrowed buffer (bufpool.h).
+ */
+Test(qp, buffers_are_held_while_busy_and_given_back_when_idle)
+{
+	const uint32_t len = 3u << 20;
+	struct iwx_send_wr wr = {
+		.wr_id = 1, .opcode = IWX_WR_WRITE, .flags = IWX_WR_SIGNALED, .num_sge = 3,
+		.sge = { sge(&A, 0, 1001), sge(&A, 1001, len - 2002), sge(&A, len - 1001, 1001) },
+		.rkey = B.stag, .remote_addr = (uintptr_t)B.buf + 5,
+	};
+
+	fill_pattern(A.buf, len, 9);
+	cr_assert_eq(iwx_qp_post_send(A.qp, &wr), 0);
+	for (int i = 0; i < 100; i++)
+		iwx_qp_progress(A.qp, NULL);	/* until the socket is full: B reads nothing */
+	cr_assert_eq(iwx_bufpool_lent(), 1, "the batch being sent, alone, is held");
+	pump();
+	assert_wc(one_wc(&A), 1, IWX_WC_RDMA_WRITE, IWX_WC_SUCCESS);
+	cr_assert_arr_eq(B.buf + 5, A.buf, len);
+	cr_assert_eq(iwx_bufpool_lent(), 0, "idle queue pairs hold no buffer");
 }
 
 Test(qp, reads_complete_in_order_beyond_ord)

@@ -10,6 +10,7 @@
 #include <iwx/mpa.h>
 #include <iwx/mpa_rx.h>
 
+#include "bufpool.h"
 #include "fast_rx.h"
 #include "llp_tcp.h"
 #include "qp.h"
@@ -23,12 +24,17 @@
 #define RX_BUDGET	256	/* socket reads per receive call */
 #define FPDU_BUF	(IWX_MPA_MAX_ULPDU + 1024)
 
+/* borrowed while a batch is being sent, while bytes are being staged (bufpool.h) */
+static struct iwx_bufpool batch_pool = IWX_BUFPOOL_INIT(BATCH_BYTES + FPDU_BUF);
+static struct iwx_bufpool stage_pool = IWX_BUFPOOL_INIT(STAGE_LEN);
+
 struct llp_tcp {
 	struct iwx_llp		llp;
 	int			fd;
 
 	struct iwx_mpa_tx	tx;
-	uint8_t			*fpdu;		/* the batch being sent: whole FPDUs, back to back */
+	uint8_t			*fpdu;		/* the batch being sent: whole FPDUs, back to back
+						   (NULL: none borrowed, nothing left to send) */
 	size_t			fpdu_len, fpdu_sent;
 	uint32_t		fpdu_start[BATCH_FPDUS];	/* where each FPDU of the batch begins */
 	uint32_t		nfpdu;
@@ -37,7 +43,7 @@ struct llp_tcp {
 	uint32_t		emss;
 
 	struct iwx_mpa_rx	*rx;
-	uint8_t			*stage;
+	uint8_t			*stage;		/* header read-ahead (NULL: none borrowed) */
 	size_t			stage_len, stage_off;
 	struct iwx_fast_rx	fast;		/* FPDUs the fast path placed */
 };
@@ -72,6 +78,10 @@ static bool fill_batch(struct llp_tcp *t, int *budget)
 
 		if (!iwx_qp_next_segment(t->llp.qp, &s))
 			break;
+		if (!t->fpdu && !(t->fpdu = iwx_bufpool_get(&batch_pool))) {
+			iwx_qp_lost(t->llp.qp, true);	/* a Terminate would need the buffer */
+			return false;
+		}
 		n = iwx_mpa_fpdu_build(&t->tx, t->fpdu + t->fpdu_len, FPDU_BUF, s.hdr, s.hdr_len,
 				       s.payload, s.len);
 		if (n < 0)
@@ -92,9 +102,9 @@ static size_t fpdu_end(const struct llp_tcp *t, uint32_t i)
 	return i + 1 < t->nfpdu ? t->fpdu_start[i + 1] : t->fpdu_len;
 }
 
-static void tcp_transmit(struct iwx_llp *llp, bool *want_write)
+static void send_batches(struct llp_tcp *t, bool *want_write)
 {
-	struct llp_tcp *t = tcp_of(llp);
+	struct iwx_llp *llp = &t->llp;
 
 	*want_write = false;
 	for (int budget = TX_BUDGET; budget > 0 || t->fpdu_sent < t->fpdu_len;) {
@@ -133,6 +143,16 @@ static void tcp_transmit(struct iwx_llp *llp, bool *want_write)
 		llp->stats->tx_bytes += n;
 	}
 	*want_write = true;
+}
+
+static void tcp_transmit(struct iwx_llp *llp, bool *want_write)
+{
+	struct llp_tcp *t = tcp_of(llp);
+
+	send_batches(t, want_write);
+	/* a batch partly sent stays whole for the next turn (never lose or reorder bytes) */
+	if (t->fpdu_sent == t->fpdu_len)
+		t->fpdu = iwx_bufpool_put(&batch_pool, t->fpdu);
 }
 
 static bool tcp_tx_idle(const struct iwx_llp *llp)
@@ -320,6 +340,10 @@ static void tcp_receive(struct iwx_llp *llp)
 				continue;
 			}
 		} else {
+			if (!t->stage && !(t->stage = iwx_bufpool_get(&stage_pool))) {
+				iwx_qp_lost(llp->qp, true);	/* cannot read on: an error of ours */
+				break;
+			}
 			n = recv(t->fd, t->stage, MIN(STAGE_LEN, limit), MSG_DONTWAIT);
 			if (n > 0) {
 				llp->stats->rx_bytes += n;
@@ -341,6 +365,9 @@ ended:
 		break;
 	}
 	llp->stats->placed_segments = t->rx->stats.placed;
+	/* all staged bytes are parsed unless the stream failed: those are kept, unread */
+	if (!t->stage_len)
+		t->stage = iwx_bufpool_put(&stage_pool, t->stage);
 }
 
 /* -------------------------------------------------------------- lifetime */
@@ -376,8 +403,8 @@ static void tcp_destroy(struct iwx_llp *llp)
 	if (t->fd >= 0)
 		close(t->fd);
 	free(t->rx);
-	free(t->fpdu);
-	free(t->stage);
+	iwx_bufpool_put(&batch_pool, t->fpdu);
+	iwx_bufpool_put(&stage_pool, t->stage);
 	free(t);
 }
 
@@ -407,9 +434,7 @@ struct iwx_llp *iwx_llp_tcp_new(int fd, const struct iwx_mpa_agreed *agreed, uin
 	t->fresh = true;
 	iwx_mpa_tx_init(&t->tx, &agreed->mode);
 	t->rx = malloc(sizeof(*t->rx));
-	t->fpdu = malloc(BATCH_BYTES + FPDU_BUF);
-	t->stage = malloc(STAGE_LEN);
-	if (!t->rx || !t->fpdu || !t->stage) {
+	if (!t->rx) {
 		tcp_destroy(&t->llp);
 		return NULL;
 	}
