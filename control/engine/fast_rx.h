@@ -23,7 +23,9 @@ struct iwx_fast_rx {
 	uint32_t		n;		/* from the slot's tail on */
 	uint32_t		bytes;		/* their FPDUs' length, together */
 	uint32_t		have;		/* ... discarded so far */
-	uint8_t			*dst[IWX_FP_RING];	/* where each one's payload is, here */
+	uint8_t			**dst;		/* where each one's payload is, here, by ring
+						   index: IWX_FP_RING of them (NULL when n is 0
+						   and none are borrowed, llp_tcp.c) */
 };
 
 /* An FPDU's length on the wire, markers included, from its record. */

@@ -24,9 +24,13 @@
 #define RX_BUDGET	256	/* socket reads per receive call */
 #define FPDU_BUF	(IWX_MPA_MAX_ULPDU + 1024)
 
-/* borrowed while a batch is being sent, while bytes are being staged (bufpool.h) */
+/*
+ * Borrowed while a batch is being sent, while bytes are being staged, while the fast
+ * path's records are committed to (bufpool.h)
+ */
 static struct iwx_bufpool batch_pool = IWX_BUFPOOL_INIT(BATCH_BYTES + FPDU_BUF);
 static struct iwx_bufpool stage_pool = IWX_BUFPOOL_INIT(STAGE_LEN);
+static struct iwx_bufpool targets_pool = IWX_BUFPOOL_INIT(IWX_FP_RING * sizeof(uint8_t *));
 
 struct llp_tcp {
 	struct iwx_llp		llp;
@@ -282,6 +286,8 @@ static ssize_t fast_turn(struct llp_tcp *t, size_t *limit)
 			if (!r || iwx_fast_rx_pos(f, r) != pos + f->bytes)
 				break;
 			dst = fast_target(t, r);
+			if (dst && !f->dst && !(f->dst = iwx_bufpool_get(&targets_pool)))
+				dst = NULL;	/* nowhere to note it: read as usual */
 			if (!dst && f->n)
 				break;	/* to be read when it comes first */
 			if (!dst) {
@@ -368,6 +374,8 @@ ended:
 	/* all staged bytes are parsed unless the stream failed: those are kept, unread */
 	if (!t->stage_len)
 		t->stage = iwx_bufpool_put(&stage_pool, t->stage);
+	if (!t->fast.n)
+		t->fast.dst = iwx_bufpool_put(&targets_pool, t->fast.dst);
 }
 
 /* -------------------------------------------------------------- lifetime */
@@ -405,6 +413,7 @@ static void tcp_destroy(struct iwx_llp *llp)
 	free(t->rx);
 	iwx_bufpool_put(&batch_pool, t->fpdu);
 	iwx_bufpool_put(&stage_pool, t->stage);
+	iwx_bufpool_put(&targets_pool, t->fast.dst);
 	free(t);
 }
 
@@ -448,6 +457,7 @@ bool iwx_llp_tcp_fast(struct iwx_llp *llp, struct iwx_fp_slot *slot, uint32_t co
 {
 	struct llp_tcp *t = tcp_of(llp);
 
+	iwx_bufpool_put(&targets_pool, t->fast.dst);	/* committed records are forgotten */
 	/* what has been read so far is stream position rx_bytes, modulo 2^32 */
 	t->fast = (struct iwx_fast_rx){ .slot = slot,
 					.anchor = copied_seq - (uint32_t)llp->stats->rx_bytes,
