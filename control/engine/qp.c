@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The software queue pair: RDMAP message processing over one MPA stream (RFC 5040 §5-§7). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,15 +24,6 @@ struct ring {
 	uint32_t	size, cap, head, n;
 };
 
-static int ring_init(struct ring *r, uint32_t size, uint32_t cap)
-{
-	r->v = calloc(cap, size);
-	r->size = size;
-	r->cap = cap;
-	r->head = r->n = 0;
-	return r->v ? 0 : -ENOMEM;
-}
-
 static void *ring_at(const struct ring *r, uint32_t i)
 {
 	return r->v + (size_t)((r->head + i) % r->cap) * r->size;
@@ -49,7 +41,9 @@ static int ring_push(struct ring *r, const void *e)
 static void ring_pop(struct ring *r)
 {
 	r->head = (r->head + 1) % r->cap;
-	r->n--;
+	/* empty: start again at the front, so that only the deepest backlog's pages are touched */
+	if (!--r->n)
+		r->head = 0;
 }
 
 static uint32_t sge_total(const struct iwx_sge *sge, uint8_t n)
@@ -102,7 +96,8 @@ struct iwx_qp {
 	uint32_t		pd;
 	struct iwx_mpa_agreed	agreed;
 
-	struct ring		sq;		/* struct iwx_send_wr, head = next to send */
+	struct ring		sq;		/* struct iwx_send_wr, head = next to send; its
+						   v is the block of every ring (rings_init) */
 	struct ring		rq;		/* struct iwx_recv_wr, head = next Send's buffer */
 	struct ring		cq;		/* struct iwx_wc */
 	struct ring		inflight;	/* struct inflight, in posting order */
@@ -828,6 +823,41 @@ static void start_stream(struct iwx_qp *qp)
 	}
 }
 
+/*
+ * The rings, in one block, not zeroed (an element is written before it is read): the
+ * allocator touches the pages at a block's ends, and the elements' pages are touched as
+ * they are used, so an idle queue pair's rings take little memory however deep they are.
+ */
+static int rings_init(struct iwx_qp *qp, uint32_t sq, uint32_t rq, uint32_t cq, uint32_t inflight,
+		      uint32_t reads_in)
+{
+	const struct {
+		struct ring	*r;
+		uint32_t	size, cap;
+	} rings[] = {
+		{ &qp->sq, sizeof(struct iwx_send_wr), sq },	/* first: sq.v is the block */
+		{ &qp->rq, sizeof(struct iwx_recv_wr), rq },
+		{ &qp->cq, sizeof(struct iwx_wc), cq },
+		{ &qp->inflight, sizeof(struct inflight), inflight },
+		{ &qp->reads_in, sizeof(struct inbound_read), reads_in },
+	};
+	const size_t n = sizeof(rings) / sizeof(rings[0]), align = _Alignof(max_align_t);
+	size_t at[sizeof(rings) / sizeof(rings[0])], len = 0;
+	uint8_t *block;
+
+	for (size_t i = 0; i < n; i++) {
+		at[i] = len;
+		len += ((size_t)rings[i].size * rings[i].cap + align - 1) & ~(align - 1);
+	}
+	block = malloc(len);
+	if (!block)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		*rings[i].r = (struct ring){ .v = block + at[i], .size = rings[i].size,
+					     .cap = rings[i].cap };
+	return 0;
+}
+
 struct iwx_qp *iwx_qp_create(struct iwx_llp *llp, const struct iwx_mpa_agreed *agreed,
 			     struct iwx_mem *mem, uint32_t pd, const struct iwx_qp_attr *attr)
 {
@@ -857,11 +887,7 @@ struct iwx_qp *iwx_qp_create(struct iwx_llp *llp, const struct iwx_mpa_agreed *a
 	/* a Read Request, a Terminate fit one segment */
 	if (llp->max_payload[0] <= IWX_RDMAP_READ_REQ_LEN || !llp->max_payload[1] ||
 	    llp->max_payload[0] > GATHER_LEN || llp->max_payload[1] > GATHER_LEN ||
-	    ring_init(&qp->sq, sizeof(struct iwx_send_wr), sq) ||
-	    ring_init(&qp->rq, sizeof(struct iwx_recv_wr), rq) ||
-	    ring_init(&qp->cq, sizeof(struct iwx_wc), cq) ||
-	    ring_init(&qp->inflight, sizeof(struct inflight), inflight) ||
-	    ring_init(&qp->reads_in, sizeof(struct inbound_read), agreed->ird + 1)) {
+	    rings_init(qp, sq, rq, cq, inflight, agreed->ird + 1)) {
 		iwx_qp_destroy(qp);
 		return NULL;
 	}
@@ -874,11 +900,7 @@ void iwx_qp_destroy(struct iwx_qp *qp)
 	if (!qp)
 		return;
 	qp->llp->ops->destroy(qp->llp);
-	free(qp->sq.v);
-	free(qp->rq.v);
-	free(qp->cq.v);
-	free(qp->inflight.v);
-	free(qp->reads_in.v);
+	free(qp->sq.v);		/* every ring's block */
 	free(qp);
 }
 
