@@ -433,15 +433,18 @@ bool iwx_qp_next_segment(struct iwx_qp *qp, struct iwx_llp_seg *s)
 			else if ((!qp->sq.n || !start_sq_head(qp)) && !qp->term_pending)
 				return false;
 		}
-		if (msg->nsrc == 1 || qp->gather || (qp->gather = iwx_bufpool_get(&gather_pool)))
+		if (msg->nsrc <= 1 || qp->gather || (qp->gather = iwx_bufpool_get(&gather_pool)))
 			break;
 		/* no memory to gather into: an error of our own, and the Terminate needs none */
 		fail(qp, IWX_CAUSE_LOCAL_CATASTROPHIC, NULL, NULL);
+		msg->active = false;	/* already failing: it goes anyway, with nothing sent */
 	}
 	s->msg = &msg->seg.msg;
 	s->hdr_len = iwx_ddp_segmenter_next(&msg->seg, s->hdr, &s->off, &s->len);
 	if (msg->nsrc == 1) {
 		s->payload = msg->src[0].p + s->off;
+	} else if (!msg->nsrc) {
+		s->payload = msg->inline_buf;	/* no bytes, but somewhere */
 	} else {
 		gather(msg->src, msg->nsrc, s->off, qp->gather, s->len);
 		s->payload = qp->gather;

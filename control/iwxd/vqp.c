@@ -165,7 +165,9 @@ static void complete(struct vqp *q, struct iwx_wc *wc)
  * completions go on: a client that polls its send CQ only once it has a send queue's
  * worth in it (perftest's server, for its credit Writes) still receives. At most a
  * send queue's depth wait (as many as a client that keeps to its depth can have
- * outstanding); beyond, or with one CQ for both, everything waits as before.
+ * outstanding); beyond, or with one CQ for both, everything waits as before. The
+ * room for them is made when the first must wait, and goes when the last has left:
+ * a queue pair whose client keeps up holds none.
  */
 static void park(struct vqp *q, const struct iwx_wc *wc)
 {
@@ -180,10 +182,15 @@ static void unpark(struct vqp *q)
 	n = n < q->parked_n ? n : q->parked_n;
 	for (uint32_t i = 0; i < n; i++)
 		complete(q, &q->parked[i]);
-	memmove(q->parked, q->parked + n, (q->parked_n - n) * sizeof(*q->parked));
+	if (n)
+		memmove(q->parked, q->parked + n, (q->parked_n - n) * sizeof(*q->parked));
 	q->parked_n -= n;
-	if (q->parked_n)
+	if (q->parked_n) {
 		__atomic_store_n(&q->scq->sh->need_room, 1, __ATOMIC_SEQ_CST);
+	} else {
+		free(q->parked);
+		q->parked = NULL;
+	}
 }
 
 /* Move the engine's completions to the client's rings, as far as they have room. */
@@ -195,7 +202,9 @@ static void drain(struct vqp *q)
 	while (iwx_qp_unpolled(q->eng)) {
 		/* the next may be a receive's, or a send's with none left to wait: room first */
 		if (!iwx_ring_space(&q->rcq->ring) || q->parked_n == q->parked_cap ||
-		    (q->scq == q->rcq && q->parked_n)) {
+		    (q->scq == q->rcq && q->parked_n) ||
+		    (!q->parked && !iwx_ring_space(&q->scq->ring) &&
+		     !(q->parked = malloc(q->parked_cap * sizeof(*q->parked))))) {
 			__atomic_store_n(&q->rcq->sh->need_room, 1, __ATOMIC_SEQ_CST);
 			q->backlog = true;	/* until the client polls and rings */
 			q->blocked = true;
@@ -249,12 +258,11 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 	q = calloc(1, sizeof(*q));
 	if (q) {
 		q->parked_cap = sq;
-		q->parked = calloc(sq, sizeof(*q->parked));
 		q->map_size = iwx_ipc_qp_map_size(sq, rq);
 	}
-	if (!q || !q->parked || !(q->sh = shared_map("iwx-qp", q->map_size, memfd)) ||
+	if (!q || !(q->sh = shared_map("iwx-qp", q->map_size, memfd)) ||
 	    (bell = doorbell_bind(c, q, NULL)) < 0 || timer_init(&d->loop, &q->timer, on_timer)) {
-		*err = q && q->parked && !q->sh ? -errno : bell < 0 ? (int)bell : -ENOMEM;
+		*err = q && !q->sh ? -errno : bell < 0 ? (int)bell : -ENOMEM;
 		maps_give(d, c, 1);
 		if (bell >= 0)
 			doorbell_unbind(c, (uint32_t)bell);
@@ -263,8 +271,6 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 			close(*memfd);
 			*memfd = -1;
 		}
-		if (q)
-			free(q->parked);
 		free(q);
 		return NULL;
 	}
