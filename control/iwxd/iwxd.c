@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -108,12 +109,38 @@ static bool id_in_use(const struct loop *l, uint32_t id)
 	return ids_held(&d->ids, id);
 }
 
+/*
+ * Every connection holds a descriptor (and its set-up, and a lingering close), so iwxd
+ * raises its limit to what the system allows one process (fs.nr_open) where it may, and
+ * else to its hard limit; what it got is logged.
+ */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+	unsigned long most = 0;
+	FILE *f = fopen("/proc/sys/fs/nr_open", "re");
+
+	if (f) {
+		if (fscanf(f, "%lu", &most) != 1)
+			most = 0;
+		fclose(f);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	if (most > rl.rlim_max && !setrlimit(RLIMIT_NOFILE, &(struct rlimit){ most, most }))
+		rl.rlim_cur = rl.rlim_max = most;
+	else if (rl.rlim_cur < rl.rlim_max && !setrlimit(RLIMIT_NOFILE, &(struct rlimit){ rl.rlim_max, rl.rlim_max }))
+		rl.rlim_cur = rl.rlim_max;
+	log_info("open files: up to %llu", (unsigned long long)rl.rlim_cur);
+}
+
 static int setup(struct iwxd *d)
 {
 	sigset_t mask;
 	int err;
 
 	signal(SIGPIPE, SIG_IGN);
+	raise_fd_limit();
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
@@ -237,7 +264,11 @@ static void usage(FILE *f)
 		"Limits: a request beyond one fails with ENOSPC (an arena larger than --arena-max\n"
 		"with EFBIG) and is logged; a client beyond --max-clients is answered EMFILE (root\n"
 		"is let in regardless), one beyond --max-queued is dropped, and a connection\n"
-		"request beyond --max-requests is rejected. Sizes take K, M or G.\n",
+		"request beyond --max-requests is rejected. Sizes take K, M or G.\n"
+		"Each connection holds a descriptor: iwxd raises its limit of open files\n"
+		"(RLIMIT_NOFILE) to the system's most for a process (fs.nr_open) where it may,\n"
+		"else to its hard limit. Out of them, what needs one fails with EMFILE, and\n"
+		"accepting clients pauses until one is free.\n",
 		IWX_DEFAULT_SOCKET);
 	for (int i = 0; i < LIMIT_N; i++) {
 		char flag[32], dflt[32];
