@@ -76,6 +76,7 @@ void cm_pconn_free(struct iwxd *d, struct pconn *p)
 		p->qp->setup = NULL;
 	IWX_LIST_UNLINK(&d->pconns, p);
 	ids_del(&d->ids, p->id);
+	timer_fini(&d->loop, &p->timer);
 	free(p);
 }
 
@@ -84,6 +85,12 @@ static void qp_back_to_init(struct vqp *q)
 {
 	q->setup = NULL;
 	vqp_set_state(q, IWX_SHQ_INIT);
+}
+
+/* p's timer runs at its deadline: the application's answer's, or the set-up's next step's. */
+static void pconn_rearm(struct iwxd *d, struct pconn *p)
+{
+	timer_set(&d->loop, &p->timer, p->announced ? p->answer_ms : p->conn.deadline_ms);
 }
 
 /* Tell the client of the peer's request (the set-up's socket is not watched meanwhile). */
@@ -113,6 +120,7 @@ static void announce(struct iwxd *d, struct pconn *p)
 	 * rather than waiting out its own time.
 	 */
 	p->answer_ms = iwx_conn_now_ms() + d->o.timeout_ms / 2;
+	pconn_rearm(d, p);
 	log_info("connection request %u from a peer on listener %u", p->id, p->listener->id);
 	outbox_event(d, p->owner, &ev);
 }
@@ -209,8 +217,11 @@ static void pconn_step(struct iwxd *d, struct pconn *p)
 		/* else usrsctp says when to look again; an announced request, when it fails */
 		if (err != -EAGAIN && !(p->announced && p->conn.state == was))
 			pconn_done(d, p);
+		else
+			pconn_rearm(d, p);
 	} else if (iwx_conn_step(&p->conn, iwx_conn_now_ms()) == -EAGAIN) {
 		watch_mod(&d->loop, &p->w, epoll_of(p->conn.events));
+		pconn_rearm(d, p);
 	} else {
 		pconn_done(d, p);
 	}
@@ -222,12 +233,32 @@ static void on_pconn(struct iwxd *d, struct watch *w, uint32_t events)
 	pconn_step(d, (struct pconn *)((char *)w - offsetof(struct pconn, w)));
 }
 
+/* An unanswered request is rejected; a set-up whose step is due takes it. */
+static void on_pconn_timer(struct iwxd *d, struct timer *t, uint64_t now)
+{
+	struct pconn *p = (struct pconn *)((char *)t - offsetof(struct pconn, timer));
+	struct iwx_ipc_answer reject = { .conn_id = p->id };
+
+	if (p->announced && now >= p->answer_ms) {
+		log_info("connection request %u not answered in time: rejected", p->id);
+		cm_answer(d, p->owner, &reject, true);
+	} else if (!p->announced && p->conn.deadline_ms && now >= p->conn.deadline_ms) {
+		pconn_step(d, p);
+	} else {
+		pconn_rearm(d, p);
+	}
+}
+
 static struct pconn *pconn_new(struct iwxd *d, struct client *c)
 {
 	struct pconn *p = ids_room(&d->ids) ? NULL : calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
+	if (timer_init(&d->loop, &p->timer, on_pconn_timer)) {
+		free(p);
+		return NULL;
+	}
 	p->id = loop_new_id(&d->loop);
 	ids_add(&d->ids, p->id, KIND_PCONN, p);
 	p->owner = c;
@@ -521,28 +552,6 @@ int cm_answer(struct iwxd *d, struct client *c, const struct iwx_ipc_answer *req
 	}
 	opts_of(d, &req->param, &p->opts, p->pd);
 	return answer(d, p, q, reject);
-}
-
-void cm_timers(struct iwxd *d, uint64_t now)
-{
-	struct iwx_ipc_answer reject = { 0 };
-
-	for (struct pconn *p = d->pconns, *n; p; p = n) {
-		n = p->next;
-		if (p->announced) {
-			if (now < p->answer_ms) {
-				loop_due(&d->loop, p->answer_ms);
-				continue;
-			}
-			log_info("connection request %u not answered in time: rejected", p->id);
-			reject.conn_id = p->id;
-			cm_answer(d, p->owner, &reject, true);
-		} else if (p->conn.deadline_ms && now >= p->conn.deadline_ms) {
-			pconn_step(d, p);
-		} else if (p->conn.deadline_ms) {
-			loop_due(&d->loop, p->conn.deadline_ms);
-		}
-	}
 }
 
 void cm_client_gone(struct iwxd *d, struct client *c)

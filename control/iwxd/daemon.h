@@ -203,6 +203,7 @@ struct pconn {
 	struct vqp		*qp;		/* active, or passive once accepted */
 	bool			announced;	/* passive: CONNECT_REQUEST sent, answer awaited */
 	uint64_t		answer_ms;	/* passive: reject unless answered by then */
+	struct timer		timer;		/* at answer_ms, or at the set-up's deadline */
 	struct iwx_conn_opts	opts;
 	uint8_t			pd[IWX_IPC_PRIVDATA];
 	struct pconn		*next;
@@ -319,7 +320,6 @@ int cm_listen(struct iwxd *d, struct client *c, struct iwx_ipc_listen *req);
 int cm_listen_close(struct iwxd *d, struct client *c, uint32_t id);
 int cm_answer(struct iwxd *d, struct client *c, const struct iwx_ipc_answer *req, bool reject);
 int cm_disconnect(struct iwxd *d, struct client *c, uint32_t qp);
-void cm_timers(struct iwxd *d, uint64_t now);
 /* A client leaves: its listeners and set-ups go. */
 void cm_client_gone(struct iwxd *d, struct client *c);
 void cm_pconn_free(struct iwxd *d, struct pconn *p);

@@ -198,7 +198,6 @@ static void run(struct iwxd *d)
 		work = vqp_service_ready(d);
 		now = iwx_conn_now_ms();
 		loop_timers_begin(&d->loop, now, IDLE_MS);
-		cm_timers(d, now);
 		session_timers(d, now);
 		loop_timers_run(&d->loop, d, now);
 		linger_timers(d, now);
