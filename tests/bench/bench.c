@@ -622,38 +622,6 @@ static int client_stream(struct ep *e)
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Median and p99 of n round-trip times in ns, printed in µs. */
-static void print_rtts(const char *mode, uint32_t size, uint64_t *rtt, size_t n, double secs)
-{
-	qsort(rtt, n, sizeof(*rtt), cmp_u64);
-	double med = n % 2 ? rtt[n / 2] : (rtt[n / 2 - 1] + rtt[n / 2]) / 2.0;
-	size_t k99 = (n * 99 + 99) / 100;	/* ceil(0.99 n) */
-
-	printf("mode=%s size=%u seconds=%.2f n=%zu rtt_us_median=%.2f rtt_us_p99=%.2f "
-	       "rtt_us_min=%.2f rtt_us_max=%.2f", mode, size, secs, n, med / 1e3,
-	       rtt[k99 - 1] / 1e3, rtt[0] / 1e3, rtt[n - 1] / 1e3);
-}
-
-/* Room for one round trip every microsecond of the run. */
-static uint64_t *rtt_array(uint32_t ms, size_t *cap)
-{
-	*cap = (size_t)ms * 1000 + 16;
-	uint64_t *v = malloc(*cap * sizeof(*v));
-
-	if (!v) {
-		errf(-ENOMEM, "allocating the round-trip times");
-		exit(1);
-	}
-	return v;
-}
-
 static int client_pingpong(struct ep *e)
 {
 	struct rdma_counters base, c;

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* What the benchmark programs share (bench_util.h): messages, clocks, buffers, lines. */
+/*
+ * What the benchmark programs share (bench_util.h): messages, clocks, buffers, and the
+ * lines they print (goodput, round trips).
+ */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -112,4 +115,34 @@ void print_server(const char *mode, uint32_t size, uint32_t depth, uint64_t rx_m
 	printf("role=server mode=%s size=%u depth=%s rx_msgs=%lu rx_bytes=%lu server_cpu_pct=%.0f\n",
 	       mode, size, d, (unsigned long)rx_msgs, (unsigned long)rx_bytes,
 	       ms ? 100.0 * cpu / 1e6 / ms : 0.0);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void print_rtts(const char *mode, uint32_t size, uint64_t *rtt, size_t n, double secs)
+{
+	qsort(rtt, n, sizeof(*rtt), cmp_u64);
+	double med = n % 2 ? rtt[n / 2] : (rtt[n / 2 - 1] + rtt[n / 2]) / 2.0;
+	size_t k99 = (n * 99 + 99) / 100;	/* ceil(0.99 n) */
+
+	printf("mode=%s size=%u seconds=%.2f n=%zu rtt_us_median=%.2f rtt_us_p99=%.2f "
+	       "rtt_us_min=%.2f rtt_us_max=%.2f", mode, size, secs, n, med / 1e3,
+	       rtt[k99 - 1] / 1e3, rtt[0] / 1e3, rtt[n - 1] / 1e3);
+}
+
+uint64_t *rtt_array(uint32_t ms, size_t *cap)
+{
+	*cap = (size_t)ms * 1000 + 16;
+	uint64_t *v = malloc(*cap * sizeof(*v));
+
+	if (!v) {
+		errf(-ENOMEM, "allocating the round-trip times");
+		exit(1);
+	}
+	return v;
 }

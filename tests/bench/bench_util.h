@@ -10,6 +10,7 @@
 
 #include <netinet/in.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* "PROGRAM: " fmt..., then ": strerror(err)" when err; returns a negative errno (-EIO for 0). */
@@ -37,6 +38,13 @@ void print_goodput(const char *mode, uint32_t size, uint32_t depth, double secs,
 /* A server's line: what it received, and its CPU in percent of one over ms. */
 void print_server(const char *mode, uint32_t size, uint32_t depth, uint64_t rx_msgs,
 		  uint64_t rx_bytes, uint64_t cpu_ns, uint64_t ms);
+
+/* Room for one round trip every microsecond of ms (exits on failure); its size in *cap. */
+uint64_t *rtt_array(uint32_t ms, size_t *cap);
+/* "mode=... size=... seconds=... n=... rtt_us_median=... rtt_us_p99=... rtt_us_min=...
+ * rtt_us_max=..." of n round-trip times in ns (sorted in place), the rest of the line the
+ * caller's. */
+void print_rtts(const char *mode, uint32_t size, uint64_t *rtt, size_t n, double secs);
 
 /* ---------------------------------------------------------------- the SCTP carrier */
 
