@@ -74,14 +74,6 @@ net_up
 
 # ------------------------------------------------------------- one step
 
-client_failed() { # what
-	sed 's/^/  client: /' "$out/client.log" >&2
-	stop_pid "$server"
-	server=
-	sed 's/^/  server: /' "$out/server.log" >&2
-	die "$1: the client failed"
-}
-
 # One run of a bench.c-style program (bench_engine, bench_usrsctp): the program, the
 # server's options, then the client's. Its line in $result, with the server's CPU and, on
 # SCTP, the client's DATA chunks sent again and the server's UDP receive drops (the

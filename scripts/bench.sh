@@ -72,8 +72,6 @@ fp_mode=off	# where the daemons' fast path is attached: off, tc or xdp; xdp-off:
 probe=	# a or b: run() measures that side as the receiver (probe_begin, probe_end)
 
 cleanup_extra() { # lib-bench.sh's cleanup: after the server, before the namespaces
-	local pid
-
 	[ -n "$counter" ] && stop_pid "$counter"
 	[ -n "$metering" ] && stop_pid "$metering"
 	# an XDP program outlives its iwxd (the interfaces go with the namespaces anyway)
@@ -81,7 +79,7 @@ cleanup_extra() { # lib-bench.sh's cleanup: after the server, before the namespa
 		timeout 5 "$iwx" detach dev "$if_a" -s "$sock_a" >/dev/null 2>&1
 		timeout 5 "$iwx" detach dev "$if_b" -s "$sock_b" >/dev/null 2>&1
 	fi
-	for pid in "${daemons[@]}"; do stop_pid "$pid"; done
+	daemons_down
 }
 
 die() { echo "bench: $*" >&2; exit 1; }
@@ -110,32 +108,7 @@ net_up
 
 # ------------------------------------------------------------- the daemons
 
-sock_a=$out/iwxd-a.sock sock_b=$out/iwxd-b.sock
-# not through in_a/in_b, whose subshell $! would name: ip netns exec and taskset exec,
-# so the PID started is iwxd's own
-ip netns exec "$ns_a" "${pin_a[@]}" "$iwxd" -s "$sock_a" -v --settle-ms 0 >"$out/iwxd-a.log" 2>&1 &
-pid_a=$!
-daemons+=("$pid_a")
-ip netns exec "$ns_b" "${pin_b[@]}" "$iwxd" -s "$sock_b" -v --settle-ms 0 >"$out/iwxd-b.log" 2>&1 &
-pid_b=$!
-daemons+=("$pid_b")
-
-daemon_logs() { for x in a b; do sed "s/^/  iwxd-$x: /" "$out/iwxd-$x.log" | tail -20 >&2; done; }
-
-wait_daemon() { # namespace socket pid
-	for _ in $(seq 50); do
-		kill -0 "$3" 2>/dev/null || { daemon_logs; die "iwxd in $1 exited"; }
-		ip netns exec "$1" ss -Hxl | grep -qF "$2" && return 0
-		sleep 0.1
-	done
-	daemon_logs
-	die "iwxd in $1 does not serve $2 after 5 s"
-}
-wait_daemon "$ns_a" "$sock_a" "$pid_a"
-wait_daemon "$ns_b" "$sock_b" "$pid_b"
-if [ "$(cat /proc/"$pid_a"/comm)" != iwxd ] || [ "$(cat /proc/"$pid_b"/comm)" != iwxd ]; then
-	die "the daemons' PIDs are not iwxd's"
-fi
+daemons_up --settle-ms 0
 
 # ------------------------------------------------------------- one step
 
@@ -352,12 +325,7 @@ run() {
 	a0=$(ticks "$pid_a") b0=$(ticks "$pid_b") t0=$(now_ns)
 	if ! result=$(in_a timeout $((secs + 60)) "$bin" -c -a "$addr_b" -p "$port" -m "$mode" \
 			-t "$secs" "${copt[@]}" 2>"$out/client.log"); then
-		sed 's/^/  client: /' "$out/client.log" >&2
-		stop_pid "$server"
-		server=
-		sed 's/^/  server: /' "$out/server.log" >&2
-		daemon_logs
-		die "$bin $mode: the client failed"
+		client_failed "$bin $mode"
 	fi
 	stop_server "$bin $mode"
 	t1=$(now_ns) a1=$(ticks "$pid_a") b1=$(ticks "$pid_b")

@@ -1,11 +1,11 @@
 # shellcheck shell=bash disable=SC2034,SC2154
-# What scripts/bench.sh and scripts/bench-sctp.sh share, sourced by both: two network
-# namespaces joined by a veth pair, each side pinned to a CPU and its veth end steering
-# what it receives there (RPS), and the helpers that stop processes, read result lines and
-# make Markdown tables of medians; and the cleanup on exit (trapped when sourced). The
-# caller sets server and out (empty) and an array made_ns (the namespaces the cleanup
-# deletes); before net_up, ns_a ns_b if_a if_b addr_a addr_b, pin
-# and rps (1 or 0); and a die function.
+# What scripts/bench.sh, bench-sctp.sh and bench-scale.sh share, sourced by each: two
+# network namespaces joined by a veth pair, each side pinned to a CPU and its veth end
+# steering what it receives there (RPS), an iwxd in each (daemons_up), and the helpers
+# that stop processes, read result lines and make Markdown tables of medians; and the
+# cleanup on exit (trapped when sourced). The caller sets server and out (empty) and an
+# array made_ns (the namespaces the cleanup deletes); before net_up, ns_a ns_b if_a if_b
+# addr_a addr_b, pin and rps (1 or 0); and a die function.
 
 # The script's comment at its top, from line 2 to its "set -euo" line.
 usage() {
@@ -84,11 +84,11 @@ steer_note() {
 	if [ ${#pin_a[@]} -gt 0 ] && [ "$rps" = 1 ]; then echo ", each receiving there (RPS)"; fi
 }
 
-# Start a server in ns b; its pid (timeout's, which passes signals on) in $server until
-# it is waited for (stop_server). Not through a subshell: $! is then ip's, which execs into
-# taskset and timeout.
+# Start a server in ns b, bounded by $limit seconds (default: secs + 60); its pid
+# (timeout's, which passes signals on) in $server until it is waited for (stop_server).
+# Not through a subshell: $! is then ip's, which execs into taskset and timeout.
 start_server() {
-	ip netns exec "$ns_b" "${pin_b[@]}" timeout $((secs + 60)) "$@" >"$out/server.log" 2>&1 &
+	ip netns exec "$ns_b" "${pin_b[@]}" timeout "${limit:-$((secs + 60))}" "$@" >"$out/server.log" 2>&1 &
 	server=$!
 }
 
@@ -100,12 +100,63 @@ stop_server() { # what: the server's exit, its log shown when it failed
 	[ "$st" -eq 0 ] || { sed 's/^/  server: /' "$out/server.log" >&2; die "$1: the server failed"; }
 }
 
+client_failed() { # what: the client's log and the server's (stopped), the daemons' if any
+	sed 's/^/  client: /' "$out/client.log" >&2
+	stop_pid "$server"
+	server=
+	sed 's/^/  server: /' "$out/server.log" >&2
+	[ -z "${daemons[*]:-}" ] || daemon_logs
+	die "$1: the client failed"
+}
+
 wait_listen() { # port [ss filter: -Hltn (TCP, the default) or -Hlun (UDP)]
 	for _ in $(seq 50); do
 		[ -n "$(ip netns exec "$ns_b" ss "${2:--Hltn}" "sport = :$1")" ] && return 0
 		sleep 0.1
 	done
 	die "nothing listens on port $1 in $ns_b after 5 s"
+}
+
+# ------------------------------------------------------------- the daemons
+
+# An iwxd in each namespace, pinned as its namespace is, started with -s SOCKET -v and
+# options, serving when this returns: sock_a and sock_b, pid_a and pid_b (also in the
+# caller's array daemons, which daemons_down, in its cleanup_extra, stops). Its log in
+# $out/iwxd-a.log and -b.log. The caller sets iwxd, the daemon's path.
+daemons_up() { # options...
+	sock_a=$out/iwxd-a.sock sock_b=$out/iwxd-b.sock
+	# not through in_a/in_b, whose subshell $! would name: ip netns exec and taskset exec,
+	# so the PID started is iwxd's own
+	ip netns exec "$ns_a" "${pin_a[@]}" "$iwxd" -s "$sock_a" -v "$@" >"$out/iwxd-a.log" 2>&1 &
+	pid_a=$!
+	daemons+=("$pid_a")
+	ip netns exec "$ns_b" "${pin_b[@]}" "$iwxd" -s "$sock_b" -v "$@" >"$out/iwxd-b.log" 2>&1 &
+	pid_b=$!
+	daemons+=("$pid_b")
+	wait_daemon "$ns_a" "$sock_a" "$pid_a"
+	wait_daemon "$ns_b" "$sock_b" "$pid_b"
+	if [ "$(cat /proc/"$pid_a"/comm)" != iwxd ] || [ "$(cat /proc/"$pid_b"/comm)" != iwxd ]; then
+		die "the daemons' PIDs are not iwxd's"
+	fi
+}
+
+daemons_down() {
+	local pid
+
+	for pid in ${daemons[@]+"${daemons[@]}"}; do stop_pid "$pid"; done
+	daemons=()
+}
+
+daemon_logs() { for x in a b; do sed "s/^/  iwxd-$x: /" "$out/iwxd-$x.log" | tail -20 >&2; done; }
+
+wait_daemon() { # namespace socket pid
+	for _ in $(seq 50); do
+		kill -0 "$3" 2>/dev/null || { daemon_logs; die "iwxd in $1 exited"; }
+		ip netns exec "$1" ss -Hxl | grep -qF "$2" && return 0
+		sleep 0.1
+	done
+	daemon_logs
+	die "iwxd in $1 does not serve $2 after 5 s"
 }
 
 # ------------------------------------------------------------- result lines
