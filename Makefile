@@ -243,7 +243,7 @@ test-asan: $(ASAN_BIN) $(ASAN_IWXD) $(CLI_BIN) $(VICTIM_BIN)
 # Criterion runs last so that its summary closes the output.
 # the benchmarks are built too, so that they keep building
 BENCH_BINS	= $(BENCH_BIN) $(addprefix $(BUILD)/bench/,bench_verbs bench_engine bench_usrsctp bench_reg \
-		  softirq_time)
+		  bench_scale softirq_time)
 
 # The integration suites again, with the fast path attached on both daemons (iwxd_pair.c):
 # at TC ingress, then at XDP (native on veth).
@@ -356,6 +356,12 @@ $(BUILD)/bench/bench_engine: tests/bench/bench_engine.c $(BENCH_NET) $(BENCH_CAR
 	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -I$(BUILD)/bpf -o $@ tests/bench/bench.c tests/bench/bench_util.c \
 		tests/bench/bench_carrier.c $< $(ENGINE_SRCS) $(PROTO_A) \
 		-lbpf -lelf -lz $(LDLIBS_CORE) $(LDLIBS_ENGINE)
+
+# iwxd at scale: many queue pairs between two iwxds (scripts/bench-scale.sh runs it)
+$(BUILD)/bench/bench_scale: tests/bench/bench_scale.c $(BENCH_UTIL) $(LIB_A) $(HEADERS)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $< tests/bench/bench_util.c $(LIB_A)
 
 # Plain usrsctp on the carrier of bench_engine --llp sctp: scripts/bench-sctp.sh runs both
 $(BUILD)/bench/bench_usrsctp: tests/bench/bench_usrsctp.c $(BENCH_UTIL) $(BENCH_CARRIER) \
