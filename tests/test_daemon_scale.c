@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: MIT
+/*
+ * iwxd at scale (issue 13): thousands of queue pairs connected at once between two iwxds
+ * (iwxd_pair.h), every one of them still works (a Send on each, its bytes checked where
+ * it lands), and closing them all completes and leaves neither daemon a connection.
+ * This process is the application on both sides, one device on each daemon, one CQ each.
+ */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <iwx/ipc.h>
+
+#include "iwxd_pair.h"
+#include "raw_ipc.h"
+#include "testutil.h"
+
+#define N		4096	/* queue pairs on each side */
+#define INFLIGHT	64	/* connects not yet established */
+#define MSG		64	/* one Send's bytes */
+#define STEP_MS		20000	/* each step: set-up, the Sends, the teardown */
+#define POLL_MS		100
+
+static struct iwxd_pair pair;
+static struct endpoint a, b;		/* a device, PD and CQ on each daemon; no qp of their own */
+static struct iwx_qp *qa[N], *qb[N];	/* qa[i] is connected to qb[i] */
+static struct buf src, dst;		/* slot i: the Send on qa[i], the receive on qb[i] */
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A device on daemon i with one CQ for every queue pair's completions (one each). */
+static void side_open(struct endpoint *e, int i)
+{
+	struct iwx_open_opts o = { .socket = pair.sock[i] };
+
+	e->dev = iwx_open(&o);
+	cr_assert_not_null(e->dev, "device on daemon %d: %s", i, iwx_strerror(errno));
+	e->pd = iwx_alloc_pd(e->dev);
+	e->cq = e->pd ? iwx_create_cq(e->dev, N) : NULL;
+	cr_assert_not_null(e->cq, "PD and CQ of %d: %s", N, iwx_strerror(errno));
+}
+
+static void up(void)
+{
+	struct rlimit rl;
+	char args[128];
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root for namespaces");
+	/* a TCP socket for each queue pair in each iwxd, which inherits the limit from here */
+	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	rl.rlim_cur = rl.rlim_max;
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0, "%m");
+	cr_assert_gt(rl.rlim_cur, N + 256, "a descriptor limit of %lu is too low for %d queue pairs",
+		     (unsigned long)rl.rlim_cur, N);
+	/* a client's queue pairs, and their rings' mappings in iwxd */
+	snprintf(args, sizeof(args), "--settle-ms 0 --timeout-ms %d --max-qps %d --max-maps %d",
+		 STEP_MS, N, N + 64);
+	cr_assert_eq(iwxd_pair_start(&pair, args), 0);
+	side_open(&a, 0);
+	side_open(&b, 1);
+	src = buf_new(&a, NULL, N * MSG, 0, false);
+	dst = buf_new(&b, NULL, N * MSG, IWX_ACCESS_LOCAL_WRITE, false);
+}
+
+static void down(void)
+{
+	iwxd_pair_down(&pair, &a, &b);
+}
+
+TestSuite(daemon_scale, .init = up, .fini = down, .timeout = 60);
+
+static struct iwx_qp *qp_new(struct endpoint *e)
+{
+	struct iwx_qp_init_attr attr = { .send_cq = e->cq, .recv_cq = e->cq };
+	struct iwx_qp *qp = iwx_create_qp(e->pd, &attr);
+
+	cr_assert_not_null(qp, "a queue pair: %s", iwx_strerror(errno));
+	return qp;
+}
+
+/* Sleep until either device has an event or a completion, up to POLL_MS. */
+static void wait_either(void)
+{
+	struct pollfd fds[] = {
+		{ .fd = iwx_event_fd(a.dev), .events = POLLIN },
+		{ .fd = iwx_event_fd(b.dev), .events = POLLIN },
+		{ .fd = iwx_comp_fd(a.dev), .events = POLLIN },
+		{ .fd = iwx_comp_fd(b.dev), .events = POLLIN },
+	};
+
+	iwx_req_notify_cq(a.cq);
+	iwx_req_notify_cq(b.cq);
+	poll(fds, 4, POLL_MS);
+	iwx_ack_comp(a.dev);
+	iwx_ack_comp(b.dev);
+}
+
+/* b's side of the set-up: a request names its qa index in its private data. */
+static void serve_request(const struct iwx_event *ev)
+{
+	struct iwx_recv_wr wr = { .num_sge = 1 };
+	uint32_t i;
+
+	cr_assert_eq(ev->private_data_len, sizeof(i));
+	memcpy(&i, ev->private_data, sizeof(i));
+	cr_assert(i < N && !qb[i], "request for queue pair %u", i);
+	qb[i] = qp_new(&b);
+	wr.wr_id = i;
+	wr.sge[0] = sge_of(&dst, (size_t)i * MSG, MSG);
+	cr_assert_eq(iwx_post_recv(qb[i], &wr), 0);
+	cr_assert_eq(iwx_accept(qb[i], ev->conn_id, NULL), 0);
+}
+
+/* Connect qa[i] to qb[i] for every i, INFLIGHT connects at a time. */
+static void connect_all(void)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET };
+	struct iwx_listener *l;
+	uint32_t started = 0, up_a = 0, up_b = 0;
+	uint64_t end = now_ms() + STEP_MS;
+	struct iwx_event ev;
+
+	inet_pton(AF_INET, NETNS_B4, &to.sin_addr);
+	l = iwx_listen(b.dev, (struct sockaddr *)&to, sizeof(to), 1024);
+	cr_assert_not_null(l, "listen: %s", iwx_strerror(errno));
+	iwx_listener_addr(l, (struct sockaddr_storage *)&to);
+	while (up_a < N || up_b < N) {
+		cr_assert_lt(now_ms(), end, "set-up: %u of %u established in a, %u in b", up_a, N, up_b);
+		for (; started < N && started - up_a < INFLIGHT; started++) {
+			struct iwx_conn_param p = { .private_data = &started,
+						    .private_data_len = sizeof(started),
+						    .settle_ms = IWX_SETTLE_NONE };
+
+			qa[started] = qp_new(&a);
+			cr_assert_eq(iwx_connect(qa[started], (struct sockaddr *)&to, sizeof(to), &p), 0);
+		}
+		while (!iwx_get_event(b.dev, &ev, 0)) {
+			if (ev.type == IWX_EVENT_CONNECT_REQUEST) {
+				serve_request(&ev);
+				continue;
+			}
+			cr_assert_eq(ev.type, IWX_EVENT_ESTABLISHED, "b: event '%s'", iwx_event_name(ev.type));
+			up_b++;
+		}
+		while (!iwx_get_event(a.dev, &ev, 0)) {
+			cr_assert_eq(ev.type, IWX_EVENT_ESTABLISHED, "a, connection %u: '%s' (%s)", up_a,
+				     iwx_event_name(ev.type), iwx_strerror(ev.status));
+			up_a++;
+		}
+		wait_either();
+	}
+	iwx_listener_destroy(l);
+}
+
+/* Take n completions from e's CQ, each successful with opcode op; seen[wr_id] marks each. */
+static void take_all(struct endpoint *e, uint32_t n, uint8_t op, bool *seen)
+{
+	uint64_t end = now_ms() + STEP_MS;
+	struct iwx_wc wc[64];
+
+	while (n) {
+		int k = iwx_wait_cq(e->cq, 64, wc, POLL_MS);
+
+		cr_assert_geq(k, 0, "%s", iwx_strerror(k));
+		cr_assert_lt(now_ms(), end, "%u completions still missing", n);
+		for (int j = 0; j < k; j++, n--) {
+			uint64_t i = wc[j].wr_id;
+
+			cr_assert_eq(wc[j].status, IWX_WC_SUCCESS, "%lu: %s", (unsigned long)i,
+				     iwx_wc_status_name(wc[j].status));
+			cr_assert_eq(wc[j].opcode, op);
+			cr_assert(i < N && !seen[i], "completion of %lu", (unsigned long)i);
+			seen[i] = true;
+		}
+	}
+}
+
+/* Both daemons' STATUS, once neither has a queue pair or a connection being set up. */
+static void wait_empty(struct iwx_ipc_status st[2])
+{
+	uint64_t end = now_ms() + STEP_MS;
+
+	for (int i = 0; i < 2; i++) {
+		int sock = iwx_ipc_connect(pair.sock[i], 5);
+
+		cr_assert_geq(sock, 0, "STATUS of daemon %d", i);
+		do {
+			cr_assert_eq(raw_call(sock, IWX_IPC_STATUS, NULL, 0, &st[i], sizeof(st[i]), NULL,
+					      NULL), 0);
+			cr_assert_lt(now_ms(), end, "daemon %d: %u queue pairs, %u set-ups left", i,
+				     st[i].qps, st[i].conns_pending);
+			if (st[i].qps || st[i].conns_pending)
+				usleep(POLL_MS * 1000);
+		} while (st[i].qps || st[i].conns_pending);
+		close(sock);
+	}
+}
+
+Test(daemon_scale, thousands_of_queue_pairs_each_work_and_all_close)
+{
+	static bool sent[N], received[N];
+	struct iwx_ipc_status st[2];
+	uint32_t gone_a = 0, gone_b = 0;
+	uint64_t end;
+	struct iwx_event ev;
+
+	connect_all();
+
+	/* a Send on each, its own bytes, into its own receive */
+	for (uint32_t i = 0; i < N; i++) {
+		struct iwx_send_wr wr = { .wr_id = i, .opcode = IWX_WR_SEND, .flags = IWX_WR_SIGNALED,
+					  .num_sge = 1, .sge = { sge_of(&src, (size_t)i * MSG, MSG) } };
+
+		fill_pattern(src.p + (size_t)i * MSG, MSG, i);
+		cr_assert_eq(iwx_post_send(qa[i], &wr), 0, "Send on %u", i);
+	}
+	take_all(&b, N, IWX_WC_RECV, received);
+	take_all(&a, N, IWX_WC_SEND, sent);
+	cr_assert_eq(memcmp(dst.p, src.p, (size_t)N * MSG), 0, "every Send landed in its receive");
+
+	/* a closes every connection; each ends on both sides, and goes */
+	for (uint32_t i = 0; i < N; i++)
+		cr_assert_eq(iwx_disconnect(qa[i]), 0, "disconnect %u", i);
+	end = now_ms() + STEP_MS;
+	while (gone_a < N || gone_b < N) {
+		cr_assert_lt(now_ms(), end, "teardown: %u of %u ended in a, %u in b", gone_a, N, gone_b);
+		while (!iwx_get_event(a.dev, &ev, 0)) {
+			cr_assert_eq(ev.type, IWX_EVENT_DISCONNECTED, "a: '%s'", iwx_event_name(ev.type));
+			cr_assert(ev.term.local && !ev.term.terminated, "a: %s", ev.term.reason);
+			cr_assert_eq(iwx_destroy_qp(ev.qp), 0);
+			gone_a++;
+		}
+		while (!iwx_get_event(b.dev, &ev, 0)) {
+			cr_assert_eq(ev.type, IWX_EVENT_DISCONNECTED, "b: '%s'", iwx_event_name(ev.type));
+			cr_assert(!ev.term.local && !ev.term.terminated, "b: %s", ev.term.reason);
+			cr_assert_eq(iwx_destroy_qp(ev.qp), 0);
+			gone_b++;
+		}
+		wait_either();
+	}
+	wait_empty(st);
+	for (int i = 0; i < 2; i++)
+		cr_assert_geq(st[i].conns_established, N, "daemon %d", i);
+}
