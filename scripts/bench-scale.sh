@@ -11,9 +11,9 @@
 #     connection) on 1, 4, 16, 64 and 256 connections, its ratio to one connection's
 #     (target: 0.9 or more) and the spread between connections (the bytes of the most
 #     served over those of the least).
-# Each measurement starts both daemons afresh (so that one's memory does not carry into
-# the next), with their limits raised for the most queue pairs asked for, and runs RUNS
-# times, the sizes in turn.
+# Each measurement starts on new namespaces and daemons (so that nothing of one, memory or
+# sockets in TIME_WAIT, carries into the next), the daemons' limits raised for the most
+# queue pairs asked for, and runs RUNS times, the sizes in turn.
 #
 #   scripts/bench-scale.sh                     # 3 runs, 3 s each: about 10 minutes
 #   scripts/bench-scale.sh -n 1 --idle "0 256" --setup 256 --conns "1 4"
@@ -84,8 +84,10 @@ make -s "$iwxd" "$tool"
 out=$(mktemp -d /tmp/iwx-bench-scale-XXXXXX)
 net_up
 
-# One measurement on fresh daemons: N, then the client's other options. The client's
-# line in $result, with the server's teardown_ms (its connections' ends, first to last).
+# One measurement on fresh daemons: N, then the client's other options. The client's line
+# in $result, with the server's teardown_ms (its connections' ends, first to last). Then
+# new namespaces for the next: this one's sockets in TIME_WAIT, as many as it had
+# connections, would slow the kernel's choice of a port for each of its connects.
 measure() {
 	local name="-n $*" v
 	# seconds: the ping-pong or Writes, and set-up and teardown at a few hundred a second
@@ -100,6 +102,8 @@ measure() {
 	v=$(sed -n 's/.*teardown_ms=\([0-9]*\).*/\1/p' "$out/server.log")
 	result="$result teardown_ms=${v:-na}"
 	daemons_down
+	net_down
+	net_up
 }
 
 echo "bench-scale: $ns_a $addr_a <-> $ns_b $addr_b (veth), $runs runs, $secs s each"

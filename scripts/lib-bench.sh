@@ -77,6 +77,12 @@ net_up() {
 		ip netns exec "$ns_b" sh -c "echo 2 > /sys/class/net/$if_b/queues/rx-0/rps_cpus"
 	fi
 }
+# Delete what net_up made (the veth pair goes with the namespaces), for a fresh net_up.
+net_down() {
+	ip netns del "$ns_a"
+	ip netns del "$ns_b"
+	made_ns=()
+}
 in_a() { ip netns exec "$ns_a" "${pin_a[@]}" "$@"; }
 in_b() { ip netns exec "$ns_b" "${pin_b[@]}" "$@"; }
 # ", each receiving there (RPS)" when steered, else nothing (and status 0: set -e)
