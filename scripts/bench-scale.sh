@@ -15,7 +15,7 @@
 # sockets in TIME_WAIT, carries into the next), the daemons' limits raised for the most
 # queue pairs asked for, and runs RUNS times, the sizes in turn.
 #
-#   scripts/bench-scale.sh                     # 3 runs, 3 s each: about 10 minutes
+#   scripts/bench-scale.sh                     # 3 runs, 3 s each: about 5 minutes
 #   scripts/bench-scale.sh -n 1 --idle "0 256" --setup 256 --conns "1 4"
 #
 # --idle LIST, --setup LIST, --conns LIST: the idle queue pairs, the queue pairs set up,
@@ -124,10 +124,14 @@ for r in $(seq "$runs"); do
 		done
 	done
 	for s in 1M 64K; do
+		one=	# this run's goodput on the first of --conns: the ratios' base
 		for n in $conns_list; do
 			measure "$n" -m write -S "$s"
+			one=${one:-$(field gbps "$result")}
+			result="$result ratio=$(awk -v a="$(field gbps "$result")" -v b="$one" \
+				'BEGIN { if (b > 0) printf "%.2f", a / b; else print "na" }')"
 			echo "[$r/$runs] $result"
-			record "write-$s-$n" gbps spread conn_bytes_min conn_bytes_max
+			record "write-$s-$n" gbps ratio spread
 		done
 	done
 done
@@ -174,21 +178,19 @@ done
 echo
 echo "RDMA Write goodput over all connections, Gbit/s: 8 Writes outstanding on each for"
 echo "$secs s, then a Read on each that returns once its Writes are placed, the time running"
-echo "until the last. Its ratio to one connection's (target ≥ 0.9); the spread: the bytes of"
-echo "the connection served most over those of the one served least. Medians of $runs."
+echo "until the last. Its ratio to one connection's, in the same run (target ≥ 0.9); the"
+echo "spread: the bytes of the connection served most over those of the one served least."
+echo "Medians of $runs."
 echo
 row connections "1 MiB" ratio spread "64 KiB" ratio spread
 row --- --- --- --- --- --- ---
-one_conn=$(echo "$conns_list" | awk '{ print $1 }')
 for n in $conns_list; do
 	cells=()
 	for s in 1M 64K; do
-		g=$(median "$out/write-$s-$n.gbps" 3)
-		cells+=("$g" "$(awk -v a="$g" -v b="$(median "$out/write-$s-$one_conn.gbps" 3)" \
-			'BEGIN { if (a == "na" || b == "na" || b == 0) print "na"; else printf "%.2f", a / b }')"
+		cells+=("$(median "$out/write-$s-$n.gbps" 3)" "$(median "$out/write-$s-$n.ratio" 2)"
 			"$(median "$out/write-$s-$n.spread" 2)")
 	done
 	row "$n" "${cells[@]}"
 done
 echo
-echo "(ratio: to the goodput on $one_conn connection(s), the first of --conns)"
+echo "(ratio: to the goodput on $(echo "$conns_list" | awk '{ print $1 }') connection(s), the first of --conns)"
