@@ -127,16 +127,17 @@ static void serve_request(const struct iwx_event *ev)
 /* Connect qa[i] to qb[i] for every i, INFLIGHT connects at a time. */
 static void connect_all(void)
 {
-	struct sockaddr_in to = { .sin_family = AF_INET };
+	struct sockaddr_storage ss = { .ss_family = AF_INET };
+	struct sockaddr_in *to = (struct sockaddr_in *)&ss;
 	struct iwx_listener *l;
 	uint32_t started = 0, up_a = 0, up_b = 0;
 	uint64_t end = now_ms() + STEP_MS;
 	struct iwx_event ev;
 
-	inet_pton(AF_INET, NETNS_B4, &to.sin_addr);
-	l = iwx_listen(b.dev, (struct sockaddr *)&to, sizeof(to), 1024);
+	inet_pton(AF_INET, NETNS_B4, &to->sin_addr);
+	l = iwx_listen(b.dev, (struct sockaddr *)to, sizeof(*to), 1024);
 	cr_assert_not_null(l, "listen: %s", iwx_strerror(errno));
-	iwx_listener_addr(l, (struct sockaddr_storage *)&to);
+	iwx_listener_addr(l, &ss);	/* the port it was given */
 	while (up_a < N || up_b < N) {
 		cr_assert_lt(now_ms(), end, "set-up: %u of %u established in a, %u in b", up_a, N, up_b);
 		for (; started < N && started - up_a < INFLIGHT; started++) {
@@ -145,7 +146,7 @@ static void connect_all(void)
 						    .settle_ms = IWX_SETTLE_NONE };
 
 			qa[started] = qp_new(&a);
-			cr_assert_eq(iwx_connect(qa[started], (struct sockaddr *)&to, sizeof(to), &p), 0);
+			cr_assert_eq(iwx_connect(qa[started], (struct sockaddr *)to, sizeof(*to), &p), 0);
 		}
 		while (!iwx_get_event(b.dev, &ev, 0)) {
 			if (ev.type == IWX_EVENT_CONNECT_REQUEST) {
