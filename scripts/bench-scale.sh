@@ -90,8 +90,9 @@ net_up
 # connections, would slow the kernel's choice of a port for each of its connects.
 measure() {
 	local name="-n $*" v
-	# seconds: the ping-pong or Writes, and set-up and teardown at a few hundred a second
-	local limit=$((secs + 60 + $1 / 100))
+	# seconds: the ping-pong or Writes and their last completions (bench_scale waits a
+	# minute for one), set-up and teardown at a few hundred a second
+	local limit=$((secs + 120 + $1 / 100))
 
 	daemons_up "${iwxd_opts[@]}"
 	start_server "$tool" -s -a "$addr_b" -p "$port" -D "$sock_b"

@@ -51,7 +51,8 @@
 
 #include "bench_util.h"
 
-#define SETUP_MS	10000	/* each connection's set-up, and any wait for a completion */
+#define SETUP_MS	10000	/* each connection's set-up */
+#define WC_MS		60000	/* any wait for a completion: a connection starved shows as one */
 #define SERVER_IDLE_MS	30000	/* the server gives up after this long without an event */
 #define MAX_CONNS	65536
 #define MAX_DEPTH	256	/* a queue pair's default depth */
@@ -135,6 +136,12 @@ static struct iwx_qp *qp_new(struct side *s)
 static struct iwx_sge slot_sge(const struct side *s, uint32_t slot)
 {
 	return (struct iwx_sge){ (uintptr_t)(s->buf + slot * SLOT), SLOT, s->mr->lkey };
+}
+
+/* The buffer after the ping slots: the Write source, or the server's target. */
+static uint8_t *data_area(const struct side *s)
+{
+	return s->buf + 2 * PING_RECVS * SLOT;
 }
 
 static int post_slot_recv(struct side *s, struct iwx_qp *qp, uint32_t slot)
@@ -315,7 +322,7 @@ static int server_main(struct side *s)
 	/* completions: those of one ping-pong connection; queue pairs: what iwxd allows */
 	err = side_open(&sv.s, 0, 2 * PING_RECVS, MAX_SIZE);
 	if (!err) {
-		sv.t = (struct target){ .addr = htobe64((uintptr_t)sv.s.buf),
+		sv.t = (struct target){ .addr = htobe64((uintptr_t)data_area(&sv.s)),
 					.rkey = htobe32(sv.s.mr->rkey), .len = htobe32(MAX_SIZE) };
 		sv.param = (struct iwx_conn_param){ .private_data = &sv.t,
 						    .private_data_len = sizeof(sv.t) };
@@ -386,15 +393,18 @@ static int connect_many(struct client *c, uint32_t n, uint32_t k, enum conn_kind
 	return 0;
 }
 
-/* Up to n completions, each successful, waiting up to SETUP_MS for the first. Count or -errno. */
-static int take(struct side *s, struct iwx_wc *wc, int n)
+/*
+ * Up to n completions, each successful, waiting up to WC_MS for the first. Count, or
+ * -errno said on stderr with what was waited for and how many were outstanding.
+ */
+static int take(struct side *s, struct iwx_wc *wc, int n, const char *what, uint32_t out)
 {
 	int k = iwx_poll_cq(s->cq, n, wc);
 
 	if (!k)
-		k = iwx_wait_cq(s->cq, n, wc, SETUP_MS);
+		k = iwx_wait_cq(s->cq, n, wc, WC_MS);
 	if (k <= 0)
-		return errf(k ? k : -ETIMEDOUT, "waiting for completions");
+		return errf(k ? k : -ETIMEDOUT, "waiting for %s (%u outstanding)", what, out);
 	for (int i = 0; i < k; i++)
 		if (wc[i].status != IWX_WC_SUCCESS)
 			return wc_failed(&wc[i]);
@@ -411,7 +421,7 @@ static int ping(struct client *c, struct iwx_qp *qp, uint64_t v, uint64_t *answe
 	if ((err = post_slot_send(&c->s, qp, 0, v)))
 		return err;
 	while (!sent || !got) {
-		if ((n = take(&c->s, wc, 4)) < 0)
+		if ((n = take(&c->s, wc, 4, "a ping-pong", 1)) < 0)
 			return n;
 		for (int i = 0; i < n; i++) {
 			if (wc[i].opcode != IWX_WC_RECV) {
@@ -486,7 +496,7 @@ static int client_write(struct client *c, uint32_t size, uint32_t depth, uint32_
 		goto out;
 	}
 	/* every Write from the same source to the same target: what they move is not checked */
-	wr.sge[0] = (struct iwx_sge){ (uintptr_t)c->s.buf + 2 * PING_RECVS * SLOT, size, c->s.mr->lkey };
+	wr.sge[0] = (struct iwx_sge){ (uintptr_t)data_area(&c->s), size, c->s.mr->lkey };
 	wr.remote_addr = c->t.addr;
 	wr.rkey = c->t.rkey;
 	t0 = now_ns();
@@ -497,7 +507,7 @@ static int client_write(struct client *c, uint32_t size, uint32_t depth, uint32_
 			err = iwx_post_send(c->qps[i], &wr);
 		}
 	while (out && !err) {
-		if ((n = take(&c->s, wc, WC_BATCH)) < 0) {
+		if ((n = take(&c->s, wc, WC_BATCH, "Writes", out)) < 0) {
 			err = n;
 			goto out;
 		}
@@ -524,7 +534,7 @@ static int client_write(struct client *c, uint32_t size, uint32_t depth, uint32_
 			goto out;
 		}
 	for (; out; out -= n)
-		if ((n = take(&c->s, wc, WC_BATCH)) < 0) {
+		if ((n = take(&c->s, wc, WC_BATCH, "Reads", out)) < 0) {
 			err = n;
 			goto out;
 		}
