@@ -71,7 +71,7 @@ IWXD_BIN	:= $(BUILD)/iwxd
 
 # the tests exercise the engine, iwxd's identifiers and the CLI's TCP reassembly directly
 TEST_SRCS	:= $(wildcard tests/test_*.c) $(wildcard tests/support/*.c) cli/tcp_streams.c \
-		   $(ENGINE_SRCS) control/iwxd/loop.c control/iwxd/ids.c
+		   $(ENGINE_SRCS) control/iwxd/loop.c
 TEST_BIN	:= $(BUILD)/tests/unit
 VICTIM_BIN	:= $(BUILD)/tests/setuid_victim
 FUZZ_SRCS	:= $(wildcard tests/fuzz/fuzz_*.c)

@@ -7,7 +7,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "ids.h"
+#include <iwx/ids.h>
 
 #define N	20000
 
@@ -15,7 +15,7 @@ static uint32_t held[N];	/* id, or 0 */
 
 Test(ids, churn_matches_a_plain_list)
 {
-	struct ids t = { 0 };
+	struct iwx_ids t = { 0 };
 	unsigned live = 0;
 
 	srand(3);
@@ -23,25 +23,25 @@ Test(ids, churn_matches_a_plain_list)
 		unsigned i = (unsigned)rand() % N;
 
 		if (held[i]) {
-			cr_assert_eq(ids_find(&t, held[i], 1 + i % 2), &held[i]);
-			cr_assert_null(ids_find(&t, held[i], 2 - i % 2), "another kind");
-			ids_del(&t, held[i]);
-			cr_assert_not(ids_held(&t, held[i]));
+			cr_assert_eq(iwx_ids_find(&t, held[i], 1 + i % 2), &held[i]);
+			cr_assert_null(iwx_ids_find(&t, held[i], 2 - i % 2), "another kind");
+			iwx_ids_del(&t, held[i]);
+			cr_assert_not(iwx_ids_held(&t, held[i]));
 			held[i] = 0;
 			live--;
 		} else {
 			/* clustered ids, as the counter gives them, and some far apart */
 			held[i] = round % 5 ? 1 + i * 4 : 0x80000000u + i;
-			cr_assert_not(ids_held(&t, held[i]));
-			cr_assert_eq(ids_room(&t), 0);
-			ids_add(&t, held[i], 1 + i % 2, &held[i]);
+			cr_assert_not(iwx_ids_held(&t, held[i]));
+			cr_assert_eq(iwx_ids_room(&t), 0);
+			iwx_ids_add(&t, held[i], 1 + i % 2, &held[i]);
 			live++;
 		}
 		cr_assert_eq(t.n, live);
 	}
 	for (unsigned i = 0; i < N; i++)
 		if (held[i])
-			cr_assert_eq(ids_find(&t, held[i], 1 + i % 2), &held[i], "id %u", held[i]);
-	cr_assert_not(ids_held(&t, 0), "0 names nothing");
-	ids_fini(&t);
+			cr_assert_eq(iwx_ids_find(&t, held[i], 1 + i % 2), &held[i], "id %u", held[i]);
+	cr_assert_not(iwx_ids_held(&t, 0), "0 names nothing");
+	iwx_ids_fini(&t);
 }

@@ -75,7 +75,7 @@ void cm_pconn_free(struct iwxd *d, struct pconn *p)
 	if (p->qp && p->qp->setup == p)
 		p->qp->setup = NULL;
 	IWX_LIST_UNLINK(&d->pconns, p);
-	ids_del(&d->ids, p->id);
+	iwx_ids_del(&d->ids, p->id);
 	timer_fini(&d->loop, &p->timer);
 	free(p);
 }
@@ -251,7 +251,7 @@ static void on_pconn_timer(struct iwxd *d, struct timer *t, uint64_t now)
 
 static struct pconn *pconn_new(struct iwxd *d, struct client *c)
 {
-	struct pconn *p = ids_room(&d->ids) ? NULL : calloc(1, sizeof(*p));
+	struct pconn *p = iwx_ids_room(&d->ids) ? NULL : calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
@@ -260,7 +260,7 @@ static struct pconn *pconn_new(struct iwxd *d, struct client *c)
 		return NULL;
 	}
 	p->id = loop_new_id(&d->loop);
-	ids_add(&d->ids, p->id, KIND_PCONN, p);
+	iwx_ids_add(&d->ids, p->id, KIND_PCONN, p);
 	p->owner = c;
 	p->conn.fd = -1;
 	p->w.fn = on_pconn;
@@ -441,7 +441,7 @@ int cm_listen(struct iwxd *d, struct client *c, struct iwx_ipc_listen *req)
 	if (!err)
 		err = port_allowed(d, c, port_of(&req->addr));
 	if (!err)
-		err = ids_room(&d->ids);
+		err = iwx_ids_room(&d->ids);
 	if (err)
 		return err;
 	l = calloc(1, sizeof(*l));
@@ -466,7 +466,7 @@ int cm_listen(struct iwxd *d, struct client *c, struct iwx_ipc_listen *req)
 		return err;
 	}
 	l->id = loop_new_id(&d->loop);
-	ids_add(&d->ids, l->id, KIND_LISTENER, l);
+	iwx_ids_add(&d->ids, l->id, KIND_LISTENER, l);
 	l->owner = c;
 	c->used[LIMIT_LISTENERS]++;
 	l->next = d->listeners;
@@ -495,13 +495,13 @@ static void listener_free(struct iwxd *d, struct listener *l)
 	}
 	l->owner->used[LIMIT_LISTENERS]--;
 	IWX_LIST_UNLINK(&d->listeners, l);
-	ids_del(&d->ids, l->id);
+	iwx_ids_del(&d->ids, l->id);
 	free(l);
 }
 
 int cm_listen_close(struct iwxd *d, struct client *c, uint32_t id)
 {
-	struct listener *l = ids_find(&d->ids, id, KIND_LISTENER);
+	struct listener *l = iwx_ids_find(&d->ids, id, KIND_LISTENER);
 
 	if (!l || l->owner != c)
 		return -ENOENT;
@@ -540,7 +540,7 @@ int cm_answer(struct iwxd *d, struct client *c, const struct iwx_ipc_answer *req
 	struct pconn *p;
 	struct vqp *q = NULL;
 
-	p = ids_find(&d->ids, req->conn_id, KIND_PCONN);
+	p = iwx_ids_find(&d->ids, req->conn_id, KIND_PCONN);
 	if (!p || p->owner != c || !p->announced)
 		return -ENOENT;
 	if (!reject) {

@@ -7,7 +7,6 @@
  *
  *   iwxd.c     options, signals, the daemon's turn (and when it may sleep)
  *   loop.c     the event loop: epoll watches, timers by deadline, identifiers
- *   ids.c      what each identifier names (ids.h)
  *   closer.c   closing what clients may make linger, on a thread of its own (closer.h)
  *   session.c  a client: authentication, requests, resources, teardown
  *   outbox.c   what iwxd says to a client, in order (outbox.h)
@@ -35,7 +34,7 @@
 #include "arena.h"
 #include "closer.h"
 #include "conn.h"
-#include "ids.h"
+#include <iwx/ids.h>
 #include "log.h"
 #include "loop.h"
 #include "mem.h"
@@ -126,7 +125,7 @@ struct vcq {
 	struct vcq		*next;
 };
 
-/* What an id names (ids.h's kind). */
+/* What an id names (iwx/ids.h's kind). */
 enum iwxd_kind {
 	KIND_CQ = 1,
 	KIND_QP,
@@ -221,7 +220,7 @@ struct iwxd_opts {
 
 struct iwxd {
 	struct loop		loop;
-	struct ids		ids;		/* what each of the loop's ids names */
+	struct iwx_ids		ids;		/* what each of the loop's ids names */
 	struct closer		closer;
 	struct watch		listen_w, signal_w;
 	struct iwxd_opts	o;

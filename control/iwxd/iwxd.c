@@ -106,7 +106,7 @@ static bool id_in_use(const struct loop *l, uint32_t id)
 {
 	const struct iwxd *d = (const struct iwxd *)((const char *)l - offsetof(struct iwxd, loop));
 
-	return ids_held(&d->ids, id);
+	return iwx_ids_held(&d->ids, id);
 }
 
 /*
@@ -234,7 +234,7 @@ static void teardown(struct iwxd *d)
 	closer_stop(&d->closer);
 	iwx_mem_free(d->mem);
 	loop_fini(&d->loop);
-	ids_fini(&d->ids);
+	iwx_ids_fini(&d->ids);
 }
 
 static void usage(FILE *f)

@@ -69,7 +69,7 @@ struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *
 	}
 	*err = client_room(d, c, LIMIT_CQS);
 	if (!*err)
-		*err = ids_room(&d->ids);
+		*err = iwx_ids_room(&d->ids);
 	if (!*err)
 		*err = maps_take(d, c, 1);
 	if (*err)
@@ -103,7 +103,7 @@ struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *
 	}
 	cq->bell = (uint32_t)bell;
 	cq->id = loop_new_id(&d->loop);
-	ids_add(&d->ids, cq->id, KIND_CQ, cq);
+	iwx_ids_add(&d->ids, cq->id, KIND_CQ, cq);
 	cq->owner = c;
 	c->used[LIMIT_CQS]++;
 	cq->next = d->cqs;
@@ -113,7 +113,7 @@ struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *
 
 struct vcq *vcq_find(struct iwxd *d, struct client *c, uint32_t id)
 {
-	struct vcq *cq = ids_find(&d->ids, id, KIND_CQ);
+	struct vcq *cq = iwx_ids_find(&d->ids, id, KIND_CQ);
 
 	return cq && cq->owner == c ? cq : NULL;
 }
@@ -121,7 +121,7 @@ struct vcq *vcq_find(struct iwxd *d, struct client *c, uint32_t id)
 void vcq_destroy(struct iwxd *d, struct vcq *cq)
 {
 	IWX_LIST_UNLINK(&d->cqs, cq);
-	ids_del(&d->ids, cq->id);
+	iwx_ids_del(&d->ids, cq->id);
 	doorbell_unbind(cq->owner, cq->bell);
 	cq->owner->used[LIMIT_CQS]--;
 	munmap(cq->sh, cq->map_size);
@@ -225,7 +225,7 @@ static void on_timer(struct iwxd *d, struct timer *t, uint64_t now);
 
 struct vqp *vqp_find(struct iwxd *d, struct client *c, uint32_t num)
 {
-	struct vqp *q = ids_find(&d->ids, num, KIND_QP);
+	struct vqp *q = iwx_ids_find(&d->ids, num, KIND_QP);
 
 	return q && q->owner == c ? q : NULL;
 }
@@ -248,7 +248,7 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 	}
 	*err = client_room(d, c, LIMIT_QPS);
 	if (!*err)
-		*err = ids_room(&d->ids);
+		*err = iwx_ids_room(&d->ids);
 	if (!*err)
 		*err = maps_take(d, c, 1);
 	if (*err)
@@ -280,7 +280,7 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 	iwx_ring_init(&q->rq, &q->sh->rq, (uint8_t *)q->sh + iwx_ipc_qp_rq_off(sq), rq,
 		      sizeof(struct iwx_recv_wr));
 	q->num = loop_new_id(&d->loop);
-	ids_add(&d->ids, q->num, KIND_QP, q);
+	iwx_ids_add(&d->ids, q->num, KIND_QP, q);
 	q->owner = c;
 	c->used[LIMIT_QPS]++;
 	q->pd = req->pd;
@@ -727,7 +727,7 @@ void vqp_destroy(struct iwxd *d, struct vqp *q)
 	doorbell_unbind(q->owner, q->bell);
 	iwx_link_del(&q->link);
 	iwx_link_del(&q->client_link);
-	ids_del(&d->ids, q->num);
+	iwx_ids_del(&d->ids, q->num);
 	q->owner->used[LIMIT_QPS]--;
 	vqp_stats_add(&d->gone, &q->gone);
 	q->scq->users--;

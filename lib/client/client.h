@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <iwx/ids.h>
 #include <iwx/ipc.h>
 #include <iwx/iwx.h>
 #include <iwx/list.h>
@@ -75,7 +76,8 @@ struct iwx_device {
 	struct mr_entry		*mrs;
 	struct moved		*moved;		/* sorted by address */
 	struct iwx_cq		*cqs;
-	struct iwx_qp		*qps;
+	struct iwx_link		qps;
+	struct iwx_ids		qp_nums;	/* each queue pair by its number: completions name it */
 	struct iwx_listener	*listeners;
 };
 
@@ -127,7 +129,7 @@ struct iwx_qp {
 	struct iwx_ring		sq, rq;		/* we produce */
 	struct work_queue	swq, rwq;
 	struct iwx_cq		*send_cq, *recv_cq;
-	struct iwx_qp		*next;
+	struct iwx_link		link;		/* on the device's qps */
 };
 
 struct iwx_listener {

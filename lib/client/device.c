@@ -35,7 +35,7 @@ static void lose(struct iwx_device *dev)
 {
 	if (!dev->lost) {
 		dev->lost = true;
-		for (struct iwx_qp *q = dev->qps; q; q = q->next)
+		IWX_LINK_EACH(struct iwx_qp, q, &dev->qps, link)
 			__atomic_store_n(&q->sh->state, IWX_SHQ_ERROR, __ATOMIC_RELEASE);
 		show_ready(dev);
 	}
@@ -168,6 +168,7 @@ struct iwx_device *iwx_open(const struct iwx_open_opts *opts)
 		return NULL;
 	dev->bell_fd = dev->notify_fd = dev->event_fd = -1;
 	dev->events_tail = &dev->events;
+	iwx_link_init(&dev->qps);
 	dev->ready_fd = -1;
 	dev->sock = iwx_ipc_connect(iwx_socket_path(opts), 0);
 	if (dev->sock < 0) {
@@ -224,14 +225,12 @@ void iwx_close(struct iwx_device *dev)
 	if (!dev)
 		return;
 	/* the daemon tears down what we made when the socket closes; free our side */
-	while (dev->qps) {
-		struct iwx_qp *q = dev->qps;
-
-		dev->qps = q->next;
+	IWX_LINK_EACH(struct iwx_qp, q, &dev->qps, link) {
 		munmap(q->sh, q->map_size);
 		free(q->swq.wr_id);
 		free(q);
 	}
+	iwx_ids_fini(&dev->qp_nums);
 	while (dev->cqs) {
 		struct iwx_cq *cq = dev->cqs;
 

@@ -409,9 +409,9 @@ struct iwx_qp *iwx_create_qp(struct iwx_pd *pd, const struct iwx_qp_init_attr *a
 		.pd = pd->id, .send_cq = attr->send_cq->id, .recv_cq = attr->recv_cq->id,
 		.sq_depth = attr->sq_depth, .rq_depth = attr->rq_depth,
 	};
-	qp = calloc(1, sizeof(*qp));
+	qp = iwx_ids_room(&dev->qp_nums) ? NULL : calloc(1, sizeof(*qp));
 	if (!qp)
-		return NULL;
+		return fail_null(ENOMEM);
 	err = client_call(dev, IWX_IPC_QP_CREATE, &req, sizeof(req), &req, sizeof(req), &fd, &nfds);
 	if (!err && nfds != 1)
 		err = -EPROTO;
@@ -442,8 +442,8 @@ struct iwx_qp *iwx_create_qp(struct iwx_pd *pd, const struct iwx_qp_init_attr *a
 	qp->rwq.wr_id = qp->swq.wr_id + req.sq_depth;
 	qp->send_cq = attr->send_cq;
 	qp->recv_cq = attr->recv_cq;
-	qp->next = dev->qps;
-	dev->qps = qp;
+	iwx_link_add_tail(&dev->qps, &qp->link);
+	iwx_ids_add(&dev->qp_nums, qp->num, 0, qp);
 	return qp;
 }
 
@@ -457,7 +457,8 @@ int iwx_destroy_qp(struct iwx_qp *qp)
 		return err;
 	retire_ready(qp->send_cq);
 	retire_ready(qp->recv_cq);
-	IWX_LIST_UNLINK(&dev->qps, qp);
+	iwx_link_del(&qp->link);
+	iwx_ids_del(&dev->qp_nums, qp->num);
 	munmap(qp->sh, qp->map_size);
 	free(qp->swq.wr_id);
 	free(qp);
@@ -471,17 +472,7 @@ uint32_t iwx_qp_num(const struct iwx_qp *qp)
 
 struct iwx_qp *qp_of(struct iwx_device *dev, uint32_t num)
 {
-	for (struct iwx_qp **pp = &dev->qps; *pp; pp = &(*pp)->next) {
-		struct iwx_qp *q = *pp;
-
-		if (q->num == num) {	/* to the front: completions come in runs */
-			*pp = q->next;
-			q->next = dev->qps;
-			dev->qps = q;
-			return q;
-		}
-	}
-	return NULL;
+	return iwx_ids_find(&dev->qp_nums, num, 0);
 }
 
 int iwx_query_qp(const struct iwx_qp *qp, struct iwx_qp_attr *attr)

@@ -1,27 +1,27 @@
 // SPDX-License-Identifier: MIT
 /*
- * What each id names (ids.h): an open-addressing hash table, linear probing, kept at most
+ * What each id names (iwx/ids.h): an open-addressing hash table, linear probing, kept at most
  * half full, entries taken out by shifting back those that probed past them (no
  * tombstones, so that churn does not slow lookups).
  */
 #include <errno.h>
 #include <stdlib.h>
 
-#include "ids.h"
+#include <iwx/ids.h>
 
-struct id_entry {
+struct iwx_id_entry {
 	uint32_t	id;		/* 0: empty */
 	uint32_t	kind;
 	void		*obj;
 };
 
 /* Ids come mostly in sequence: Fibonacci hashing spreads them over the table. */
-static uint32_t home(const struct ids *t, uint32_t id)
+static uint32_t home(const struct iwx_ids *t, uint32_t id)
 {
 	return (uint32_t)(id * 2654435769u) & (t->cap - 1);
 }
 
-static void place(struct ids *t, struct id_entry e)
+static void place(struct iwx_ids *t, struct iwx_id_entry e)
 {
 	uint32_t i = home(t, e.id);
 
@@ -30,9 +30,9 @@ static void place(struct ids *t, struct id_entry e)
 	t->tab[i] = e;
 }
 
-int ids_room(struct ids *t)
+int iwx_ids_room(struct iwx_ids *t)
 {
-	struct id_entry *old = t->tab;
+	struct iwx_id_entry *old = t->tab;
 	uint32_t old_cap = t->cap, cap = t->cap ? 2 * t->cap : 256;
 
 	if (2 * (t->n + 1) <= t->cap)
@@ -52,13 +52,13 @@ int ids_room(struct ids *t)
 	return 0;
 }
 
-void ids_add(struct ids *t, uint32_t id, uint32_t kind, void *obj)
+void iwx_ids_add(struct iwx_ids *t, uint32_t id, uint32_t kind, void *obj)
 {
-	place(t, (struct id_entry){ .id = id, .kind = kind, .obj = obj });
+	place(t, (struct iwx_id_entry){ .id = id, .kind = kind, .obj = obj });
 	t->n++;
 }
 
-static struct id_entry *slot_of(const struct ids *t, uint32_t id)
+static struct iwx_id_entry *slot_of(const struct iwx_ids *t, uint32_t id)
 {
 	if (!t->cap || !id)
 		return NULL;
@@ -68,21 +68,21 @@ static struct id_entry *slot_of(const struct ids *t, uint32_t id)
 	return NULL;
 }
 
-void *ids_find(const struct ids *t, uint32_t id, uint32_t kind)
+void *iwx_ids_find(const struct iwx_ids *t, uint32_t id, uint32_t kind)
 {
-	const struct id_entry *e = slot_of(t, id);
+	const struct iwx_id_entry *e = slot_of(t, id);
 
 	return e && e->kind == kind ? e->obj : NULL;
 }
 
-bool ids_held(const struct ids *t, uint32_t id)
+bool iwx_ids_held(const struct iwx_ids *t, uint32_t id)
 {
 	return slot_of(t, id) != NULL;
 }
 
-void ids_del(struct ids *t, uint32_t id)
+void iwx_ids_del(struct iwx_ids *t, uint32_t id)
 {
-	struct id_entry *e = slot_of(t, id);
+	struct iwx_id_entry *e = slot_of(t, id);
 	uint32_t hole, i;
 
 	if (!e)
@@ -102,8 +102,8 @@ void ids_del(struct ids *t, uint32_t id)
 	}
 }
 
-void ids_fini(struct ids *t)
+void iwx_ids_fini(struct iwx_ids *t)
 {
 	free(t->tab);
-	*t = (struct ids){ 0 };
+	*t = (struct iwx_ids){ 0 };
 }
