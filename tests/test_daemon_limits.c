@@ -250,21 +250,21 @@ Test(daemon_limits, mappings)
 	struct iwx_pd *pd;
 	struct iwx_cq *cq;
 
-	start(ARGS "--max-maps 3 --maps-total 5");
-	dev = dev_nobody(0, 0, MIB);			/* 1: the arena */
+	start(ARGS "--max-maps 4 --maps-total 7");
+	dev = dev_nobody(0, 0, MIB);			/* 1, 2: the arena, the doorbells */
 	pd = iwx_alloc_pd(dev);
-	cq = iwx_create_cq(dev, 16);			/* 2 */
-	mr = iwx_reg_mr(pd, outside, 100, 0);		/* 3: the page moved */
+	cq = iwx_create_cq(dev, 16);			/* 3 */
+	mr = iwx_reg_mr(pd, outside, 100, 0);		/* 4: the page moved */
 	cr_assert(pd && cq && mr, "%s", strerror(errno));
-	cr_assert_null(iwx_create_cq(dev, 16), "a fourth mapping");
+	cr_assert_null(iwx_create_cq(dev, 16), "a fifth mapping");
 	cr_assert_eq(errno, ENOSPC, "%s", strerror(errno));
 	cr_assert_null(iwx_reg_mr(pd, outside + 4096, 100, 0), "... of moved memory too");
 	cr_assert_eq(errno, ENOSPC, "%s", strerror(errno));
-	cr_assert_eq(logged(0, LIMIT_LOG("mappings of one client's memory in iwxd", "max-maps 3"), 0),
+	cr_assert_eq(logged(0, LIMIT_LOG("mappings of one client's memory in iwxd", "max-maps 4"), 0),
 		     1);
-	other = dev_nobody(1, 0, MIB);			/* 4 and 5 of all */
-	cr_assert_not_null(iwx_create_cq(other, 16), "%s", strerror(errno));
-	cr_assert_null(iwx_create_cq(other, 16), "a sixth of all");
+	other = dev_nobody(1, 0, MIB);			/* 5 and 6 of all */
+	cr_assert_not_null(iwx_create_cq(other, 16), "%s", strerror(errno));	/* 7 */
+	cr_assert_null(iwx_create_cq(other, 16), "an eighth of all");
 	cr_assert_eq(errno, ENOSPC, "%s", strerror(errno));
 	cr_assert_eq(iwx_dereg_mr(mr), 0);
 	cr_assert_not_null(iwx_create_cq(dev, 16), "the moved page's mapping is free: %s",
@@ -559,7 +559,7 @@ Test(daemon_limits, status_shows_limits_and_use)
 		{ "arena_bytes", 4 * MIB }, { "arena_total", 64 * MIB }, { "arena_max", 8 * MIB },
 		{ "max_pds", 5 }, { "max_mrs", 6 }, { "max_cqs", 9 }, { "max_qps", 10 },
 		{ "max_listeners", 11 }, { "max_requests", 12 }, { "max_queued", 13 },
-		{ "maps", 1 }, { "maps_total", 15 }, { "max_maps", 14 },
+		{ "maps", 2 }, { "maps_total", 15 }, { "max_maps", 14 },
 	};
 
 	start(ARGS "--max-clients 7 --arena-total 64M --arena-max 8M --max-pds 5 --max-mrs 6 "

@@ -62,7 +62,7 @@ enum iwxd_limit {
 	LIMIT_QPS,
 	LIMIT_LISTENERS,
 	LIMIT_REQUESTS,		/* CONNECT_REQUESTs announced to it, not answered yet */
-	LIMIT_MAPS,		/* mappings of its memory here: arena, rings, shm.c's */
+	LIMIT_MAPS,		/* mappings of its memory here: arena, doorbells, rings, shm.c's */
 	LIMIT_COUNTED,
 	/* per client, counted where they are */
 	LIMIT_QUEUED = LIMIT_COUNTED,	/* messages waiting for it to read: client.out_n */
@@ -89,6 +89,8 @@ struct client {
 	struct iwx_ipc_bells	*bells;		/* doorbell.c: which of its queues rang */
 	struct bell		*bell;		/* ... what each bit stands for */
 	uint32_t		bell_n, bell_cap, bell_free;
+	struct iwx_link		bell_link;	/* on iwxd's bell_active: its bells are looked at */
+	uint64_t		bell_quiet_ms;	/* ... until then, unless they ring before */
 	struct iwx_link		room_wait;	/* its queue pairs waiting for room in a CQ */
 	struct iwx_link		qps;		/* its queue pairs */
 	int			notify_fd;	/* eventfd: an armed CQ got a completion */
@@ -165,6 +167,7 @@ struct vqp {
 	uint32_t		tcp_events;	/* watched for; 0: not watched */
 	bool			blocked;	/* waits for the socket or for room in a CQ */
 	bool			backlog;	/* the engine holds completions the CQs had no room for */
+	uint8_t			wants_room;	/* ... it asked the client for room this turn (vqp.c) */
 	struct iwx_wc		*parked;	/* send completions waiting for send CQ room (vqp.c) */
 	uint32_t		parked_n, parked_cap;
 	bool			ended;		/* DISCONNECTED said: the engine stays for its completions */
@@ -231,6 +234,8 @@ struct iwxd {
 	struct vcq		*cqs;
 	struct iwx_link		qps;
 	struct iwx_link		ready;		/* queue pairs to service at the next turn */
+	struct iwx_link		bell_active;	/* clients whose bells rang lately (doorbell.c) */
+	bool			asleep;		/* doorbell_sleep: clients are asked to write */
 	struct listener		*listeners;
 	struct pconn		*pconns;
 	struct lingering	*lingering;	/* linger.c: closed once the peer has read our Terminate */
@@ -272,16 +277,19 @@ void maps_give(struct iwxd *d, struct client *c, uint32_t n);
 
 /* doorbell.c */
 /* At HELLO: c's doorbells, mapped here; *memfd goes to the client. 0 or -errno. */
-int doorbell_open(struct client *c, int *memfd);
+int doorbell_open(struct iwxd *d, struct client *c, int *memfd);
+/* c wrote its eventfd: its bells are looked at again, every turn until they are quiet. */
+void doorbell_wake(struct iwxd *d, struct client *c);
 void doorbell_close(struct client *c);
 /* A bit of c's for a new queue pair q or completion queue cq (one of them): it, or -errno. */
 int64_t doorbell_bind(struct client *c, struct vqp *q, struct vcq *cq);
 void doorbell_unbind(struct client *c, uint32_t bell);
-/* Take what every client rang: its queue pairs go on the ready list (vqp_ready, vqp_room). */
+/* Take what the active clients rang: queue pairs go on the ready list (vqp_ready, vqp_room). */
 void doorbell_take(struct iwxd *d);
 /*
- * Around a sleep: on, ask every client to write its eventfd after ringing, and say whether
- * iwxd may sleep (no bell rang meanwhile); off, ask them no more.
+ * Around a sleep: on, ask the active clients to write their eventfds after ringing too
+ * (the others already do), and say whether iwxd may sleep (no bell rang meanwhile); off,
+ * ask them no more.
  */
 bool doorbell_sleep(struct iwxd *d, bool on);
 
@@ -329,8 +337,6 @@ void cm_pconn_free(struct iwxd *d, struct pconn *p);
  * likes (linger holds a duplicate).
  */
 void linger_start(struct iwxd *d, int fd);
-/* Close what has lingered long enough; ask the loop for the next deadline (loop_due). */
-void linger_timers(struct iwxd *d, uint64_t now);
 /* Close every lingering socket now (iwxd stops). */
 void linger_stop(struct iwxd *d);
 

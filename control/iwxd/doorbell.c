@@ -2,8 +2,12 @@
 /*
  * A client's doorbells (iwx/ipc.h): which of its queue pairs it posted to, and which of
  * its completion queues it made room in. iwxd takes them every turn and services only
- * what rang, so that a turn costs what is active, not what is held; and before it sleeps
- * it asks every client to write its eventfd as well.
+ * what rang, so that a turn costs what is active, not what is held.
+ *
+ * Only active clients are looked at: one whose bells stayed quiet for IDLE_MS is asked to
+ * write its eventfd when it rings (need_wakeup), as all are while iwxd sleeps, and is
+ * looked at again once it has. A turn costs the clients that ring, not all that are
+ * connected; a client that wakes from quiet pays one write.
  *
  * The page is the client's to write: a bit tells iwxd only where to look, and a bit of no
  * object, or of an object since gone, costs one look.
@@ -15,22 +19,37 @@
 
 #include "daemon.h"
 
+#define IDLE_MS		100	/* a client whose bells were quiet this long must write to wake us */
+
 struct bell {
 	struct vqp	*qp;		/* what the bit stands for: a queue pair, */
 	struct vcq	*cq;		/* ... or a completion queue, or neither (free) */
 	uint32_t	next_free;	/* free: the next free bit + 1; 0 ends the list */
 };
 
-int doorbell_open(struct client *c, int *memfd)
+int doorbell_open(struct iwxd *d, struct client *c, int *memfd)
 {
 	c->bells = shared_map("iwx-bells", IWX_IPC_BELLS_SIZE, memfd);
 	iwx_link_init(&c->room_wait);
 	iwx_link_init(&c->qps);
-	return c->bells ? 0 : -errno;
+	if (!c->bells)
+		return -errno;
+	doorbell_wake(d, c);
+	return 0;
+}
+
+void doorbell_wake(struct iwxd *d, struct client *c)
+{
+	c->bell_quiet_ms = iwx_conn_now_ms() + IDLE_MS;
+	if (iwx_linked(&c->bell_link) || !c->bells)
+		return;
+	iwx_link_add_tail(&d->bell_active, &c->bell_link);
+	__atomic_store_n(&c->bells->need_wakeup, d->asleep, __ATOMIC_SEQ_CST);
 }
 
 void doorbell_close(struct client *c)
 {
+	iwx_link_del(&c->bell_link);
 	if (c->bells)
 		munmap(c->bells, IWX_IPC_BELLS_SIZE);
 	c->bells = NULL;
@@ -90,6 +109,17 @@ static void take_word(struct iwxd *d, struct client *c, uint32_t w)
 	}
 }
 
+/* Did c ring since the last look? (its summary words, as far as it has bells) */
+static bool rang(const struct client *c)
+{
+	uint32_t nsum = (c->bell_n + 4095) / 4096;
+
+	for (uint32_t s = 0; s < nsum; s++)
+		if (__atomic_load_n(&c->bells->sum[s], __ATOMIC_SEQ_CST))
+			return true;
+	return false;
+}
+
 /* What c rang since the last look, taken; the words are looked at only where the summary says. */
 static void take(struct iwxd *d, struct client *c)
 {
@@ -110,29 +140,44 @@ static void take(struct iwxd *d, struct client *c)
 
 void doorbell_take(struct iwxd *d)
 {
-	for (struct client *c = d->clients; c; c = c->next)
-		if (c->bells && c->bell_n)
+	uint64_t now = iwx_conn_now_ms();
+
+	IWX_LINK_EACH(struct client, c, &d->bell_active, bell_link) {
+		if (rang(c)) {
+			c->bell_quiet_ms = now + IDLE_MS;
 			take(d, c);
+			continue;
+		}
+		if (now < c->bell_quiet_ms)
+			continue;
+		/* quiet: from now on it writes its eventfd to ring; a bell before that is seen */
+		__atomic_store_n(&c->bells->need_wakeup, 1, __ATOMIC_SEQ_CST);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (rang(c)) {
+			__atomic_store_n(&c->bells->need_wakeup, d->asleep, __ATOMIC_SEQ_CST);
+			c->bell_quiet_ms = now + IDLE_MS;
+			take(d, c);
+		} else {
+			iwx_link_del(&c->bell_link);
+		}
+	}
 	/* pairs with client_ring's: the rings are read after the bits are taken */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
 bool doorbell_sleep(struct iwxd *d, bool on)
 {
-	bool rang = false;
+	bool any = false;
 
-	for (struct client *c = d->clients; c; c = c->next)
-		if (c->bells)
-			__atomic_store_n(&c->bells->need_wakeup, on, __ATOMIC_SEQ_CST);
+	d->asleep = on;
+	IWX_LINK_EACH(struct client, c, &d->bell_active, bell_link)
+		__atomic_store_n(&c->bells->need_wakeup, on, __ATOMIC_SEQ_CST);
 	if (!on)
 		return false;
 	/* pairs with client_ring: a bell rung before need_wakeup was seen is seen here */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	for (struct client *c = d->clients; c && !rang; c = c->next) {
-		uint32_t nsum = c->bells ? (c->bell_n + 4095) / 4096 : 0;
-
-		for (uint32_t s = 0; s < nsum && !rang; s++)
-			rang = __atomic_load_n(&c->bells->sum[s], __ATOMIC_SEQ_CST) != 0;
-	}
-	return !rang;
+	IWX_LINK_EACH(struct client, c, &d->bell_active, bell_link)
+		if (!any)
+			any = rang(c);
+	return !any;
 }

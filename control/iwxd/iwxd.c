@@ -150,6 +150,7 @@ static int setup(struct iwxd *d)
 	d->mem = iwx_mem_new();
 	iwx_link_init(&d->ready);
 	iwx_link_init(&d->qps);
+	iwx_link_init(&d->bell_active);
 	if (loop_init(&d->loop, id_in_use) || d->signal_w.fd < 0 || !d->mem) {
 		fprintf(stderr, "iwxd: %s\n", strerror(errno));
 		return -1;
@@ -200,7 +201,6 @@ static void run(struct iwxd *d)
 		loop_timers_begin(&d->loop, now, IDLE_MS);
 		session_timers(d, now);
 		loop_timers_run(&d->loop, d, now);
-		linger_timers(d, now);
 		sctp_io_timers(d, now);
 		reap(d);
 		/* publish "asleep", then look once more: a bell that raced with it is seen */

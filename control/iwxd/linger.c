@@ -23,17 +23,24 @@
 
 struct lingering {
 	struct watch		w;
-	uint64_t		until_ms;
+	struct timer		timer;		/* LINGER_MS after it began: closed then */
 	struct lingering	*next;
 };
 
 static void linger_end(struct iwxd *d, struct lingering *l)
 {
 	watch_del(&d->loop, &l->w);
+	timer_fini(&d->loop, &l->timer);
 	close(l->w.fd);
 	IWX_LIST_UNLINK(&d->lingering, l);
 	d->nlingering--;
 	free(l);
+}
+
+static void on_time_up(struct iwxd *d, struct timer *t, uint64_t now)
+{
+	(void)now;
+	linger_end(d, (struct lingering *)((char *)t - offsetof(struct lingering, timer)));
 }
 
 static void on_readable(struct iwxd *d, struct watch *w, uint32_t events)
@@ -58,31 +65,22 @@ void linger_start(struct iwxd *d, int fd)
 {
 	struct lingering *l = d->nlingering < LINGER_MAX ? calloc(1, sizeof(*l)) : NULL;
 
-	if (!l || (l->w.fd = dup(fd)) < 0) {
+	if (!l || timer_init(&d->loop, &l->timer, on_time_up)) {
 		free(l);
 		return;	/* the close may reset: no worse than without lingering */
 	}
 	l->w.fn = on_readable;
-	l->until_ms = iwx_conn_now_ms() + LINGER_MS;
-	if (watch_add(&d->loop, &l->w, EPOLLIN)) {
-		close(l->w.fd);
+	if ((l->w.fd = dup(fd)) < 0 || watch_add(&d->loop, &l->w, EPOLLIN)) {
+		if (l->w.fd >= 0)
+			close(l->w.fd);
+		timer_fini(&d->loop, &l->timer);
 		free(l);
 		return;
 	}
+	timer_set(&d->loop, &l->timer, iwx_conn_now_ms() + LINGER_MS);
 	l->next = d->lingering;
 	d->lingering = l;
 	d->nlingering++;
-}
-
-void linger_timers(struct iwxd *d, uint64_t now)
-{
-	for (struct lingering *l = d->lingering, *n; l; l = n) {
-		n = l->next;
-		if (now >= l->until_ms)
-			linger_end(d, l);
-		else
-			loop_due(&d->loop, l->until_ms);
-	}
 }
 
 void linger_stop(struct iwxd *d)

@@ -56,10 +56,10 @@ static void on_bell(struct iwxd *d, struct watch *w, uint32_t events)
 	uint64_t v;
 
 	(void)events;
-	(void)c;
-	/* what rang is in its doorbells, which the loop takes at every turn */
+	/* what rang is in its doorbells, which the loop takes from now on */
 	if (read(w->fd, &v, sizeof(v)) == sizeof(v))
 		d->st.doorbells++;
+	doorbell_wake(d, c);
 }
 
 /* What hello made goes: when the client does, or when hello fails part way. */
@@ -75,7 +75,7 @@ static void hello_undo(struct iwxd *d, struct client *c)
 		c->notify_fd = -1;
 	}
 	if (c->arena.base)
-		maps_give(d, c, 1);
+		maps_give(d, c, 2);	/* taken with it: its mapping and the doorbells' */
 	iwx_arena_destroy(&c->arena);
 	doorbell_close(c);
 }
@@ -96,18 +96,18 @@ static int hello(struct iwxd *d, struct client *c, struct iwx_ipc_hello *h, int 
 	/* what the arena will take, as the kernel allocates all of it now */
 	if (iwx_arena_size(size) > d->o.max[LIMIT_ARENA_TOTAL] - d->arena_bytes)
 		return client_refuse(d, c, LIMIT_ARENA_TOTAL, -ENOSPC);
-	err = maps_take(d, c, 1);
+	err = maps_take(d, c, 2);	/* the arena and the doorbells */
 	if (err)
 		return err;
 	err = iwx_arena_create(&c->arena, size, true);
 	if (err) {
-		maps_give(d, c, 1);
+		maps_give(d, c, 2);
 		return err;
 	}
 	c->bell_w.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	c->bell_w.fn = on_bell;
 	c->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	err = c->bell_w.fd < 0 || c->notify_fd < 0 ? -errno : doorbell_open(c, &fds[3]);
+	err = c->bell_w.fd < 0 || c->notify_fd < 0 ? -errno : doorbell_open(d, c, &fds[3]);
 	if (!err)
 		err = watch_add(&d->loop, &c->bell_w, EPOLLIN);
 	if (err) {

@@ -27,7 +27,8 @@
 #include "outbox.h"
 #include "sctp_io.h"
 
-#define WC_BATCH	64
+#define ROOM_SEND	1	/* vqp.wants_room: room asked of the send CQ, */
+#define ROOM_RECV	2	/* ... of the receive CQ */
 #define CLOSE_MS	10000	/* a graceful close waits this long for the peer's */
 
 static uint32_t pow2_at_least(uint32_t n)
@@ -142,15 +143,22 @@ static void cq_push(struct vcq *cq, const struct iwx_wc *wc)
 	}
 }
 
+/* Completions wait for room in cq: the client rings the CQ's bell once it has polled. */
+static void ask_room(struct vqp *q, struct vcq *cq)
+{
+	__atomic_store_n(&cq->sh->need_room, 1, __ATOMIC_SEQ_CST);
+	q->wants_room |= cq == q->scq ? ROOM_SEND : ROOM_RECV;
+}
+
 /* Room for one more completion in each of q's CQs; else ask the client to ring once it polls. */
 static uint32_t cq_room(struct vqp *q)
 {
 	uint32_t s = iwx_ring_space(&q->scq->ring), r = iwx_ring_space(&q->rcq->ring);
 
 	if (!s)
-		__atomic_store_n(&q->scq->sh->need_room, 1, __ATOMIC_SEQ_CST);
+		ask_room(q, q->scq);
 	if (!r)
-		__atomic_store_n(&q->rcq->sh->need_room, 1, __ATOMIC_SEQ_CST);
+		ask_room(q, q->rcq);
 	return s < r ? s : r;
 }
 
@@ -172,7 +180,7 @@ static void complete(struct vqp *q, struct iwx_wc *wc)
 static void park(struct vqp *q, const struct iwx_wc *wc)
 {
 	q->parked[q->parked_n++] = *wc;
-	__atomic_store_n(&q->scq->sh->need_room, 1, __ATOMIC_SEQ_CST);
+	ask_room(q, q->scq);
 }
 
 static void unpark(struct vqp *q)
@@ -186,7 +194,7 @@ static void unpark(struct vqp *q)
 		memmove(q->parked, q->parked + n, (q->parked_n - n) * sizeof(*q->parked));
 	q->parked_n -= n;
 	if (q->parked_n) {
-		__atomic_store_n(&q->scq->sh->need_room, 1, __ATOMIC_SEQ_CST);
+		ask_room(q, q->scq);
 	} else {
 		free(q->parked);
 		q->parked = NULL;
@@ -205,7 +213,7 @@ static void drain(struct vqp *q)
 		    (q->scq == q->rcq && q->parked_n) ||
 		    (!q->parked && !iwx_ring_space(&q->scq->ring) &&
 		     !(q->parked = malloc(q->parked_cap * sizeof(*q->parked))))) {
-			__atomic_store_n(&q->rcq->sh->need_room, 1, __ATOMIC_SEQ_CST);
+			ask_room(q, q->rcq);
 			q->backlog = true;	/* until the client polls and rings */
 			q->blocked = true;
 			return;
@@ -648,13 +656,22 @@ static void service(struct iwxd *d, struct vqp *q)
 void vqp_service(struct iwxd *d, struct vqp *q)
 {
 	q->blocked = false;
+	q->wants_room = 0;
 	service(d, q);
 	/*
 	 * Completions wait for room in the client's CQs, or work for room in the engine: the
-	 * client's poll rings a CQ's bell (vqp_room), the stream's progress runs on_tcp
+	 * client's poll rings a CQ's bell (vqp_room), the stream's progress runs on_tcp. Room
+	 * the client made before it could see need_room is seen here (the fence pairs with
+	 * iwx_poll_cq's exchange of need_room after it consumed): no bell comes for it.
 	 */
-	if ((q->blocked || q->parked_n || q->backlog) && !q->corrupt && !iwx_linked(&q->wait_link))
-		iwx_link_add_tail(&q->owner->room_wait, &q->wait_link);
+	if ((q->blocked || q->parked_n || q->backlog) && !q->corrupt) {
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (((q->wants_room & ROOM_SEND) && iwx_ring_space(&q->scq->ring)) ||
+		    ((q->wants_room & ROOM_RECV) && iwx_ring_space(&q->rcq->ring)))
+			vqp_ready(d, q);
+		else if (!iwx_linked(&q->wait_link))
+			iwx_link_add_tail(&q->owner->room_wait, &q->wait_link);
+	}
 	rearm(d, q);	/* what it did may have set a deadline (a settle, a close, a lazy tick) */
 }
 
