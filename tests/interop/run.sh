@@ -160,7 +160,7 @@ dropin_client() {
 		grep -aq "IWPEER-EXIT rc=0" /run/iwpeer/iwpeer/vm0.log || rc=1
 	[ $rc -ne 0 ] && { tail -5 "$out/$name.out" 2>/dev/null
 		grep -a "rror\|EXIT" /run/iwpeer/iwpeer/vm0.log | tail -5; iwxd_lines; }
-	result $rc "$name"
+	return $rc
 }
 
 dropin_server() {
@@ -177,21 +177,31 @@ dropin_server() {
 	[ $rc -eq 0 ] && grep -aEq "$want" "$out/$name.vm" || rc=1
 	[ $rc -ne 0 ] && { tail -5 "$out/$name.out"; grep -a "rror\|EXIT" "$out/$name.vm" | tail -5
 		iwxd_lines; }
-	result $rc "$name"
+	return $rc
+}
+
+# A drop-in case (dropin_client or dropin_server, then its arguments), once more if it
+# fails, the first failure shown: siw's ib_read_bw client once exited 1 after a complete
+# run against our server, nothing on its console but its exit (2026-11-26, in CI), and
+# not in the next ten runs of it.
+dropin_case() {
+	local rc=0
+	"$@" || { echo "  $2: failed once, once more"; "$@" || rc=1; }
+	result $rc "$2"
 }
 
 echo "interop: Debian's rping and perftest through iwx exec against the same on siw"
 want='ping data: rdma-ping-4:'
-dropin_client dropin-rping-client 7174 "rping -s -a 192.0.2.2 -v -V -C 5 -S 1000" \
+dropin_case dropin_client dropin-rping-client 7174 "rping -s -a 192.0.2.2 -v -V -C 5 -S 1000" \
 	"rping -c -a 192.0.2.2 -v -V -C 5 -S 1000"
-dropin_server dropin-rping-server "rping -s -a 192.0.2.1 -V -C 5 -S 1000" \
+dropin_case dropin_server dropin-rping-server "rping -s -a 192.0.2.1 -V -C 5 -S 1000" \
 	"rping -c -a 192.0.2.1 -v -V -C 5 -S 1000"
 # perftest needs -R (rdma_cm) on iWARP; the guest's device is siw0
 want='^ 65536 +100 '
 for t in ib_write_bw ib_read_bw ib_send_bw; do
-	dropin_client "dropin-$t-client" 18515 "$t -R -d siw0 -s 65536 -n 100" \
+	dropin_case dropin_client "dropin-$t-client" 18515 "$t -R -d siw0 -s 65536 -n 100" \
 		"$t -R -s 65536 -n 100 192.0.2.2"
-	dropin_server "dropin-$t-server" "$t -R -s 65536 -n 100" \
+	dropin_case dropin_server "dropin-$t-server" "$t -R -s 65536 -n 100" \
 		"$t -R -d siw0 -s 65536 -n 100 192.0.2.1"
 done
 
