@@ -15,7 +15,7 @@
 # sockets in TIME_WAIT, carries into the next), the daemons' limits raised for the most
 # queue pairs asked for, and runs RUNS times, the sizes in turn.
 #
-#   scripts/bench-scale.sh                     # 3 runs, 3 s each: about 5 minutes
+#   scripts/bench-scale.sh                     # 3 runs, 3 s each: about 3 minutes
 #   scripts/bench-scale.sh -n 1 --idle "0 256" --setup 256 --conns "1 4"
 #
 # --idle LIST, --setup LIST, --conns LIST: the idle queue pairs, the queue pairs set up,

@@ -30,8 +30,6 @@ struct bell {
 int doorbell_open(struct iwxd *d, struct client *c, int *memfd)
 {
 	c->bells = shared_map("iwx-bells", IWX_IPC_BELLS_SIZE, memfd);
-	iwx_link_init(&c->room_wait);
-	iwx_link_init(&c->qps);
 	if (!c->bells)
 		return -errno;
 	doorbell_wake(d, c);
@@ -109,12 +107,16 @@ static void take_word(struct iwxd *d, struct client *c, uint32_t w)
 	}
 }
 
-/* Did c ring since the last look? (its summary words, as far as it has bells) */
+/* The summary words c's bells reach: those beyond name no bell of it, and are not looked at. */
+static uint32_t sum_words(const struct client *c)
+{
+	return (c->bell_n + 4095) / 4096;
+}
+
+/* Did c ring since the last look? */
 static bool rang(const struct client *c)
 {
-	uint32_t nsum = (c->bell_n + 4095) / 4096;
-
-	for (uint32_t s = 0; s < nsum; s++)
+	for (uint32_t s = 0; s < sum_words(c); s++)
 		if (__atomic_load_n(&c->bells->sum[s], __ATOMIC_SEQ_CST))
 			return true;
 	return false;
@@ -123,9 +125,7 @@ static bool rang(const struct client *c)
 /* What c rang since the last look, taken; the words are looked at only where the summary says. */
 static void take(struct iwxd *d, struct client *c)
 {
-	uint32_t nsum = (c->bell_n + 4095) / 4096;
-
-	for (uint32_t s = 0; s < nsum; s++) {
+	for (uint32_t s = 0; s < sum_words(c); s++) {
 		uint64_t sum;
 
 		if (!__atomic_load_n(&c->bells->sum[s], __ATOMIC_RELAXED))
@@ -177,7 +177,7 @@ bool doorbell_sleep(struct iwxd *d, bool on)
 	/* pairs with client_ring: a bell rung before need_wakeup was seen is seen here */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	IWX_LINK_EACH(struct client, c, &d->bell_active, bell_link)
-		if (!any)
-			any = rang(c);
+		if ((any = rang(c)))
+			break;
 	return !any;
 }

@@ -455,6 +455,8 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 			return;
 		}
 		c->ident = loop_new_ident(&d->loop);
+		iwx_link_init(&c->qps);
+		iwx_link_init(&c->room_wait);
 		c->id = (uint32_t)c->ident;
 		c->pid = cred.pid;
 		c->uid = cred.uid;
@@ -487,9 +489,8 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 void session_close(struct iwxd *d, struct client *c)
 {
 	log_info("client %u gone", c->id);
-	if (c->hello)	/* else its lists were never made, nor anything on them */
-		IWX_LINK_EACH(struct vqp, q, &c->qps, client_link)
-			vqp_destroy(d, q);
+	IWX_LINK_EACH(struct vqp, q, &c->qps, client_link)
+		vqp_destroy(d, q);
 	cm_client_gone(d, c);
 	for (struct vcq *cq = d->cqs, *n; cq; cq = n) {
 		n = cq->next;
