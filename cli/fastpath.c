@@ -71,7 +71,7 @@ struct fp_cmd {
 
 static const struct fp_cmd attach_cmd = {
 	"attach", IWX_IPC_FP_ATTACH, true,
-	"iwx attach dev IFNAME [-m tc|xdp] [-s SOCKET]",
+	"iwx attach dev IFNAME [-m tc|xdp] [--sctp] [-s SOCKET]",
 	"Attach iwxd's fast path to the interface IFNAME of iwxd's network namespace (the\n"
 	"first attach loads its BPF programs). At the interface's ingress they place the\n"
 	"payload of tagged FPDUs (RDMA Write, Read Response) of iwxd's connections in full\n"
@@ -80,17 +80,22 @@ static const struct fp_cmd attach_cmd = {
 	"the rest was not). The programs stay attached until 'iwx detach' or until iwxd\n"
 	"exits; should iwxd be killed, a TC attachment ends with it, an XDP one stays\n"
 	"(placing nothing: its sockets are gone) until iwxd runs there again.\n"
-	"DDP over SCTP: iwxd also takes the SCTP datagrams for its --sctp-port on IFNAME\n"
-	"through AF_XDP sockets (an XDP program of its own, one socket per receive queue),\n"
-	"answering each peer through them once its datagrams arrive there, and placing\n"
-	"tagged payload straight from their frames. Where that cannot be (XDP held by\n"
-	"another program, such as the fast path in xdp mode without libxdp's dispatcher),\n"
-	"SCTP stays in iwxd's UDP socket, as its log says; 'iwx status' and 'iwx conns'\n"
-	"show which carries what. On success one line: attached to IFNAME (MODE).\n",
+	"DDP over SCTP, with --sctp only: iwxd also takes the SCTP datagrams for its\n"
+	"--sctp-port on IFNAME through AF_XDP sockets (an XDP program of its own, one\n"
+	"socket per receive queue), answering each peer through them once its datagrams\n"
+	"arrive there, and placing tagged payload straight from their frames. Where that\n"
+	"cannot be (XDP held by another program, such as the fast path in xdp mode without\n"
+	"libxdp's dispatcher), SCTP stays in iwxd's UDP socket, as its log says; 'iwx\n"
+	"status' and 'iwx conns' show which carries what. An XDP program has a cost for\n"
+	"all the interface's TCP: on a veth every packet then arrives on its own, as the\n"
+	"wire would carry it (no GRO, no GSO super-packets), which halves the TC fast\n"
+	"path's goodput there (BENCHMARKS.md). On success one line: attached to IFNAME\n"
+	"(MODE), with ', SCTP through AF_XDP' after MODE when --sctp was given.\n",
 	"  -m, --mode MODE      where to attach: tc, TC ingress (the default); or xdp,\n"
 	"                       native XDP through libxdp, for NICs that run it natively\n"
 	"                       (on veth it turns GRO off; the sender must compute TCP\n"
-	"                       checksums: XDP is told nothing of them)\n",
+	"                       checksums: XDP is told nothing of them)\n"
+	"      --sctp           SCTP's datagrams through AF_XDP sockets too (see above)\n",
 	"Exit status: 0 attached; 1 a failure: no iwxd at SOCKET, permission denied, no or\n"
 	"a bad reply, or iwxd refused: no interface IFNAME where it runs, already attached\n"
 	"there, an interface that cannot run XDP natively, attached to as many interfaces\n"
@@ -176,7 +181,8 @@ static void fp_refused(const struct fp_cmd *c, const struct iwx_ipc_fp_attach *r
 static int fp_run(const struct fp_cmd *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "mode", required_argument, NULL, 'm' },	/* first: detach starts after it */
+		{ "mode", required_argument, NULL, 'm' },	/* first two: detach starts after */
+		{ "sctp", no_argument, NULL, 'S' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -189,7 +195,7 @@ static int fp_run(const struct fp_cmd *c, int argc, char **argv)
 	opterr = 0;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, c->mode ? ":s:m:h" : ":s:h",
-				  c->mode ? longopts : longopts + 1, NULL)) != -1) {
+				  c->mode ? longopts : longopts + 2, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			socket = optarg;
@@ -201,6 +207,9 @@ static int fp_run(const struct fp_cmd *c, int argc, char **argv)
 				req.mode = IWX_FP_MODE_XDP;
 			else
 				return fp_usage_error(c, "unknown mode '%s' (tc or xdp)", optarg);
+			break;
+		case 'S':
+			req.flags |= IWX_FP_ATTACH_SCTP;
 			break;
 		case 'h':
 			fp_usage(c, stdout);
@@ -243,7 +252,8 @@ static int fp_run(const struct fp_cmd *c, int argc, char **argv)
 		return IWX_EXIT_FAIL;
 	}
 	if (c->mode)
-		printf("attached to %s (%s)\n", req.ifname, mode_name(req.mode));
+		printf("attached to %s (%s%s)\n", req.ifname, mode_name(req.mode),
+		       req.flags & IWX_FP_ATTACH_SCTP ? ", SCTP through AF_XDP" : "");
 	else
 		printf("detached from %s\n", req.ifname);
 	return admin_output_done(c->name);

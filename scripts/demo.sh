@@ -76,9 +76,9 @@ echo "== iwxd in each namespace, serving libiwx applications there"
 start_iwxd "$ns_a" iwxd-a
 start_iwxd "$ns_b" iwxd-b
 
-echo "== the fast path at TC ingress of each namespace's veth end (iwx attach)"
-build/iwx attach dev iwxdemo-a -s "$out/iwxd-a.sock" | sed 's/^/   a: /'
-build/iwx attach dev iwxdemo-b -s "$out/iwxd-b.sock" | sed 's/^/   b: /'
+echo "== the fast path at TC ingress of each namespace's veth end, and SCTP through AF_XDP (iwx attach --sctp)"
+build/iwx attach dev iwxdemo-a --sctp -s "$out/iwxd-a.sock" | sed 's/^/   a: /'
+build/iwx attach dev iwxdemo-b --sctp -s "$out/iwxd-b.sock" | sed 's/^/   b: /'
 
 # capture the whole exchange on the client's side of the veth
 ip netns exec "$ns_a" dumpcap -q -B 64 -i iwxdemo-a -f "tcp port $port" -w "$out/demo.pcap" 2>/dev/null &
@@ -132,7 +132,7 @@ build/iwx stats -s "$out/iwxd-b.sock" | sed 's/^/   b: /'
 
 echo
 echo "== The same over SCTP: the DDP adaptation shim, SCTP in UDP between the iwxds through"
-echo "   AF_XDP sockets (iwx attach opened them), Writes and Read Responses placed from the frames"
+echo "   AF_XDP sockets (iwx attach --sctp opened them), Writes and Read Responses placed from the frames"
 ip netns exec "$ns_b" timeout 30 build/iwx_rping -s -a 192.0.2.2 -p "$port" -S "$size" -C 2 --sctp \
 	--socket "$out/iwxd-b.sock" >"$out/server-sctp.log" 2>&1 &
 server=$!

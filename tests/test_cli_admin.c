@@ -261,7 +261,8 @@ Test(cli_admin, fastpath_not_attached)
 
 /*
  * Attached to b's end of the veth (netns.c names it), the target of the Write: its
- * packets are counted, and b's queue pair is followed.
+ * packets are counted, and b's queue pair is followed. Without --sctp, SCTP keeps its
+ * UDP socket: no XDP program on the interface, which would cost its TCP GRO.
  */
 Test(cli_admin, fastpath_attach_stats)
 {
@@ -279,6 +280,8 @@ Test(cli_admin, fastpath_attach_stats)
 		     EXIT_FAIL, "%s", out);
 	snprintf(want, sizeof(want), "already attached to %s", dev);
 	cr_assert(strstr(out, want), "%s", out);
+	cr_assert_eq(run_iwx(out, sizeof(out), "status -j -s %s", pair.sock[1]), 0, "%s", out);
+	cr_assert(strstr(out, "\"sctp_xsks\": 0"), "no AF_XDP socket without --sctp: %s", out);
 
 	connect_and_write(&s);
 	cr_assert_eq(run_iwx(out, sizeof(out), "stats -s %s -j", pair.sock[1]), 0, "%s", out);

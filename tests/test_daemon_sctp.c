@@ -3,8 +3,8 @@
  * DDP over SCTP through libiwx and two real daemons (docs/ddp-over-sctp.md): the
  * application picks the transport at connect and listen time and is otherwise the
  * same; iwxd carries SCTP in UDP between the namespaces (RFC 6951, --sctp-port), through
- * its UDP socket, or through AF_XDP sockets where the fast path is attached (as the
- * whole suite is under IWX_TEST_FASTPATH).
+ * its UDP socket, or through AF_XDP sockets where the fast path is attached with
+ * IWX_FP_ATTACH_SCTP (iwx attach --sctp).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -55,18 +55,9 @@ static bool fastpath_env(void)
 }
 
 /*
- * What `iwx conns` says carries the test's connections: AF_XDP sockets beside a fast path
- * at TC; at XDP the fast path holds the hook (libxdp's dispatcher is refused here), and
- * SCTP stays in the UDP socket.
+ * Daemon i's fast path at TC with SCTP's AF_XDP sockets beside it (on: iwx attach --sctp),
+ * or none.
  */
-static const char *carrier(void)
-{
-	const char *m = getenv("IWX_TEST_FASTPATH");
-
-	return m && !strcmp(m, "tc") ? "sctp/xdp" : "sctp/udp";
-}
-
-/* Daemon i's fast path at TC, with SCTP's AF_XDP sockets beside it (on), or none. */
 static void fast_path_tc(int i, bool on)
 {
 	static char out[4096];
@@ -75,7 +66,7 @@ static void fast_path_tc(int i, bool on)
 		cr_assert_eq(run_iwx(out, sizeof(out), "detach dev %s -s %s", pair.ns.dev[i],
 				     pair.sock[i]), 0, "%s", out);
 	if (on)
-		cr_assert_eq(iwxd_pair_attach(&pair, i, IWX_FP_MODE_TC), 0);
+		cr_assert_eq(iwxd_pair_attach(&pair, i, IWX_FP_MODE_TC, IWX_FP_ATTACH_SCTP), 0);
 }
 
 /* A counter of daemon i's `iwx status -j`: the first "key": N. */
@@ -200,20 +191,20 @@ Test(daemon_sctp, bad_writes_get_the_terminates_they_get_over_tcp)
 	bad_write(0, 0, ALL_ACCESS, true, IWX_LAYER_DDP, IWX_DDP_T_STAG_NOT_ASSOC);
 }
 
-/* `iwx conns` says what carries each connection, and the peer on both sides. */
+/*
+ * `iwx conns` says what carries each connection, and the peer on both sides: the UDP
+ * socket, also beside a fast path attached without --sctp (make test-fastpath).
+ */
 Test(daemon_sctp, iwx_conns_shows_sctp)
 {
 	static char out[8192];
 
 	for (int i = 0; i < 2; i++) {
-		char col[16];
-
-		snprintf(col, sizeof(col), " %s ", carrier());
 		cr_assert_eq(run_iwx(out, sizeof(out), "conns -s %s", pair.sock[i]), 0, "%s", out);
-		cr_assert(strstr(out, " LLP ") && strstr(out, col), "%s", out);
+		cr_assert(strstr(out, " LLP ") && strstr(out, " sctp/udp "), "%s", out);
 		/* the peer as the application names it: its address, the SCTP port */
 		cr_assert(strstr(out, i ? NETNS_A4 ":" : NETNS_B4 ":"), "%s", out);
-		assert_llp(i, carrier());
+		assert_llp(i, "sctp/udp");
 	}
 }
 

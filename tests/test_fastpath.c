@@ -324,7 +324,7 @@ Test(fastpath, a_killed_iwxd_leaves_no_program)
 /* Detach removes the program; attaching twice is refused. */
 Test(fastpath, detach_removes_the_program)
 {
-	cr_assert_eq(iwxd_pair_attach(&pair, 0, IWX_FP_MODE_TC), -EEXIST);
+	cr_assert_eq(iwxd_pair_attach(&pair, 0, IWX_FP_MODE_TC, 0), -EEXIST);
 	cr_assert_eq(programs_at(0, false), 1);
 	struct iwx_ipc_fp_attach req = { .mode = IWX_FP_MODE_TC };
 	int sock = iwx_ipc_connect(pair.sock[0], 0);

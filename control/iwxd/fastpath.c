@@ -634,7 +634,8 @@ int fastpath_attach(struct iwxd *d, const struct iwx_ipc_fp_attach *req)
 	f.ifindex = ifindex_of(req->ifname);
 	if (f.ifindex < 0)
 		return f.ifindex;
-	if (req->mode != IWX_FP_MODE_TC && req->mode != IWX_FP_MODE_XDP)
+	if ((req->mode != IWX_FP_MODE_TC && req->mode != IWX_FP_MODE_XDP) ||
+	    (req->flags & ~IWX_FP_ATTACH_FLAGS))
 		return -EINVAL;
 	if (iface_find(d->fp, f.ifindex))
 		return -EEXIST;
@@ -664,7 +665,9 @@ int fastpath_attach(struct iwxd *d, const struct iwx_ipc_fp_attach *req)
 		 f.mode == IWX_FP_MODE_XDP ? "XDP" : "TC ingress");
 	IWX_LINK_EACH(struct vqp, q, &d->qps, link)
 		fastpath_conn_start(d, q);
-	sctp_io_xsk_attach(d, f.ifindex, f.name);
+	/* only when asked: an XDP program costs TCP on the interface (on veth, no GRO) */
+	if (req->flags & IWX_FP_ATTACH_SCTP)
+		sctp_io_xsk_attach(d, f.ifindex, f.name);
 	return 0;
 }
 

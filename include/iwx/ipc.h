@@ -255,10 +255,14 @@ struct iwx_ipc_conn_info {
 /* FP_ATTACH, FP_DETACH: an interface of iwxd's network namespace. */
 #define IWX_FP_MODE_TC		0	/* TC ingress (tcx): the default */
 #define IWX_FP_MODE_XDP		1
+/* FP_ATTACH flags */
+#define IWX_FP_ATTACH_SCTP	(1u << 0)	/* SCTP's datagrams through AF_XDP sockets too
+						   (an XDP program on the interface) */
+#define IWX_FP_ATTACH_FLAGS	IWX_FP_ATTACH_SCTP
 struct iwx_ipc_fp_attach {
 	char		ifname[16];	/* IFNAMSIZ, NUL-terminated */
 	uint32_t	mode;		/* IWX_FP_MODE_* */
-	uint32_t	rsvd;
+	uint32_t	flags;		/* FP_ATTACH: IWX_FP_ATTACH_*; FP_DETACH: 0 */
 };
 
 /* FP_STATS entry: an interface the fast path is attached to, or a connection it follows. */

@@ -196,9 +196,9 @@ int iwxd_pair_tx_offload_off(const struct iwxd_pair *p, int i)
 	return system(cmd) ? -EIO : 0;
 }
 
-int iwxd_pair_attach(const struct iwxd_pair *p, int i, uint32_t mode)
+int iwxd_pair_attach(const struct iwxd_pair *p, int i, uint32_t mode, uint32_t flags)
 {
-	struct iwx_ipc_fp_attach req = { .mode = mode };
+	struct iwx_ipc_fp_attach req = { .mode = mode, .flags = flags };
 	int sock, err;
 
 	if (mode == IWX_FP_MODE_XDP && (err = iwxd_pair_tx_offload_off(p, !i)))
@@ -217,7 +217,7 @@ int iwxd_pair_attach_both(const struct iwxd_pair *p, uint32_t mode)
 	int err = 0;
 
 	for (int i = 0; i < 2 && !err; i++)
-		err = iwxd_pair_attach(p, i, mode);
+		err = iwxd_pair_attach(p, i, mode, 0);
 	return err;
 }
 

@@ -32,12 +32,13 @@ struct iwxd_pair {
 int iwxd_pair_start(struct iwxd_pair *p, const char *args);
 
 /*
- * Ask daemon i to attach the fast path (IWX_FP_MODE_*) to its end of the veth pair (for
- * XDP, with the other end's checksum offload turned off: veth hands XDP checksums nobody
- * computed). 0 or iwxd's -errno. iwxd_pair_start does so on both when IWX_TEST_FASTPATH
- * is "tc" or "xdp", so that any suite runs with the fast path.
+ * Ask daemon i to attach the fast path (IWX_FP_MODE_*, with IWX_FP_ATTACH_* flags) to its
+ * end of the veth pair (for XDP, with the other end's checksum offload turned off: veth
+ * hands XDP checksums nobody computed). 0 or iwxd's -errno. iwxd_pair_start does so on
+ * both, without flags, when IWX_TEST_FASTPATH is "tc" or "xdp", so that any suite runs
+ * with the fast path.
  */
-int iwxd_pair_attach(const struct iwxd_pair *p, int i, uint32_t mode);
+int iwxd_pair_attach(const struct iwxd_pair *p, int i, uint32_t mode, uint32_t flags);
 /* Have the kernel compute the checksums of what namespace i sends on the veth. 0 or -EIO. */
 int iwxd_pair_tx_offload_off(const struct iwxd_pair *p, int i);
 
