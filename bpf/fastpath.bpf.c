@@ -8,10 +8,14 @@
  * does whatever it did not.
  *
  * Nothing is placed unless all hold: the connection is iwxd's and its socket is the
- * one the 4-tuple leads to; the packet has ACK and no RST or SYN, a checksum known to
- * be good, and the FPDU lies in the socket's receive window; the FPDU's start is
- * certain and it ends in the packet; no Send with Invalidate before it waits for iwxd;
- * and the checks of iwx/ddp_check.h (RFC 5041 §7.1, RFC 5040 §7.2) pass.
+ * one the 4-tuple leads to; the packet is one kernel TCP would accept (tcp_refusal:
+ * addressed to this host, a sound IP header, ACK and no RST, SYN or URG, a checksum
+ * known to be good, an acceptable ACK and timestamp, an ESTABLISHED socket) and the FPDU
+ * lies in the socket's receive window; the FPDU's start is certain and it ends in the
+ * packet; no Send with Invalidate before it waits for iwxd; and the checks of
+ * iwx/ddp_check.h (RFC 5041 §7.1, RFC 5040 §7.2) pass. What the program cannot know
+ * (netfilter, IPsec policy, a race with TCP's own state) iwxd learns otherwise: it takes
+ * a placed FPDU only once TCP has accepted those very bytes (iwx/fastpath.h).
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -42,9 +46,15 @@
 #define MAX_MARKERS	(IWX_MPA_MAX_ULPDU / IWX_MPA_MARKER_DATA + 2)	/* in an FPDU, or a packet */
 #define TAGGED_HDR	(IWX_MPA_HDR_LEN + IWX_DDP_TAGGED_HDR_LEN)
 /* TCP header byte 13 (RFC 9293 §3.1) */
+#define TCPF_URG	0x20
 #define TCPF_ACK	0x10
 #define TCPF_RST	0x04
 #define TCPF_SYN	0x02
+#define TCPOPT_EOL	0
+#define TCPOPT_NOP	1
+#define TCPOPT_TS	8	/* RFC 7323 §3: kind 8, length 10, TSval, TSecr */
+#define TCP_OPTS_MAX	40
+#define PACKET_HOST	0	/* skb->pkt_type: addressed to this host (linux/if_packet.h) */
 
 /* ------------------------------------------------------------------- maps */
 
@@ -132,15 +142,27 @@ struct pkt {
 	__u32			len;
 	__u32			ifindex;
 	bool			csum_good;	/* the hook knows the TCP checksum is good */
+	bool			other_host;	/* not addressed to this host: IP will drop it */
 };
 
 struct tcp_pkt {
 	struct iwx_fp_key	key;
 	__u32			l4, l4_len;	/* TCP header's offset, TCP length */
 	__u32			payload, end;	/* TCP payload's offsets */
-	__u32			seq;
+	__u32			seq, ack;
+	__u32			opts;		/* the TCP options' offset (they end at payload) */
 	__u8			flags;		/* byte 13 of the TCP header */
+	bool			ip_bad;		/* an IP header the host drops, or one with options */
 };
+
+static __always_inline __u16 fold(__s64 sum)
+{
+	__u64 s = (__u32)sum;
+
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return (__u16)s;
+}
 
 /* Ethernet, up to two VLAN tags, IPv4 or IPv6, TCP. false: not for us. */
 static __always_inline bool parse(struct pkt *p, struct tcp_pkt *t)
@@ -168,6 +190,9 @@ static __always_inline bool parse(struct pkt *p, struct tcp_pkt *t)
 		if (bpf_dynptr_read(&ip, sizeof(ip), &p->dp, off, 0) || ip.ihl < 5 ||
 		    ip.protocol != IPPROTO_TCP || (ip.frag_off & bpf_htons(0x3fff)))
 			return false;	/* fragments: TCP sees them once reassembled */
+		/* ip_rcv_core drops a bad header sum; options (source routes) it may drop too */
+		t->ip_bad = ip.version != 4 || ip.ihl != 5 || bpf_ntohs(ip.tot_len) < sizeof(ip) ||
+			    fold(bpf_csum_diff(0, 0, (__be32 *)&ip, sizeof(ip), 0)) != 0xffff;
 		t->key.saddr[0] = ip.saddr;
 		t->key.daddr[0] = ip.daddr;
 		ip_end = off + bpf_ntohs(ip.tot_len);
@@ -177,6 +202,7 @@ static __always_inline bool parse(struct pkt *p, struct tcp_pkt *t)
 
 		if (bpf_dynptr_read(&ip6, sizeof(ip6), &p->dp, off, 0) || ip6.nexthdr != IPPROTO_TCP)
 			return false;	/* extension headers: left to iwxd */
+		t->ip_bad = ip6.version != 6;
 		__builtin_memcpy(t->key.saddr, &ip6.saddr, 16);
 		__builtin_memcpy(t->key.daddr, &ip6.daddr, 16);
 		t->key.v6 = 1;
@@ -194,6 +220,8 @@ static __always_inline bool parse(struct pkt *p, struct tcp_pkt *t)
 	t->payload = off + tcp.doff * 4;
 	t->end = ip_end;
 	t->seq = bpf_ntohl(tcp.seq);
+	t->ack = bpf_ntohl(tcp.ack_seq);
+	t->opts = off + sizeof(tcp);
 	t->flags = ((__u8 *)&tcp)[13];
 	/* no payload (an ACK, a bare FIN or RST): nothing to place, and no socket to look up */
 	return t->payload < t->end;
@@ -233,15 +261,6 @@ static long csum_chunk(__u32 i, struct csum_walk *w)
 fail:
 	w->sum = -1;
 	return 1;
-}
-
-static __always_inline __u16 fold(__s64 sum)
-{
-	__u64 s = (__u32)sum;
-
-	s = (s & 0xffff) + (s >> 16);
-	s = (s & 0xffff) + (s >> 16);
-	return (__u16)s;
 }
 
 /* RFC 793 §3.1: the sum over the pseudo-header and the segment, its checksum included. */
@@ -874,8 +893,112 @@ static __always_inline void cpu_leave(struct iwx_fp_cpu *c)
 		__sync_fetch_and_add(&c->seq, 1);
 }
 
-/* The socket the 4-tuple leads to: is it the connection's, and what is its window? */
-static __always_inline bool socket_of(void *ctx, const struct tcp_pkt *t,
+/* ---------------------------------------------------- what TCP would refuse */
+
+/* The TCP options, walked as tcp_parse_options walks them: EOL ends them, NOP is one byte,
+ * the rest kind, length, data. */
+struct opts {
+	__u8	o[TCP_OPTS_MAX];
+	__u32	n, i;		/* their length; where the walk is */
+	__u32	tsval;
+	int	found;		/* 1: TSval; 0: none; -1: options TCP would not read */
+};
+
+static long opt_one(__u32 k, struct opts *w)
+{
+	__u32 i = w->i, len;
+
+	(void)k;
+	if (i >= w->n || i >= TCP_OPTS_MAX || w->o[i] == TCPOPT_EOL)
+		return 1;
+	if (w->o[i] == TCPOPT_NOP) {
+		w->i++;
+		return 0;
+	}
+	if (i + 1 >= w->n || i + 1 >= TCP_OPTS_MAX)
+		goto bad;
+	len = w->o[i + 1];
+	if (len < 2 || i + len > w->n)
+		goto bad;
+	if (w->o[i] == TCPOPT_TS) {
+		if (len != 10 || i + 6 > TCP_OPTS_MAX)
+			goto bad;
+		w->tsval = (__u32)w->o[i + 2] << 24 | (__u32)w->o[i + 3] << 16 |
+			   (__u32)w->o[i + 4] << 8 | w->o[i + 5];
+		w->found = 1;
+		return 1;
+	}
+	w->i += len;
+	return 0;
+bad:
+	w->found = -1;
+	return 1;
+}
+
+/* The segment's TSval: 1 found, 0 none, -1 options TCP would not read. */
+static __always_inline int tcp_tsval(struct pkt *p, const struct tcp_pkt *t, __u32 *tsval)
+{
+	struct opts w = { .n = t->payload - t->opts };
+
+	if (!w.n)
+		return 0;
+	if (w.n > TCP_OPTS_MAX || bpf_dynptr_read(w.o, w.n, &p->dp, t->opts, 0))
+		return -1;
+	bpf_loop(TCP_OPTS_MAX, opt_one, &w, 0);
+	*tsval = w.tsval;
+	return w.found;
+}
+
+/*
+ * Would kernel TCP refuse this segment of an ESTABLISHED connection before it queues its
+ * bytes? A reason + 1, or 0. What tcp_validate_incoming and tcp_ack check against the
+ * socket's state: the timestamp (PAWS, RFC 7323 §5: TSval not older than ts_recent;
+ * stricter than TCP, which lets a segment without one through), the ACK (RFC 5961 §5.2:
+ * not of data never sent, not older than the peer's largest window), segment signatures
+ * (TCP-MD5, TCP-AO: the program cannot check them).
+ */
+static __always_inline __u32 tcp_refusal(struct pkt *p, const struct tcp_pkt *t, struct tcp_sock *tp)
+{
+	__u32 una = tp->snd_una, win = tp->max_window, tsval;
+	__u64 acked = tp->bytes_acked;
+	int ts;
+
+	if (tp->inet_conn.icsk_inet.sk.__sk_common.skc_state != TCP_ESTABLISHED)
+		return IWX_FP_SKIP_TCP_STATE + 1;
+	if ((bpf_core_field_exists(tp->md5sig_info) && tp->md5sig_info) ||
+	    (bpf_core_field_exists(tp->ao_info) && tp->ao_info))
+		return IWX_FP_SKIP_TCP_STATE + 1;
+	if (acked < win)
+		win = acked;
+	if (seq_before(tp->snd_nxt, t->ack) || seq_before(t->ack, una - win))
+		return IWX_FP_SKIP_ACK + 1;
+	if (!BPF_CORE_READ_BITFIELD(tp, rx_opt.tstamp_ok))
+		return 0;
+	ts = tcp_tsval(p, t, &tsval);
+	if (ts != 1 || (tp->rx_opt.ts_recent && seq_before(tsval, tp->rx_opt.ts_recent)))
+		return IWX_FP_SKIP_PAWS + 1;
+	return 0;
+}
+
+/* The packet, before its socket is looked at: a reason + 1 to refuse all of it, or 0. */
+static __always_inline __u32 packet_refusal(struct pkt *p, const struct tcp_pkt *t)
+{
+	if ((t->flags & (TCPF_URG | TCPF_RST | TCPF_SYN | TCPF_ACK)) != TCPF_ACK)
+		return IWX_FP_SKIP_TCP_FLAGS + 1;	/* urgent data leaves the stream (RFC 9293 §3.8.5) */
+	if (p->other_host)
+		return IWX_FP_SKIP_NOT_HOST + 1;
+	if (t->ip_bad)
+		return IWX_FP_SKIP_IP_HEADER + 1;
+	if (!p->csum_good && !tcp_csum_good(p, t))
+		return IWX_FP_SKIP_CSUM + 1;
+	return 0;
+}
+
+/*
+ * The socket the 4-tuple leads to: is it the connection's? Its window, and whether TCP
+ * would refuse the segment (w->refuse, unless the packet is refused already).
+ */
+static __always_inline bool socket_of(void *ctx, struct pkt *p, const struct tcp_pkt *t,
 				      const struct iwx_fp_conn *conn, struct walk *w)
 {
 	struct bpf_sock_tuple tuple = {};
@@ -904,6 +1027,8 @@ static __always_inline bool socket_of(void *ctx, const struct tcp_pkt *t,
 	if (tp && tp->inet_conn.icsk_inet.sk.__sk_common.skc_cookie.counter == (long long)conn->cookie) {
 		w->win_lo = tp->rcv_nxt;
 		w->win_hi = tp->rcv_wup + tp->rcv_wnd;
+		if (!w->refuse)
+			w->refuse = tcp_refusal(p, t, tp);
 		mine = true;
 	}
 	bpf_sk_release(sk);
@@ -953,7 +1078,8 @@ static __always_inline void fastpath(void *ctx, struct pkt *p)
 	w.ifc = bpf_map_lookup_elem(&iwx_fp_ifaces, &p->ifindex);
 	if (!s)
 		goto out;
-	if (!socket_of(ctx, &t, conn, &w))
+	w.refuse = packet_refusal(p, &t);
+	if (!socket_of(ctx, p, &t, conn, &w))
 		goto out;	/* a socket iwxd no longer has (it ended or iwxd died) */
 	if (!claim(s)) {
 		/* another CPU follows this stream: this packet's FPDUs go unseen, which is a gap */
@@ -970,10 +1096,6 @@ static __always_inline void fastpath(void *ctx, struct pkt *p)
 	if (w.ifc)
 		w.ifc->packets++;
 	w.base = conn->mark_base;
-	if ((t.flags & (TCPF_RST | TCPF_SYN | TCPF_ACK)) != TCPF_ACK)
-		w.refuse = IWX_FP_SKIP_TCP_FLAGS + 1;
-	else if (!p->csum_good && !tcp_csum_good(p, &t))
-		w.refuse = IWX_FP_SKIP_CSUM + 1;
 	whole = conn->markers ? walk_marked(&w, t.seq, t.end - t.payload) :
 				walk_packet(&w, t.seq, t.end - t.payload);
 	wake_for(&w, t.seq, t.end - t.payload, whole);
@@ -991,9 +1113,29 @@ int iwx_tc(struct __sk_buff *skb)
 
 	/* PARTIAL: built on this host, never on a wire; UNNECESSARY: the device checked it */
 	p.csum_good = summed == CHECKSUM_PARTIAL || summed == CHECKSUM_UNNECESSARY;
+	p.other_host = skb->pkt_type != PACKET_HOST;	/* eth_type_trans said */
 	if (!bpf_dynptr_from_skb(skb, 0, &p.dp))
 		fastpath(skb, &p);
 	return TC_ACT_UNSPEC;	/* on to the next program, or to the stack */
+}
+
+/*
+ * Is the frame addressed to the interface's own MAC address, as eth_type_trans will find
+ * (PACKET_HOST)? Not another host's (promiscuous mode), nor broadcast or multicast.
+ */
+static __always_inline bool for_this_host(struct xdp_md *xdp, struct pkt *p)
+{
+	struct xdp_buff *x = bpf_cast_to_kern_ctx(xdp);
+	const unsigned char *addr = BPF_CORE_READ(x, rxq, dev, dev_addr);
+	__u8 mine[ETH_ALEN], dst[ETH_ALEN];
+
+	if (!addr || bpf_probe_read_kernel(mine, sizeof(mine), addr) ||
+	    bpf_dynptr_read(dst, sizeof(dst), &p->dp, 0, 0))
+		return false;
+	for (int i = 0; i < ETH_ALEN; i++)
+		if (mine[i] != dst[i])
+			return false;
+	return true;
 }
 
 SEC("?xdp.frags")	/* loaded only by fastpath_xdp.c, through libxdp */
@@ -1002,8 +1144,10 @@ int iwx_xdp(struct xdp_md *xdp)
 	struct pkt p = { .len = bpf_xdp_get_buff_len(xdp), .ifindex = xdp->ingress_ifindex };
 
 	/* XDP is told nothing of checksums: the program checks them itself */
-	if (!bpf_dynptr_from_xdp(xdp, 0, &p.dp))
+	if (!bpf_dynptr_from_xdp(xdp, 0, &p.dp)) {
+		p.other_host = !for_this_host(xdp, &p);
 		fastpath(xdp, &p);
+	}
 	return XDP_PASS;
 }
 

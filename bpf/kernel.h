@@ -16,6 +16,7 @@ typedef struct { long long counter; } __kernel_struct atomic64_t;
 
 struct sock_common {
 	atomic64_t	skc_cookie;
+	unsigned char	skc_state;	/* TCP_ESTABLISHED, ... */
 } __kernel_struct;
 
 struct sock {
@@ -30,17 +31,44 @@ struct inet_connection_sock {
 	struct inet_sock icsk_inet;
 } __kernel_struct;
 
+struct tcp_options_received {
+	__u32	ts_recent;	/* the timestamp PAWS compares with (RFC 7323 §5) */
+	__u16	tstamp_ok:1;	/* timestamps agreed at the handshake */
+} __kernel_struct;
+
 struct tcp_sock {
 	struct inet_connection_sock inet_conn;
 	__u32	rcv_nxt;	/* what TCP expects next */
 	__u32	copied_seq;	/* what the reader has read up to */
 	__u32	rcv_wup;	/* rcv_nxt when the window was last announced */
 	__u32	rcv_wnd;	/* ... and the window announced then */
+	__u32	snd_una;	/* the oldest byte sent and not acknowledged */
+	__u32	snd_nxt;	/* the next byte to send */
+	__u32	max_window;	/* the largest window the peer announced */
+	__u64	bytes_acked;
+	struct tcp_options_received rx_opt;
+	void	*md5sig_info;	/* TCP-MD5 keys (CONFIG_TCP_MD5SIG) */
+	void	*ao_info;	/* TCP-AO keys (CONFIG_TCP_AO) */
 } __kernel_struct;
 
 struct sk_buff {
 	__u8	ip_summed:2;
 } __kernel_struct;
+
+struct net_device {
+	const unsigned char *dev_addr;
+} __kernel_struct;
+
+struct xdp_rxq_info {
+	struct net_device *dev;
+} __kernel_struct;
+
+struct xdp_buff {
+	struct xdp_rxq_info *rxq;
+} __kernel_struct;
+
+/* include/net/tcp_states.h */
+#define TCP_ESTABLISHED		1
 
 /* include/linux/skbuff.h */
 #define CHECKSUM_NONE		0

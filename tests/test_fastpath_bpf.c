@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 #include <criterion/criterion.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -43,6 +44,20 @@ static struct iwx_fp_key key;
 static uint32_t rcv_nxt;
 static bool v6;
 
+/*
+ * What the peer's segments carry, as TCP on this side accepts them: the ACK of what it
+ * sent (the peer's rcv_nxt), and a timestamp (the connection agreed on them) no older
+ * than the last one it saw (the peer's clock now, TCP_TIMESTAMP). The tests of what TCP
+ * refuses change them.
+ */
+static struct {
+	uint32_t	ack;
+	bool		ts;	/* a timestamp option */
+	uint32_t	tsval;
+	uint8_t		dst_mac[6];
+} seg, good_seg;
+static bool at_xdp;	/* run iwx_xdp, not iwx_tc */
+
 /* ------------------------------------------------------------- the connection */
 
 static int connect_in_b(void *arg)
@@ -52,24 +67,24 @@ static int connect_in_b(void *arg)
 	return sfd < 0 ? -1 : 0;
 }
 
-/* rcv_nxt of the receiving socket, by the program iwxd asks (nothing was sent yet) */
+/* rcv_nxt of the socket *arg (in the namespace of the call), by the program iwxd asks
+ * (nothing was sent yet): its first 32 bits replaced by it. */
 static int read_rcv_nxt(void *arg)
 {
 	struct bpf_link *l = bpf_program__attach_iter(skel->progs.iwx_anchor, NULL);
+	uint32_t *fd_seq = arg, seq[2];
 	uint64_t cookie;
 	socklen_t len = sizeof(cookie);
-	uint32_t seq[2];
 	int it, n;
 
-	(void)arg;
-	if (!l || getsockopt(sfd, SOL_SOCKET, SO_COOKIE, &cookie, &len))
+	if (!l || getsockopt((int)*fd_seq, SOL_SOCKET, SO_COOKIE, &cookie, &len))
 		return -1;
 	skel->bss->anchor_cookie = cookie;
 	it = bpf_iter_create(bpf_link__fd(l));
 	n = it < 0 ? -1 : read(it, seq, sizeof(seq));
 	close(it);
 	bpf_link__destroy(l);
-	rcv_nxt = seq[1];
+	*fd_seq = seq[1];
 	return n == sizeof(seq) && seq[0] == seq[1] ? 0 : -1;
 }
 
@@ -134,7 +149,21 @@ static void make_connection(void)
 	cr_assert_eq(getsockopt(sfd, SOL_SOCKET, SO_COOKIE, &cookie, &len), 0);
 	conn.cookie = cookie;
 	cr_assert_eq(bpf_map_update_elem(bpf_map__fd(skel->maps.iwx_fp_conns), &key, &conn, 0), 0);
-	cr_assert_eq(netns_call(ns.b, read_rcv_nxt, NULL), 0);
+	rcv_nxt = sfd;
+	cr_assert_eq(netns_call(ns.b, read_rcv_nxt, &rcv_nxt), 0);
+	seg.ack = cfd;
+	cr_assert_eq(netns_call(ns.a, read_rcv_nxt, &seg.ack), 0);
+	len = sizeof(seg.tsval);
+	cr_assert_eq(getsockopt(cfd, IPPROTO_TCP, TCP_TIMESTAMP, &seg.tsval, &len), 0);
+	seg.ts = true;
+	memset(seg.dst_mac, 0, sizeof(seg.dst_mac));	/* BPF_PROG_TEST_RUN's device: loopback */
+	good_seg = seg;
+}
+
+/* The peer's segments as TCP takes them again. */
+static void make_good(void)
+{
+	seg = good_seg;
 }
 
 /* ----------------------------------------------------------------- the maps */
@@ -178,6 +207,8 @@ static void start(bool ipv6)
 	cr_assert_eq(netns_pair_setup(&ns), 0);
 	skel = fastpath_bpf__open();
 	cr_assert_not_null(skel);
+	bpf_program__set_autoload(skel->progs.iwx_xdp, true);	/* iwxd loads it through libxdp */
+	at_xdp = false;
 	bpf_map__set_max_entries(skel->maps.iwx_fp_cpus, libbpf_num_possible_cpus());
 	cr_assert_eq(fastpath_bpf__load(skel), 0, "the verifier accepts the fast path");
 	setup_maps();
@@ -292,7 +323,16 @@ static size_t fpdu_send(uint8_t *p, uint8_t op, uint32_t inval, uint32_t len)
 	return 2 + ulen + pad + 4;
 }
 
-/* Ethernet (a VLAN tag if vlan), IP, TCP from the peer at seq with flags, then payload. */
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = v >> 24;
+	p[1] = v >> 16;
+	p[2] = v >> 8;
+	p[3] = v;
+}
+
+/* Ethernet (a VLAN tag if vlan), IP, TCP from the peer at seq with flags (and seg's ACK and
+ * timestamp), then payload. */
 static void frame_build(struct frame *f, bool vlan, uint32_t seq, uint8_t flags, const uint8_t *payload,
 			size_t plen)
 {
@@ -300,8 +340,11 @@ static void frame_build(struct frame *f, bool vlan, uint32_t seq, uint8_t flags,
 	size_t iplen = v6 ? 40 : 20;
 	uint32_t sum;
 
+	const size_t tcplen = seg.ts ? 32 : 20;
+
 	memset(f->b, 0, 64);
-	p += 12;	/* MAC addresses: zero */
+	memcpy(p, seg.dst_mac, 6);
+	p += 12;	/* the source MAC address: zero */
 	if (vlan) {
 		memcpy(p, "\x81\x00\x00\x2a", 4);
 		p += 4;
@@ -311,8 +354,8 @@ static void frame_build(struct frame *f, bool vlan, uint32_t seq, uint8_t flags,
 	tcp = ip + iplen;
 	if (v6) {
 		ip[0] = 0x60;
-		ip[4] = (20 + plen) >> 8;
-		ip[5] = 20 + plen;
+		ip[4] = (tcplen + plen) >> 8;
+		ip[5] = tcplen + plen;
 		ip[6] = IPPROTO_TCP;
 		ip[7] = 64;
 		memcpy(ip + 8, key.saddr, 16);
@@ -320,8 +363,8 @@ static void frame_build(struct frame *f, bool vlan, uint32_t seq, uint8_t flags,
 		sum = csum_add(0, ip + 8, 32);
 	} else {
 		ip[0] = 0x45;
-		ip[2] = (40 + plen) >> 8;
-		ip[3] = 40 + plen;
+		ip[2] = (20 + tcplen + plen) >> 8;
+		ip[3] = 20 + tcplen + plen;
 		ip[8] = 64;
 		ip[9] = IPPROTO_TCP;
 		memcpy(ip + 12, &key.saddr[0], 4);
@@ -333,24 +376,26 @@ static void frame_build(struct frame *f, bool vlan, uint32_t seq, uint8_t flags,
 		ip[11] = c;
 		sum = csum_add(0, ip + 12, 8);
 	}
-	memset(tcp, 0, 20);
+	memset(tcp, 0, tcplen);
 	memcpy(tcp, &key.sport, 2);
 	memcpy(tcp + 2, &key.dport, 2);
-	tcp[4] = seq >> 24;
-	tcp[5] = seq >> 16;
-	tcp[6] = seq >> 8;
-	tcp[7] = seq;
-	tcp[12] = 5 << 4;
+	put32(tcp + 4, seq);
+	put32(tcp + 8, seg.ack);
+	tcp[12] = (tcplen / 4) << 4;
 	tcp[13] = flags;
 	tcp[14] = 0xff;
 	tcp[15] = 0xff;
-	memcpy(tcp + 20, payload, plen);
-	sum += IPPROTO_TCP + 20 + plen;
-	uint16_t c = csum_fold(csum_add(sum, tcp, 20 + plen));
+	if (seg.ts) {
+		memcpy(tcp + 20, "\x01\x01\x08\x0a", 4);	/* NOP, NOP, timestamps (RFC 7323 §3) */
+		put32(tcp + 24, seg.tsval);
+	}
+	memcpy(tcp + tcplen, payload, plen);
+	sum += IPPROTO_TCP + tcplen + plen;
+	uint16_t c = csum_fold(csum_add(sum, tcp, tcplen + plen));
 
 	tcp[16] = c >> 8;
 	tcp[17] = c;
-	f->len = (tcp - f->b) + 20 + plen;
+	f->len = (tcp - f->b) + tcplen + plen;
 }
 
 static struct frame frame;
@@ -358,17 +403,18 @@ static struct frame frame;
 static int run_in_b(void *arg)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = frame.b, .data_size_in = frame.len);
+	struct bpf_program *prog = at_xdp ? skel->progs.iwx_xdp : skel->progs.iwx_tc;
 
 	(void)arg;
-	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.iwx_tc), &run))
+	if (bpf_prog_test_run_opts(bpf_program__fd(prog), &run))
 		return -1000;
 	return (int)run.retval;
 }
 
-/* Run the TC program on the frame, as it arrives in namespace b; it passes every packet. */
+/* Run the program on the frame, as it arrives in namespace b; it passes every packet. */
 static void run(void)
 {
-	cr_assert_eq(netns_call(ns.b, run_in_b, NULL), -1 /* TC_ACT_UNSPEC */);
+	cr_assert_eq(netns_call(ns.b, run_in_b, NULL), at_xdp ? 2 /* XDP_PASS */ : -1 /* TC_ACT_UNSPEC */);
 }
 
 static void send_fpdus(uint32_t seq, uint8_t flags, const uint8_t *fpdus, size_t len)
@@ -522,6 +568,145 @@ Test(fastpath_bpf, rst_syn_or_no_ack)
 	cr_assert_eq(skipped(IWX_FP_SKIP_TCP_FLAGS), 3);
 	cr_assert_eq(slots[0].head, 0);
 	assert_guards(0, 0);
+}
+
+/* ------------------------------------------------- segments TCP would refuse */
+
+/*
+ * The next segment of a Write in flight, in a packet TCP would refuse (seg, and spoil on
+ * the frame, make it so): nothing placed, counted under why; then the same segment as
+ * TCP takes it, placed (what refused it was the check, nothing else).
+ */
+static void refused_then_placed(void (*spoil)(struct frame *), enum iwx_fp_skip why)
+{
+	uint8_t buf[2048];
+	size_t n;
+
+	in_flight(0);
+	n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 100);
+	frame_build(&frame, false, rcv_nxt, TCP_ACK, buf, n);
+	if (spoil)
+		spoil(&frame);
+	run();
+	assert_nothing_placed(why);
+	cr_assert_eq(slots[0].c.packets, 1);
+
+	make_good();
+	slots[0].next_seq = rcv_nxt;
+	in_flight(0);
+	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
+	cr_assert_eq(slots[0].c.placed_fpdus, 1, "as TCP takes it, it is placed");
+	cr_assert_eq(memcmp(mem + REGION_OFF, data, 100), 0);
+	assert_guards(REGION_OFF, REGION_OFF + 100);
+}
+
+/* RFC 5961 §5.2: an ACK of data this side never sent; TCP drops the segment */
+Test(fastpath_bpf, an_ack_of_data_never_sent)
+{
+	seg.ack += 100000;
+	refused_then_placed(NULL, IWX_FP_SKIP_ACK);
+}
+
+/* ... and one older than the peer's window allows (here: of nothing acknowledged yet) */
+Test(fastpath_bpf, an_ack_too_old)
+{
+	seg.ack -= 1000;
+	refused_then_placed(NULL, IWX_FP_SKIP_ACK);
+}
+
+/* RFC 7323 §5: PAWS drops a TSval older than the last one TCP took */
+Test(fastpath_bpf, an_old_timestamp)
+{
+	seg.tsval -= 100000;
+	refused_then_placed(NULL, IWX_FP_SKIP_PAWS);
+}
+
+/* The connection agreed on timestamps: a segment without one is not placed */
+Test(fastpath_bpf, no_timestamp_where_agreed)
+{
+	seg.ts = false;
+	refused_then_placed(NULL, IWX_FP_SKIP_PAWS);
+}
+
+static void another_host(void)
+{
+	memcpy(seg.dst_mac, "\x02\x00\x00\x00\x00\x01", 6);
+}
+
+/* A frame for another host's MAC (promiscuous mode, a bridge): IP drops it */
+Test(fastpath_bpf, another_hosts_mac)
+{
+	another_host();
+	refused_then_placed(NULL, IWX_FP_SKIP_NOT_HOST);
+}
+
+Test(fastpath_bpf, another_hosts_mac_at_xdp)
+{
+	at_xdp = true;
+	another_host();
+	refused_then_placed(NULL, IWX_FP_SKIP_NOT_HOST);
+}
+
+Test(fastpath_bpf, a_broadcast_frame)
+{
+	memset(seg.dst_mac, 0xff, 6);
+	refused_then_placed(NULL, IWX_FP_SKIP_NOT_HOST);
+}
+
+static void bad_ip_sum(struct frame *f)
+{
+	f->b[14 + 10] ^= 0x01;	/* the IPv4 header checksum's first byte */
+}
+
+/* ip_rcv_core drops a bad IPv4 header checksum (the TCP checksum does not cover it) */
+Test(fastpath_bpf, a_bad_ipv4_header_checksum)
+{
+	refused_then_placed(bad_ip_sum, IWX_FP_SKIP_IP_HEADER);
+}
+
+Test(fastpath_bpf, a_bad_ipv4_header_checksum_at_xdp)
+{
+	at_xdp = true;
+	refused_then_placed(bad_ip_sum, IWX_FP_SKIP_IP_HEADER);
+}
+
+static void urgent(struct frame *f)
+{
+	uint8_t *tcp = f->b + 14 + 20;
+
+	tcp[13] |= 0x20;	/* URG: TCP takes the urgent byte out of the stream */
+	tcp[16] = tcp[17] = 0;
+	uint16_t c = csum_fold(csum_add(csum_add(IPPROTO_TCP + (f->len - 34), f->b + 26, 8), tcp,
+					f->len - 34));
+
+	tcp[16] = c >> 8;
+	tcp[17] = c;
+}
+
+Test(fastpath_bpf, urgent_data)
+{
+	refused_then_placed(urgent, IWX_FP_SKIP_TCP_FLAGS);
+}
+
+/* A socket past ESTABLISHED (the peer closed its side: CLOSE_WAIT) places nothing */
+Test(fastpath_bpf, a_socket_not_established)
+{
+	uint8_t buf[2048];
+	size_t n;
+	struct tcp_info ti = { 0 };
+	socklen_t len = sizeof(ti);
+
+	cr_assert_eq(shutdown(cfd, SHUT_WR), 0);
+	for (int t = 0; t < 200 && ti.tcpi_state != TCP_CLOSE_WAIT; t++) {
+		usleep(5000);
+		len = sizeof(ti);
+		cr_assert_eq(getsockopt(sfd, IPPROTO_TCP, TCP_INFO, &ti, &len), 0);
+	}
+	cr_assert_eq(ti.tcpi_state, TCP_CLOSE_WAIT);
+	in_flight(0);
+	n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 100);
+	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
+	assert_nothing_placed(IWX_FP_SKIP_TCP_STATE);
 }
 
 /* A segment TCP will drop for its checksum must not have been placed. */

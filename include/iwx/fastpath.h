@@ -48,7 +48,12 @@
 	X(SPLIT,	"split",	"the FPDU does not end in the packet")	\
 	X(HELD,		"held",		"behind a Send with Invalidate iwxd has not taken") \
 	X(WINDOW,	"window",	"outside the socket's receive window")	\
-	X(TCP_FLAGS,	"tcp_flags",	"RST, SYN, or no ACK")			\
+	X(TCP_FLAGS,	"tcp_flags",	"RST, SYN, URG, or no ACK")		\
+	X(NOT_HOST,	"not_host",	"a frame not addressed to this host (another MAC, broadcast, multicast)") \
+	X(IP_HEADER,	"ip_header",	"a bad IPv4 header checksum, IPv4 options, or a bad IP length") \
+	X(ACK,		"ack",		"an ACK TCP refuses: of data not sent, or too old (RFC 5961 §5.2)") \
+	X(PAWS,		"paws",		"an old timestamp, or none where the connection has them (RFC 7323 §5)") \
+	X(TCP_STATE,	"tcp_state",	"the socket is not ESTABLISHED, or signs its segments (TCP-MD5, TCP-AO)") \
 	X(CSUM,		"csum",		"the TCP checksum is not known good")	\
 	X(HEADER,	"header",	"not a valid DDP/RDMAP header")		\
 	X(STAG,		"stag",		"STag unknown to the fast path, or invalid")	\

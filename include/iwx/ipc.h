@@ -16,7 +16,7 @@
 #include <iwx/ring.h>
 #include <iwx/verbs.h>
 
-#define IWX_IPC_VERSION		10
+#define IWX_IPC_VERSION		11
 #ifndef IWX_DEFAULT_SOCKET	/* also in iwx/iwx.h, for applications */
 #define IWX_DEFAULT_SOCKET	"/run/iwx/iwxd.sock"
 #endif
