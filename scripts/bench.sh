@@ -20,6 +20,7 @@
 #   scripts/bench.sh                  # 3 runs of 3 s each: about 5 minutes
 #   scripts/bench.sh -n 5 -t 5 --no-pin
 #   scripts/bench.sh --fastpath-only --plot
+#   scripts/bench.sh --guard          # the quick check: about a minute, exit 1 on a regression
 #
 # --no-pin: by default (with two CPUs or more) namespace a (the clients, its iwxd) runs
 # on CPU 0 and namespace b (the servers, its iwxd) on CPU 1, the same for every variant,
@@ -34,6 +35,13 @@
 # --no-crc: every iWARP connection without the MPA CRC (what verifying it costs).
 # --markers: every iWARP connection with MPA markers both ways (what they cost; with
 # them the fast path needs no history of the stream, and places out of order).
+# --guard: only a quick check for regressions, 3 runs of 3 s unless -n and -t say
+# otherwise (BENCHMARKS.md, "The guard"): 1 MiB RDMA Writes through the daemons against
+# iperf3's one stream, and the same received in b with the fast path off and at TC, each
+# pair alternating. It prints the figures and three ratios, and exits 1 when goodput at TC
+# is below 0.9 of off, the receiver's CPU per GiB at TC above 1.1 of off, or RDMA Write /
+# iperf3 more than 25% below BENCHMARKS.md's "Guard reference:" line (without that line,
+# that check is skipped). Not with --fastpath-only or --plot.
 # Every step is bounded by timeout(1); on any exit the daemons, the namespaces and the
 # temporary directory this script made go, by the PIDs and names it recorded.
 set -euo pipefail
@@ -42,10 +50,11 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib-bench.sh
 . scripts/lib-bench.sh
 
-runs=3 secs=3 pin=1 rps=1 fast_only=0 plot= mpa_opt=()
+runs=3 secs=3 pin=1 rps=1 fast_only=0 guard=0 plot= mpa_opt=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--fastpath-only) fast_only=1; shift ;;
+	--guard) guard=1; shift ;;
 	--no-crc) mpa_opt+=(-N); shift ;;
 	--markers) mpa_opt+=(-M); shift ;;
 	--plot) plot=${plot:-docs/bench-fastpath.png}; shift ;;
@@ -87,6 +96,9 @@ die() { echo "bench: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "needs root (network namespaces, iwxd's STATUS)"
 [[ $runs =~ ^[1-9][0-9]*$ ]] || die "-n takes a positive number of runs"
 [[ $secs =~ ^[1-9][0-9]*$ ]] || die "-t takes a positive number of seconds"
+if [ "$guard" = 1 ] && { [ "$fast_only" = 1 ] || [ -n "$plot" ]; }; then
+	die "--guard runs alone: not with --fastpath-only or --plot"
+fi
 for tool in ip ss timeout awk ethtool; do
 	command -v "$tool" >/dev/null || die "$tool is missing"
 done
@@ -382,7 +394,7 @@ steer=$(steer_note)
 echo "  ${pin_a:+namespace a (clients, iwxd a) on CPU 0, b (servers, iwxd b) on CPU 1$steer; }iwxd" \
 	"--settle-ms 0$([[ " ${mpa_opt[*]} " == *" -N "* ]] && echo "; no MPA CRC")$(
 	[[ " ${mpa_opt[*]} " == *" -M "* ]] && echo "; MPA markers")"
-if [ "$fast_only" = 0 ]; then
+if [ "$fast_only" = 0 ] && [ "$guard" = 0 ]; then
 	for r in $(seq "$runs"); do
 		iperf iperf3
 		echo "[$r/$runs] $result"
@@ -512,6 +524,86 @@ ratio_med() { # file file-off
 		>"$out/ratio"
 	median "$out/ratio"
 }
+
+# ------------------------------------------------------------- the guard
+
+# The last "Guard reference: RDMA Write / iperf3 = X" line in BENCHMARKS.md: X, or nothing.
+guard_ref() {
+	sed -n 's/^Guard reference: RDMA Write \/ iperf3 = \([0-9]*\.\{0,1\}[0-9][0-9]*\)[[:space:]]*$/\1/p' \
+		BENCHMARKS.md 2>/dev/null | tail -1 || true
+}
+
+# One row of the guard's table, PASS or FAIL by the printed ratio (so that the row reads
+# as it is judged); a ratio not measured (na: the CPU meter said nothing) fails, since a
+# guard that cannot see must not pass.
+guard_check() { # check figures ratio ≥|≤ threshold [note on the threshold]
+	local verdict=PASS
+
+	if [ "$3" = na ] || ! awk -v v="$3" -v t="$5" -v op="$4" \
+		'BEGIN { exit !(op == "≥" ? v >= t : v <= t) }'; then
+		verdict=FAIL guard_failed=${guard_failed:+$guard_failed; }$1
+	fi
+	row "$1" "$2" "$3" "$4 $5${6:-}" "$verdict"
+}
+
+if [ "$guard" = 1 ]; then
+	echo
+	echo "Guard: 1 MiB RDMA Writes, 8 outstanding, through the daemons against iperf3's one" \
+		"stream, then received in b with the fast path off and at TC, each pair alternating"
+	[ "$perf_ok" = 1 ] || echo "  (perf stat cannot count system calls here: syscalls 'na')"
+	for r in $(seq "$runs"); do
+		fp_set off	# the product path: the daemons as applications find them
+		for v in $(fp_order "$r" iperf3 write); do
+			if [ "$v" = iperf3 ]; then
+				iperf iperf3
+				echo "[$r/$runs] $result"
+			else
+				run "$verbs" "$port_verbs" write
+				echo "[$r/$runs] verbs $result"
+			fi
+			record "guard-$v" gbps
+		done
+		for v in $(fp_order "$r" off tc); do
+			fp_set "$v"
+			fp_measure write b "fp-write-$v"
+		done
+	done
+	fp_set off
+
+	guard_failed=	# the checks that failed
+	ref=$(guard_ref)
+	f=$out/fp-write
+	echo
+	echo "Medians of $runs run(s) of $secs s; the ratios are medians of each run's ratio. CPU in"
+	echo "ms per GiB b received, the receiver's CPU as in the fast path's table."
+	echo
+	row check figures ratio threshold result
+	row --- --- --- --- ---
+	guard_check "goodput, TC / off" \
+		"$(median "$f-tc.gbps") / $(median "$f-off.gbps") Gbit/s" \
+		"$(ratio_med "$f-tc.gbps" "$f-off.gbps")" ≥ 0.9
+	guard_check "receiver's CPU${pin_a:+ (1)} per GiB, TC / off" \
+		"$(median "$f-tc.rx_cpu_ms_gib" 0) / $(median "$f-off.rx_cpu_ms_gib" 0) ms" \
+		"$(ratio_med "$f-tc.rx_cpu_ms_gib" "$f-off.rx_cpu_ms_gib")" ≤ 1.1
+	wr="$(median "$out/guard-write.gbps") / $(median "$out/guard-iperf3.gbps") Gbit/s"
+	wr_ratio=$(ratio_med "$out/guard-write.gbps" "$out/guard-iperf3.gbps")
+	if [ -n "$ref" ]; then
+		guard_check "goodput, RDMA Write / iperf3" "$wr" "$wr_ratio" ≥ \
+			"$(awk -v r="$ref" 'BEGIN { printf "%g", 0.75 * r }')" \
+			" (BENCHMARKS.md's $ref less 25%)"
+	else
+		row "goodput, RDMA Write / iperf3" "$wr" "$wr_ratio" "no reference" skipped
+		echo "bench: no 'Guard reference: RDMA Write / iperf3 = X' line in BENCHMARKS.md:" \
+			"that check skipped" >&2
+	fi
+	echo
+	if [ -n "$guard_failed" ]; then
+		echo "guard: FAIL ($guard_failed), $SECONDS s"
+		exit 1
+	fi
+	echo "guard: PASS, $SECONDS s"
+	exit 0
+fi
 
 echo
 echo "Fast path: 1 MiB RDMA Writes (b receives) and Reads (a receives), 8 outstanding," \
