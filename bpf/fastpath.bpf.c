@@ -66,6 +66,14 @@ struct {
 	__type(value, struct iwx_fp_conn);
 } iwx_fp_conns SEC(".maps");
 
+/* SO_COOKIE of its socket -> the connection: what iwx_accepted looks up. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u64);
+	__type(value, struct iwx_fp_conn);
+} iwx_fp_socks SEC(".maps");
+
 /* A connection's stream state, records and counters: memory iwxd maps too. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -493,6 +501,7 @@ static __always_inline __u32 place(struct walk *w, const __u8 *hdr, __u32 ulen, 
 			    at_byte(w, IWX_MPA_HDR_LEN + ulen + pad, markers), 0))
 		return IWX_FP_SKIP_HEADER;
 	r->trailer_len = pad + IWX_MPA_CRC_LEN;
+	r->accepted = 0;
 	__sync_fetch_and_add(&s->head, 1);	/* the record, then its publication */
 	s->c.placed_fpdus++;
 	s->c.placed_bytes += len;
@@ -1149,6 +1158,98 @@ int iwx_xdp(struct xdp_md *xdp)
 		fastpath(xdp, &p);
 	}
 	return XDP_PASS;
+}
+
+/* ------------------------------------------------------- what TCP accepted */
+
+/*
+ * iwxd reads an skb of a followed socket's receive queue: bytes TCP accepted, in order.
+ * Where the records' FPDUs lie in what this read reaches, compare their header and CRC
+ * words with TCP's bytes, and mark each (iwx/fastpath.h: TCP stays in charge).
+ */
+struct acceptance {
+	struct bpf_dynptr	*dp;		/* the skb's data: TCP sequence number seq on */
+	struct iwx_fp_slot	*s;
+	const struct iwx_fp_conn *conn;
+	__u32			seq;
+	__u32			from, end;	/* what this read reaches: [from, end) */
+	__u32			i, head;	/* the next record; where they end */
+};
+
+/* Word k of the record's FPDU (0-3: its header; 4: its CRC) against TCP's bytes. */
+static __always_inline __u32 compare_word(struct acceptance *a, const struct iwx_fp_rec *r,
+					   __u32 ulen, __u32 k)
+{
+	__u32 i = k < 4 ? 4 * k : IWX_MPA_HDR_LEN + ulen + iwx_mpa_pad_len(ulen), at, got, want;
+	__u8 crc_at = (r->trailer_len - IWX_MPA_CRC_LEN) & 3;
+
+	at = r->seq + (a->conn->markers ? iwx_mpa_marked_off(r->seq - a->conn->mark_base, i) : i);
+	if (seq_before(at, a->from) || seq_before(a->end, at + 4))
+		return 0;	/* not in this read */
+	if (bpf_dynptr_read(&got, sizeof(got), a->dp, at - a->seq, 0))
+		return 0;
+	if (k < 4)
+		__builtin_memcpy(&want, r->hdr + 4 * k, sizeof(want));
+	else
+		__builtin_memcpy(&want, r->trailer + crc_at, sizeof(want));
+	return got == want ? (k < 4 ? IWX_FP_ACC_HDR(k) : IWX_FP_ACC_CRC) : IWX_FP_ACC_BAD;
+}
+
+static long accept_one(__u32 n, struct acceptance *a)
+{
+	struct iwx_fp_rec *r;
+	__u32 ulen, got = 0;
+
+	(void)n;
+	if (a->i == a->head)
+		return 1;
+	r = &a->s->ring[a->i++ & (IWX_FP_RING - 1)];
+	/* in stream order without markers: what follows lies past this read */
+	if (!a->conn->markers && !seq_before(r->seq, a->end))
+		return 1;
+	if ((r->accepted & (IWX_FP_ACC_ALL | IWX_FP_ACC_BAD)) == IWX_FP_ACC_ALL)
+		return 0;
+	ulen = (__u32)r->hdr[0] << 8 | r->hdr[1];
+	for (__u32 k = 0; k < 5; k++)
+		got |= compare_word(a, r, ulen, k);
+	r->accepted |= got;
+	return 0;
+}
+
+#define ACCEPT_MAX	1024	/* records looked at per read: more than an skb's 64 KiB holds */
+
+SEC("tp_btf/skb_copy_datagram_iovec")
+int iwx_accepted(__u64 *ctx)
+{
+	const struct sk_buff *skb = (const void *)ctx[0];
+	struct acceptance a = {};
+	struct bpf_dynptr dp;
+	struct sock *sk = skb->sk;
+	struct tcp_sock *tp;
+	__u64 cookie;
+
+	if (!sk)
+		return 0;
+	cookie = sk->__sk_common.skc_cookie.counter;
+	a.conn = bpf_map_lookup_elem(&iwx_fp_socks, &cookie);
+	if (!a.conn || !(a.s = bpf_map_lookup_elem(&iwx_fp_slots, &a.conn->slot)))
+		return 0;
+	/* a followed socket: TCP's (an RCU pointer, which bpf_skc_to_tcp_sock refuses) */
+	tp = bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock));
+	if (bpf_probe_read_kernel(&a.seq, sizeof(a.seq), skb->cb) ||
+	    bpf_dynptr_from_skb((struct __sk_buff *)skb, 0, &dp))
+		return 0;
+	/* the read starts at copied_seq (iwxd peeks at no offset): bytes before it in this skb
+	   may be another skb's (TCP queues a segment that overlaps the one before it) */
+	a.dp = &dp;
+	a.from = tp->copied_seq;
+	a.end = a.seq + skb->len;
+	if (seq_before(a.from, a.seq))
+		a.from = a.seq;
+	a.i = *(volatile __u32 *)&a.s->tail;
+	a.head = *(volatile __u32 *)&a.s->head;	/* published after their record (place) */
+	bpf_loop(ACCEPT_MAX, accept_one, &a, 0);
+	return 0;
 }
 
 /*

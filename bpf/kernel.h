@@ -52,7 +52,10 @@ struct tcp_sock {
 } __kernel_struct;
 
 struct sk_buff {
-	__u8	ip_summed:2;
+	struct sock	*sk;
+	unsigned int	len;		/* of the data, from data on */
+	char		cb[48];		/* TCP's: struct tcp_skb_cb, seq first */
+	__u8		ip_summed:2;
 } __kernel_struct;
 
 struct net_device {
@@ -88,6 +91,8 @@ struct bpf_iter__tcp {
 } __kernel_struct;
 
 extern void *bpf_cast_to_kern_ctx(void *ctx) __ksym;
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+/* also from a tracing program's sk_buff (read-only), where the kernel allows it */
 extern int bpf_dynptr_from_skb(struct __sk_buff *skb, __u64 flags, struct bpf_dynptr *ptr) __ksym;
 extern int bpf_dynptr_from_xdp(struct xdp_md *xdp, __u64 flags, struct bpf_dynptr *ptr) __ksym;
 

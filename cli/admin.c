@@ -191,7 +191,8 @@ static const struct {
 	COUNTER(terms_sent), COUNTER(terms_received),
 	TRAFFIC(tx_fpdus), TRAFFIC(rx_fpdus), TRAFFIC(tx_bytes), TRAFFIC(rx_bytes),
 	TRAFFIC(tx_fpdus_aligned), TRAFFIC(placed_segments), TRAFFIC(fast_fpdus), TRAFFIC(fast_bytes),
-	TRAFFIC(fast_discards), COUNTER(doorbells), COUNTER(wakeups),
+	TRAFFIC(fast_discards), TRAFFIC(fast_refuted), TRAFFIC(fast_unchecked),
+	COUNTER(doorbells), COUNTER(wakeups),
 };
 
 #define NCOUNTERS	(sizeof(counters) / sizeof(counters[0]))
@@ -335,6 +336,9 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	LINE("placed on arrival", "%" PRIu64 " segments, %" PRIu64 " payload bytes (TCP: by BPF; "
 	     "SCTP: from the packet)", s->traffic.fast_fpdus, s->traffic.fast_bytes);
 	LINE("bytes discarded", "in %" PRIu64 " recv(MSG_TRUNC) calls", s->traffic.fast_discards);
+	/* iwxd takes a placed FPDU only once TCP has accepted those very bytes (iwx/fastpath.h) */
+	LINE("placed, then read", "%" PRIu64 " FPDUs TCP accepted other bytes for, %" PRIu64
+	     " it could not compare", s->traffic.fast_refuted, s->traffic.fast_unchecked);
 	LINE("doorbells", "%" PRIu64, s->doorbells);
 	LINE("wakeups", "%" PRIu64, s->wakeups);
 	puts("fast path");
@@ -709,7 +713,7 @@ static const struct admin_cmd counters_cmd = {
 	"COUNTER VALUE line each under a header, names as the JSON keys: conns_established,\n"
 	"conns_failed, conns_rejected, terms_sent, terms_received, tx_fpdus, rx_fpdus,\n"
 	"tx_bytes, rx_bytes, tx_fpdus_aligned, placed_segments, fast_fpdus, fast_bytes,\n"
-	"fast_discards, doorbells, wakeups.\n",
+	"fast_discards, fast_refuted, fast_unchecked, doorbells, wakeups.\n",
 	NULL,
 	show_counters,
 };

@@ -97,6 +97,15 @@ void iwx_fast_rx_find(struct iwx_fast_rx *f, uint32_t at)
 	}
 }
 
+enum iwx_fast_rx_acceptance iwx_fast_rx_acceptance(const struct iwx_fp_rec *r)
+{
+	uint32_t a = LOAD(r->accepted);
+
+	if (a & IWX_FP_ACC_BAD)
+		return IWX_FAST_RX_REFUTED;
+	return (a & IWX_FP_ACC_ALL) == IWX_FP_ACC_ALL ? IWX_FAST_RX_ACCEPTED : IWX_FAST_RX_UNCHECKED;
+}
+
 void iwx_fast_rx_pop(struct iwx_fast_rx *f)
 {
 	f->n--;

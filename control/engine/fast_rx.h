@@ -59,6 +59,15 @@ void iwx_fast_rx_find(struct iwx_fast_rx *f, uint32_t at);
 /* The stream position of a record. */
 uint32_t iwx_fast_rx_pos(const struct iwx_fast_rx *f, const struct iwx_fp_rec *r);
 
+/* What TCP accepted where a record's FPDU is (iwx/fastpath.h: TCP stays in charge). */
+enum iwx_fast_rx_acceptance {
+	IWX_FAST_RX_ACCEPTED,	/* the very header and CRC the record holds */
+	IWX_FAST_RX_REFUTED,	/* other bytes */
+	IWX_FAST_RX_UNCHECKED,	/* not compared (yet): TCP may not have them */
+};
+
+enum iwx_fast_rx_acceptance iwx_fast_rx_acceptance(const struct iwx_fp_rec *r);
+
 /* The record after the committed ones (none are) is dropped: its FPDU is read instead. */
 void iwx_fast_rx_drop(struct iwx_fast_rx *f);
 

@@ -261,10 +261,33 @@ static void take_record(struct llp_tcp *t)
 }
 
 /*
+ * What TCP accepted where the record r in front is, once it is known: TCP's bytes there
+ * are compared with it as iwxd reads them (iwx/fastpath.h), so a peek at the read
+ * position has them compared if TCP has them. 1: known, or not to be known (r is read
+ * then); else recv's result (-1 with EAGAIN: TCP has not got there yet, wait for it).
+ */
+static ssize_t fast_acceptance(struct llp_tcp *t, const struct iwx_fp_rec *r,
+			       enum iwx_fast_rx_acceptance *acc)
+{
+	uint8_t byte;
+	ssize_t n;
+
+	*acc = iwx_fast_rx_acceptance(r);
+	if (*acc != IWX_FAST_RX_UNCHECKED)
+		return 1;
+	n = recv(t->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+	if (n <= 0)
+		return n;
+	*acc = iwx_fast_rx_acceptance(r);
+	return 1;
+}
+
+/*
  * The fast path's turn, the parser at stream position pos with nothing staged: commit to
- * the run of records that starts here, discard their bytes from the socket, take them.
- * Returns 1 when it made progress, 0 when the socket is to be read as usual (up to
- * *limit bytes: where the next record starts), or recv's result when that failed or ended.
+ * the run of records that starts here that TCP accepted as placed, discard their bytes
+ * from the socket, take them. Returns 1 when it made progress, 0 when the socket is to be
+ * read as usual (up to *limit bytes: where the next record starts), or recv's result when
+ * that failed or ended (or TCP has yet to queue the bytes of the record in front).
  */
 static ssize_t fast_turn(struct llp_tcp *t, size_t *limit)
 {
@@ -279,13 +302,24 @@ static ssize_t fast_turn(struct llp_tcp *t, size_t *limit)
 	if (iwx_mpa_rx_at_boundary(t->rx)) {
 		iwx_fast_rx_boundary(f, pos);
 		while (f->n < IWX_FP_RING) {
+			enum iwx_fast_rx_acceptance acc;
 			uint8_t *dst;
 
 			iwx_fast_rx_find(f, pos + f->bytes);
 			r = iwx_fast_rx_peek(f, pos);
 			if (!r || iwx_fast_rx_pos(f, r) != pos + f->bytes)
 				break;
-			dst = fast_target(t, r);
+			acc = iwx_fast_rx_acceptance(r);
+			if (acc == IWX_FAST_RX_UNCHECKED && f->n)
+				break;	/* those before it first: it is compared when it is in front */
+			if (acc == IWX_FAST_RX_UNCHECKED && (n = fast_acceptance(t, r, &acc)) <= 0)
+				return n;
+			if (acc == IWX_FAST_RX_REFUTED)
+				t->llp.stats->fast_refuted++;
+			else if (acc == IWX_FAST_RX_UNCHECKED)
+				t->llp.stats->fast_unchecked++;
+			/* TCP's bytes are the truth: read them, over what was placed */
+			dst = acc == IWX_FAST_RX_ACCEPTED ? fast_target(t, r) : NULL;
 			if (dst && !f->dst && !(f->dst = iwx_bufpool_get(&targets_pool)))
 				dst = NULL;	/* nowhere to note it: read as usual */
 			if (!dst && f->n)

@@ -58,6 +58,7 @@ struct mem_ref {
 struct fastpath {
 	struct fastpath_bpf	*skel;
 	struct bpf_link		*anchor;	/* iter/tcp: a socket's read position */
+	struct bpf_link		*accepted;	/* tp_btf: what TCP accepted, as iwxd reads it */
 	struct ring_buffer	*bells;		/* slots whose iwxd the programs wake */
 	struct watch		bells_w;
 	struct iwx_fp_slot	*slots;
@@ -462,8 +463,13 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 		conn.markers = q->agreed.mode.markers_rx;
 		conn.mark_base = iwx_llp_tcp_fast_start(q->llp);
 		s->wake_seq = seq[0];
-		err = bpf_map_update_elem(bpf_map__fd(fp->skel->maps.iwx_fp_conns), &key, &conn,
-					  BPF_NOEXIST) ? -errno : 0;
+		err = bpf_map_update_elem(bpf_map__fd(fp->skel->maps.iwx_fp_socks), &conn.cookie,
+					  &conn, BPF_ANY) ? -errno : 0;
+		if (!err && bpf_map_update_elem(bpf_map__fd(fp->skel->maps.iwx_fp_conns), &key, &conn,
+						BPF_NOEXIST)) {
+			err = -errno;
+			bpf_map_delete_elem(bpf_map__fd(fp->skel->maps.iwx_fp_socks), &conn.cookie);
+		}
 	}
 	if (err) {
 		iwx_llp_tcp_fast(q->llp, NULL, 0);
@@ -472,6 +478,7 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 	}
 	fp->slot_qp[slot] = q;
 	fp->conns_warned = false;
+	q->fp_cookie = conn.cookie;
 	q->fp_slot = slot + 1;
 	q->fp_lazy = false;
 	q->fp_head = 0;
@@ -493,6 +500,7 @@ void fastpath_conn_end(struct iwxd *d, struct vqp *q)
 	lazy_end(fp, q);
 	key_of(&q->est.peer_addr, &q->est.local_addr, &key);
 	bpf_map_delete_elem(bpf_map__fd(fp->skel->maps.iwx_fp_conns), &key);
+	bpf_map_delete_elem(bpf_map__fd(fp->skel->maps.iwx_fp_socks), &q->fp_cookie);
 	quiesce(fp);	/* no program writes its slot or places for it any more */
 	if (q->eng)
 		iwx_llp_tcp_fast(q->llp, NULL, 0);
@@ -524,6 +532,7 @@ static void unload(struct fastpath *fp)
 	if (fp->cpus)
 		munmap(fp->cpus, fp->cpus_len);
 	ring_buffer__free(fp->bells);
+	bpf_link__destroy(fp->accepted);
 	bpf_link__destroy(fp->anchor);
 	fastpath_bpf__destroy(fp->skel);
 	free(fp->slot_qp);
@@ -556,8 +565,10 @@ static int load(struct iwxd *d)
 	fp->slots = map_shared(fp->skel->maps.iwx_fp_slots, &fp->slots_len);
 	fp->cpus = map_shared(fp->skel->maps.iwx_fp_cpus, &fp->cpus_len);
 	fp->anchor = bpf_program__attach_iter(fp->skel->progs.iwx_anchor, NULL);
+	fp->accepted = bpf_program__attach(fp->skel->progs.iwx_accepted);
 	fp->bells = ring_buffer__new(bpf_map__fd(fp->skel->maps.iwx_fp_bells), bell, fp, NULL);
-	if (!fp->slot_qp || !fp->mems || !fp->slots || !fp->cpus || !fp->anchor || !fp->bells) {
+	if (!fp->slot_qp || !fp->mems || !fp->slots || !fp->cpus || !fp->anchor || !fp->accepted ||
+	    !fp->bells) {
 		err = errno ? -errno : -ENOMEM;
 		goto fail;
 	}

@@ -337,6 +337,8 @@ void vqp_stats_add(struct iwx_qp_stats *to, const struct iwx_qp_stats *s)
 	to->fast_fpdus += s->fast_fpdus;
 	to->fast_bytes += s->fast_bytes;
 	to->fast_discards += s->fast_discards;
+	to->fast_refuted += s->fast_refuted;
+	to->fast_unchecked += s->fast_unchecked;
 }
 
 /* Stop the engine and keep its counters; the socket closes with it. */

@@ -18,6 +18,17 @@
  * says where its FPDU is, and its header and trailer are without the markers (which
  * the programs checked).
  *
+ * TCP stays in charge. The programs at the hooks check what TCP would refuse, but cannot
+ * see all of it (netfilter, IPsec policy, TCP's state moving on between the two), and a
+ * record is only the word of a packet. So iwxd takes a placed FPDU only once TCP has
+ * accepted those very bytes: iwx_accepted, a program that runs as iwxd reads the stream
+ * (tracepoint skb_copy_datagram_iovec, skbs of TCP's receive queue), compares the header
+ * and CRC of each record with the bytes TCP queued there and marks it (IWX_FP_ACC_*);
+ * iwxd peeks one byte of the stream when the record in front is not marked yet. With the
+ * CRC on, the payload iwxd then checks against that CRC is the one TCP accepted. A record
+ * TCP accepted other bytes for, or whose bytes could not be compared, iwxd drops, and
+ * reads TCP's bytes as if nothing had been placed: they land over the placed ones.
+ *
  * Wake-ups: while placed FPDUs stream in, iwxd need not wake for each packet. It sets
  * the socket's SO_RCVLOWAT high and the slot's lazy flag, and the programs ring it (a
  * record in iwx_fp_bells) at the first packet it must read itself: one with bytes not
@@ -103,13 +114,22 @@ struct iwx_fp_conn {
 	__u32	mark_base;	/* markers: TCP sequence number of the stream's first byte */
 };
 
+/*
+ * What TCP accepted where a record's FPDU is, as iwx_accepted found when iwxd read there:
+ * a bit per 4-byte word of the header, one for the CRC; BAD once a word differs.
+ */
+#define IWX_FP_ACC_HDR(k)	(1u << (k))	/* k: 0 to 3 */
+#define IWX_FP_ACC_CRC		(1u << 4)
+#define IWX_FP_ACC_ALL		0x1fu
+#define IWX_FP_ACC_BAD		(1u << 5)
+
 /* A placed FPDU: what iwxd needs of it without reading it from the socket. */
 struct iwx_fp_rec {
 	__u32	seq;		/* TCP sequence number of its start (a marker that leads it) */
 	__u8	hdr[16];	/* ULPDU_LENGTH and the tagged DDP header, markers left out */
 	__u8	trailer[7];	/* pad and CRC, markers left out */
 	__u8	trailer_len;
-	__u32	rsvd;
+	__u32	accepted;	/* IWX_FP_ACC_*: 0 when written, then iwx_accepted's */
 };
 
 /*

@@ -196,6 +196,8 @@ struct iwx_qp_stats {
 						   records); SCTP, from the packet (sctp_place.h) */
 	uint64_t	fast_bytes;		/* ... their payload */
 	uint64_t	fast_discards;		/* recv(MSG_TRUNC) calls that dropped their bytes */
+	uint64_t	fast_refuted;		/* placed FPDUs TCP accepted other bytes for: read instead */
+	uint64_t	fast_unchecked;		/* ... TCP's bytes could not be compared with: read instead */
 };
 
 /* STATUS reply: the daemon and its counters. */
