@@ -8,4 +8,16 @@
 /* skb->priority of a segment to delay: htb class 1:20, the slow one (faults.c) */
 #define FAULTS_SLOW_CLASS	0x10020u
 
+/* What makes the receiver's TCP refuse a forged segment (faults.bpf.c, forge()) */
+enum faults_forge {
+	FAULTS_FORGE_NONE,
+	FAULTS_FORGE_ACK,	/* an ACK of data never sent (RFC 5961 §5.2) */
+	FAULTS_FORGE_IP_SUM,	/* a bad IPv4 header checksum */
+	FAULTS_FORGE_MAC,	/* another host's MAC address */
+	FAULTS_FORGE_PAWS,	/* an old timestamp (RFC 7323 §5) */
+	FAULTS_FORGE_TOS,	/* FAULTS_FORGE_TOS_MARK, which the receiver's filter drops after
+				   the fast path's program (drop_marked): nothing the program sees */
+};
+#define FAULTS_FORGE_TOS_MARK	0xb8	/* the IPv4 TOS the filter drops */
+
 #endif /* IWX_TEST_FAULTS_H */

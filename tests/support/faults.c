@@ -5,6 +5,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <net/if.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,8 @@
 #include "faults.skel.h"
 #include "netns.h"
 
-#define TCX_EGRESS	47	/* enum bpf_attach_type's BPF_TCX_EGRESS (Linux 6.6), newer than our headers */
+#define TCX_INGRESS	46	/* enum bpf_attach_type's BPF_TCX_INGRESS (Linux 6.6), newer than our headers */
+#define TCX_EGRESS	47	/* ... and BPF_TCX_EGRESS */
 #define LOAD(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
 
 struct faults {
@@ -25,6 +27,7 @@ struct faults {
 struct attach_args {
 	const char	*dev;
 	int		prog;
+	int		type;	/* TCX_INGRESS, TCX_EGRESS */
 };
 
 /* in the namespace: the link holds the program on the device until closed */
@@ -35,14 +38,16 @@ static int attach_in_ns(void *arg)
 
 	if (!ifindex)
 		return -errno;
-	fd = bpf_link_create(a->prog, ifindex, TCX_EGRESS, NULL);
+	fd = bpf_link_create(a->prog, ifindex, a->type, NULL);	/* after those there */
 	return fd < 0 ? -errno : fd;
 }
 
-int faults_attach(struct faults **out, const char *ns, const char *dev, const struct faults_conf *c)
+/* Load the programs with c, attach one at TC ingress or egress of dev in namespace ns. */
+static int load_attach(struct faults **out, const char *ns, const char *dev, const struct faults_conf *c,
+		       bool ingress)
 {
 	struct faults *f = calloc(1, sizeof(*f));
-	struct attach_args a = { .dev = dev };
+	struct attach_args a = { .dev = dev, .type = ingress ? TCX_INGRESS : TCX_EGRESS };
 
 	if (!f)
 		return -ENOMEM;
@@ -55,7 +60,7 @@ int faults_attach(struct faults **out, const char *ns, const char *dev, const st
 		return err;
 	}
 	faults_set(f, c);
-	a.prog = bpf_program__fd(f->skel->progs.inject);
+	a.prog = bpf_program__fd(ingress ? f->skel->progs.drop_marked : f->skel->progs.inject);
 	f->link = netns_call(ns, attach_in_ns, &a);
 	if (f->link < 0) {
 		int err = f->link;
@@ -65,6 +70,16 @@ int faults_attach(struct faults **out, const char *ns, const char *dev, const st
 	}
 	*out = f;
 	return 0;
+}
+
+int faults_attach(struct faults **out, const char *ns, const char *dev, const struct faults_conf *c)
+{
+	return load_attach(out, ns, dev, c, false);
+}
+
+int faults_attach_filter(struct faults **out, const char *ns, const char *dev)
+{
+	return load_attach(out, ns, dev, &(struct faults_conf){ 0 }, true);
 }
 
 void faults_set(struct faults *f, const struct faults_conf *c)
@@ -80,6 +95,11 @@ void faults_set(struct faults *f, const struct faults_conf *c)
 	b->corrupt_xor = c->corrupt_xor;
 	b->udp_port = htons(c->udp_port);
 	b->drop_at = c->drop_at;
+	b->forge_at = c->forge_at;
+	b->forge_len = c->forge_len;
+	b->forge_flip = c->forge_flip;
+	memcpy(&b->forge_crc, c->forge_crc, sizeof(b->forge_crc));
+	b->forge_how = c->forge_how;
 	b->corrupt_due = 0;
 }
 
@@ -90,7 +110,9 @@ struct faults_counts faults_counts(const struct faults *f)
 	return (struct faults_counts){
 		.seen = LOAD(b->seen), .dropped = LOAD(b->dropped), .duplicated = LOAD(b->duplicated),
 		.reordered = LOAD(b->reordered), .corrupted = LOAD(b->corrupted),
-		.corrupt_seq = LOAD(b->corrupt_seq),
+		.corrupt_seq = LOAD(b->corrupt_seq), .forge_seen = LOAD(b->forge_seen),
+		.forged = LOAD(b->forged),
+		.marked_dropped = LOAD(b->marked_dropped),
 	};
 }
 

@@ -3,8 +3,10 @@
  * Network faults for integration tests, without netem: the injector of
  * tests/bpf/faults.bpf.c at TC egress of a veth end, which drops, duplicates, reorders
  * or corrupts TCP segments with payload at given rates (or drops and duplicates UDP
- * datagrams to a port), and the htb qdisc its reordering needs.
+ * datagrams to a port), or races one segment with a forged copy; the htb qdisc its
+ * reordering needs; and the filter that drops the forged copies marked for it.
  */
+#include "../bpf/faults.h"
 #ifndef IWX_FAULTS_H
 #define IWX_FAULTS_H
 
@@ -24,6 +26,17 @@ struct faults_conf {
 	uint16_t	udp_port;	/* nonzero: UDP datagrams to this port instead, dropped or
 					   duplicated at drop_ppm, dup_ppm (SCTP in UDP) */
 	uint32_t	drop_at;	/* FAULTS_AT(n): the n-th segment or datagram seen dropped */
+	/*
+	 * FAULTS_AT(n): the n-th new segment whose first wire segment is one FPDU of
+	 * forge_len bytes (or the first after it that the device takes a copy of, should its
+	 * queue be full) is preceded by a forged copy that the receiver's TCP refuses
+	 * (forge_how, enum faults_forge): in its first FPDU, the 2 bytes at the even
+	 * forge_flip flipped (0x5a5a), forge_crc XORed into its last 4, so that its MPA CRC
+	 * holds over the forged payload.
+	 */
+	uint32_t	forge_at, forge_len, forge_flip;
+	uint8_t		forge_crc[4];
+	uint32_t	forge_how;
 };
 
 #define FAULTS_AT(n)	((n) + 1)
@@ -32,6 +45,9 @@ struct faults_conf {
 struct faults_counts {
 	uint64_t	seen, dropped, duplicated, reordered, corrupted;
 	uint64_t	corrupt_seq;	/* TCP sequence number of the last byte corrupted */
+	uint64_t	forge_seen;	/* segments that could have been forged */
+	uint64_t	forged;		/* forged copies sent */
+	uint64_t	marked_dropped;	/* the filter: marked copies dropped */
 };
 
 struct faults;
@@ -46,6 +62,13 @@ int faults_attach(struct faults **out, const char *ns, const char *dev, const st
 void faults_set(struct faults *f, const struct faults_conf *c);
 
 struct faults_counts faults_counts(const struct faults *f);
+
+/*
+ * The filter, at TC ingress of dev in namespace ns after the programs attached there
+ * already (the fast path's): it drops the copies forged with FAULTS_FORGE_TOS, as a
+ * firewall the fast path cannot see would. 0 with *out (faults_detach frees it), or -errno.
+ */
+int faults_attach_filter(struct faults **out, const char *ns, const char *dev);
 
 /* Detach and free; NULL is fine. */
 void faults_detach(struct faults *f);

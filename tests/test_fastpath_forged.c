@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Forged segments: kernel TCP stays in charge of what the fast path places. An attacker
+ * on the wire races the sender of a running RDMA Write with a copy of one of its segments
+ * that carries other payload, with an MPA CRC that holds over it, and that the receiver's
+ * TCP refuses (tests/bpf/faults.bpf.c, forge): an ACK of data never sent, a bad IPv4
+ * header checksum, another host's MAC address, an old timestamp. Or a copy the fast path
+ * finds good in every way, that a filter after it drops (as a firewall would): what the
+ * program cannot see. Then the segment itself comes, and TCP takes it.
+ *
+ * The receiver must end byte-exact, the Write and the Send behind it complete, with no
+ * Terminate; the fast path counts why it did not place the copy, or iwxd that TCP
+ * accepted other bytes than the ones placed (and read those: fast_refuted).
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <iwx/crc32c.h>
+#include <iwx/ipc.h>
+#include <iwx/wire.h>
+
+#include "faults.h"
+#include "iwx_cli.h"
+#include "iwxd_pair.h"
+#include "raw_ipc.h"
+#include "testutil.h"
+
+#define ALL_ACCESS	(IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE | IWX_ACCESS_REMOTE_READ)
+#define ARGS		"--settle-ms 0 --timeout-ms 2000"
+#define LEN		(4u << 20)
+#define FPDU_LEN	1448u	/* a full FPDU: the MSS of the veth (1500 bytes, timestamps) */
+#define FLIP		200u	/* where in it the forged payload differs */
+#define SEND_LEN	64u
+
+static struct iwxd_pair pair;
+static struct endpoint a, b;
+static struct faults *injector, *filter;
+
+/* The fast path on b, the Writes' target. */
+static void start(uint32_t mode)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root for namespaces and BPF");
+	if (getenv("IWX_TEST_FASTPATH"))	/* each suite here says where it attaches */
+		unsetenv("IWX_TEST_FASTPATH");
+	cr_assert_eq(iwxd_pair_up(&pair, ARGS, &a, &b, 2 * LEN), 0);
+	cr_assert_eq(iwxd_pair_attach(&pair, 1, mode, 0), 0);
+}
+
+static void up(void)
+{
+	start(IWX_FP_MODE_TC);
+}
+
+static void up_xdp(void)
+{
+	start(IWX_FP_MODE_XDP);
+}
+
+static void down(void)
+{
+	faults_detach(injector);
+	faults_detach(filter);
+	injector = filter = NULL;
+	iwxd_pair_down(&pair, &a, &b);
+}
+
+TestSuite(fastpath_forged, .init = up, .fini = down, .timeout = 60);
+TestSuite(fastpath_forged_xdp, .init = up_xdp, .fini = down, .timeout = 60);
+
+/*
+ * What to XOR into an FPDU's CRC so that it holds after its bytes at FLIP flip (0x5a5a):
+ * CRC32c is affine, so the change is the same whatever the FPDU holds.
+ */
+static void forge_crc(uint8_t out[4])
+{
+	static uint8_t fpdu[FPDU_LEN - IWX_MPA_CRC_LEN];
+	uint8_t was[4], now[4];
+
+	memset(fpdu, 0, sizeof(fpdu));
+	iwx_crc32c_put(was, iwx_crc32c(fpdu, sizeof(fpdu)));
+	fpdu[FLIP] ^= 0x5a;
+	fpdu[FLIP + 1] ^= 0x5a;
+	iwx_crc32c_put(now, iwx_crc32c(fpdu, sizeof(fpdu)));
+	for (int i = 0; i < 4; i++)
+		out[i] = was[i] ^ now[i];
+}
+
+/* b's fast path counters, of its interface. */
+static struct iwx_fp_counters counters_of_b(void)
+{
+	struct iwx_ipc_fp_info e[8];
+	int sock = iwx_ipc_connect(pair.sock[1], 0);
+
+	cr_assert_geq(sock, 0);
+	memset(e, 0, sizeof(e));
+	cr_assert_eq(raw_call(sock, IWX_IPC_FP_STATS, NULL, 0, e, sizeof(e), NULL, NULL), 0);
+	close(sock);
+	for (size_t k = 0; k < 8; k++)
+		if (e[k].kind == IWX_FP_INFO_IFACE && e[k].id)
+			return e[k].c;
+	cr_assert_fail("b's fast path is attached nowhere");
+	return (struct iwx_fp_counters){ 0 };
+}
+
+/* b's traffic counters (iwx status). */
+static struct iwx_qp_stats traffic_of_b(void)
+{
+	struct iwx_ipc_status st;
+	int sock = iwx_ipc_connect(pair.sock[1], 0);
+
+	cr_assert_geq(sock, 0);
+	memset(&st, 0, sizeof(st));
+	cr_assert_eq(raw_call(sock, IWX_IPC_STATUS, NULL, 0, &st, sizeof(st), NULL, NULL), 0);
+	close(sock);
+	return st.traffic;
+}
+
+static void expect_wc(struct endpoint *e, uint64_t id)
+{
+	struct iwx_wc wc;
+
+	cr_assert_eq(endpoint_wc(e, &wc), 0, "a completion of %llu", (unsigned long long)id);
+	cr_assert_eq(wc.wr_id, id);
+	cr_assert_eq(wc.status, IWX_WC_SUCCESS, "%llu: %s", (unsigned long long)id,
+		     iwx_wc_status_name(wc.status));
+}
+
+/*
+ * A Write of LEN bytes from a to b and a Send behind it, the 40th full segment raced by a
+ * copy forged as how says: every byte as a sent it, both complete, nothing terminated.
+ * Returns b's fast path counters.
+ */
+static struct iwx_fp_counters write_raced(enum faults_forge how)
+{
+	struct faults_conf c = { .forge_at = FAULTS_AT(40), .forge_len = FPDU_LEN, .forge_flip = FLIP,
+				 .forge_how = how };
+	struct buf src, dst, msg, got;
+	struct faults_counts n;
+
+	forge_crc(c.forge_crc);
+	cr_assert_eq(endpoint_connect(&a, &b, false, NULL), 0);
+	cr_assert_eq(faults_attach(&injector, pair.ns.a, pair.ns.dev[0], &c), 0);
+	if (how == FAULTS_FORGE_TOS)
+		cr_assert_eq(faults_attach_filter(&filter, pair.ns.b, pair.ns.dev[1]), 0);
+
+	src = buf_new(&a, NULL, LEN, IWX_ACCESS_LOCAL_WRITE, false);
+	dst = buf_new(&b, NULL, LEN, ALL_ACCESS, false);
+	msg = buf_new(&a, NULL, SEND_LEN, IWX_ACCESS_LOCAL_WRITE, false);
+	got = buf_new(&b, NULL, SEND_LEN, IWX_ACCESS_LOCAL_WRITE, false);
+	fill_pattern(src.p, LEN, how + 11);
+	fill_pattern(msg.p, SEND_LEN, how + 12);
+	memset(dst.p, 0, LEN);
+
+	struct iwx_recv_wr recv = { .wr_id = 3, .num_sge = 1, .sge = { sge_of(&got, 0, SEND_LEN) } };
+	struct iwx_send_wr write = { .wr_id = 1, .opcode = IWX_WR_WRITE, .flags = IWX_WR_SIGNALED,
+				     .num_sge = 1, .sge = { sge_of(&src, 0, LEN) },
+				     .remote_addr = (uintptr_t)dst.p, .rkey = dst.mr->rkey };
+	struct iwx_send_wr send = { .wr_id = 2, .opcode = IWX_WR_SEND, .flags = IWX_WR_SIGNALED,
+				    .num_sge = 1, .sge = { sge_of(&msg, 0, SEND_LEN) } };
+
+	cr_assert_eq(iwx_post_recv(b.qp, &recv), 0);
+	cr_assert_eq(iwx_post_send(a.qp, &write), 0);
+	cr_assert_eq(iwx_post_send(a.qp, &send), 0);
+	expect_wc(&a, 1);
+	expect_wc(&a, 2);
+	expect_wc(&b, 3);	/* b took the Write, CRC and all, before the Send (RFC 5040 §5.5) */
+
+	n = faults_counts(injector);
+	cr_assert_eq(n.forged, 1, "one copy forged and sent ahead of its segment: %llu (of %llu)",
+		     (unsigned long long)n.forged, (unsigned long long)n.forge_seen);
+	if (how == FAULTS_FORGE_TOS)
+		cr_assert_geq(faults_counts(filter).marked_dropped, 1,
+			      "the filter dropped it (at XDP, each wire segment of it)");
+	cr_assert_arr_eq(dst.p, src.p, LEN, "b holds what a wrote, not the forged bytes");
+	cr_assert_arr_eq(got.p, msg.p, SEND_LEN);
+	return counters_of_b();
+}
+
+/* A copy TCP refuses for why: the fast path did not place it, and says why. */
+static void refused(enum faults_forge how, enum iwx_fp_skip why)
+{
+	struct iwx_fp_counters c = write_raced(how);
+
+	cr_assert_geq(c.skipped[why], 1, "the copy not placed, for its reason (%d)", why);
+	cr_assert_gt(c.placed_bytes, 0, "the fast path placed the rest");
+}
+
+Test(fastpath_forged, an_ack_of_data_never_sent)
+{
+	refused(FAULTS_FORGE_ACK, IWX_FP_SKIP_ACK);
+}
+
+Test(fastpath_forged, a_bad_ipv4_header_checksum)
+{
+	refused(FAULTS_FORGE_IP_SUM, IWX_FP_SKIP_IP_HEADER);
+}
+
+Test(fastpath_forged, another_hosts_mac_address)
+{
+	refused(FAULTS_FORGE_MAC, IWX_FP_SKIP_NOT_HOST);
+}
+
+Test(fastpath_forged, an_old_timestamp)
+{
+	refused(FAULTS_FORGE_PAWS, IWX_FP_SKIP_PAWS);
+}
+
+Test(fastpath_forged_xdp, an_ack_of_data_never_sent)
+{
+	refused(FAULTS_FORGE_ACK, IWX_FP_SKIP_ACK);
+}
+
+Test(fastpath_forged_xdp, another_hosts_mac_address)
+{
+	refused(FAULTS_FORGE_MAC, IWX_FP_SKIP_NOT_HOST);
+}
+
+/*
+ * A copy good in every way the program can check, dropped after it: placed, and then not
+ * what TCP accepted. iwxd takes TCP's bytes instead, over the placed ones.
+ */
+static void dropped_after_the_fast_path(void)
+{
+	uint64_t refuted = traffic_of_b().fast_refuted;
+	struct iwx_fp_counters c = write_raced(FAULTS_FORGE_TOS);
+	uint64_t now = traffic_of_b().fast_refuted;
+
+	cr_assert_gt(now, refuted, "iwxd found the placed FPDU was not TCP's, and read TCP's");
+	cr_assert_gt(c.placed_bytes, 0, "the fast path placed the rest");
+}
+
+Test(fastpath_forged, dropped_after_the_fast_path)
+{
+	dropped_after_the_fast_path();
+}
+
+Test(fastpath_forged_xdp, dropped_after_the_fast_path)
+{
+	dropped_after_the_fast_path();
+}
