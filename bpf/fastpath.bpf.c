@@ -1164,8 +1164,9 @@ int iwx_xdp(struct xdp_md *xdp)
 
 /*
  * iwxd reads an skb of a followed socket's receive queue: bytes TCP accepted, in order.
- * Where the records' FPDUs lie in what this read reaches, compare their header and CRC
- * words with TCP's bytes, and mark each (iwx/fastpath.h: TCP stays in charge).
+ * Where the records' FPDUs lie in what this read reaches, compare them with TCP's bytes
+ * (their CRC; without it, their header), and mark each (iwx/fastpath.h: TCP stays in
+ * charge).
  */
 struct acceptance {
 	struct bpf_dynptr	*dp;		/* the skb's data: TCP sequence number seq on */
@@ -1176,29 +1177,31 @@ struct acceptance {
 	__u32			i, head;	/* the next record; where they end */
 };
 
-/* Word k of the record's FPDU (0-3: its header; 4: its CRC) against TCP's bytes. */
-static __always_inline __u32 compare_word(struct acceptance *a, const struct iwx_fp_rec *r,
-					   __u32 ulen, __u32 k)
+/* Word k of the record's FPDU (0-3: its header; 4: its CRC) against TCP's bytes: 1 the
+ * same, 0 not in this read, -1 another. */
+static __always_inline int same_word(struct acceptance *a, const struct iwx_fp_rec *r, __u32 ulen,
+				     __u32 k)
 {
 	__u32 i = k < 4 ? 4 * k : IWX_MPA_HDR_LEN + ulen + iwx_mpa_pad_len(ulen), at, got, want;
 	__u8 crc_at = (r->trailer_len - IWX_MPA_CRC_LEN) & 3;
 
 	at = r->seq + (a->conn->markers ? iwx_mpa_marked_off(r->seq - a->conn->mark_base, i) : i);
 	if (seq_before(at, a->from) || seq_before(a->end, at + 4))
-		return 0;	/* not in this read */
+		return 0;
 	if (bpf_dynptr_read(&got, sizeof(got), a->dp, at - a->seq, 0))
 		return 0;
 	if (k < 4)
 		__builtin_memcpy(&want, r->hdr + 4 * k, sizeof(want));
 	else
 		__builtin_memcpy(&want, r->trailer + crc_at, sizeof(want));
-	return got == want ? (k < 4 ? IWX_FP_ACC_HDR(k) : IWX_FP_ACC_CRC) : IWX_FP_ACC_BAD;
+	return got == want ? 1 : -1;
 }
 
 static long accept_one(__u32 n, struct acceptance *a)
 {
 	struct iwx_fp_rec *r;
-	__u32 ulen, got = 0;
+	__u32 ulen, acc;
+	int same;
 
 	(void)n;
 	if (a->i == a->head)
@@ -1207,12 +1210,23 @@ static long accept_one(__u32 n, struct acceptance *a)
 	/* in stream order without markers: what follows lies past this read */
 	if (!a->conn->markers && !seq_before(r->seq, a->end))
 		return 1;
-	if ((r->accepted & (IWX_FP_ACC_ALL | IWX_FP_ACC_BAD)) == IWX_FP_ACC_ALL)
+	acc = r->accepted;
+	if (acc & (IWX_FP_ACC_OK | IWX_FP_ACC_BAD))
 		return 0;
 	ulen = (__u32)r->hdr[0] << 8 | r->hdr[1];
-	for (__u32 k = 0; k < 5; k++)
-		got |= compare_word(a, r, ulen, k);
-	r->accepted |= got;
+	/* one read per FPDU where the CRC is on (iwx/fastpath.h): each costs a walk of the skb */
+	if (a->conn->crc) {
+		same = same_word(a, r, ulen, 4);
+		acc |= same > 0 ? IWX_FP_ACC_OK : same < 0 ? IWX_FP_ACC_BAD : 0;
+	} else {
+		for (__u32 k = 0; k < 4; k++) {
+			same = same_word(a, r, ulen, k);
+			acc |= same > 0 ? IWX_FP_ACC_HDR(k) : same < 0 ? IWX_FP_ACC_BAD : 0;
+		}
+		if ((acc & IWX_FP_ACC_HDR_ALL) == IWX_FP_ACC_HDR_ALL)
+			acc |= IWX_FP_ACC_OK;
+	}
+	r->accepted = acc;
 	return 0;
 }
 

@@ -44,6 +44,19 @@ static struct iwx_fp_counters fp_counters(int i, uint32_t kind)
 	return sum;
 }
 
+/* Daemon i's traffic counters (iwx status). */
+static struct iwx_qp_stats traffic(int i)
+{
+	struct iwx_ipc_status st;
+	int sock = iwx_ipc_connect(pair.sock[i], 0);
+
+	cr_assert_geq(sock, 0);
+	memset(&st, 0, sizeof(st));
+	cr_assert_eq(raw_call(sock, IWX_IPC_STATUS, NULL, 0, &st, sizeof(st), NULL, NULL), 0);
+	close(sock);
+	return st.traffic;
+}
+
 #define ARGS	"--settle-ms 0 --timeout-ms 2000 --arena-max 512M"
 
 static void start(uint32_t mode)
@@ -142,6 +155,16 @@ static void bulk_writes_and_reads(void)
 		      (unsigned long long)at_b.placed_bytes, 4 * len);
 	cr_assert_geq(at_a.placed_bytes, len * 3 / 4, "Read Responses placed by BPF: %llu of %zu",
 		      (unsigned long long)at_a.placed_bytes, len);
+	/* nothing forged here: TCP accepted every FPDU placed, and iwxd could tell */
+	for (int i = 0; i < 2; i++) {
+		struct iwx_qp_stats t = traffic(i);
+
+		cr_log_info("%c: %llu FPDUs taken as placed, %llu refuted, %llu not checked", 'a' + i,
+			    (unsigned long long)t.fast_fpdus, (unsigned long long)t.fast_refuted,
+			    (unsigned long long)t.fast_unchecked);
+		cr_assert_eq(t.fast_refuted, 0, "daemon %d", i);
+		cr_assert_leq(t.fast_unchecked * 100, t.fast_fpdus, "daemon %d: at most 1%% read again", i);
+	}
 	free(want);
 }
 

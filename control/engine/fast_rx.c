@@ -103,7 +103,7 @@ enum iwx_fast_rx_acceptance iwx_fast_rx_acceptance(const struct iwx_fp_rec *r)
 
 	if (a & IWX_FP_ACC_BAD)
 		return IWX_FAST_RX_REFUTED;
-	return (a & IWX_FP_ACC_ALL) == IWX_FP_ACC_ALL ? IWX_FAST_RX_ACCEPTED : IWX_FAST_RX_UNCHECKED;
+	return a & IWX_FP_ACC_OK ? IWX_FAST_RX_ACCEPTED : IWX_FAST_RX_UNCHECKED;
 }
 
 void iwx_fast_rx_pop(struct iwx_fast_rx *f)

@@ -44,6 +44,7 @@ struct iface {
 	int		ifindex;
 	char		name[IF_NAMESIZE];
 	uint32_t	mode;
+	uint32_t	flags;		/* IWX_FP_ATTACH_* */
 	int		link;		/* TC: the tcx link */
 	struct xdp_program *xdp;	/* XDP: the program libxdp attached */
 };
@@ -425,10 +426,19 @@ static void key_of(const struct sockaddr_storage *peer, const struct sockaddr_st
 	}
 }
 
+/* Was the fast path attached anywhere with all the flags of want? */
+static bool attached_with(const struct fastpath *fp, uint32_t want)
+{
+	for (uint32_t i = 0; i < fp->nifaces; i++)
+		if ((fp->ifaces[i].flags & want) == want)
+			return true;
+	return false;
+}
+
 static void conn_add(struct iwxd *d, struct vqp *q)
 {
 	struct fastpath *fp = d->fp;
-	struct iwx_fp_conn conn = { .pd = q->pd };
+	struct iwx_fp_conn conn = { .pd = q->pd, .crc = q->agreed.mode.crc };
 	struct iwx_fp_key key;
 	socklen_t len = sizeof(conn.cookie);
 	uint32_t seq[2], slot;
@@ -436,6 +446,12 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 
 	if (q->fp_slot)
 		return;	/* followed already */
+	/* without the CRC, nothing but the programs' checks vouches for placed payload */
+	if (!conn.crc && !attached_with(fp, IWX_FP_ATTACH_NO_CRC)) {
+		log_info("qp %u: not followed by the fast path: no MPA CRC (iwx attach --without-crc)",
+			 q->num);
+		return;
+	}
 	for (slot = 0; slot < fp->nslots && fp->slot_qp[slot]; slot++)
 		;
 	if (slot == fp->nslots) {
@@ -637,7 +653,7 @@ static int iface_attach(struct fastpath *fp, struct iface *f)
 
 int fastpath_attach(struct iwxd *d, const struct iwx_ipc_fp_attach *req)
 {
-	struct iface f = { .mode = req->mode, .link = -1 };
+	struct iface f = { .mode = req->mode, .flags = req->flags, .link = -1 };
 	int err;
 	size_t sz;
 	void *counters;

@@ -22,10 +22,9 @@
  * see all of it (netfilter, IPsec policy, TCP's state moving on between the two), and a
  * record is only the word of a packet. So iwxd takes a placed FPDU only once TCP has
  * accepted those very bytes: iwx_accepted, a program that runs as iwxd reads the stream
- * (tracepoint skb_copy_datagram_iovec, skbs of TCP's receive queue), compares the header
- * and CRC of each record with the bytes TCP queued there and marks it (IWX_FP_ACC_*);
- * iwxd peeks one byte of the stream when the record in front is not marked yet. With the
- * CRC on, the payload iwxd then checks against that CRC is the one TCP accepted. A record
+ * (tracepoint skb_copy_datagram_iovec, skbs of TCP's receive queue), compares each record
+ * with the bytes TCP queued there and marks it (IWX_FP_ACC_*); iwxd peeks one byte of the
+ * stream when the record in front is not marked yet. A record
  * TCP accepted other bytes for, or whose bytes could not be compared, iwxd drops, and
  * reads TCP's bytes as if nothing had been placed: they land over the placed ones.
  *
@@ -110,17 +109,22 @@ struct iwx_fp_conn {
 	__u32	slot;		/* index in the slots map */
 	__u32	pd;		/* protection domain of its queue pair */
 	__u8	markers;	/* markers in what it receives */
-	__u8	pad[3];
+	__u8	crc;		/* the MPA CRC in what it receives */
+	__u8	pad[2];
 	__u32	mark_base;	/* markers: TCP sequence number of the stream's first byte */
 };
 
 /*
  * What TCP accepted where a record's FPDU is, as iwx_accepted found when iwxd read there:
- * a bit per 4-byte word of the header, one for the CRC; BAD once a word differs.
+ * OK once the words it compares are all the record's, BAD once one differs. With the CRC,
+ * the CRC word: it covers the header and the payload, so equal CRCs say the FPDU is the
+ * one whose CRC iwxd then checks the placed bytes against (a forger who knew TCP's bytes
+ * could match it, as he could fool the CRC on any path). Without it, the header's 4 words
+ * (a bit each while they come in): the payload is then the checks' word alone.
  */
 #define IWX_FP_ACC_HDR(k)	(1u << (k))	/* k: 0 to 3 */
-#define IWX_FP_ACC_CRC		(1u << 4)
-#define IWX_FP_ACC_ALL		0x1fu
+#define IWX_FP_ACC_HDR_ALL	0xfu
+#define IWX_FP_ACC_OK		(1u << 4)
 #define IWX_FP_ACC_BAD		(1u << 5)
 
 /* A placed FPDU: what iwxd needs of it without reading it from the socket. */
