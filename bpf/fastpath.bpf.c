@@ -501,7 +501,7 @@ static __always_inline __u32 place(struct walk *w, const __u8 *hdr, __u32 ulen, 
 			    at_byte(w, IWX_MPA_HDR_LEN + ulen + pad, markers), 0))
 		return IWX_FP_SKIP_HEADER;
 	r->trailer_len = pad + IWX_MPA_CRC_LEN;
-	r->accepted = 0;
+	r->accepted = 0;	/* unmarked (IWX_FP_ACC_TAG) */
 	__sync_fetch_and_add(&s->head, 1);	/* the record, then its publication */
 	s->c.placed_fpdus++;
 	s->c.placed_bytes += len;
@@ -1163,18 +1163,18 @@ int iwx_xdp(struct xdp_md *xdp)
 /* ------------------------------------------------------- what TCP accepted */
 
 /*
- * iwxd reads an skb of a followed socket's receive queue: bytes TCP accepted, in order.
- * Where the records' FPDUs lie in what this read reaches, compare them with TCP's bytes
- * (their CRC; without it, their header), and mark each (iwx/fastpath.h: TCP stays in
- * charge).
+ * TCP takes up a segment of a followed, ESTABLISHED socket (tcp_rcv_established, under the
+ * socket's lock). Where the records' FPDUs lie in its new bytes (from rcv_nxt on: what
+ * TCP already has, it has from another segment), compare them with the segment's (their
+ * CRC; without it, their header), and mark each (iwx/fastpath.h: TCP stays in charge).
  */
 struct acceptance {
-	struct bpf_dynptr	*dp;		/* the skb's data: TCP sequence number seq on */
+	struct bpf_dynptr	*dp;		/* the segment from its TCP header */
 	struct iwx_fp_slot	*s;
 	const struct iwx_fp_conn *conn;
-	__u32			seq;
-	__u32			from, end;	/* what this read reaches: [from, end) */
-	__u32			i, head;	/* the next record; where they end */
+	__u32			seq, hlen;	/* its first payload byte's; where that is in dp */
+	__u32			from, end;	/* its new bytes: [from, end) */
+	__u32			i, tail;	/* after the next record back; the oldest's */
 };
 
 /* Word k of the record's FPDU (0-3: its header; 4: its CRC) against TCP's bytes: 1 the
@@ -1188,7 +1188,7 @@ static __always_inline int same_word(struct acceptance *a, const struct iwx_fp_r
 	at = r->seq + (a->conn->markers ? iwx_mpa_marked_off(r->seq - a->conn->mark_base, i) : i);
 	if (seq_before(at, a->from) || seq_before(a->end, at + 4))
 		return 0;
-	if (bpf_dynptr_read(&got, sizeof(got), a->dp, at - a->seq, 0))
+	if (bpf_dynptr_read(&got, sizeof(got), a->dp, a->hlen + (at - a->seq), 0))
 		return 0;
 	if (k < 4)
 		__builtin_memcpy(&want, r->hdr + 4 * k, sizeof(want));
@@ -1197,24 +1197,34 @@ static __always_inline int same_word(struct acceptance *a, const struct iwx_fp_r
 	return got == want ? 1 : -1;
 }
 
+#define ACCEPT_MAX	1024	/* records looked at per segment: more than 64 KiB holds */
+#define ACCEPT_MARKERS	64	/* ... with markers, where they come in no order */
+
+/*
+ * The next record back from the newest: those of this segment were written just now (the
+ * program at the hook saw it first). In stream order without markers, one whose CRC lies
+ * before the new bytes ends the walk: all before it lie further back.
+ */
 static long accept_one(__u32 n, struct acceptance *a)
 {
 	struct iwx_fp_rec *r;
-	__u32 ulen, acc;
+	__u32 ulen, acc, seq;
 	int same;
 
-	(void)n;
-	if (a->i == a->head)
+	if (a->i == a->tail || (a->conn->markers && n >= ACCEPT_MARKERS))
 		return 1;
-	r = &a->s->ring[a->i++ & (IWX_FP_RING - 1)];
-	/* in stream order without markers: what follows lies past this read */
-	if (!a->conn->markers && !seq_before(r->seq, a->end))
+	r = &a->s->ring[--a->i & (IWX_FP_RING - 1)];
+	seq = r->seq;
+	ulen = (__u32)r->hdr[0] << 8 | r->hdr[1];
+	if (!a->conn->markers && seq_before(seq + IWX_MPA_HDR_LEN + ulen + iwx_mpa_pad_len(ulen) +
+					    IWX_MPA_CRC_LEN, a->from + 1))
 		return 1;
 	acc = r->accepted;
+	if ((acc & ~IWX_FP_ACC_BITS) != IWX_FP_ACC_TAG(seq))
+		acc = IWX_FP_ACC_TAG(seq);	/* not marked yet */
 	if (acc & (IWX_FP_ACC_OK | IWX_FP_ACC_BAD))
 		return 0;
-	ulen = (__u32)r->hdr[0] << 8 | r->hdr[1];
-	/* one read per FPDU where the CRC is on (iwx/fastpath.h): each costs a walk of the skb */
+	/* one read per FPDU where the CRC is on (iwx/fastpath.h) */
 	if (a->conn->crc) {
 		same = same_word(a, r, ulen, 4);
 		acc |= same > 0 ? IWX_FP_ACC_OK : same < 0 ? IWX_FP_ACC_BAD : 0;
@@ -1230,38 +1240,40 @@ static long accept_one(__u32 n, struct acceptance *a)
 	return 0;
 }
 
-#define ACCEPT_MAX	1024	/* records looked at per read: more than an skb's 64 KiB holds */
-
-SEC("tp_btf/skb_copy_datagram_iovec")
+/*
+ * Every segment of an ESTABLISHED socket passes here first, the data TCP queues among
+ * them, whichever way it came (fast path or not, from its backlog, before or after the
+ * out-of-order queue). Data accepted elsewhere (in FIN_WAIT, say) leaves records unmarked:
+ * iwxd reads those FPDUs itself.
+ */
+SEC("tp_btf/tcp_probe")
 int iwx_accepted(__u64 *ctx)
 {
-	const struct sk_buff *skb = (const void *)ctx[0];
+	struct sock *sk = (void *)ctx[0];
+	const struct sk_buff *skb = (const void *)ctx[1];
 	struct acceptance a = {};
 	struct bpf_dynptr dp;
-	struct sock *sk = skb->sk;
 	struct tcp_sock *tp;
+	__u8 th[14];
 	__u64 cookie;
 
-	if (!sk)
-		return 0;
 	cookie = sk->__sk_common.skc_cookie.counter;
 	a.conn = bpf_map_lookup_elem(&iwx_fp_socks, &cookie);
 	if (!a.conn || !(a.s = bpf_map_lookup_elem(&iwx_fp_slots, &a.conn->slot)))
 		return 0;
-	/* a followed socket: TCP's (an RCU pointer, which bpf_skc_to_tcp_sock refuses) */
-	tp = bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock));
-	if (bpf_probe_read_kernel(&a.seq, sizeof(a.seq), skb->cb) ||
-	    bpf_dynptr_from_skb((struct __sk_buff *)skb, 0, &dp))
+	tp = bpf_skc_to_tcp_sock(sk);
+	if (!tp || bpf_dynptr_from_skb((struct __sk_buff *)skb, 0, &dp) ||
+	    bpf_dynptr_read(th, sizeof(th), &dp, 0, 0))
 		return 0;
-	/* the read starts at copied_seq (iwxd peeks at no offset): bytes before it in this skb
-	   may be another skb's (TCP queues a segment that overlaps the one before it) */
 	a.dp = &dp;
-	a.from = tp->copied_seq;
-	a.end = a.seq + skb->len;
-	if (seq_before(a.from, a.seq))
-		a.from = a.seq;
-	a.i = *(volatile __u32 *)&a.s->tail;
-	a.head = *(volatile __u32 *)&a.s->head;	/* published after their record (place) */
+	a.hlen = (th[12] >> 4) * 4;
+	a.seq = (__u32)th[4] << 24 | (__u32)th[5] << 16 | (__u32)th[6] << 8 | th[7];
+	if (skb->len <= a.hlen)
+		return 0;	/* no data: an ACK */
+	a.end = a.seq + (skb->len - a.hlen);
+	a.from = seq_before(a.seq, tp->rcv_nxt) ? tp->rcv_nxt : a.seq;
+	a.tail = *(volatile __u32 *)&a.s->tail;
+	a.i = *(volatile __u32 *)&a.s->head;	/* published after their record (place) */
 	bpf_loop(ACCEPT_MAX, accept_one, &a, 0);
 	return 0;
 }

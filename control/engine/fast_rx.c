@@ -101,6 +101,8 @@ enum iwx_fast_rx_acceptance iwx_fast_rx_acceptance(const struct iwx_fp_rec *r)
 {
 	uint32_t a = LOAD(r->accepted);
 
+	if ((a & ~IWX_FP_ACC_BITS) != IWX_FP_ACC_TAG(r->seq))
+		return IWX_FAST_RX_UNCHECKED;	/* another record's mark, or none */
 	if (a & IWX_FP_ACC_BAD)
 		return IWX_FAST_RX_REFUTED;
 	return a & IWX_FP_ACC_OK ? IWX_FAST_RX_ACCEPTED : IWX_FAST_RX_UNCHECKED;

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -260,41 +262,29 @@ static void take_record(struct llp_tcp *t)
 		iwx_qp_fail(t->llp.qp, IWX_CAUSE_LOCAL_CATASTROPHIC, NULL);
 }
 
-/*
- * What TCP accepted where the record r in front is, once it is known: TCP's bytes there
- * are compared with it as iwxd reads them (iwx/fastpath.h), so a peek at the read
- * position has them compared if TCP has them. 1: known, or not to be known (r is read
- * then); else recv's result (-1 with EAGAIN: TCP has not got there yet, wait for it).
- */
-static ssize_t fast_acceptance(struct llp_tcp *t, const struct iwx_fp_rec *r,
-			       enum iwx_fast_rx_acceptance *acc)
+/* Bytes TCP holds past the read position (SIOCINQ: rcv_nxt - copied_seq), or -1. */
+static ssize_t tcp_held(const struct llp_tcp *t)
 {
-	uint8_t byte;
-	ssize_t n;
+	int n;
 
-	*acc = iwx_fast_rx_acceptance(r);
-	if (*acc != IWX_FAST_RX_UNCHECKED)
-		return 1;
-	n = recv(t->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-	if (n <= 0)
-		return n;
-	*acc = iwx_fast_rx_acceptance(r);
-	return 1;
+	return ioctl(t->fd, SIOCINQ, &n) ? -1 : n;
 }
 
 /*
  * The fast path's turn, the parser at stream position pos with nothing staged: commit to
  * the run of records that starts here that TCP accepted as placed, discard their bytes
- * from the socket, take them. Returns 1 when it made progress, 0 when the socket is to be
- * read as usual (up to *limit bytes: where the next record starts), or recv's result when
- * that failed or ended (or TCP has yet to queue the bytes of the record in front).
+ * from the socket, take them. A record is judged once TCP holds its bytes: TCP took them
+ * from a segment iwx_accepted compared with it (iwx/fastpath.h). Returns 1 when it made
+ * progress, 0 when the socket is to be read as usual (up to *limit bytes: where the next
+ * record starts), or recv's or ioctl's result when that failed or ended, or -1 with
+ * EAGAIN when TCP has none of the bytes of the record in front yet.
  */
 static ssize_t fast_turn(struct llp_tcp *t, size_t *limit)
 {
 	struct iwx_fast_rx *f = &t->fast;
 	uint32_t pos = t->rx->pos;
 	const struct iwx_fp_rec *r;
-	ssize_t n;
+	ssize_t n, held = -1;	/* bytes TCP holds from pos on, once asked */
 
 	*limit = SIZE_MAX;
 	if (!f->slot)
@@ -303,17 +293,31 @@ static ssize_t fast_turn(struct llp_tcp *t, size_t *limit)
 		iwx_fast_rx_boundary(f, pos);
 		while (f->n < IWX_FP_RING) {
 			enum iwx_fast_rx_acceptance acc;
+			uint32_t len;
 			uint8_t *dst;
 
 			iwx_fast_rx_find(f, pos + f->bytes);
 			r = iwx_fast_rx_peek(f, pos);
 			if (!r || iwx_fast_rx_pos(f, r) != pos + f->bytes)
 				break;
-			acc = iwx_fast_rx_acceptance(r);
-			if (acc == IWX_FAST_RX_UNCHECKED && f->n)
-				break;	/* those before it first: it is compared when it is in front */
-			if (acc == IWX_FAST_RX_UNCHECKED && (n = fast_acceptance(t, r, &acc)) <= 0)
-				return n;
+			len = iwx_fast_rx_len(f, r);
+			if (held < (ssize_t)(f->bytes + len)) {
+				if (held >= 0 && f->n)
+					break;	/* the rest on a later turn */
+				n = tcp_held(t);
+				if (n < 0)
+					return n;
+				held = f->have + n;
+				if (!f->n && held == 0) {
+					errno = EAGAIN;	/* nothing of it yet: it comes whole */
+					return -1;
+				}
+				if (held < (ssize_t)(f->bytes + len) && f->n)
+					break;
+			}
+			/* TCP holds part of it only (another cut of the stream): unchecked, read */
+			acc = held < (ssize_t)(f->bytes + len) ? IWX_FAST_RX_UNCHECKED :
+								   iwx_fast_rx_acceptance(r);
 			if (acc == IWX_FAST_RX_REFUTED)
 				t->llp.stats->fast_refuted++;
 			else if (acc == IWX_FAST_RX_UNCHECKED)

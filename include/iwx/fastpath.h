@@ -20,13 +20,15 @@
  *
  * TCP stays in charge. The programs at the hooks check what TCP would refuse, but cannot
  * see all of it (netfilter, IPsec policy, TCP's state moving on between the two), and a
- * record is only the word of a packet. So iwxd takes a placed FPDU only once TCP has
- * accepted those very bytes: iwx_accepted, a program that runs as iwxd reads the stream
- * (tracepoint skb_copy_datagram_iovec, skbs of TCP's receive queue), compares each record
- * with the bytes TCP queued there and marks it (IWX_FP_ACC_*); iwxd peeks one byte of the
- * stream when the record in front is not marked yet. A record
- * TCP accepted other bytes for, or whose bytes could not be compared, iwxd drops, and
- * reads TCP's bytes as if nothing had been placed: they land over the placed ones.
+ * record is only the word of a packet. So iwxd takes a placed FPDU only once TCP holds
+ * those very bytes. iwx_accepted runs where TCP takes up each segment of an ESTABLISHED
+ * socket (tracepoint tcp_probe, under the socket's lock, before TCP decides), and
+ * compares each record with the segment's new bytes (from rcv_nxt on) there, marking it
+ * OK, or BAD for good once any segment disagrees. iwxd judges a record once TCP holds
+ * its bytes (SIOCINQ): they came from a segment that passed there, so the mark is final.
+ * A record TCP accepted other bytes for, or one no segment was compared with (data taken
+ * outside ESTABLISHED, or cut otherwise), iwxd drops, and reads TCP's bytes as if nothing
+ * had been placed: they land over the placed ones.
  *
  * Wake-ups: while placed FPDUs stream in, iwxd need not wake for each packet. It sets
  * the socket's SO_RCVLOWAT high and the slot's lazy flag, and the programs ring it (a
@@ -126,6 +128,13 @@ struct iwx_fp_conn {
 #define IWX_FP_ACC_HDR_ALL	0xfu
 #define IWX_FP_ACC_OK		(1u << 4)
 #define IWX_FP_ACC_BAD		(1u << 5)
+#define IWX_FP_ACC_BITS		0x3fu
+/*
+ * The rest of the word is the record's seq (its low bits cleared): a mark counts only for
+ * the record it was made for. iwx_accepted runs beside iwxd and the placing programs,
+ * which may move or reuse an entry meanwhile; a mark left on another record is no mark.
+ */
+#define IWX_FP_ACC_TAG(seq)	((seq) & ~IWX_FP_ACC_BITS)
 
 /* A placed FPDU: what iwxd needs of it without reading it from the socket. */
 struct iwx_fp_rec {
@@ -133,7 +142,7 @@ struct iwx_fp_rec {
 	__u8	hdr[16];	/* ULPDU_LENGTH and the tagged DDP header, markers left out */
 	__u8	trailer[7];	/* pad and CRC, markers left out */
 	__u8	trailer_len;
-	__u32	accepted;	/* IWX_FP_ACC_*: 0 when written, then iwx_accepted's */
+	__u32	accepted;	/* IWX_FP_ACC_TAG(seq) | IWX_FP_ACC_*: iwx_accepted's */
 };
 
 /*
