@@ -25,36 +25,22 @@
 static struct iwxd_pair pair;
 static struct endpoint a, b;
 
-/* Daemon i's counters: those of its interface (kind IFACE), or of connection qp. */
+/* Daemon i's counters: those of its interface (kind IFACE), or of its connection (CONN). */
 static struct iwx_fp_counters fp_counters(int i, uint32_t kind)
 {
-	struct iwx_ipc_fp_info e[8];
-	struct iwx_fp_counters sum = { 0 };
-	int sock = iwx_ipc_connect(pair.sock[i], 0);
+	struct iwx_fp_counters c;
+	int err = iwxd_pair_fp_counters(&pair, i, kind, &c);
 
-	cr_assert_geq(sock, 0);
-	memset(e, 0, sizeof(e));
-	cr_assert_eq(raw_call(sock, IWX_IPC_FP_STATS, NULL, 0, e, sizeof(e), NULL, NULL), 0);
-	close(sock);
-	for (size_t k = 0; k < 8; k++)
-		if (e[k].kind == kind && e[k].id) {
-			sum = e[k].c;
-			break;
-		}
-	return sum;
+	cr_assert(!err || err == -ENOENT, "daemon %d: %s", i, strerror(-err));
+	return c;
 }
 
-/* Daemon i's traffic counters (iwx status). */
 static struct iwx_qp_stats traffic(int i)
 {
-	struct iwx_ipc_status st;
-	int sock = iwx_ipc_connect(pair.sock[i], 0);
+	struct iwx_qp_stats t;
 
-	cr_assert_geq(sock, 0);
-	memset(&st, 0, sizeof(st));
-	cr_assert_eq(raw_call(sock, IWX_IPC_STATUS, NULL, 0, &st, sizeof(st), NULL, NULL), 0);
-	close(sock);
-	return st.traffic;
+	cr_assert_eq(iwxd_pair_traffic(&pair, i, &t), 0);
+	return t;
 }
 
 #define ARGS	"--settle-ms 0 --timeout-ms 2000 --arena-max 512M"

@@ -67,24 +67,30 @@ static int connect_in_b(void *arg)
 	return sfd < 0 ? -1 : 0;
 }
 
-/* rcv_nxt of the socket *arg (in the namespace of the call), by the program iwxd asks
- * (nothing was sent yet): its first 32 bits replaced by it. */
+struct sock_seq {
+	int		fd;
+	uint32_t	rcv_nxt;
+};
+
+/* rcv_nxt of a socket (in the namespace of the call), by the program iwxd asks (nothing
+ * was sent yet). */
 static int read_rcv_nxt(void *arg)
 {
 	struct bpf_link *l = bpf_program__attach_iter(skel->progs.iwx_anchor, NULL);
-	uint32_t *fd_seq = arg, seq[2];
+	struct sock_seq *ss = arg;
+	uint32_t seq[2];
 	uint64_t cookie;
 	socklen_t len = sizeof(cookie);
 	int it, n;
 
-	if (!l || getsockopt((int)*fd_seq, SOL_SOCKET, SO_COOKIE, &cookie, &len))
+	if (!l || getsockopt(ss->fd, SOL_SOCKET, SO_COOKIE, &cookie, &len))
 		return -1;
 	skel->bss->anchor_cookie = cookie;
 	it = bpf_iter_create(bpf_link__fd(l));
 	n = it < 0 ? -1 : read(it, seq, sizeof(seq));
 	close(it);
 	bpf_link__destroy(l);
-	*fd_seq = seq[1];
+	ss->rcv_nxt = seq[1];
 	return n == sizeof(seq) && seq[0] == seq[1] ? 0 : -1;
 }
 
@@ -149,10 +155,12 @@ static void make_connection(void)
 	cr_assert_eq(getsockopt(sfd, SOL_SOCKET, SO_COOKIE, &cookie, &len), 0);
 	conn.cookie = cookie;
 	cr_assert_eq(bpf_map_update_elem(bpf_map__fd(skel->maps.iwx_fp_conns), &key, &conn, 0), 0);
-	rcv_nxt = sfd;
-	cr_assert_eq(netns_call(ns.b, read_rcv_nxt, &rcv_nxt), 0);
-	seg.ack = cfd;
-	cr_assert_eq(netns_call(ns.a, read_rcv_nxt, &seg.ack), 0);
+	struct sock_seq here = { .fd = sfd }, peer = { .fd = cfd };
+
+	cr_assert_eq(netns_call(ns.b, read_rcv_nxt, &here), 0);
+	cr_assert_eq(netns_call(ns.a, read_rcv_nxt, &peer), 0);
+	rcv_nxt = here.rcv_nxt;
+	seg.ack = peer.rcv_nxt;	/* what this side sent */
 	len = sizeof(seg.tsval);
 	cr_assert_eq(getsockopt(cfd, IPPROTO_TCP, TCP_TIMESTAMP, &seg.tsval, &len), 0);
 	seg.ts = true;

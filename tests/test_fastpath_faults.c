@@ -217,18 +217,11 @@ static enum iwx_wc_status read_all(const struct buf *back, const struct buf *dst
 /* Daemon i's counters of its interface (IWX_IPC_FP_STATS). */
 static struct iwx_fp_counters fp_counters(int i)
 {
-	struct iwx_ipc_fp_info e[8];
-	int sock = iwx_ipc_connect(pair.sock[i], 0);
+	struct iwx_fp_counters c;
 
-	cr_assert_geq(sock, 0);
-	memset(e, 0, sizeof(e));
-	cr_assert_eq(raw_call(sock, IWX_IPC_FP_STATS, NULL, 0, e, sizeof(e), NULL, NULL), 0);
-	close(sock);
-	for (size_t k = 0; k < 8; k++)
-		if (e[k].kind == IWX_FP_INFO_IFACE && e[k].id)
-			return e[k].c;
-	cr_assert_fail("daemon %d has no fast path counters", i);
-	return e[0].c;
+	cr_assert_eq(iwxd_pair_fp_counters(&pair, i, IWX_FP_INFO_IFACE, &c), 0,
+		     "daemon %d has no fast path counters", i);
+	return c;
 }
 
 #define SKIP_NAME(n, name, why)	name,

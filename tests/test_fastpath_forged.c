@@ -92,31 +92,19 @@ static void forge_crc(uint8_t out[4])
 /* b's fast path counters, of its interface. */
 static struct iwx_fp_counters counters_of_b(void)
 {
-	struct iwx_ipc_fp_info e[8];
-	int sock = iwx_ipc_connect(pair.sock[1], 0);
+	struct iwx_fp_counters c;
 
-	cr_assert_geq(sock, 0);
-	memset(e, 0, sizeof(e));
-	cr_assert_eq(raw_call(sock, IWX_IPC_FP_STATS, NULL, 0, e, sizeof(e), NULL, NULL), 0);
-	close(sock);
-	for (size_t k = 0; k < 8; k++)
-		if (e[k].kind == IWX_FP_INFO_IFACE && e[k].id)
-			return e[k].c;
-	cr_assert_fail("b's fast path is attached nowhere");
-	return (struct iwx_fp_counters){ 0 };
+	cr_assert_eq(iwxd_pair_fp_counters(&pair, 1, IWX_FP_INFO_IFACE, &c), 0,
+		     "b's fast path is attached nowhere");
+	return c;
 }
 
-/* b's traffic counters (iwx status). */
 static struct iwx_qp_stats traffic_of_b(void)
 {
-	struct iwx_ipc_status st;
-	int sock = iwx_ipc_connect(pair.sock[1], 0);
+	struct iwx_qp_stats t;
 
-	cr_assert_geq(sock, 0);
-	memset(&st, 0, sizeof(st));
-	cr_assert_eq(raw_call(sock, IWX_IPC_STATUS, NULL, 0, &st, sizeof(st), NULL, NULL), 0);
-	close(sock);
-	return st.traffic;
+	cr_assert_eq(iwxd_pair_traffic(&pair, 1, &t), 0);
+	return t;
 }
 
 static void expect_wc(struct endpoint *e, uint64_t id)

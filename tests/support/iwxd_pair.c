@@ -212,6 +212,41 @@ int iwxd_pair_attach(const struct iwxd_pair *p, int i, uint32_t mode, uint32_t f
 	return err;
 }
 
+int iwxd_pair_fp_counters(const struct iwxd_pair *p, int i, uint32_t kind, struct iwx_fp_counters *c)
+{
+	struct iwx_ipc_fp_info e[8];
+	int sock = iwx_ipc_connect(p->sock[i], 0), err;
+
+	memset(c, 0, sizeof(*c));
+	if (sock < 0)
+		return sock;
+	memset(e, 0, sizeof(e));
+	err = raw_call(sock, IWX_IPC_FP_STATS, NULL, 0, e, sizeof(e), NULL, NULL);
+	close(sock);
+	if (err)
+		return err;
+	for (size_t k = 0; k < sizeof(e) / sizeof(e[0]); k++)
+		if (e[k].kind == kind && e[k].id) {
+			*c = e[k].c;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+int iwxd_pair_traffic(const struct iwxd_pair *p, int i, struct iwx_qp_stats *t)
+{
+	struct iwx_ipc_status st;
+	int sock = iwx_ipc_connect(p->sock[i], 0), err;
+
+	if (sock < 0)
+		return sock;
+	memset(&st, 0, sizeof(st));
+	err = raw_call(sock, IWX_IPC_STATUS, NULL, 0, &st, sizeof(st), NULL, NULL);
+	close(sock);
+	*t = st.traffic;
+	return err;
+}
+
 int iwxd_pair_attach_both(const struct iwxd_pair *p, uint32_t mode)
 {
 	int err = 0;

@@ -17,6 +17,8 @@
 #include "netns.h"
 
 struct endpoint;
+struct iwx_fp_counters;
+struct iwx_qp_stats;
 
 struct iwxd_pair {
 	struct netns_pair	ns;
@@ -44,6 +46,16 @@ int iwxd_pair_tx_offload_off(const struct iwxd_pair *p, int i);
 
 /* ... on both daemons: 0 or the first -errno. */
 int iwxd_pair_attach_both(const struct iwxd_pair *p, uint32_t mode);
+
+/*
+ * Daemon i's fast path counters (IWX_IPC_FP_STATS): those of its first interface (kind
+ * IWX_FP_INFO_IFACE) or first connection followed (IWX_FP_INFO_CONN). 0, or -ENOENT
+ * (*c zeroed) when there is none, or iwxd's -errno.
+ */
+int iwxd_pair_fp_counters(const struct iwxd_pair *p, int i, uint32_t kind, struct iwx_fp_counters *c);
+
+/* Daemon i's traffic counters (IWX_IPC_STATUS): 0 or -errno. */
+int iwxd_pair_traffic(const struct iwxd_pair *p, int i, struct iwx_qp_stats *t);
 
 /* Stop both daemons (SIGTERM, then SIGKILL after 5 s) and remove the namespaces. */
 void iwxd_pair_stop(struct iwxd_pair *p);
