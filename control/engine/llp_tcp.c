@@ -318,11 +318,7 @@ static ssize_t fast_turn(struct llp_tcp *t, size_t *limit)
 			/* TCP holds part of it only (another cut of the stream): unchecked, read */
 			acc = held < (ssize_t)(f->bytes + len) ? IWX_FAST_RX_UNCHECKED :
 								   iwx_fast_rx_acceptance(r);
-			if (acc == IWX_FAST_RX_REFUTED)
-				t->llp.stats->fast_refuted++;
-			else if (acc == IWX_FAST_RX_UNCHECKED)
-				t->llp.stats->fast_unchecked++;
-			/* TCP's bytes are the truth: read them, over what was placed */
+			/* TCP's bytes are the truth: else read them, over what was placed */
 			dst = acc == IWX_FAST_RX_ACCEPTED ? fast_target(t, r) : NULL;
 			if (dst && !f->dst && !(f->dst = iwx_bufpool_get(&targets_pool)))
 				dst = NULL;	/* nowhere to note it: read as usual */
@@ -330,6 +326,10 @@ static ssize_t fast_turn(struct llp_tcp *t, size_t *limit)
 				break;	/* to be read when it comes first */
 			if (!dst) {
 				/* the engine reads it itself, and says why it may not be placed */
+				if (acc == IWX_FAST_RX_REFUTED)
+					t->llp.stats->fast_refuted++;
+				else if (acc == IWX_FAST_RX_UNCHECKED)
+					t->llp.stats->fast_unchecked++;
 				iwx_fast_rx_drop(f);
 				continue;
 			}
