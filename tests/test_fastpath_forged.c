@@ -6,7 +6,8 @@
  * TCP refuses (tests/bpf/faults.bpf.c, forge): an ACK of data never sent, a bad IPv4
  * header checksum, another host's MAC address, an old timestamp. Or a copy the fast path
  * finds good in every way, that a filter after it drops (as a firewall would): what the
- * program cannot see. Then the segment itself comes, and TCP takes it.
+ * program cannot see. Then the segment itself comes, and TCP takes it. With MPA markers
+ * (every packet says where its FPDUs are) too.
  *
  * The receiver must end byte-exact, the Write and the Send behind it complete, with no
  * Terminate; the fast path counts why it did not place the copy, or iwxd that TCP
@@ -38,6 +39,7 @@
 static struct iwxd_pair pair;
 static struct endpoint a, b;
 static struct faults *injector, *filter;
+static struct iwx_conn_param param;	/* markers: the fastpath_forged_markers suite */
 
 /* The fast path on b, the Writes' target. */
 static void start(uint32_t mode)
@@ -52,6 +54,12 @@ static void start(uint32_t mode)
 
 static void up(void)
 {
+	start(IWX_FP_MODE_TC);
+}
+
+static void up_markers(void)
+{
+	param.markers = true;
 	start(IWX_FP_MODE_TC);
 }
 
@@ -70,6 +78,7 @@ static void down(void)
 
 TestSuite(fastpath_forged, .init = up, .fini = down, .timeout = 60);
 TestSuite(fastpath_forged_xdp, .init = up_xdp, .fini = down, .timeout = 60);
+TestSuite(fastpath_forged_markers, .init = up_markers, .fini = down, .timeout = 60);
 
 /*
  * What to XOR into an FPDU's CRC so that it holds after its bytes at FLIP flip (0x5a5a):
@@ -130,7 +139,7 @@ static struct iwx_fp_counters write_raced(enum faults_forge how)
 	struct faults_counts n;
 
 	forge_crc(c.forge_crc);
-	cr_assert_eq(endpoint_connect(&a, &b, false, NULL), 0);
+	cr_assert_eq(endpoint_connect(&a, &b, false, &param), 0);
 	cr_assert_eq(faults_attach(&injector, pair.ns.a, pair.ns.dev[0], &c), 0);
 	if (how == FAULTS_FORGE_TOS)
 		cr_assert_eq(faults_attach_filter(&filter, pair.ns.b, pair.ns.dev[1]), 0);
@@ -195,6 +204,12 @@ Test(fastpath_forged, another_hosts_mac_address)
 Test(fastpath_forged, an_old_timestamp)
 {
 	refused(FAULTS_FORGE_PAWS, IWX_FP_SKIP_PAWS);
+}
+
+/* With markers every packet says where its FPDUs are: the copy is refused all the same */
+Test(fastpath_forged_markers, an_ack_of_data_never_sent)
+{
+	refused(FAULTS_FORGE_ACK, IWX_FP_SKIP_ACK);
 }
 
 Test(fastpath_forged_xdp, an_ack_of_data_never_sent)
