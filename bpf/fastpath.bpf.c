@@ -576,7 +576,7 @@ static __always_inline long walk_one(struct walk *w, const bool markers)
 		w->bad = true;
 		return 1;
 	}
-	fpdu = IWX_MPA_HDR_LEN + ulen + iwx_mpa_pad_len(ulen) + IWX_MPA_CRC_LEN;
+	fpdu = iwx_mpa_unmarked_len(ulen);
 	if (markers)
 		fpdu += IWX_MPA_MARKER_LEN * iwx_mpa_markers_in(w->seq - w->base, fpdu);
 	op = hdr[3] & IWX_RDMAP_OPCODE_MASK;
@@ -953,6 +953,12 @@ static __always_inline int tcp_tsval(struct pkt *p, const struct tcp_pkt *t, __u
 		return 0;
 	if (w.n > TCP_OPTS_MAX || bpf_dynptr_read(w.o, w.n, &p->dp, t->opts, 0))
 		return -1;
+	/* NOP, NOP, timestamps first, as Linux sends them (RFC 7323 Appendix A): no walk */
+	if (w.n >= 12 && w.o[0] == TCPOPT_NOP && w.o[1] == TCPOPT_NOP && w.o[2] == TCPOPT_TS &&
+	    w.o[3] == 10) {
+		*tsval = (__u32)w.o[4] << 24 | (__u32)w.o[5] << 16 | (__u32)w.o[6] << 8 | w.o[7];
+		return 1;
+	}
 	bpf_loop(TCP_OPTS_MAX, opt_one, &w, 0);
 	*tsval = w.tsval;
 	return w.found;
@@ -1182,7 +1188,7 @@ struct acceptance {
 static __always_inline int same_word(struct acceptance *a, const struct iwx_fp_rec *r, __u32 ulen,
 				     __u32 k)
 {
-	__u32 i = k < 4 ? 4 * k : IWX_MPA_HDR_LEN + ulen + iwx_mpa_pad_len(ulen), at, got, want;
+	__u32 i = k < 4 ? 4 * k : iwx_mpa_unmarked_len(ulen) - IWX_MPA_CRC_LEN, at, got, want;
 	__u8 crc_at = (r->trailer_len - IWX_MPA_CRC_LEN) & 3;
 
 	at = r->seq + (a->conn->markers ? iwx_mpa_marked_off(r->seq - a->conn->mark_base, i) : i);
@@ -1216,8 +1222,7 @@ static long accept_one(__u32 n, struct acceptance *a)
 	r = &a->s->ring[--a->i & (IWX_FP_RING - 1)];
 	seq = r->seq;
 	ulen = (__u32)r->hdr[0] << 8 | r->hdr[1];
-	if (!a->conn->markers && seq_before(seq + IWX_MPA_HDR_LEN + ulen + iwx_mpa_pad_len(ulen) +
-					    IWX_MPA_CRC_LEN, a->from + 1))
+	if (!a->conn->markers && seq_before(seq + iwx_mpa_unmarked_len(ulen), a->from + 1))
 		return 1;
 	acc = r->accepted;
 	if ((acc & ~IWX_FP_ACC_BITS) != IWX_FP_ACC_TAG(seq))

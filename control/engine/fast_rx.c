@@ -15,7 +15,7 @@
 uint32_t iwx_fast_rx_len(const struct iwx_fast_rx *f, const struct iwx_fp_rec *r)
 {
 	uint32_t ulen = (uint32_t)r->hdr[0] << 8 | r->hdr[1];
-	uint32_t len = IWX_MPA_HDR_LEN + ulen + iwx_mpa_pad_len(ulen) + IWX_MPA_CRC_LEN;
+	uint32_t len = iwx_mpa_unmarked_len(ulen);
 
 	return f->markers ? len + IWX_MPA_MARKER_LEN * iwx_mpa_markers_in(iwx_fast_rx_pos(f, r), len) :
 			    len;

@@ -69,6 +69,12 @@ static inline __u32 iwx_mpa_pad_len(__u32 ulpdu_len)
 	return (4 - ((IWX_MPA_HDR_LEN + ulpdu_len) & 3)) & 3;
 }
 
+/* An FPDU's length, ULPDU_LENGTH to CRC (markers excluded). */
+static inline __u32 iwx_mpa_unmarked_len(__u32 ulpdu_len)
+{
+	return IWX_MPA_HDR_LEN + ulpdu_len + iwx_mpa_pad_len(ulpdu_len) + IWX_MPA_CRC_LEN;
+}
+
 /*
  * Markers in an FPDU that begins at stream position pos (RFC 5044 §4.3; positions count
  * from the first byte of full operation). A marker belongs to the FPDU when at least

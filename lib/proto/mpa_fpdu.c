@@ -24,7 +24,7 @@ static void put_marker(struct iwx_mpa_marking *m, uint16_t fpduptr)
 
 size_t iwx_mpa_fpdu_len(const struct iwx_mpa_tx *tx, size_t ulpdu_len)
 {
-	size_t len = IWX_MPA_HDR_LEN + ulpdu_len + iwx_mpa_pad_len(ulpdu_len) + IWX_MPA_CRC_LEN;
+	size_t len = iwx_mpa_unmarked_len(ulpdu_len);
 
 	return tx->markers ? len + IWX_MPA_MARKER_LEN * iwx_mpa_markers_in(tx->pos, len) : len;
 }
