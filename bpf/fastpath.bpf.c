@@ -41,8 +41,9 @@
 				   bpf_csum_diff takes) */
 #define CSUM_CHUNKS	128	/* ... at most: 64 KiB */
 #define CLAIM_TRIES	4096	/* a busy slot is tried this often (a few microseconds) */
-/* pieces of a payload of up to 64 KiB: the elements it spans, cut at each marker */
-#define COPY_CHUNKS	(IWX_FP_COPY_ELEMS + IWX_MPA_MAX_ULPDU / IWX_MPA_MARKER_DATA + 1)
+/* reads of a payload of up to 64 KiB: the elements it spans, cut at each marker, each
+ * taken in at most 9 reads (read_into) */
+#define COPY_CHUNKS	(9 * (IWX_FP_COPY_ELEMS + IWX_MPA_MAX_ULPDU / IWX_MPA_MARKER_DATA + 1))
 #define MAX_MARKERS	(IWX_MPA_MAX_ULPDU / IWX_MPA_MARKER_DATA + 2)	/* in an FPDU, or a packet */
 #define TAGGED_HDR	(IWX_MPA_HDR_LEN + IWX_DDP_TAGGED_HDR_LEN)
 /* TCP header byte 13 (RFC 9293 §3.1) */
@@ -124,14 +125,29 @@ struct {
 	__type(value, struct iwx_fp_cpu);
 } iwx_fp_cpus SEC(".maps");
 
-/* Per CPU: where payload passes on its way from the packet to memory (copy_out), and
- * what the program sums when it checks a checksum. */
+/* Per CPU: what the program sums when it checks a checksum. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__uint(key_size, 4);
 	__uint(value_size, 4096);
 } iwx_fp_scratch SEC(".maps");
+
+/*
+ * Per CPU: where the copy in progress is (copy_chunk). In a map, not on the stack: the
+ * verifier then sees one state for every piece, not one for each size a read takes.
+ */
+struct iwx_fp_copying {
+	__u64	to;		/* the memory's byte the next piece goes to */
+	__u32	from, left;	/* the packet's byte it comes from; the bytes still to copy */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct iwx_fp_copying);
+} iwx_fp_copying SEC(".maps");
 
 /* Slots whose iwxd is to wake up (iwx/fastpath.h: Wake-ups): at most one record each
  * while lazy, so a page holds them all. */
@@ -354,53 +370,94 @@ static __always_inline __u32 reason_of_check(__u32 r)
 }
 
 /*
- * Copy len payload bytes at packet offset from into mem at byte at, an element (4 KiB)
- * at a time through a per-CPU buffer: the packet may be GRO's, its bytes in several
- * fragments, and bpf_dynptr_copy from a fragmented skb placed wrong bytes on Linux 6.18.
+ * Copy len payload bytes at packet offset from into mem at byte at, straight from the
+ * packet into each element (4 KiB) it spans. Not bpf_dynptr_copy: from a GRO packet's
+ * fragments it placed wrong bytes on Linux 6.18.
  */
 struct copy {
 	struct bpf_dynptr	*src;
 	void			*mem;
-	__u64			at;
-	__u32			from, left;
 	__u32			mark;		/* markers: where one is in the packet */
 	bool			markers;
 	bool			failed;
 };
 
+/* A 4 KiB element of a memory, as a global function takes it. */
+struct iwx_fp_elem {
+	__u8	b[4096];
+};
+
+/*
+ * n bytes of the packet at from into elem at eo (eo + n <= 4096), as many as one read
+ * takes whose bounds the verifier can see: up to 4096 - 256 j from byte 256 j on, and
+ * in the last 256 bytes up to the power of two that fits. The bytes read, 0 on failure.
+ * Global, so verified once: not again for every path to each copy.
+ */
+__noinline int iwx_read_into(struct iwx_fp_elem *elem, __u32 eo, __u32 n,
+			     const struct bpf_dynptr *src, __u32 from)
+{
+	__u32 cap = 1;
+
+	if (!elem || eo > 4095)
+		return 0;
+#pragma unroll
+	for (__u32 j = 1; j < 16; j++)
+		if (eo <= 256 * j) {
+			cap = 4096 - 256 * j;
+			goto read;
+		}
+#pragma unroll
+	for (__u32 k = 7; k > 0; k--)
+		if (eo <= 4096 - (1u << k)) {
+			cap = 1u << k;
+			goto read;
+		}
+read:
+	if (n > cap)
+		n = cap;
+	return bpf_dynptr_read(elem->b + eo, n, src, from, 0) ? 0 : n;
+}
+
 static long copy_chunk(__u32 i, struct copy *c)
 {
-	__u32 idx = c->at / 4096, eo = c->at % 4096, n = 4096 - eo, zero = 0;
-	struct bpf_dynptr dst;
-	void *elem, *buf;
+	struct iwx_fp_copying *at = bpf_map_lookup_elem(&iwx_fp_copying, &(__u32){ 0 });
+	__u32 idx, eo, n;
+	void *elem;
+	int got;
 
 	(void)i;
-	if (!c->left)
+	if (!at)
+		goto fail;
+	if (!at->left)
 		return 1;
-	if (n > c->left)
-		n = c->left;
+	idx = at->to / 4096;
+	eo = at->to % 4096;
+	n = 4096 - eo;
+	if (n > at->left)
+		n = at->left;
 	if (c->markers) {
 		/* no state carried from piece to piece but where it is: the verifier's loop ends */
-		__u32 into = (c->from - c->mark) % IWX_MPA_MARKER_INTERVAL;
+		__u32 into = (at->from - c->mark) % IWX_MPA_MARKER_INTERVAL;
 
 		if (!into) {
-			c->from += IWX_MPA_MARKER_LEN;	/* checked already (markers_good) */
+			at->from += IWX_MPA_MARKER_LEN;	/* checked already (markers_good) */
 			into = IWX_MPA_MARKER_LEN;
 		}
 		if (n > IWX_MPA_MARKER_INTERVAL - into)
 			n = IWX_MPA_MARKER_INTERVAL - into;
 	}
 	elem = bpf_map_lookup_elem(c->mem, &idx);
-	buf = bpf_map_lookup_elem(&iwx_fp_scratch, &zero);
-	if (!elem || !buf || n > 4096 || bpf_dynptr_read(buf, n, c->src, c->from, 0) ||
-	    bpf_dynptr_from_mem(elem, 4096, 0, &dst) || bpf_dynptr_write(&dst, eo, buf, n, 0)) {
-		c->failed = true;
-		return 1;
-	}
-	c->at += n;
-	c->from += n;
-	c->left -= n;
+	got = iwx_read_into(elem, eo, n, c->src, at->from);
+	if (got <= 0 || (__u32)got > n)
+		goto fail;
+	n = got;
+	at->to += n;
+	at->from += n;
+	at->left -= n;
 	return 0;
+fail:
+	c->failed = true;
+	return 1;
 }
 
 /* Where the FPDU at w->off has its byte i (markers left out) in the packet. */
@@ -413,12 +470,17 @@ static __always_inline __u32 at_byte(const struct walk *w, __u32 i, const bool m
 static __always_inline bool copy_out(struct walk *w, void *mem, __u64 at, __u32 i, __u32 len,
 				     const bool markers)
 {
-	struct copy c = { .src = &w->p->dp, .mem = mem, .at = at, .from = at_byte(w, i, markers),
-			  .left = len, .markers = markers,
+	struct iwx_fp_copying *pos = bpf_map_lookup_elem(&iwx_fp_copying, &(__u32){ 0 });
+	struct copy c = { .src = &w->p->dp, .mem = mem, .markers = markers,
 			  .mark = w->off + iwx_mpa_marker_first(w->seq - w->base) };
 
+	if (!pos)
+		return false;
+	pos->to = at;
+	pos->from = at_byte(w, i, markers);
+	pos->left = len;
 	bpf_loop(COPY_CHUNKS, copy_chunk, &c, 0);
-	return !c.failed && !c.left;
+	return !c.failed && !pos->left;
 }
 
 /* RFC 5044 §4.3: the FPDU's markers, each pointing back at its ULPDU_LENGTH (0: it leads). */
@@ -495,10 +557,16 @@ static __always_inline __u32 place(struct walk *w, const __u8 *hdr, __u32 ulen, 
 	r = &s->ring[s->head & (IWX_FP_RING - 1)];
 	r->seq = w->seq;
 	__builtin_memcpy(r->hdr, hdr, sizeof(r->hdr));
-	/* pad and CRC: no marker falls in either (both end 4-aligned, as markers are) */
-	if (bpf_dynptr_read(r->trailer, pad & 3, &w->p->dp, at_byte(w, IWX_MPA_HDR_LEN + ulen, markers), 0) ||
-	    bpf_dynptr_read(r->trailer + (pad & 3), IWX_MPA_CRC_LEN, &w->p->dp,
-			    at_byte(w, IWX_MPA_HDR_LEN + ulen + pad, markers), 0))
+	/*
+	 * Pad and CRC: no marker falls in either (both end 4-aligned, as markers are), one may
+	 * between them; without markers, one read.
+	 */
+	if (!markers ? bpf_dynptr_read(r->trailer, (pad & 3) + IWX_MPA_CRC_LEN, &w->p->dp,
+				       w->off + IWX_MPA_HDR_LEN + ulen, 0) :
+		       bpf_dynptr_read(r->trailer, pad & 3, &w->p->dp,
+				       at_byte(w, IWX_MPA_HDR_LEN + ulen, markers), 0) ||
+		       bpf_dynptr_read(r->trailer + (pad & 3), IWX_MPA_CRC_LEN, &w->p->dp,
+				       at_byte(w, IWX_MPA_HDR_LEN + ulen + pad, markers), 0))
 		return IWX_FP_SKIP_HEADER;
 	r->trailer_len = pad + IWX_MPA_CRC_LEN;
 	r->accepted = 0;	/* unmarked (IWX_FP_ACC_TAG) */
