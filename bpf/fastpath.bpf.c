@@ -1314,6 +1314,30 @@ static long accept_one(__u32 n, struct acceptance *a)
 }
 
 /*
+ * Without markers, records lie in stream order: the first that starts at or after the
+ * segment's end, found by halving. Those after it are of packets the hook has seen and TCP
+ * not yet (a batch of them, or while iwxd holds the socket): walked, they would cost a
+ * step each for every segment. Should iwxd take records meanwhile, the walk just starts
+ * elsewhere: a record it leaves unmarked is read, not trusted.
+ */
+static __always_inline __u32 after_segment(const struct acceptance *a)
+{
+	__u32 lo = 0, hi = a->i - a->tail;	/* counted from the oldest: the answer is in [lo, hi] */
+
+	if (hi > IWX_FP_RING)
+		return a->i;	/* iwxd took records meanwhile: the walk sorts it out */
+	for (int k = 0; k < 13 && lo < hi; k++) {	/* 13: log2(IWX_FP_RING) + 1 */
+		__u32 mid = lo + (hi - lo) / 2;
+
+		if (seq_before(a->s->ring[(a->tail + mid) & (IWX_FP_RING - 1)].seq, a->end))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return a->tail + lo;
+}
+
+/*
  * Every segment of an ESTABLISHED socket passes here first, the data TCP queues among
  * them, whichever way it came (fast path or not, from its backlog, before or after the
  * out-of-order queue). Data accepted elsewhere (in FIN_WAIT, say) leaves records unmarked:
@@ -1347,6 +1371,8 @@ int iwx_accepted(__u64 *ctx)
 	a.from = seq_before(a.seq, tp->rcv_nxt) ? tp->rcv_nxt : a.seq;
 	a.tail = *(volatile __u32 *)&a.s->tail;
 	a.i = *(volatile __u32 *)&a.s->head;	/* published after their record (place) */
+	if (!a.conn->markers)
+		a.i = after_segment(&a);
 	bpf_loop(ACCEPT_MAX, accept_one, &a, 0);
 	return 0;
 }
