@@ -67,11 +67,14 @@ struct {
 	__type(value, struct iwx_fp_conn);
 } iwx_fp_conns SEC(".maps");
 
-/* SO_COOKIE of its socket -> the connection: what iwx_accepted looks up. */
+/*
+ * The connection again, kept with its socket: what iwx_accepted asks of every segment the
+ * host's TCP takes, answered at once for a socket iwxd does not follow (no lookup).
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u64);
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct iwx_fp_conn);
 } iwx_fp_socks SEC(".maps");
 
@@ -1352,10 +1355,8 @@ int iwx_accepted(__u64 *ctx)
 	struct bpf_dynptr dp;
 	struct tcp_sock *tp;
 	__u8 th[14];
-	__u64 cookie;
 
-	cookie = sk->__sk_common.skc_cookie.counter;
-	a.conn = bpf_map_lookup_elem(&iwx_fp_socks, &cookie);
+	a.conn = bpf_sk_storage_get(&iwx_fp_socks, sk, NULL, 0);
 	if (!a.conn || !(a.s = bpf_map_lookup_elem(&iwx_fp_slots, &a.conn->slot)))
 		return 0;
 	tp = bpf_skc_to_tcp_sock(sk);

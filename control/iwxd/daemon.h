@@ -157,7 +157,6 @@ struct vqp {
 	struct iwx_llp		*llp;		/* ... its lower layer, MPA on TCP (the engine's) */
 	struct socket		*sctp_so;	/* over SCTP: the association (the engine's), else NULL */
 	uint32_t		fp_slot;	/* its slot in the fast path, + 1; 0: not followed */
-	uint64_t		fp_cookie;	/* ... its socket's SO_COOKIE, while followed */
 	bool			fp_lazy;	/* ... iwxd sleeps on the socket's low-water mark */
 	bool			fp_rung_stay;	/* ... lazy, rung for a Read's end only */
 	uint32_t		fp_head;	/* ... the slot's records written, at the last turn */

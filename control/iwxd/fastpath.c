@@ -479,12 +479,12 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 		conn.markers = q->agreed.mode.markers_rx;
 		conn.mark_base = iwx_llp_tcp_fast_start(q->llp);
 		s->wake_seq = seq[0];
-		err = bpf_map_update_elem(bpf_map__fd(fp->skel->maps.iwx_fp_socks), &conn.cookie,
+		err = bpf_map_update_elem(bpf_map__fd(fp->skel->maps.iwx_fp_socks), &q->tcp_w.fd,
 					  &conn, BPF_ANY) ? -errno : 0;
 		if (!err && bpf_map_update_elem(bpf_map__fd(fp->skel->maps.iwx_fp_conns), &key, &conn,
 						BPF_NOEXIST)) {
 			err = -errno;
-			bpf_map_delete_elem(bpf_map__fd(fp->skel->maps.iwx_fp_socks), &conn.cookie);
+			bpf_map_delete_elem(bpf_map__fd(fp->skel->maps.iwx_fp_socks), &q->tcp_w.fd);
 		}
 	}
 	if (err) {
@@ -494,7 +494,6 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 	}
 	fp->slot_qp[slot] = q;
 	fp->conns_warned = false;
-	q->fp_cookie = conn.cookie;
 	q->fp_slot = slot + 1;
 	q->fp_lazy = false;
 	q->fp_head = 0;
@@ -516,7 +515,7 @@ void fastpath_conn_end(struct iwxd *d, struct vqp *q)
 	lazy_end(fp, q);
 	key_of(&q->est.peer_addr, &q->est.local_addr, &key);
 	bpf_map_delete_elem(bpf_map__fd(fp->skel->maps.iwx_fp_conns), &key);
-	bpf_map_delete_elem(bpf_map__fd(fp->skel->maps.iwx_fp_socks), &q->fp_cookie);
+	bpf_map_delete_elem(bpf_map__fd(fp->skel->maps.iwx_fp_socks), &q->tcp_w.fd);
 	quiesce(fp);	/* no program writes its slot or places for it any more */
 	if (q->eng)
 		iwx_llp_tcp_fast(q->llp, NULL, 0);
