@@ -473,14 +473,31 @@ static __always_inline __u32 at_byte(const struct walk *w, __u32 i, const bool m
 static __always_inline bool copy_out(struct walk *w, void *mem, __u64 at, __u32 i, __u32 len,
 				     const bool markers)
 {
-	struct iwx_fp_copying *pos = bpf_map_lookup_elem(&iwx_fp_copying, &(__u32){ 0 });
-	struct copy c = { .src = &w->p->dp, .mem = mem, .markers = markers,
-			  .mark = w->off + iwx_mpa_marker_first(w->seq - w->base) };
+	struct copy c = { .src = &w->p->dp, .mem = mem, .markers = markers };
+	__u32 from = at_byte(w, i, markers);
+	struct iwx_fp_copying *pos;
 
+	if (!markers) {
+		/* most payloads lie in one element: read there straight, without the loop */
+		__u32 idx = at / 4096, eo = at % 4096;
+		int got = iwx_read_into(bpf_map_lookup_elem(mem, &idx), eo,
+					len < 4096 - eo ? len : 4096 - eo, &w->p->dp, from);
+
+		if (got <= 0 || (__u32)got > len)
+			return false;
+		if ((__u32)got == len)
+			return true;
+		at += got;
+		from += got;
+		len -= got;
+	} else {
+		c.mark = w->off + iwx_mpa_marker_first(w->seq - w->base);
+	}
+	pos = bpf_map_lookup_elem(&iwx_fp_copying, &(__u32){ 0 });
 	if (!pos)
 		return false;
 	pos->to = at;
-	pos->from = at_byte(w, i, markers);
+	pos->from = from;
 	pos->left = len;
 	bpf_loop(COPY_CHUNKS, copy_chunk, &c, 0);
 	return !c.failed && !pos->left;
