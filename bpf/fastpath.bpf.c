@@ -428,7 +428,7 @@ static long copy_chunk(__u32 i, struct copy *c)
 	void *elem;
 	int got;
 
-	(void)i;
+	(void)i;	/* also called once directly (copy_out) */
 	if (!at)
 		goto fail;
 	if (!at->left)
@@ -473,32 +473,18 @@ static __always_inline __u32 at_byte(const struct walk *w, __u32 i, const bool m
 static __always_inline bool copy_out(struct walk *w, void *mem, __u64 at, __u32 i, __u32 len,
 				     const bool markers)
 {
-	struct copy c = { .src = &w->p->dp, .mem = mem, .markers = markers };
-	__u32 from = at_byte(w, i, markers);
-	struct iwx_fp_copying *pos;
+	struct iwx_fp_copying *pos = bpf_map_lookup_elem(&iwx_fp_copying, &(__u32){ 0 });
+	struct copy c = { .src = &w->p->dp, .mem = mem, .markers = markers,
+			  .mark = markers ? w->off + iwx_mpa_marker_first(w->seq - w->base) : 0 };
 
-	if (!markers) {
-		/* most payloads lie in one element: read there straight, without the loop */
-		__u32 idx = at / 4096, eo = at % 4096;
-		int got = iwx_read_into(bpf_map_lookup_elem(mem, &idx), eo,
-					len < 4096 - eo ? len : 4096 - eo, &w->p->dp, from);
-
-		if (got <= 0 || (__u32)got > len)
-			return false;
-		if ((__u32)got == len)
-			return true;
-		at += got;
-		from += got;
-		len -= got;
-	} else {
-		c.mark = w->off + iwx_mpa_marker_first(w->seq - w->base);
-	}
-	pos = bpf_map_lookup_elem(&iwx_fp_copying, &(__u32){ 0 });
 	if (!pos)
 		return false;
 	pos->to = at;
-	pos->from = from;
+	pos->from = at_byte(w, i, markers);
 	pos->left = len;
+	/* most payloads lie in one element: their one piece without the loop */
+	if (!markers && (copy_chunk(0, &c) || !pos->left))
+		return !c.failed && !pos->left;
 	bpf_loop(COPY_CHUNKS, copy_chunk, &c, 0);
 	return !c.failed && !pos->left;
 }
@@ -583,10 +569,10 @@ static __always_inline __u32 place(struct walk *w, const __u8 *hdr, __u32 ulen, 
 	 */
 	if (!markers ? bpf_dynptr_read(r->trailer, (pad & 3) + IWX_MPA_CRC_LEN, &w->p->dp,
 				       w->off + IWX_MPA_HDR_LEN + ulen, 0) :
-		       bpf_dynptr_read(r->trailer, pad & 3, &w->p->dp,
-				       at_byte(w, IWX_MPA_HDR_LEN + ulen, markers), 0) ||
-		       bpf_dynptr_read(r->trailer + (pad & 3), IWX_MPA_CRC_LEN, &w->p->dp,
-				       at_byte(w, IWX_MPA_HDR_LEN + ulen + pad, markers), 0))
+		       (bpf_dynptr_read(r->trailer, pad & 3, &w->p->dp,
+					at_byte(w, IWX_MPA_HDR_LEN + ulen, markers), 0) ||
+			bpf_dynptr_read(r->trailer + (pad & 3), IWX_MPA_CRC_LEN, &w->p->dp,
+					at_byte(w, IWX_MPA_HDR_LEN + ulen + pad, markers), 0)))
 		return IWX_FP_SKIP_HEADER;
 	r->trailer_len = pad + IWX_MPA_CRC_LEN;
 	r->accepted = 0;	/* unmarked (IWX_FP_ACC_TAG) */
