@@ -192,7 +192,7 @@ static const struct {
 	TRAFFIC(tx_fpdus), TRAFFIC(rx_fpdus), TRAFFIC(tx_bytes), TRAFFIC(rx_bytes),
 	TRAFFIC(tx_fpdus_aligned), TRAFFIC(placed_segments), TRAFFIC(fast_fpdus), TRAFFIC(fast_bytes),
 	TRAFFIC(fast_discards), TRAFFIC(fast_refuted), TRAFFIC(fast_unchecked),
-	COUNTER(doorbells), COUNTER(wakeups),
+	COUNTER(doorbells), COUNTER(wakeups), COUNTER(linger_full),
 };
 
 #define NCOUNTERS	(sizeof(counters) / sizeof(counters[0]))
@@ -226,12 +226,74 @@ static const char *uptime_str(char *buf, size_t cap, uint64_t ms)
 
 #define LINE(label, fmt, ...)	printf("  %-22s" fmt "\n", label, __VA_ARGS__)
 
+static void json_user(struct json *j, const struct iwx_ipc_user_info *u)
+{
+	json_open(j, '{', true);
+	json_u64(j, "uid", u->uid);
+	json_u64(j, "clients", u->clients);
+	json_u64(j, "bytes", u->bytes);
+	json_u64(j, "departed_bytes", u->departed_bytes);
+	json_u64(j, "departed", u->departed);
+	json_u64(j, "pds", u->pds);
+	json_u64(j, "mrs", u->mrs);
+	json_u64(j, "cqs", u->cqs);
+	json_u64(j, "qps", u->qps);
+	json_u64(j, "listeners", u->listeners);
+	json_u64(j, "maps", u->maps);
+	json_u64(j, "queued", u->queued);
+	json_u64(j, "lingering", u->lingering);
+	json_close(j, '}');
+}
+
+static void user_line(const struct iwx_ipc_user_info *u)
+{
+	char label[32], a[64], b[64];
+
+	snprintf(label, sizeof(label), "uid %u", u->uid);
+	LINE(label, "%u clients, %s (%s of it left held, in %u objects), %u PDs, %u MRs, "
+	     "%u CQs, %u QPs, %u listeners, %u mappings, %u unread, %u lingering", u->clients,
+	     bytes_str(a, sizeof(a), u->bytes), bytes_str(b, sizeof(b), u->departed_bytes),
+	     u->departed, u->pds, u->mrs, u->cqs, u->qps, u->listeners, u->maps, u->queued,
+	     u->lingering);
+}
+
+static int by_uid(const void *x, const void *y)
+{
+	const struct iwx_ipc_user_info *a = x, *b = y;
+
+	return (a->uid > b->uid) - (a->uid < b->uid);
+}
+
+/* What each user holds: a second request, after the status (LIST_USERS). */
+static int fetch_users(const struct admin_opts *o, struct admin_reply *r, size_t *n)
+{
+	int err = admin_fetch(o->socket, IWX_IPC_LIST_USERS, NULL, 0,
+			      sizeof(struct iwx_ipc_user_info), r);
+
+	if (!err)
+		err = r->status;
+	*n = err ? 0 : r->len / sizeof(struct iwx_ipc_user_info);
+	if (*n)
+		qsort(r->buf, *n, sizeof(struct iwx_ipc_user_info), by_uid);
+	return err;
+}
+
 static int show_status(void *buf, size_t n, const struct admin_opts *o)
 {
 	const struct iwx_ipc_status *s = buf;
+	const struct iwx_ipc_user_info *users;
+	struct admin_reply ur = { 0 };
+	size_t nusers;
 	char a[64], b[64];
+	int err;
 
 	(void)n;
+	err = fetch_users(o, &ur, &nusers);
+	if (err) {
+		free(ur.buf);
+		return err;
+	}
+	users = (const struct iwx_ipc_user_info *)ur.buf;
 	if (o->json) {
 		struct json j = { .f = stdout };
 
@@ -264,6 +326,18 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 		json_u64(&j, "maps", s->maps);
 		json_u64(&j, "maps_total", s->maps_total);
 		json_u64(&j, "max_maps", s->max_maps);
+		json_u64(&j, "users", s->users);
+		json_u64(&j, "max_clients_per_user", s->max_clients_per_user);
+		json_u64(&j, "memory_per_user", s->memory_per_user);
+		json_u64(&j, "user_share", s->user_share);
+		json_u64(&j, "departed_bytes", s->departed_bytes);
+		json_u64(&j, "lingering", s->lingering);
+		json_u64(&j, "linger_full", s->linger_full);
+		json_key(&j, "per_user");
+		json_open(&j, '[', false);
+		for (size_t i = 0; i < nusers; i++)
+			json_user(&j, &users[i]);
+		json_close(&j, ']');
 		json_counters(&j, s);
 		json_pct(&j, "aligned_pct", s->traffic.tx_fpdus_aligned, s->traffic.tx_fpdus);
 		json_key(&j, "fast_path");
@@ -289,6 +363,7 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 		json_u64(&j, "paths", s->sctp.paths);
 		json_close(&j, '}');
 		json_close(&j, '}');
+		free(ur.buf);
 		return 0;
 	}
 	printf("iwxd at %s\n", o->socket);
@@ -307,8 +382,10 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	LINE("pending set-ups", "%u", s->conns_pending);
 	puts("limits (iwxd --help)");
 	LINE("clients connected", "%u of %u", s->connected, s->max_clients);
-	LINE("arenas", "%s of %s", bytes_str(a, sizeof(a), s->arena_bytes),
+	LINE("shared memory", "%s of %s", bytes_str(a, sizeof(a), s->arena_bytes),
 	     bytes_str(b, sizeof(b), s->arena_total));
+	LINE("  left held", "%s (let go of by iwxd, still mapped or open in a client)",
+	     bytes_str(a, sizeof(a), s->departed_bytes));
 	LINE("mappings", "%u of %u", s->maps, s->maps_total);
 	LINE("per client: arena", "%s", bytes_str(a, sizeof(a), s->arena_max));
 	LINE("  PDs, MRs", "%u, %u", s->max_pds, s->max_mrs);
@@ -317,12 +394,23 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	LINE("  unanswered requests", "%u", s->max_requests);
 	LINE("  unread messages", "%u", s->max_queued);
 	LINE("  mappings", "%u", s->max_maps);
+	LINE("per user: clients", "%u", s->max_clients_per_user);
+	LINE("  memory", "%s, and %u clients' worth of each limit per client",
+	     bytes_str(a, sizeof(a), s->memory_per_user), s->user_share);
+	puts("users");
+	if (!nusers)
+		LINE("none", "%s", "");
+	for (size_t i = 0; i < nusers; i++)
+		user_line(&users[i]);
+	free(ur.buf);
 	puts("connections");
 	LINE("established", "%" PRIu64, s->conns_established);
 	LINE("failed", "%" PRIu64, s->conns_failed);
 	LINE("rejected", "%" PRIu64, s->conns_rejected);
 	LINE("Terminates sent", "%" PRIu64, s->terms_sent);
 	LINE("Terminates received", "%" PRIu64, s->terms_received);
+	LINE("lingering sockets", "%u now; %" PRIu64 " closed at once, their user at the most",
+	     s->lingering, s->linger_full);
 	puts("traffic");
 	LINE("FPDUs sent", "%" PRIu64, s->traffic.tx_fpdus);
 	LINE("FPDUs received", "%" PRIu64, s->traffic.rx_fpdus);
@@ -690,9 +778,12 @@ static const struct admin_cmd status_cmd = {
 	"status", IWX_IPC_STATUS, sizeof(struct iwx_ipc_status), false, "one JSON object",
 	"Show iwxd's state: version, pid, uptime, CRC default and settle time; the clients\n"
 	"and what they made (PDs, MRs, CQs, QPs, listeners, connections being set up);\n"
-	"its limits (iwxd --help), with the clients connected and the arenas' bytes against\n"
-	"theirs; connections established, failed and rejected; Terminates sent and\n"
-	"received; FPDUs each way and the stream bytes they took (MPA headers, markers and\n"
+	"its limits (iwxd --help), with the clients connected and the bytes of memory shared\n"
+	"with them (arenas, rings, registered memory) against theirs, of which those left\n"
+	"held: let go of by iwxd, but still mapped or open in a client, and counted until\n"
+	"the kernel has freed them; the limits per user, and what each user (uid) holds;\n"
+	"connections established, failed and rejected; Terminates sent and received, and\n"
+	"the sockets lingering until the peer has read ours; FPDUs each way and the stream bytes they took (MPA headers, markers and\n"
 	"CRC included), and of the FPDUs sent the share that started a TCP packet, so that\n"
 	"TCP cut a segment there (as far as the sender can tell: an upper bound; \"-\" when\n"
 	"none was sent); segments placed straight into their target; FPDUs the fast path\n"
@@ -701,6 +792,8 @@ static const struct admin_cmd status_cmd = {
 	"attached to, with its mode. The traffic counters include the queue pairs already\n"
 	"destroyed.\n",
 	"JSON keys: the fields of struct iwx_ipc_status (iwx/ipc.h), and socket, and\n"
+	"per_user: an array of {uid, clients, bytes, departed_bytes, departed, pds, mrs,\n"
+	"cqs, qps, listeners, maps, queued, lingering} (struct iwx_ipc_user_info), and\n"
 	"aligned_pct (null when no FPDU was sent), fast_path: an array of {ifname, mode,\n"
 	"sctp_xsks}, and sctp: {bad_crc, placed_chunks, placed_bytes, xsk_rx, xsk_tx,\n"
 	"xsk_dropped, udp_dropped, no_path, paths}.\n",
@@ -713,7 +806,7 @@ static const struct admin_cmd counters_cmd = {
 	"COUNTER VALUE line each under a header, names as the JSON keys: conns_established,\n"
 	"conns_failed, conns_rejected, terms_sent, terms_received, tx_fpdus, rx_fpdus,\n"
 	"tx_bytes, rx_bytes, tx_fpdus_aligned, placed_segments, fast_fpdus, fast_bytes,\n"
-	"fast_discards, fast_refuted, fast_unchecked, doorbells, wakeups.\n",
+	"fast_discards, fast_refuted, fast_unchecked, doorbells, wakeups, linger_full.\n",
 	NULL,
 	show_counters,
 };

@@ -3,9 +3,11 @@
  * What one client may take of iwxd, and all of them together (iwxd --help, "Limits"):
  * each limit holds, answers its error and is logged once, and what is freed may be
  * taken again; a client that does not read is dropped; running out of descriptors does
- * not make iwxd spin; HELLO is taken once. The clients that push against the limits
- * are uid and gid nobody, members of iwxd's group (-g nogroup) but not root: the test
- * takes those credentials while it connects, which is when iwxd reads them.
+ * not make iwxd spin; HELLO is taken once; what one user's clients hold together, memory
+ * they keep after freeing it included, leaves another user its share. The clients that
+ * push against the limits are uid and gid nobody, members of iwxd's group (-g nogroup)
+ * but not root (another user: uid OTHER, gid nogroup): the test takes those credentials
+ * while it connects, which is when iwxd reads them.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -28,11 +31,12 @@
 
 #define ARGS		"--settle-ms 0 -g nogroup "
 #define NOBODY		65534		/* uid nobody, gid nogroup */
+#define OTHER		65533		/* another user, of group nogroup */
 #define MIB		(1u << 20)
 #define EVENT_MS	5000
 #define QUIET_MS	300		/* nothing more arrives in this long */
 #define RETRY_MS	3000		/* for iwxd to see a client go */
-#define MAX_DEVS	8
+#define MAX_DEVS	16
 #define MAX_FDS		256
 
 static struct iwxd_pair pair;
@@ -79,27 +83,38 @@ static void sleep_ms(int ms)
 }
 
 /* Be nobody (a member of nogroup, iwxd's group), or root again. */
-static void be_nobody(bool on)
+/* Take uid's credentials (group nogroup), or root's again (uid 0). */
+static void be(uid_t uid)
 {
-	if (on)
-		cr_assert(!setegid(NOBODY) && !seteuid(NOBODY), "become nobody: %m");
+	if (uid)
+		cr_assert(!setegid(NOBODY) && !seteuid(uid), "become uid %u: %m", (unsigned)uid);
 	else
 		cr_assert(!seteuid(0) && !setegid(0), "become root again: %m");
 }
 
-/* A device on daemon i, opened as nobody: NULL and errno on failure. */
-static struct iwx_device *open_nobody(int i, size_t arena)
+static void be_nobody(bool on)
+{
+	be(on ? NOBODY : 0);
+}
+
+/* A device on daemon i, opened as uid: NULL and errno on failure. */
+static struct iwx_device *open_as(uid_t uid, int i, size_t arena)
 {
 	struct iwx_open_opts o = { .socket = pair.sock[i], .arena_size = arena };
 	struct iwx_device *dev;
 	int err;
 
-	be_nobody(true);
+	be(uid);
 	dev = iwx_open(&o);
 	err = errno;
-	be_nobody(false);
+	be(0);
 	errno = err;
 	return dev;
+}
+
+static struct iwx_device *open_nobody(int i, size_t arena)
+{
+	return open_as(NOBODY, i, arena);
 }
 
 /* ... kept in devs[] so that it is closed at the end; slot k. */
@@ -405,7 +420,8 @@ Test(daemon_limits, arena_bytes_of_all_clients)
 	static uint8_t outside[MIB] __attribute__((aligned(65536)));
 	struct iwx_pd *pd;
 
-	start(ARGS "--arena-total 3M --arena-max 2M");
+	/* more for one user than for all: the total is what is tested here */
+	start(ARGS "--arena-total 3M --arena-max 2M --memory-per-user 8M");
 	pd = iwx_alloc_pd(dev_nobody(0, 0, 2 * MIB));
 	cr_assert_not_null(pd);
 	cr_assert_null(iwx_reg_mr(pd, outside, 65536, 0), "registered memory counts too");
@@ -414,7 +430,7 @@ Test(daemon_limits, arena_bytes_of_all_clients)
 	cr_assert_eq(errno, ENOSPC, "%s", strerror(errno));
 	cr_assert_null(open_nobody(0, 3 * MIB), "more than --arena-max");
 	cr_assert_eq(errno, EFBIG, "%s", strerror(errno));
-	cr_assert_geq(logged(0, LIMIT_LOG("bytes all clients share with iwxd (arenas, registered memory)",
+	cr_assert_geq(logged(0, LIMIT_LOG("bytes all clients share with iwxd (arenas, rings, registered memory)",
 					  "arena-total 3145728"), 0), 1);
 
 	iwx_close(devs[0]);
@@ -428,7 +444,7 @@ Test(daemon_limits, clients_connected)
 {
 	static char out[16384];
 
-	start(ARGS "--max-clients 3");
+	start(ARGS "--max-clients 3 --max-clients-per-user 3");
 	for (int i = 0; i < 3; i++)
 		dev_nobody(i, 0, MIB);
 	for (int i = 0; i < 2; i++) {
@@ -548,6 +564,167 @@ Test(daemon_limits, hello_only_once)
 
 /* ------------------------------------------------------------ iwx status */
 
+/* ------------------------------------------------------------ per user */
+
+/* Key of daemon 0's `iwx status -j` reaches want within RETRY_MS. */
+static bool status_reaches(const char *key, int64_t want)
+{
+	static char out[32768];
+	int64_t v = -1;
+
+	for (int t = 0; t < RETRY_MS / 50 && v != want; t++) {
+		if (t)
+			sleep_ms(50);
+		cr_assert_eq(run_iwx(out, sizeof(out), "status -s %s -j", pair.sock[0]), 0, "%s", out);
+		v = json_num(out, key);
+	}
+	return v == want;
+}
+
+/* SHM_CREATE of size bytes on sock: 0 and its descriptor in *fd and id in *id, or -errno. */
+static int shm_create(int sock, uint64_t size, int *fd, uint32_t *id)
+{
+	struct iwx_ipc_shm req = { .size = size };
+	unsigned one = 1;
+	int err = raw_call(sock, IWX_IPC_SHM_CREATE, &req, sizeof(req), &req, sizeof(req), fd, &one);
+
+	if (!err)
+		cr_assert_eq(one, 1, "SHM_CREATE gives its descriptor");
+	*id = req.shm;
+	return err;
+}
+
+Test(daemon_limits, memory_kept_after_free_counts)
+{
+	struct iwx_ipc_hello h = { .version = IWX_IPC_VERSION, .arena_size = MIB };
+	struct { uint8_t *p; int fd; } kept[24];
+	unsigned got = 4;
+	int hfds[4], sock, n, err = 0, fd;
+	uint8_t *arena;
+	uint32_t id;
+
+	start(ARGS "--memory-per-user 16M --arena-max 16M");
+	sock = raw_nobody(0, 5);
+	cr_assert_geq(sock, 0);
+	cr_assert_eq(raw_call(sock, IWX_IPC_HELLO, &h, sizeof(h), &h, sizeof(h), hfds, &got), 0);
+	cr_assert_eq(got, 4);
+	arena = mmap(NULL, MIB, PROT_READ | PROT_WRITE, MAP_SHARED, hfds[0], 0);
+	cr_assert(arena != MAP_FAILED, "%m");
+	for (int k = 0; k < 4; k++)
+		close(hfds[k]);	/* the arena stays mapped */
+
+	/* memory made, written and freed, its descriptor and mapping kept: still counted */
+	for (n = 0; n < 24; n++) {
+		struct iwx_ipc_id free_req;
+
+		err = shm_create(sock, MIB, &kept[n].fd, &id);
+		if (err)
+			break;
+		kept[n].p = mmap(NULL, MIB, PROT_READ | PROT_WRITE, MAP_SHARED, kept[n].fd, 0);
+		cr_assert(kept[n].p != MAP_FAILED, "%m");
+		memset(kept[n].p, 0xa5, MIB);
+		free_req.id = id;
+		cr_assert_eq(raw_call(sock, IWX_IPC_SHM_FREE, &free_req, sizeof(free_req), NULL, 0,
+				      NULL, NULL), 0);
+	}
+	cr_assert_eq(err, -ENOSPC, "after %d MiB freed and kept: %s", n, strerror(-err));
+	cr_assert_eq(n, 14, "16 MiB for the user: its arena, its doorbells' page and 14 MiB");
+	cr_assert_geq(logged(0, "user 65534 (client", 0), 1, "the refusal names the user");
+	cr_assert_geq(logged(0, "at the limit of bytes one user's clients share with iwxd, and "
+			     "those it keeps after they go (--memory-per-user 16777216): refused", 0), 1);
+	cr_assert(status_reaches("departed_bytes", 14 * MIB), "iwx status shows what it kept");
+
+	/* it lets go: free again once iwxd looks (every second) */
+	for (int k = 0; k < n; k++) {
+		munmap(kept[k].p, MIB);
+		close(kept[k].fd);
+	}
+	for (int t = 0; t < RETRY_MS / 50; t++) {
+		err = shm_create(sock, MIB, &fd, &id);
+		if (err != -ENOSPC)
+			break;
+		sleep_ms(50);
+	}
+	cr_assert_eq(err, 0, "what it let go of counts no more: %s", strerror(-err));
+	close(fd);
+
+	/* the client goes with its arena still mapped: counted until that goes too */
+	cr_assert_eq(fds[nfds - 1], sock);
+	close(fds[--nfds]);
+	cr_assert(status_reaches("departed_bytes", MIB), "the arena a departed client maps");
+	cr_assert(status_reaches("arena_bytes", MIB));
+	munmap(arena, MIB);
+	cr_assert(status_reaches("arena_bytes", 0), "nothing left held");
+	cr_assert(status_reaches("departed_bytes", 0));
+	cr_assert(status_reaches("users", 1), "no user but root, who asks");
+}
+
+Test(daemon_limits, one_user_leaves_others_their_share)
+{
+	static uint8_t outside[2 * MIB] __attribute__((aligned(65536)));
+	struct iwx_pd *pd;
+	int a;
+
+	/* per user: a quarter of the clients (3), half of the bytes (4 MiB) */
+	start(ARGS "--max-clients 12 --arena-total 8M");
+	for (a = 0; a < 12; a++) {
+		devs[a] = open_nobody(0, MIB);
+		if (!devs[a])
+			break;
+	}
+	cr_assert_eq(a, 3, "nobody takes as many clients as it may: %d", a);
+	cr_assert_eq(errno, EMFILE, "%s", strerror(errno));
+	cr_assert_eq(logged(0, "user 65534 (client", 0), 1);
+	cr_assert_eq(logged(0, "at the limit of clients one user (uid) has connected at once "
+			    "(--max-clients-per-user 3): turned away", 0), 1);
+	pd = iwx_alloc_pd(devs[0]);
+	cr_assert_not_null(pd);
+	cr_assert_null(iwx_reg_mr(pd, outside, 2 * MIB, IWX_ACCESS_LOCAL_WRITE),
+		       "more memory than the user has left");
+	cr_assert_eq(errno, ENOSPC, "%s", strerror(errno));
+	cr_assert_geq(logged(0, "(--memory-per-user 4194304): refused", 0), 1);
+
+	/* another user has its own clients and memory */
+	for (int b = 0; b < 3; b++) {
+		devs[3 + b] = open_as(OTHER, 0, MIB);
+		cr_assert_not_null(devs[3 + b], "the other user's client %d: %s", b, strerror(errno));
+	}
+	pd = iwx_alloc_pd(devs[3]);
+	cr_assert_not_null(pd);
+	cr_assert_not_null(iwx_reg_mr(pd, outside, MIB / 2, IWX_ACCESS_LOCAL_WRITE), "%s",
+			   strerror(errno));
+}
+
+Test(daemon_limits, counts_of_one_user)
+{
+	struct iwx_device *dev;
+	struct iwx_pd *pd;
+
+	start(ARGS "--max-pds 2 --max-clients-per-user 8");
+	for (int i = 0; i < 4; i++) {
+		dev = dev_nobody(i, 0, MIB);
+		cr_assert(iwx_alloc_pd(dev) && iwx_alloc_pd(dev), "%s", strerror(errno));
+	}
+	dev = dev_nobody(4, 0, MIB);
+	cr_assert_null(iwx_alloc_pd(dev), "a fifth client's PD: four clients' worth are taken");
+	cr_assert_eq(errno, ENOSPC, "%s", strerror(errno));
+	cr_assert_eq(logged(0, "its clients hold 4 clients' worth of protection domains per "
+			    "client (4 x --max-pds 2): refused", 0), 1);
+	devs[5] = open_as(OTHER, 0, MIB);
+	cr_assert_not_null(devs[5]);
+	cr_assert(iwx_alloc_pd(devs[5]) && iwx_alloc_pd(devs[5]), "another user's: %s",
+		  strerror(errno));
+	iwx_close(devs[0]);
+	devs[0] = NULL;
+	pd = NULL;
+	for (int t = 0; t < RETRY_MS / 20 && !pd; t++) {
+		pd = iwx_alloc_pd(dev);
+		if (!pd)
+			sleep_ms(20);
+	}
+	cr_assert_not_null(pd, "one client gone, its PDs are its user's again: %s", strerror(errno));
+}
+
 Test(daemon_limits, status_shows_limits_and_use)
 {
 	static char out[16384];
@@ -556,7 +733,9 @@ Test(daemon_limits, status_shows_limits_and_use)
 		int64_t		value;
 	} want[] = {
 		{ "connected", 2 }, { "max_clients", 7 }, { "clients", 1 },
-		{ "arena_bytes", 4 * MIB }, { "arena_total", 64 * MIB }, { "arena_max", 8 * MIB },
+		/* the arena and the doorbells' page-rounded memory: all a client shares at first */
+		{ "arena_bytes", 4 * MIB + ((IWX_IPC_BELLS_SIZE + 4095) & ~4095) },
+		{ "arena_total", 64 * MIB }, { "arena_max", 8 * MIB },
 		{ "max_pds", 5 }, { "max_mrs", 6 }, { "max_cqs", 9 }, { "max_qps", 10 },
 		{ "max_listeners", 11 }, { "max_requests", 12 }, { "max_queued", 13 },
 		{ "maps", 2 }, { "maps_total", 15 }, { "max_maps", 14 },
@@ -572,7 +751,7 @@ Test(daemon_limits, status_shows_limits_and_use)
 
 	cr_assert_eq(run_iwx(out, sizeof(out), "status -s %s", pair.sock[0]), 0, "%s", out);
 	cr_assert(strstr(out, "clients connected     2 of 7"), "%s", out);
-	cr_assert(strstr(out, "arenas                4.0 MiB of 64.0 MiB"), "%s", out);
+	cr_assert(strstr(out, "shared memory         4.0 MiB of 64.0 MiB"), "%s", out);
 	cr_assert(strstr(out, "CQs, QPs            9, 10"), "%s", out);
 }
 

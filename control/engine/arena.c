@@ -131,7 +131,8 @@ void iwx_arena_destroy(struct iwx_arena *a)
 	if (!a->base)
 		return;
 	munmap(a->base, a->size);
-	close(a->fd);
+	if (a->fd >= 0)	/* the mapping may outlive its descriptor (iwxd's rings) */
+		close(a->fd);
 	memset(a, 0, sizeof(*a));
 	a->fd = -1;
 }

@@ -84,6 +84,13 @@ static void status(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *r
 	s.maps = d->maps;
 	s.maps_total = d->o.max[LIMIT_MAPS_TOTAL];
 	s.max_maps = d->o.max[LIMIT_MAPS];
+	for (struct user *u = d->users; u; u = u->next)
+		s.users++;
+	s.max_clients_per_user = d->o.max[LIMIT_CLIENTS_USER];
+	s.memory_per_user = d->o.max[LIMIT_MEMORY_USER];
+	s.user_share = USER_SHARE;
+	s.departed_bytes = d->departed_bytes;
+	s.lingering = d->nlingering;
 	fastpath_status(d, &s);
 	sctp_io_status(d, &s);
 	outbox_reply(d, c, req, 0, &s, sizeof(s), NULL, 0);
@@ -128,6 +135,21 @@ static int add_stag(const struct iwx_mr *mr, void *ctx)
 	return 0;
 }
 
+static void list_users(struct iwxd *d, struct listing *l)
+{
+	for (const struct user *u = d->users; u; u = u->next) {
+		struct iwx_ipc_user_info e = {
+			.uid = u->uid, .clients = u->clients, .bytes = u->bytes,
+			.departed_bytes = u->departed_bytes, .departed = u->ndeparted,
+			.pds = u->used[LIMIT_PDS], .mrs = u->used[LIMIT_MRS], .cqs = u->used[LIMIT_CQS],
+			.qps = u->used[LIMIT_QPS], .listeners = u->used[LIMIT_LISTENERS],
+			.maps = u->used[LIMIT_MAPS], .queued = u->queued, .lingering = u->lingering,
+		};
+
+		listing_add(l, &e);
+	}
+}
+
 static int add_fp(void *ctx, const struct iwx_ipc_fp_info *e)
 {
 	listing_add(ctx, e);
@@ -155,6 +177,9 @@ void admin_request(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *r
 	case IWX_IPC_LIST_STAGS:
 		l.esize = sizeof(struct iwx_ipc_stag_info);
 		break;
+	case IWX_IPC_LIST_USERS:
+		l.esize = sizeof(struct iwx_ipc_user_info);
+		break;
 	default:
 		l.esize = sizeof(struct iwx_ipc_fp_info);
 		break;
@@ -169,6 +194,8 @@ void admin_request(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *r
 		list_conns(d, &l);
 	else if (req->op == IWX_IPC_LIST_STAGS)
 		iwx_mem_for_each(d->mem, add_stag, &l);
+	else if (req->op == IWX_IPC_LIST_USERS)
+		list_users(d, &l);
 	else
 		fastpath_list(d, add_fp, &l);
 	listing_flush(&l, true);

@@ -56,7 +56,7 @@ static void opts_of(const struct iwxd *d, const struct iwx_ipc_cm_param *p,
 static void pconn_unannounce(struct pconn *p)
 {
 	if (p->announced)
-		p->owner->used[LIMIT_REQUESTS]--;
+		client_give(p->owner, LIMIT_REQUESTS);
 	p->announced = false;
 }
 
@@ -113,7 +113,7 @@ static void announce(struct iwxd *d, struct pconn *p)
 	ev.pd_len = c->peer_pd_len;
 	memcpy(ev.pd, c->peer_pd, c->peer_pd_len);
 	p->announced = true;
-	p->owner->used[LIMIT_REQUESTS]++;
+	client_take(p->owner, LIMIT_REQUESTS);
 	/*
 	 * The application's answer is part of the set-up: unanswered by half its time
 	 * limit, it is rejected, so an initiator with the same limit hears the reject
@@ -468,7 +468,7 @@ int cm_listen(struct iwxd *d, struct client *c, struct iwx_ipc_listen *req)
 	l->id = loop_new_id(&d->loop);
 	iwx_ids_add(&d->ids, l->id, KIND_LISTENER, l);
 	l->owner = c;
-	c->used[LIMIT_LISTENERS]++;
+	client_take(c, LIMIT_LISTENERS);
 	l->next = d->listeners;
 	d->listeners = l;
 	req->addr = l->addr;
@@ -493,7 +493,7 @@ static void listener_free(struct iwxd *d, struct listener *l)
 		else if (p->listener == l)
 			p->listener = NULL;
 	}
-	l->owner->used[LIMIT_LISTENERS]--;
+	client_give(l->owner, LIMIT_LISTENERS);
 	IWX_LIST_UNLINK(&d->listeners, l);
 	iwx_ids_del(&d->ids, l->id);
 	free(l);

@@ -12,7 +12,8 @@
  *   outbox.c   what iwxd says to a client, in order (outbox.h)
  *   doorbell.c which of a client's queues rang: what the loop services
  *   shm.c      memory a client shares for registrations outside the arena (shm.h)
- *   limits.c   what a client, and all together, may hold; the refusal beyond it
+ *   limits.c   what a client, a user's clients, and all together may hold; the refusal beyond it
+ *   shared.c   memory shared with clients, charged until the kernel has freed it (shared.h)
  *   vqp.c      a queue pair's rings <-> the engine (qp.c) <-> completion rings
  *   cm.c       connection management: connect, listen, accept, reject, disconnect
  *   linger.c   sockets that sent a Terminate, read until the peer's FIN before the close
@@ -47,12 +48,15 @@ struct outmsg;
 struct shm;
 struct shm_mr;
 struct retired;
+struct departed;
 struct sctp_io;
 struct socket;
 
 /*
- * What one client, and all of them together, may hold: iwxd's options (limits.c). A request
- * beyond a limit fails with -ENOSPC (a client beyond max-clients: -EMFILE).
+ * What one client, one user's clients, and all of them together may hold: iwxd's options
+ * (limits.c). A request beyond a limit fails with -ENOSPC (a client beyond max-clients or
+ * max-clients-per-user: -EMFILE). A user's clients together hold at most USER_SHARE
+ * (limits.c) clients' worth of each limit per client (limit_of_user), root's aside.
  */
 enum iwxd_limit {
 	/* per client, counted in client.used[] */
@@ -67,26 +71,49 @@ enum iwxd_limit {
 	/* per client, counted where they are */
 	LIMIT_QUEUED = LIMIT_COUNTED,	/* messages waiting for it to read: client.out_n */
 	LIMIT_ARENA,		/* bytes it shares: its arena (-EFBIG beyond), shm.c's memory */
+	/* per user */
+	LIMIT_CLIENTS_USER,	/* clients connected: user.clients */
+	LIMIT_MEMORY_USER,	/* bytes shared, and kept after iwxd let go (shared.c): user.bytes */
 	/* of all clients together */
-	LIMIT_ARENA_TOTAL,	/* bytes all share, arenas and shm.c's: iwxd.arena_bytes */
+	LIMIT_ARENA_TOTAL,	/* bytes all share (shared.c), and kept: iwxd.arena_bytes */
 	LIMIT_CLIENTS,		/* clients connected: iwxd.nclients */
 	LIMIT_MAPS_TOTAL,	/* mappings of every client's memory: iwxd.maps (vm.max_map_count) */
 	LIMIT_N
 };
+
+#define USER_SHARE	4	/* a user's clients together hold this many clients' worth */
 
 struct limit_info {
 	const char	*flag;		/* iwxd's option, without its "--" */
 	const char	*what;		/* what it counts, for --help and the log */
 	uint64_t	dflt;
 	bool		bytes;		/* a size (256M), not a count */
+	const char	*derived;	/* dflt 0: the default, from other limits (limits_derive) */
 };
 
 extern const struct limit_info limits[LIMIT_N];
+
+/* The clients of one uid, together (limits.c): while it has any, or memory, or lingering sockets. */
+struct user {
+	uid_t			uid;
+	uint32_t		clients;	/* let in */
+	bool			clients_warned;	/* said it reached max-clients-per-user, until one goes */
+	uint32_t		used[LIMIT_COUNTED];	/* its clients', summed */
+	uint32_t		queued;		/* messages its clients have not read */
+	uint64_t		bytes;		/* memory shared with its clients, or kept (shared.c) */
+	uint64_t		departed_bytes;	/* ... of which iwxd let go, but something holds */
+	struct departed		*departed;	/* ... each such memory */
+	uint32_t		ndeparted;
+	uint64_t		looked_ms;	/* ... when last looked at */
+	uint32_t		lingering;	/* sockets of its connections lingering (linger.c) */
+	struct user		*next;
+};
 
 struct client {
 	struct watch		sock_w;		/* the control socket (SOCK_SEQPACKET) */
 	struct watch		bell_w;		/* doorbell eventfd: the client rang while iwxd slept */
 	struct iwx_ipc_bells	*bells;		/* doorbell.c: which of its queues rang */
+	struct iwx_arena	bells_mem;	/* ... the memory it is in */
 	struct bell		*bell;		/* ... what each bit stands for */
 	uint32_t		bell_n, bell_cap, bell_free;
 	struct iwx_link		bell_link;	/* on iwxd's bell_active: its bells are looked at */
@@ -98,6 +125,7 @@ struct client {
 	uint32_t		id;		/* in logs and listings: ident's low bits */
 	pid_t			pid;
 	uid_t			uid;
+	struct user		*user;		/* of uid; NULL while it is not let in */
 	bool			hello;		/* HELLO done: the arena exists */
 	bool			hello_tried;	/* HELLO asked for, done or failed: never again */
 	bool			dead;		/* to be closed by the loop */
@@ -106,6 +134,7 @@ struct client {
 	uint32_t		out_n;
 	uint32_t		used[LIMIT_COUNTED];	/* what it holds, by LIMIT_* */
 	uint32_t		warned;		/* limits (1 << LIMIT_*) it was told of */
+	uint32_t		warned_user;	/* ... its user's */
 	struct iwx_arena	arena;
 	struct shm		*shms;		/* memory shared for registrations outside the arena */
 	uint32_t		shm_ids;	/* ... the last id given */
@@ -120,7 +149,8 @@ struct vcq {
 	uint32_t		id;
 	uint32_t		bell;		/* its bit in the owner's doorbells */
 	struct client		*owner;
-	struct iwx_ipc_cq_shared *sh;
+	struct iwx_ipc_cq_shared *sh;	/* mem's */
+	struct iwx_arena	mem;
 	size_t			map_size;
 	struct iwx_ring		ring;		/* daemon produces */
 	uint32_t		users;		/* queue pairs using it */
@@ -148,7 +178,8 @@ struct vqp {
 	struct client		*owner;
 	uint32_t		pd;
 	struct vcq		*scq, *rcq;
-	struct iwx_ipc_qp_shared *sh;
+	struct iwx_ipc_qp_shared *sh;	/* mem's */
+	struct iwx_arena	mem;
 	size_t			map_size;
 	struct iwx_ring		sq, rq;		/* daemon consumes */
 	enum iwx_shq_state	state;
@@ -231,6 +262,7 @@ struct iwxd {
 	struct fastpath		*fp;		/* fastpath.c, once first attached */
 	struct sctp_io		*sctp;		/* sctp_io.c, unless --sctp-port 0 */
 	struct client		*clients;
+	struct user		*users;		/* of the clients, and of what they left (limits.c) */
 	struct vcq		*cqs;
 	struct iwx_link		qps;
 	struct iwx_link		ready;		/* queue pairs to service at the next turn */
@@ -243,7 +275,9 @@ struct iwxd {
 	uint32_t		nclients;	/* let in: held to max-clients (root aside) */
 	uint32_t		nturned;	/* refused or turned away, until answered */
 	bool			clients_warned;	/* said max-clients was reached, until one goes */
-	uint64_t		arena_bytes;	/* shared by every client: arenas, shm.c's memory */
+	uint64_t		arena_bytes;	/* shared with every client, and kept (shared.c) */
+	uint64_t		departed_bytes;	/* ... of which iwxd let go, but something holds */
+	uint64_t		departed_ms;	/* ... looked at again then (0: none) */
 	uint32_t		maps;		/* mappings of clients' memory (LIMIT_MAPS_TOTAL) */
 	uint64_t		start_ms;
 	uint64_t		accept_at_ms;	/* accepting paused until then; 0: not paused */
@@ -260,13 +294,31 @@ void session_close(struct iwxd *d, struct client *c);
 void session_timers(struct iwxd *d, uint64_t now);
 
 /* limits.c */
-/* Log that c is at limit lim, and what iwxd does about it (action). */
+/* The limits left 0 by the options, from the others (limit_info.derived). */
+void limits_derive(uint64_t max[LIMIT_N]);
+/* What one user's clients may hold of lim together. */
+uint64_t limit_of_user(const struct iwxd *d, enum iwxd_limit lim);
+/* uid's user, made on first use: NULL without memory. */
+struct user *user_get(struct iwxd *d, uid_t uid);
+/* u goes if it holds nothing any more (no client, memory or lingering socket). */
+void user_forget(struct iwxd *d, struct user *u);
+/* Is c held to no limit per user (root)? */
+bool user_exempt(const struct client *c);
+/* Log that c is at limit lim, or its user is (_user), and what iwxd does about it (action). */
 void limit_warn(const struct iwxd *d, const struct client *c, enum iwxd_limit lim,
 		const char *action);
-/* May c have one more of what used[lim] counts? 0, or -ENOSPC, logged once per client and limit. */
+void limit_warn_user(const struct iwxd *d, const struct client *c, enum iwxd_limit lim,
+		     const char *action);
+/*
+ * May c have one more of what used[lim] counts, and its user? 0, or -ENOSPC, logged once
+ * per client and limit. client_take and client_give count it for both.
+ */
 int client_room(const struct iwxd *d, struct client *c, enum iwxd_limit lim);
-/* A request of c fails with err for limit lim (logged once per client and limit). */
+void client_take(struct client *c, enum iwxd_limit lim);
+void client_give(struct client *c, enum iwxd_limit lim);
+/* A request of c fails with err for limit lim, of c or of its user (logged once per client). */
 int client_refuse(const struct iwxd *d, struct client *c, enum iwxd_limit lim, int err);
+int user_refuse(const struct iwxd *d, struct client *c, enum iwxd_limit lim, int err);
 /*
  * c's memory is to be mapped n more times here (LIMIT_MAPS, LIMIT_MAPS_TOTAL: the kernel
  * allows a process vm.max_map_count mappings, and every client's share that): 0, or
@@ -280,7 +332,7 @@ void maps_give(struct iwxd *d, struct client *c, uint32_t n);
 int doorbell_open(struct iwxd *d, struct client *c, int *memfd);
 /* c wrote its eventfd: its bells are looked at again, every turn until they are quiet. */
 void doorbell_wake(struct iwxd *d, struct client *c);
-void doorbell_close(struct client *c);
+void doorbell_close(struct iwxd *d, struct client *c);
 /* A bit of c's for a new queue pair q or completion queue cq (one of them): it, or -errno. */
 int64_t doorbell_bind(struct client *c, struct vqp *q, struct vcq *cq);
 void doorbell_unbind(struct client *c, uint32_t bell);
@@ -294,8 +346,6 @@ void doorbell_take(struct iwxd *d);
 bool doorbell_sleep(struct iwxd *d, bool on);
 
 /* vqp.c */
-/* Shared memory for a client: a memfd sealed at its size, mapped here; *fd goes to the client. */
-void *shared_map(const char *name, size_t size, int *fd);
 struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp_create *req,
 		       int *memfd, int *err);
 void vqp_destroy(struct iwxd *d, struct vqp *q);
@@ -334,9 +384,9 @@ void cm_pconn_free(struct iwxd *d, struct pconn *p);
 /*
  * linger.c: fd (a socket whose engine sent a Terminate and shut its half) stays open,
  * its incoming bytes dropped, until the peer's FIN or 2 s; the caller closes fd as it
- * likes (linger holds a duplicate).
+ * likes (linger holds a duplicate). Counted to u: each user has as many as LINGER_MAX.
  */
-void linger_start(struct iwxd *d, int fd);
+void linger_start(struct iwxd *d, struct user *u, int fd);
 /* Close every lingering socket now (iwxd stops). */
 void linger_stop(struct iwxd *d);
 

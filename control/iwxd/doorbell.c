@@ -14,10 +14,10 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "daemon.h"
+#include "shared.h"
 
 #define IDLE_MS		100	/* a client whose bells were quiet this long must write to wake us */
 
@@ -29,9 +29,13 @@ struct bell {
 
 int doorbell_open(struct iwxd *d, struct client *c, int *memfd)
 {
-	c->bells = shared_map("iwx-bells", IWX_IPC_BELLS_SIZE, memfd);
-	if (!c->bells)
-		return -errno;
+	int err = shared_create(d, c, &c->bells_mem, IWX_IPC_BELLS_SIZE);
+
+	if (err)
+		return err;
+	c->bells = c->bells_mem.base;
+	*memfd = c->bells_mem.fd;	/* the client's: the mapping is all iwxd needs */
+	c->bells_mem.fd = -1;
 	doorbell_wake(d, c);
 	return 0;
 }
@@ -45,11 +49,10 @@ void doorbell_wake(struct iwxd *d, struct client *c)
 	__atomic_store_n(&c->bells->need_wakeup, d->asleep, __ATOMIC_SEQ_CST);
 }
 
-void doorbell_close(struct client *c)
+void doorbell_close(struct iwxd *d, struct client *c)
 {
 	iwx_link_del(&c->bell_link);
-	if (c->bells)
-		munmap(c->bells, IWX_IPC_BELLS_SIZE);
+	shared_destroy(d, c->user, &c->bells_mem);
 	c->bells = NULL;
 	free(c->bell);
 	c->bell = NULL;

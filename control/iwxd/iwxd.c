@@ -30,6 +30,7 @@
 #include "daemon.h"
 #include "fastpath.h"
 #include "sctp_io.h"
+#include "shared.h"
 #include "shm.h"
 
 #define IDLE_MS		60000	/* the longest sleep: nothing is due sooner */
@@ -200,6 +201,7 @@ static void run(struct iwxd *d)
 		now = iwx_conn_now_ms();
 		loop_timers_begin(&d->loop, now, IDLE_MS);
 		session_timers(d, now);
+		shared_timers(d, now);
 		loop_timers_run(&d->loop, d, now);
 		sctp_io_timers(d, now);
 		reap(d);
@@ -225,6 +227,7 @@ static void teardown(struct iwxd *d)
 		session_close(d, d->clients);
 	fastpath_stop(d);
 	linger_stop(d);
+	shared_stop(d);
 	sctp_io_stop(d);
 	if (d->listen_w.fd >= 0) {
 		/* connections it never accepted may hold descriptors */
@@ -261,23 +264,30 @@ static void usage(FILE *f)
 		"  -h, --help            this text\n"
 		"\n"
 		"Limits: a request beyond one fails with ENOSPC (an arena larger than --arena-max\n"
-		"with EFBIG) and is logged; a client beyond --max-clients is answered EMFILE (root\n"
-		"is let in regardless), one beyond --max-queued is dropped, and a connection\n"
-		"request beyond --max-requests is rejected. Sizes take K, M or G.\n"
+		"with EFBIG) and is logged; a client beyond --max-clients or --max-clients-per-user\n"
+		"is answered EMFILE (root is let in regardless), one beyond --max-queued is\n"
+		"dropped, and a connection request beyond --max-requests is rejected. Sizes take\n"
+		"K, M or G. The clients of one user (uid) together hold at most %d clients' worth\n"
+		"of each limit per client, and --memory-per-user bytes: memory counts from its\n"
+		"creation until the kernel has freed it, so what a client keeps mapped (or a\n"
+		"descriptor of) after freeing it, or after it is gone, still counts. Root's\n"
+		"clients are not held to the limits per user.\n"
 		"Each connection holds a descriptor: iwxd raises its limit of open files\n"
 		"(RLIMIT_NOFILE) to the system's most for a process (fs.nr_open) where it may,\n"
 		"else to its hard limit. Out of them, what needs one fails with EMFILE, and\n"
 		"accepting clients pauses until one is free.\n",
-		IWX_DEFAULT_SOCKET);
+		IWX_DEFAULT_SOCKET, USER_SHARE);
 	for (int i = 0; i < LIMIT_N; i++) {
-		char flag[32], dflt[32];
+		char flag[32], dflt[48];
 
 		snprintf(flag, sizeof(flag), "%s %s", limits[i].flag, limits[i].bytes ? "BYTES" : "N");
-		if (limits[i].bytes)
+		if (limits[i].derived)
+			snprintf(dflt, sizeof(dflt), "%s", limits[i].derived);
+		else if (limits[i].bytes)
 			snprintf(dflt, sizeof(dflt), "%" PRIu64 "G", limits[i].dflt >> 30);
 		else
 			snprintf(dflt, sizeof(dflt), "%" PRIu64, limits[i].dflt);
-		fprintf(f, "  --%-18s  %s (default %s)\n", flag, limits[i].what, dflt);
+		fprintf(f, "  --%-24s  %s (default %s)\n", flag, limits[i].what, dflt);
 	}
 	fprintf(f, "\n"
 		"It runs in the foreground and logs to stderr; SIGINT or SIGTERM stop it, closing\n"
@@ -406,6 +416,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	limits_derive(d.o.max);
 	if (setup(&d))
 		return 1;
 	log_info("serving %s (CRC %s by default, settle %d ms)", d.o.socket,

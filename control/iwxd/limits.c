@@ -1,17 +1,29 @@
 // SPDX-License-Identifier: MIT
 /*
- * What one client, and all of them together, may hold: the limits (daemon.h), their
- * options and defaults, and the refusal a request beyond one gets. The modules that
- * make a client's objects ask here before they do.
+ * What one client, one user's clients together, and all of them together may hold: the
+ * limits (daemon.h), their options and defaults, the users that hold, and the refusal a
+ * request beyond a limit gets. The modules that make a client's objects ask here before
+ * they do.
+ *
+ * A user is a uid, as the kernel's RDMA stack counts pinned memory against the user's
+ * RLIMIT_MEMLOCK: a client is one process's device, and a user may open many. So what a
+ * client may hold is also held to a total per user (USER_SHARE clients' worth, its own
+ * clients and memory limits), and no user can take what the limits leave for all. Root's
+ * clients are counted, but not held to the limits per user.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 
 #include "daemon.h"
 
 const struct limit_info limits[LIMIT_N] = {
 	[LIMIT_CLIENTS]		= { "max-clients", "clients connected at once", 1024 },
-	[LIMIT_ARENA_TOTAL]	= { "arena-total", "bytes all clients share with iwxd (arenas, registered memory)", 4ull << 30, true },
+	[LIMIT_CLIENTS_USER]	= { "max-clients-per-user", "clients one user (uid) has connected at once", 0, false,
+				    "a quarter of --max-clients" },
+	[LIMIT_ARENA_TOTAL]	= { "arena-total", "bytes all clients share with iwxd (arenas, rings, registered memory)", 4ull << 30, true },
+	[LIMIT_MEMORY_USER]	= { "memory-per-user", "bytes one user's clients share with iwxd, and those it keeps after they go", 0, true,
+				    "half of --arena-total" },
 	[LIMIT_ARENA]		= { "arena-max", "bytes one client shares with iwxd (its arena, registered memory)", 1ull << 30, true },
 	[LIMIT_PDS]		= { "max-pds", "protection domains per client", 256 },
 	[LIMIT_MRS]		= { "max-mrs", "memory regions per client", 65536 },
@@ -25,12 +37,65 @@ const struct limit_info limits[LIMIT_N] = {
 	[LIMIT_MAPS_TOTAL]	= { "maps-total", "mappings of all clients' memory (below vm.max_map_count)", 49152 },
 };
 
+void limits_derive(uint64_t max[LIMIT_N])
+{
+	if (!max[LIMIT_CLIENTS_USER])
+		max[LIMIT_CLIENTS_USER] = max[LIMIT_CLIENTS] / 4 ? max[LIMIT_CLIENTS] / 4 : 1;
+	if (!max[LIMIT_MEMORY_USER])
+		max[LIMIT_MEMORY_USER] = max[LIMIT_ARENA_TOTAL] / 2;
+}
+
+uint64_t limit_of_user(const struct iwxd *d, enum iwxd_limit lim)
+{
+	if (lim == LIMIT_CLIENTS_USER || lim == LIMIT_MEMORY_USER)
+		return d->o.max[lim];
+	return USER_SHARE * d->o.max[lim];
+}
+
+struct user *user_get(struct iwxd *d, uid_t uid)
+{
+	struct user *u;
+
+	for (u = d->users; u; u = u->next)
+		if (u->uid == uid)
+			return u;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return NULL;
+	u->uid = uid;
+	u->next = d->users;
+	d->users = u;
+	return u;
+}
+
+void user_forget(struct iwxd *d, struct user *u)
+{
+	if (u->clients || u->bytes || u->lingering)
+		return;
+	IWX_LIST_UNLINK(&d->users, u);
+	free(u);
+}
+
 void limit_warn(const struct iwxd *d, const struct client *c, enum iwxd_limit lim,
 		const char *action)
 {
 	log_warn("client %u (pid %d, uid %u): at the limit of %s (--%s %" PRIu64 "): %s", c->id,
 		 (int)c->pid, (unsigned)c->uid, limits[lim].what, limits[lim].flag, d->o.max[lim],
 		 action);
+}
+
+void limit_warn_user(const struct iwxd *d, const struct client *c, enum iwxd_limit lim,
+		     const char *action)
+{
+	if (lim == LIMIT_CLIENTS_USER || lim == LIMIT_MEMORY_USER)
+		log_warn("user %u (client %u, pid %d): at the limit of %s (--%s %" PRIu64 "): %s",
+			 (unsigned)c->uid, c->id, (int)c->pid, limits[lim].what, limits[lim].flag,
+			 d->o.max[lim], action);
+	else
+		log_warn("user %u (client %u, pid %d): its clients hold %d clients' worth of %s "
+			 "(%d x --%s %" PRIu64 "): %s", (unsigned)c->uid, c->id, (int)c->pid,
+			 USER_SHARE, limits[lim].what, USER_SHARE, limits[lim].flag, d->o.max[lim],
+			 action);
 }
 
 /* Said once per client, not at every retry. */
@@ -42,18 +107,50 @@ int client_refuse(const struct iwxd *d, struct client *c, enum iwxd_limit lim, i
 	return err;
 }
 
+int user_refuse(const struct iwxd *d, struct client *c, enum iwxd_limit lim, int err)
+{
+	if (!(c->warned_user & 1u << lim))
+		limit_warn_user(d, c, lim, "refused");
+	c->warned_user |= 1u << lim;
+	return err;
+}
+
+bool user_exempt(const struct client *c)
+{
+	return c->uid == 0;
+}
+
 int client_room(const struct iwxd *d, struct client *c, enum iwxd_limit lim)
 {
-	return c->used[lim] < d->o.max[lim] ? 0 : client_refuse(d, c, lim, -ENOSPC);
+	if (c->used[lim] >= d->o.max[lim])
+		return client_refuse(d, c, lim, -ENOSPC);
+	if (!user_exempt(c) && c->user->used[lim] >= limit_of_user(d, lim))
+		return user_refuse(d, c, lim, -ENOSPC);
+	return 0;
+}
+
+void client_take(struct client *c, enum iwxd_limit lim)
+{
+	c->used[lim]++;
+	c->user->used[lim]++;
+}
+
+void client_give(struct client *c, enum iwxd_limit lim)
+{
+	c->used[lim]--;
+	c->user->used[lim]--;
 }
 
 int maps_take(struct iwxd *d, struct client *c, uint32_t n)
 {
 	if (n > d->o.max[LIMIT_MAPS] - c->used[LIMIT_MAPS])
 		return client_refuse(d, c, LIMIT_MAPS, -ENOSPC);
+	if (!user_exempt(c) && n > limit_of_user(d, LIMIT_MAPS) - c->user->used[LIMIT_MAPS])
+		return user_refuse(d, c, LIMIT_MAPS, -ENOSPC);
 	if (n > d->o.max[LIMIT_MAPS_TOTAL] - d->maps)
 		return client_refuse(d, c, LIMIT_MAPS_TOTAL, -ENOSPC);
 	c->used[LIMIT_MAPS] += n;
+	c->user->used[LIMIT_MAPS] += n;
 	d->maps += n;
 	return 0;
 }
@@ -61,5 +158,6 @@ int maps_take(struct iwxd *d, struct client *c, uint32_t n)
 void maps_give(struct iwxd *d, struct client *c, uint32_t n)
 {
 	c->used[LIMIT_MAPS] -= n;
+	c->user->used[LIMIT_MAPS] -= n;
 	d->maps -= n;
 }

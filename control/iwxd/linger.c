@@ -8,7 +8,8 @@
  * Write): the reset can overtake its reading and destroy the Terminate with the stream.
  * So our half is shut once the Terminate is out (the engine), and what the peer still
  * sends is read and dropped here until its FIN, or for LINGER_MS at most; only then is
- * the socket closed.
+ * the socket closed. Each is counted to the user whose connection it was, and a user has
+ * LINGER_MAX at most: one user's Terminates cannot cost another's its lingering.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,11 +20,12 @@
 
 #define LINGER_MS	2000	/* the longest a peer gets to see our Terminate and close */
 #define READ_BUDGET	64	/* reads per wake-up, so that one peer cannot hold the loop */
-#define LINGER_MAX	256	/* sockets at once: each is a descriptor, and peers set the pace */
+#define LINGER_MAX	256	/* sockets of a user at once: each is a descriptor, and peers set the pace */
 
 struct lingering {
 	struct watch		w;
 	struct timer		timer;		/* LINGER_MS after it began: closed then */
+	struct user		*user;
 	struct lingering	*next;
 };
 
@@ -34,6 +36,8 @@ static void linger_end(struct iwxd *d, struct lingering *l)
 	close(l->w.fd);
 	IWX_LIST_UNLINK(&d->lingering, l);
 	d->nlingering--;
+	l->user->lingering--;
+	user_forget(d, l->user);
 	free(l);
 }
 
@@ -61,11 +65,13 @@ static void on_readable(struct iwxd *d, struct watch *w, uint32_t events)
 	}
 }
 
-void linger_start(struct iwxd *d, int fd)
+void linger_start(struct iwxd *d, struct user *u, int fd)
 {
-	struct lingering *l = d->nlingering < LINGER_MAX ? calloc(1, sizeof(*l)) : NULL;
+	struct lingering *l = u->lingering < LINGER_MAX ? calloc(1, sizeof(*l)) : NULL;
 
 	if (!l || timer_init(&d->loop, &l->timer, on_time_up)) {
+		if (!l && u->lingering >= LINGER_MAX)
+			d->st.linger_full++;
 		free(l);
 		return;	/* the close may reset: no worse than without lingering */
 	}
@@ -78,6 +84,8 @@ void linger_start(struct iwxd *d, int fd)
 		return;
 	}
 	timer_set(&d->loop, &l->timer, iwx_conn_now_ms() + LINGER_MS);
+	l->user = u;
+	u->lingering++;
 	l->next = d->lingering;
 	d->lingering = l;
 	d->nlingering++;

@@ -44,6 +44,8 @@ static int enqueue(struct client *c, const struct iwx_ipc_hdr *h, const void *bo
 	*c->out_tail = m;
 	c->out_tail = &m->next;
 	c->out_n++;
+	if (c->user)	/* NULL: refused, waiting for its answer */
+		c->user->queued++;
 	return m->nfds == nfds ? 0 : -EMFILE;
 }
 
@@ -72,6 +74,8 @@ void outbox_flush(struct iwxd *d, struct client *c)
 		if (!c->out)
 			c->out_tail = &c->out;
 		c->out_n--;
+		if (c->user)
+			c->user->queued--;
 		outmsg_free(m);
 	}
 	watch_mod(&d->loop, &c->sock_w, EPOLLIN);
@@ -89,6 +93,12 @@ void outbox_send(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *h, 
 	if (err == -EAGAIN) {
 		if (c->out_n >= d->o.max[LIMIT_QUEUED]) {
 			limit_warn(d, c, LIMIT_QUEUED, "closing it");
+			c->dead = true;
+			return;
+		}
+		if (c->user && !user_exempt(c) &&
+		    c->user->queued >= limit_of_user(d, LIMIT_QUEUED)) {
+			limit_warn_user(d, c, LIMIT_QUEUED, "closing this client");
 			c->dead = true;
 			return;
 		}
@@ -145,5 +155,7 @@ void outbox_clear(struct client *c)
 		outmsg_free(m);
 	}
 	outbox_init(c);
+	if (c->user)
+		c->user->queued -= c->out_n;
 	c->out_n = 0;
 }

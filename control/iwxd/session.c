@@ -20,6 +20,7 @@
 
 #include "daemon.h"
 #include "outbox.h"
+#include "shared.h"
 #include "shm.h"
 
 #define DEFAULT_ARENA	(64u << 20)
@@ -76,8 +77,8 @@ static void hello_undo(struct iwxd *d, struct client *c)
 	}
 	if (c->arena.base)
 		maps_give(d, c, 2);	/* taken with it: its mapping and the doorbells' */
-	iwx_arena_destroy(&c->arena);
-	doorbell_close(c);
+	shared_destroy(d, c->user, &c->arena);
+	doorbell_close(d, c);
 }
 
 static int hello(struct iwxd *d, struct client *c, struct iwx_ipc_hello *h, int fds[4])
@@ -93,13 +94,10 @@ static int hello(struct iwxd *d, struct client *c, struct iwx_ipc_hello *h, int 
 		return -EPROTONOSUPPORT;
 	if (size > d->o.max[LIMIT_ARENA])
 		return client_refuse(d, c, LIMIT_ARENA, -EFBIG);
-	/* what the arena will take, as the kernel allocates all of it now */
-	if (iwx_arena_size(size) > d->o.max[LIMIT_ARENA_TOTAL] - d->arena_bytes)
-		return client_refuse(d, c, LIMIT_ARENA_TOTAL, -ENOSPC);
 	err = maps_take(d, c, 2);	/* the arena and the doorbells */
 	if (err)
 		return err;
-	err = iwx_arena_create(&c->arena, size, true);
+	err = shared_create(d, c, &c->arena, size);
 	if (err) {
 		maps_give(d, c, 2);
 		return err;
@@ -117,7 +115,6 @@ static int hello(struct iwxd *d, struct client *c, struct iwx_ipc_hello *h, int 
 		return err;
 	}
 	c->hello = true;
-	d->arena_bytes += c->arena.size;
 	h->client_id = c->id;
 	h->arena_size = c->arena.size;
 	h->arena_bpf = c->arena.bpf;
@@ -190,7 +187,8 @@ static uint32_t body_len(uint16_t op)
 	case IWX_IPC_STATUS:
 	case IWX_IPC_LIST_CONNS:
 	case IWX_IPC_LIST_STAGS:
-	case IWX_IPC_FP_STATS:		return 0;
+	case IWX_IPC_FP_STATS:
+	case IWX_IPC_LIST_USERS:	return 0;
 	default:			return sizeof(struct iwx_ipc_id);
 	}
 }
@@ -211,7 +209,7 @@ static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr 
 		goto reply;
 	}
 	if ((h->op >= IWX_IPC_STATUS && h->op <= IWX_IPC_LIST_STAGS) ||
-	    (h->op >= IWX_IPC_FP_ATTACH && h->op <= IWX_IPC_FP_STATS)) {
+	    (h->op >= IWX_IPC_FP_ATTACH && h->op <= IWX_IPC_LIST_USERS)) {
 		if (c->uid != 0) {
 			err = -EPERM;
 			goto reply;
@@ -234,25 +232,29 @@ static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr 
 		err = client_room(d, c, LIMIT_PDS);
 		v = err ? err : iwx_mem_pd_alloc(d->mem, c->ident);
 		err = v < 0 ? (int)v : 0;
-		c->used[LIMIT_PDS] += !err;
+		if (!err)
+			client_take(c, LIMIT_PDS);
 		r->id.id = v;
 		out_len = sizeof(r->id);
 		break;
 	case IWX_IPC_PD_FREE:
 		err = pd_in_use(d, c, r->id.id) ? -EBUSY : iwx_mem_pd_free(d->mem, c->ident, r->id.id);
-		c->used[LIMIT_PDS] -= !err;
+		if (!err)
+			client_give(c, LIMIT_PDS);
 		break;
 	case IWX_IPC_MR_REG:
 		err = client_room(d, c, LIMIT_MRS);
 		v = err ? err : mr_reg(d, c, &r->mr);
 		err = v < 0 ? (int)v : 0;
-		c->used[LIMIT_MRS] += !err;
+		if (!err)
+			client_take(c, LIMIT_MRS);
 		r->mr.stag = v;
 		out_len = sizeof(r->mr);
 		break;
 	case IWX_IPC_MR_DEREG:
 		err = shm_mr_dereg(d, c, r->id.id);
-		c->used[LIMIT_MRS] -= !err;
+		if (!err)
+			client_give(c, LIMIT_MRS);
 		break;
 	case IWX_IPC_MR_INVALIDATE:
 		mr = iwx_mem_lookup(d->mem, r->id.id);
@@ -410,9 +412,11 @@ void session_timers(struct iwxd *d, uint64_t now)
 		loop_due(&d->loop, d->accept_at_ms);
 }
 
-/* May this client in? 0, or the answer to its request, before iwxd hangs up on it. */
+/* May this client in? 0 (c->user set), or the answer to its request, before iwxd hangs up on it. */
 static int admit(struct iwxd *d, struct client *c, gid_t gid)
 {
+	struct user *u;
+
 	if (!allowed(d, c->uid, gid)) {
 		log_warn("refused a client: pid %d uid %u is neither root nor in the group",
 			 (int)c->pid, (unsigned)c->uid);
@@ -425,6 +429,16 @@ static int admit(struct iwxd *d, struct client *c, gid_t gid)
 		d->clients_warned = true;
 		return -EMFILE;
 	}
+	u = user_get(d, c->uid);
+	if (!u)
+		return -ENOMEM;
+	if (!user_exempt(c) && u->clients >= d->o.max[LIMIT_CLIENTS_USER]) {
+		if (!u->clients_warned)
+			limit_warn_user(d, c, LIMIT_CLIENTS_USER, "turned away");
+		u->clients_warned = true;
+		return -EMFILE;
+	}
+	c->user = u;
 	return 0;
 }
 
@@ -460,7 +474,7 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 		c->id = (uint32_t)c->ident;
 		c->pid = cred.pid;
 		c->uid = cred.uid;
-		c->arena.fd = c->bell_w.fd = c->notify_fd = -1;
+		c->arena.fd = c->bells_mem.fd = c->bell_w.fd = c->notify_fd = -1;
 		c->refused = admit(d, c, cred.gid);
 		if (c->refused && d->nturned >= TURNED_MAX) {
 			close(fd);	/* enough wait for their answer: hung up on without one */
@@ -473,13 +487,17 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 		if (watch_add(&d->loop, &c->sock_w, EPOLLIN)) {
 			accept_pause(d, strerror(errno));
 			closer_close(&d->closer, fd);
+			if (c->user)
+				user_forget(d, c->user);
 			free(c);
 			return;
 		}
-		if (c->refused)
+		if (c->refused) {
 			d->nturned++;
-		else
+		} else {
 			d->nclients++;
+			c->user->clients++;
+		}
 		c->next = d->clients;
 		d->clients = c;
 		log_info("client %u connected: pid %d uid %u", c->id, (int)c->pid, (unsigned)c->uid);
@@ -502,8 +520,6 @@ void session_close(struct iwxd *d, struct client *c)
 	watch_del(&d->loop, &c->sock_w);
 	/* what it sent and iwxd did not read goes with the socket, descriptors included */
 	closer_close(&d->closer, c->sock_w.fd);
-	if (c->hello)
-		d->arena_bytes -= c->arena.size;
 	hello_undo(d, c);
 	outbox_clear(c);
 	if (c->refused) {
@@ -511,6 +527,12 @@ void session_close(struct iwxd *d, struct client *c)
 	} else {
 		d->nclients--;
 		d->clients_warned = false;
+		/* what went without a count of its own (PDs, MRs: iwx_mem_release_owner) */
+		for (int lim = 0; lim < LIMIT_COUNTED; lim++)
+			c->user->used[lim] -= c->used[lim];
+		c->user->clients--;
+		c->user->clients_warned = false;
+		user_forget(d, c->user);
 	}
 	IWX_LIST_UNLINK(&d->clients, c);
 	free(c);

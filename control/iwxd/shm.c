@@ -10,7 +10,8 @@
  * Read being answered or a segment being received holds a pointer past the region's
  * deregistration. Such memory is retired, and unmapped once no queue pair of its
  * client refers to it (shm_reclaim), or when the client goes. Until then it counts
- * against the client's limits, mappings and bytes, as it did while registered.
+ * against the client's limits, mappings and bytes, as it did while registered; and its
+ * bytes against the user's until the kernel has freed it (shared.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "shared.h"
 #include "shm.h"
 
 #define RECLAIM_MS	100	/* retired memory is looked at again this often: each look
@@ -37,6 +39,7 @@ struct retired {
 	size_t		len;
 	uint32_t	maps;		/* mappings it is (a view: one per piece) */
 	size_t		bytes;		/* of shared memory it holds (a view: none of its own) */
+	uint32_t	map_id;		/* ... its BPF map (0: a memfd, or a view) */
 	struct retired	*next;
 };
 
@@ -78,7 +81,8 @@ static void unmap(struct iwxd *d, struct client *c, const struct retired *r)
 	munmap(r->addr, r->len);
 	maps_give(d, c, r->maps);
 	c->shm_bytes -= r->bytes;
-	d->arena_bytes -= r->bytes;
+	if (r->bytes)
+		shared_depart(d, c->user, r->map_id, r->bytes);
 }
 
 /* Unmap it now if nothing refers to it, else once nothing does (shm_reclaim). */
@@ -112,13 +116,11 @@ int shm_create(struct iwxd *d, struct client *c, struct iwx_ipc_shm *req, int *f
 	/* the arena's limits hold for all the memory a client shares, and all clients' */
 	if (req->size > d->o.max[LIMIT_ARENA] - c->arena.size - c->shm_bytes)
 		return client_refuse(d, c, LIMIT_ARENA, -ENOSPC);
-	if (req->size > d->o.max[LIMIT_ARENA_TOTAL] - d->arena_bytes)
-		return client_refuse(d, c, LIMIT_ARENA_TOTAL, -ENOSPC);
 	err = maps_take(d, c, 1);
 	if (err)
 		return err;
 	s = calloc(1, sizeof(*s));
-	err = s ? iwx_arena_create(&s->mem, req->size, true) : -ENOMEM;
+	err = s ? shared_create(d, c, &s->mem, req->size) : -ENOMEM;
 	if (err) {
 		maps_give(d, c, 1);
 		free(s);
@@ -130,7 +132,6 @@ int shm_create(struct iwxd *d, struct client *c, struct iwx_ipc_shm *req, int *f
 	s->next = c->shms;
 	c->shms = s;
 	c->shm_bytes += s->mem.size;
-	d->arena_bytes += s->mem.size;
 	req->size = s->mem.size;
 	req->shm = s->id;
 	req->bpf = s->mem.bpf;
@@ -144,7 +145,7 @@ static void shm_release(struct iwxd *d, struct client *c, struct shm *s)
 	IWX_LIST_UNLINK(&c->shms, s);
 	close(s->mem.fd);	/* the mapping keeps the memory */
 	retire(d, c, &(struct retired){ .addr = s->mem.base, .len = s->mem.size, .maps = 1,
-					.bytes = s->mem.size });
+					.bytes = s->mem.size, .map_id = s->mem.map_id });
 	free(s);
 }
 

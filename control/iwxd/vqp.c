@@ -26,6 +26,7 @@
 #include "llp_sctp.h"
 #include "outbox.h"
 #include "sctp_io.h"
+#include "shared.h"
 
 #define ROOM_SEND	1	/* vqp.wants_room: room asked of the send CQ, */
 #define ROOM_RECV	2	/* ... of the receive CQ */
@@ -40,21 +41,17 @@ static uint32_t pow2_at_least(uint32_t n)
 	return p;
 }
 
-void *shared_map(const char *name, size_t size, int *fd)
+/* A queue's rings: shared memory (shared.c), its descriptor the client's alone once sent. */
+static int rings_create(struct iwxd *d, struct client *c, struct iwx_arena *mem, size_t size,
+			int *fd)
 {
-	void *p;
+	int err = shared_create(d, c, mem, size);
 
-	*fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (*fd < 0)
-		return NULL;
-	if (ftruncate(*fd, size) ||
-	    fcntl(*fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) ||
-	    (p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0)) == MAP_FAILED) {
-		close(*fd);
-		*fd = -1;
-		return NULL;
-	}
-	return p;
+	if (err)
+		return err;
+	*fd = mem->fd;
+	mem->fd = -1;
+	return 0;
 }
 
 /* ---------------------------------------------------------- completion queues */
@@ -83,13 +80,13 @@ struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *
 	}
 	entries = pow2_at_least(entries);
 	cq->map_size = iwx_ipc_cq_map_size(entries);
-	cq->sh = shared_map("iwx-cq", cq->map_size, memfd);
-	if (!cq->sh) {
-		*err = -errno;
+	*err = rings_create(d, c, &cq->mem, cq->map_size, memfd);
+	if (*err) {
 		maps_give(d, c, 1);
 		free(cq);
 		return NULL;
 	}
+	cq->sh = cq->mem.base;
 	iwx_ring_init(&cq->ring, &cq->sh->ring, (uint8_t *)cq->sh + IWX_IPC_CQ_OFF, entries,
 		      sizeof(struct iwx_wc));
 	bell = doorbell_bind(c, NULL, cq);
@@ -97,7 +94,7 @@ struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *
 		*err = (int)bell;
 		close(*memfd);
 		*memfd = -1;
-		munmap(cq->sh, cq->map_size);
+		shared_destroy(d, c->user, &cq->mem);
 		maps_give(d, c, 1);
 		free(cq);
 		return NULL;
@@ -106,7 +103,7 @@ struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *
 	cq->id = loop_new_id(&d->loop);
 	iwx_ids_add(&d->ids, cq->id, KIND_CQ, cq);
 	cq->owner = c;
-	c->used[LIMIT_CQS]++;
+	client_take(c, LIMIT_CQS);
 	cq->next = d->cqs;
 	d->cqs = cq;
 	return cq;
@@ -124,8 +121,8 @@ void vcq_destroy(struct iwxd *d, struct vcq *cq)
 	IWX_LIST_UNLINK(&d->cqs, cq);
 	iwx_ids_del(&d->ids, cq->id);
 	doorbell_unbind(cq->owner, cq->bell);
-	cq->owner->used[LIMIT_CQS]--;
-	munmap(cq->sh, cq->map_size);
+	client_give(cq->owner, LIMIT_CQS);
+	shared_destroy(d, cq->owner->user, &cq->mem);
 	maps_give(d, cq->owner, 1);
 	free(cq);
 }
@@ -268,20 +265,23 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 		q->parked_cap = sq;
 		q->map_size = iwx_ipc_qp_map_size(sq, rq);
 	}
-	if (!q || !(q->sh = shared_map("iwx-qp", q->map_size, memfd)) ||
-	    (bell = doorbell_bind(c, q, NULL)) < 0 || timer_init(&d->loop, &q->timer, on_timer)) {
-		*err = q && !q->sh ? -errno : bell < 0 ? (int)bell : -ENOMEM;
+	*err = q ? rings_create(d, c, &q->mem, q->map_size, memfd) : -ENOMEM;
+	if (*err || (bell = doorbell_bind(c, q, NULL)) < 0 ||
+	    timer_init(&d->loop, &q->timer, on_timer)) {
+		if (!*err)
+			*err = bell < 0 ? (int)bell : -ENOMEM;
 		maps_give(d, c, 1);
 		if (bell >= 0)
 			doorbell_unbind(c, (uint32_t)bell);
-		if (q && q->sh) {
-			munmap(q->sh, q->map_size);
+		if (q && q->mem.base) {
+			shared_destroy(d, c->user, &q->mem);
 			close(*memfd);
 			*memfd = -1;
 		}
 		free(q);
 		return NULL;
 	}
+	q->sh = q->mem.base;
 	q->bell = (uint32_t)bell;
 	iwx_ring_init(&q->sq, &q->sh->sq, (uint8_t *)q->sh + IWX_IPC_QP_SQ_OFF, sq,
 		      sizeof(struct iwx_send_wr));
@@ -290,7 +290,7 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 	q->num = loop_new_id(&d->loop);
 	iwx_ids_add(&d->ids, q->num, KIND_QP, q);
 	q->owner = c;
-	c->used[LIMIT_QPS]++;
+	client_take(c, LIMIT_QPS);
 	q->pd = req->pd;
 	q->scq = scq;
 	q->rcq = rcq;
@@ -400,7 +400,7 @@ static void stream_ended(struct iwxd *d, struct vqp *q)
 	if (ev.terminated && local) {
 		d->st.terms_sent++;
 		if (!q->sctp_so)	/* SCTP's SHUTDOWN waits for the Terminate's acknowledgement */
-			linger_start(d, q->tcp_w.fd);
+			linger_start(d, q->owner->user, q->tcp_w.fd);
 	} else if (ev.terminated) {
 		d->st.terms_received++;
 	}
@@ -737,7 +737,7 @@ void vqp_destroy(struct iwxd *d, struct vqp *q)
 		 */
 		iwx_qp_shut_send(q->eng);
 		if (!q->sctp_so)	/* usrsctp's close shuts its association down itself */
-			linger_start(d, q->tcp_w.fd);
+			linger_start(d, q->owner->user, q->tcp_w.fd);
 	}
 	engine_stop(d, q, false);
 	iwx_link_del(&q->ready_link);
@@ -747,11 +747,11 @@ void vqp_destroy(struct iwxd *d, struct vqp *q)
 	iwx_link_del(&q->link);
 	iwx_link_del(&q->client_link);
 	iwx_ids_del(&d->ids, q->num);
-	q->owner->used[LIMIT_QPS]--;
+	client_give(q->owner, LIMIT_QPS);
 	vqp_stats_add(&d->gone, &q->gone);
 	q->scq->users--;
 	q->rcq->users--;
-	munmap(q->sh, q->map_size);
+	shared_destroy(d, q->owner->user, &q->mem);
 	maps_give(d, q->owner, 1);
 	free(q->parked);
 	free(q);

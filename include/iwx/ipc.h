@@ -16,7 +16,7 @@
 #include <iwx/ring.h>
 #include <iwx/verbs.h>
 
-#define IWX_IPC_VERSION		11
+#define IWX_IPC_VERSION		12
 #ifndef IWX_DEFAULT_SOCKET	/* also in iwx/iwx.h, for applications */
 #define IWX_DEFAULT_SOCKET	"/run/iwx/iwxd.sock"
 #endif
@@ -51,6 +51,7 @@ enum iwx_ipc_op {
 	IWX_IPC_FP_ATTACH,	/* the fast path on an interface (root only) */
 	IWX_IPC_FP_DETACH,
 	IWX_IPC_FP_STATS,	/* -> struct iwx_ipc_fp_info entries, in parts */
+	IWX_IPC_LIST_USERS,	/* -> struct iwx_ipc_user_info entries, in parts (root only) */
 	IWX_IPC_EVENT = 100,	/* daemon -> client, seq 0: struct iwx_ipc_event */
 };
 
@@ -237,6 +238,24 @@ struct iwx_ipc_status {
 		uint64_t	no_path;	/* packets to a peer whose path had gone, dropped */
 		uint64_t	paths;		/* peers with a path now (max 1024) */
 	} sctp;
+	/* what the clients of one uid may hold together (LIST_USERS: what each holds) */
+	uint32_t	users;			/* with clients, or memory they left, or lingering sockets */
+	uint32_t	max_clients_per_user;
+	uint64_t	memory_per_user;
+	uint64_t	departed_bytes;		/* of arena_bytes: let go of by iwxd, still held by a client */
+	uint32_t	lingering;		/* sockets read until the peer has seen our Terminate */
+	uint32_t	user_share;		/* a user's clients hold this many clients' worth of each */
+	uint64_t	linger_full;		/* ... closed at once instead: their user had 256 lingering */
+};
+
+/* LIST_USERS entry: what the clients of one uid hold, and what they left held (root's too). */
+struct iwx_ipc_user_info {
+	uint32_t	uid, clients;
+	uint64_t	bytes;			/* memory shared with them, and held after iwxd let go */
+	uint64_t	departed_bytes;		/* ... the latter */
+	uint32_t	departed;		/* ... in so many objects */
+	uint32_t	pds, mrs, cqs, qps, listeners, maps, queued, lingering;
+	uint32_t	pad;
 };
 
 /*

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Memory iwxd shares with a client (shared.h): its arena, doorbells and rings, and the
+ * memory it registers outside the arena (shm.c), and what it costs until the kernel has
+ * freed it.
+ *
+ * A client holds a descriptor of each, and maps it: iwxd letting go frees nothing while
+ * the client keeps either, and a client that keeps them all could take memory without
+ * end. So each is charged to its user from creation until the kernel has freed it. Each
+ * is a BPF array map (control/engine/arena.c), which the kernel names by an id that
+ * bpf_map_get_fd_by_id finds while anything (a descriptor, a mapping, the fast path)
+ * holds it: memory iwxd let go of (departed) is looked at again every LOOK_MS, and at a
+ * refusal, until that fails. Ids are not reused before 2^31 maps were made after it; a
+ * reused one keeps the charge longer, never shorter.
+ *
+ * Where BPF is unavailable memory is a memfd, which no probe can follow into another
+ * process: it is uncharged when iwxd lets go (iwxd says so when it first makes one).
+ */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "shared.h"
+
+#define LOOK_MS		1000	/* departed memory is looked at this often */
+#define REFUSAL_MS	100	/* ... and at a refusal, at most this often per user */
+#define DEPARTED_MAX	1024	/* departed objects a user may leave held: each is one look */
+
+/* Memory iwxd let go of that something else may still hold. */
+struct departed {
+	uint32_t	map_id;
+	uint64_t	bytes;
+	struct departed	*next;
+};
+
+/* Does anything still hold map id? Any answer but "no such map" is taken for yes. */
+static bool held(uint32_t id)
+{
+	int fd = bpf_map_get_fd_by_id(id);
+
+	if (fd >= 0) {
+		close(fd);
+		return true;
+	}
+	return errno != ENOENT;
+}
+
+static void uncharge(struct iwxd *d, struct user *u, uint64_t bytes)
+{
+	u->bytes -= bytes;
+	d->arena_bytes -= bytes;
+}
+
+/* Uncharge what of u's departed memory the kernel has freed. */
+static void look(struct iwxd *d, struct user *u)
+{
+	for (struct departed *x = u->departed, *n; x; x = n) {
+		n = x->next;
+		if (held(x->map_id))
+			continue;
+		IWX_LIST_UNLINK(&u->departed, x);
+		u->ndeparted--;
+		u->departed_bytes -= x->bytes;
+		d->departed_bytes -= x->bytes;
+		uncharge(d, u, x->bytes);
+		free(x);
+	}
+	u->looked_ms = iwx_conn_now_ms();
+}
+
+/* Before refusing u: has some of what it left been freed meanwhile? */
+static void look_again(struct iwxd *d, struct user *u)
+{
+	if (u->departed && iwx_conn_now_ms() - u->looked_ms >= REFUSAL_MS)
+		look(d, u);
+}
+
+int shared_charge(struct iwxd *d, struct client *c, uint64_t bytes)
+{
+	struct user *u = c->user;
+
+	if (!user_exempt(c) && u->ndeparted >= DEPARTED_MAX)
+		look_again(d, u);
+	if (!user_exempt(c) && u->ndeparted >= DEPARTED_MAX)
+		return user_refuse(d, c, LIMIT_MEMORY_USER, -ENOSPC);
+	if (!user_exempt(c) && bytes > d->o.max[LIMIT_MEMORY_USER] - u->bytes)
+		look_again(d, u);
+	if (!user_exempt(c) && bytes > d->o.max[LIMIT_MEMORY_USER] - u->bytes)
+		return user_refuse(d, c, LIMIT_MEMORY_USER, -ENOSPC);
+	if (bytes > d->o.max[LIMIT_ARENA_TOTAL] - d->arena_bytes) {
+		for (struct user *x = d->users; x; x = x->next)
+			look_again(d, x);
+		if (bytes > d->o.max[LIMIT_ARENA_TOTAL] - d->arena_bytes)
+			return client_refuse(d, c, LIMIT_ARENA_TOTAL, -ENOSPC);
+	}
+	u->bytes += bytes;
+	d->arena_bytes += bytes;
+	return 0;
+}
+
+void shared_depart(struct iwxd *d, struct user *u, uint32_t map_id, uint64_t bytes)
+{
+	struct departed *x;
+
+	if (!map_id || !held(map_id)) {
+		uncharge(d, u, bytes);
+		return;
+	}
+	x = malloc(sizeof(*x));
+	if (!x)
+		return;	/* charged for good: never less than is held */
+	*x = (struct departed){ .map_id = map_id, .bytes = bytes, .next = u->departed };
+	u->departed = x;
+	u->ndeparted++;
+	u->departed_bytes += bytes;
+	d->departed_bytes += bytes;
+	if (!d->departed_ms)
+		d->departed_ms = iwx_conn_now_ms() + LOOK_MS;
+}
+
+int shared_create(struct iwxd *d, struct client *c, struct iwx_arena *a, size_t size)
+{
+	static bool said;
+	size_t bytes = iwx_arena_size(size);
+	int err;
+
+	if (!bytes)
+		return -EINVAL;
+	err = shared_charge(d, c, bytes);
+	if (err)
+		return err;
+	err = iwx_arena_create(a, bytes, true);
+	if (err) {
+		uncharge(d, c->user, bytes);
+		return err;
+	}
+	if (!a->bpf && !said)
+		log_warn("no BPF: memory shared with clients is in memfds, which iwxd cannot follow: "
+			 "what a client keeps after it is freed no longer counts against its user "
+			 "(said once)");
+	said |= !a->bpf;
+	return 0;
+}
+
+void shared_destroy(struct iwxd *d, struct user *u, struct iwx_arena *a)
+{
+	uint32_t id = a->map_id;
+	uint64_t bytes = a->size;
+
+	if (!a->base)
+		return;
+	iwx_arena_destroy(a);
+	shared_depart(d, u, id, bytes);
+}
+
+void shared_stop(struct iwxd *d)
+{
+	for (struct user *u = d->users, *n; u; u = n) {
+		n = u->next;
+		while (u->departed) {
+			struct departed *x = u->departed;
+
+			u->departed = x->next;
+			free(x);
+		}
+		u->bytes = u->departed_bytes = u->ndeparted = 0;
+		user_forget(d, u);
+	}
+	d->arena_bytes = d->departed_bytes = d->departed_ms = 0;
+}
+
+void shared_timers(struct iwxd *d, uint64_t now)
+{
+	if (!d->departed_ms)
+		return;
+	if (now < d->departed_ms) {
+		loop_due(&d->loop, d->departed_ms);
+		return;
+	}
+	for (struct user *u = d->users, *n; u; u = n) {
+		n = u->next;
+		if (u->departed)
+			look(d, u);
+		user_forget(d, u);
+	}
+	d->departed_ms = d->departed_bytes ? now + LOOK_MS : 0;
+	if (d->departed_ms)
+		loop_due(&d->loop, d->departed_ms);
+}

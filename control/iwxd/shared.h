@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Memory iwxd shares with clients (shared.c): arenas, doorbells, rings and shm.c's memory,
+ * charged to the client's user and to all clients' total from creation until the kernel
+ * has freed it, however long the client keeps a descriptor or a mapping after iwxd let go.
+ */
+#ifndef IWXD_SHARED_H
+#define IWXD_SHARED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct iwxd;
+struct client;
+struct user;
+struct iwx_arena;
+
+/*
+ * Memory of size bytes (rounded up to pages) for client c, mapped here: 0, or -errno
+ * (-ENOSPC beyond its user's --memory-per-user or --arena-total, logged once).
+ */
+int shared_create(struct iwxd *d, struct client *c, struct iwx_arena *a, size_t size);
+/* Unmap and close a; its bytes stay charged to u until nothing holds it (a no-op if unset). */
+void shared_destroy(struct iwxd *d, struct user *u, struct iwx_arena *a);
+
+/* Charge bytes to c's user and the total ahead of creating them: 0, or -ENOSPC (logged once). */
+int shared_charge(struct iwxd *d, struct client *c, uint64_t bytes);
+/*
+ * iwxd no longer holds the memory of BPF map map_id (0: a memfd), bytes charged to u: they
+ * are uncharged once the kernel has freed it.
+ */
+void shared_depart(struct iwxd *d, struct user *u, uint32_t map_id, uint64_t bytes);
+
+/* Look at departed memory again when due (loop_due until then). */
+void shared_timers(struct iwxd *d, uint64_t now);
+/* iwxd stops, its clients gone: forget what they left, and their users. */
+void shared_stop(struct iwxd *d);
+
+#endif /* IWXD_SHARED_H */
