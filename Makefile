@@ -243,7 +243,7 @@ test-asan: $(ASAN_BIN) $(ASAN_IWXD) $(CLI_BIN) $(VICTIM_BIN)
 # Criterion runs last so that its summary closes the output.
 # the benchmarks are built too, so that they keep building
 BENCH_BINS	= $(BENCH_BIN) $(addprefix $(BUILD)/bench/,bench_verbs bench_engine bench_usrsctp bench_reg \
-		  bench_scale softirq_time)
+		  bench_scale bench_ringer softirq_time)
 
 # The integration suites again, with the fast path attached on both daemons (iwxd_pair.c):
 # at TC ingress, then at XDP (native on veth). The thousands of queue pairs of daemon_scale
@@ -364,6 +364,13 @@ $(BUILD)/bench/bench_scale: tests/bench/bench_scale.c $(BENCH_UTIL) $(LIB_A) $(H
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $< tests/bench/bench_util.c $(LIB_A)
+
+# a client that rings its doorbells without end (scripts/bench-bell.sh runs it)
+$(BUILD)/bench/bench_ringer: tests/bench/bench_ringer.c tests/support/ringer.c tests/support/ringer.h \
+		$(LIB_A) $(HEADERS)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(IWX_CFLAGS) -Itests/support -o $@ $< tests/support/ringer.c $(LIB_A)
 
 # Plain usrsctp on the carrier of bench_engine --llp sctp: scripts/bench-sctp.sh runs both
 $(BUILD)/bench/bench_usrsctp: tests/bench/bench_usrsctp.c $(BENCH_UTIL) $(BENCH_CARRIER) \

@@ -125,12 +125,6 @@ daemons_up --settle-ms 0
 
 # ------------------------------------------------------------- one step
 
-ticks() { # pid: CPU time used so far, in clock ticks
-	awk '{ print $14 + $15 }' "/proc/$1/stat"
-}
-
-now_ns() { date +%s%N; }
-
 # ------------------------------------------------------------- the fast path
 
 # Each veth end's tx checksum offload as found: XDP runs without it, the rest with it.

@@ -165,6 +165,12 @@ wait_daemon() { # namespace socket pid
 	die "iwxd in $1 does not serve $2 after 5 s"
 }
 
+ticks() { # pid: CPU time used so far, in clock ticks
+	awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+
+now_ns() { date +%s%N; }
+
 # ------------------------------------------------------------- result lines
 
 field() { # key line

@@ -119,6 +119,8 @@ struct client {
 	struct iwx_link		bell_link;	/* on iwxd's bell_active: its bells are looked at */
 	uint64_t		bell_quiet_ms;	/* ... until then, unless they ring before */
 	struct iwx_link		room_wait;	/* its queue pairs waiting for room in a CQ */
+	struct iwx_link		ready;		/* its queue pairs to service, a share each turn (vqp.c) */
+	struct iwx_link		ready_link;	/* on iwxd's ready: while its ready list is not empty */
 	struct iwx_link		qps;		/* its queue pairs */
 	int			notify_fd;	/* eventfd: an armed CQ got a completion */
 	uint64_t		ident;		/* owns its PDs and regions (mem.c): never reused */
@@ -172,7 +174,7 @@ struct lingering;
 struct vqp {
 	uint32_t		num;
 	uint32_t		bell;		/* its bit in the owner's doorbells */
-	struct iwx_link		ready_link;	/* on iwxd's ready list: serviced at the next turn */
+	struct iwx_link		ready_link;	/* on its owner's ready list: serviced at a next turn */
 	struct iwx_link		wait_link;	/* on the owner's room_wait */
 	struct timer		timer;		/* at its earliest deadline: settle, close, lazy tick */
 	struct client		*owner;
@@ -265,7 +267,7 @@ struct iwxd {
 	struct user		*users;		/* of the clients, and of what they left (limits.c) */
 	struct vcq		*cqs;
 	struct iwx_link		qps;
-	struct iwx_link		ready;		/* queue pairs to service at the next turn */
+	struct iwx_link		ready;		/* clients with queue pairs to service, in turn */
 	struct iwx_link		bell_active;	/* clients whose bells rang lately (doorbell.c) */
 	bool			asleep;		/* doorbell_sleep: clients are asked to write */
 	struct listener		*listeners;
@@ -355,11 +357,14 @@ void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn,
 		     struct iwx_sctp_conn *sconn);
 /* The queue pair's state, here and in the page the client reads it from. */
 void vqp_set_state(struct vqp *q, enum iwx_shq_state s);
-/* q goes on the ready list: serviced at the next turn. */
+/* q goes on its owner's ready list: serviced at the next turn its owner's share reaches it. */
 void vqp_ready(struct iwxd *d, struct vqp *q);
 /* c made room in a CQ: its queue pairs that waited for some go on the ready list. */
 void vqp_room(struct iwxd *d, struct client *c);
-/* Service every queue pair on the ready list as it stands; false if there was none. */
+/*
+ * Service each client's ready queue pairs, a share of the turn each, the rest carried to
+ * the next turn; false if there were none.
+ */
 bool vqp_service_ready(struct iwxd *d);
 void vqp_service(struct iwxd *d, struct vqp *q);
 /* Graceful close (FIN after what TCP holds); the peer's close, or a time-out, ends it. */

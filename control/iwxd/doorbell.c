@@ -10,7 +10,9 @@
  * connected; a client that wakes from quiet pays one write.
  *
  * The page is the client's to write: a bit tells iwxd only where to look, and a bit of no
- * object, or of an object since gone, costs one look.
+ * object, or of an object since gone, costs one look. A client whose queue pairs a turn
+ * could not all service (vqp.c gives each its share) is not looked at until they have
+ * been: however often it rings, a turn costs it its share.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -146,6 +148,15 @@ void doorbell_take(struct iwxd *d)
 	uint64_t now = iwx_conn_now_ms();
 
 	IWX_LINK_EACH(struct client, c, &d->bell_active, bell_link) {
+		if (!iwx_link_empty(&c->ready)) {
+			/*
+			 * what its last turns left comes first: what it rang meanwhile stays in
+			 * its page, taken once that is done, so that a client that rings without
+			 * end costs a turn its share and not every bell's look as well
+			 */
+			c->bell_quiet_ms = now + IDLE_MS;
+			continue;
+		}
 		if (rang(c)) {
 			c->bell_quiet_ms = now + IDLE_MS;
 			take(d, c);

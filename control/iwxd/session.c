@@ -471,6 +471,7 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 		c->ident = loop_new_ident(&d->loop);
 		iwx_link_init(&c->qps);
 		iwx_link_init(&c->room_wait);
+		iwx_link_init(&c->ready);
 		c->id = (uint32_t)c->ident;
 		c->pid = cred.pid;
 		c->uid = cred.uid;

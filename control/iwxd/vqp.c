@@ -31,6 +31,7 @@
 #define ROOM_SEND	1	/* vqp.wants_room: room asked of the send CQ, */
 #define ROOM_RECV	2	/* ... of the receive CQ */
 #define CLOSE_MS	10000	/* a graceful close waits this long for the peer's */
+#define TURN_SHARE	64	/* queue pairs of one client serviced in a turn (issue 27) */
 
 static uint32_t pow2_at_least(uint32_t n)
 {
@@ -602,8 +603,13 @@ static void rearm(struct iwxd *d, struct vqp *q)
 
 void vqp_ready(struct iwxd *d, struct vqp *q)
 {
-	if (!iwx_linked(&q->ready_link))
-		iwx_link_add_tail(&d->ready, &q->ready_link);
+	struct client *c = q->owner;
+
+	if (iwx_linked(&q->ready_link))
+		return;
+	iwx_link_add_tail(&c->ready, &q->ready_link);
+	if (!iwx_linked(&c->ready_link))
+		iwx_link_add_tail(&d->ready, &c->ready_link);
 }
 
 void vqp_room(struct iwxd *d, struct client *c)
@@ -616,20 +622,43 @@ void vqp_room(struct iwxd *d, struct client *c)
 	}
 }
 
+/*
+ * Up to TURN_SHARE of c's ready queue pairs, oldest first: however much one client rings,
+ * it delays the others by its share of a turn. What its services make ready waits for the
+ * next turn (each queue pair gets one service per turn), behind what the share left.
+ */
+static void service_share(struct iwxd *d, struct client *c)
+{
+	struct iwx_link mine;
+
+	iwx_link_init(&mine);
+	iwx_link_splice(&mine, &c->ready);
+	for (uint32_t n = 0; n < TURN_SHARE && !iwx_link_empty(&mine); n++) {
+		struct vqp *q = IWX_LINK_OF(mine.next, struct vqp, ready_link);
+
+		iwx_link_del(&q->ready_link);
+		vqp_service(d, q);
+	}
+	iwx_link_splice(&mine, &c->ready);
+	iwx_link_splice(&c->ready, &mine);
+	if (!iwx_link_empty(&c->ready) && !iwx_linked(&c->ready_link))
+		iwx_link_add_tail(&d->ready, &c->ready_link);
+}
+
 bool vqp_service_ready(struct iwxd *d)
 {
 	struct iwx_link turn;
 
 	if (iwx_link_empty(&d->ready))
 		return false;
-	/* what this turn's services make ready waits for the next: each gets one per turn */
+	/* round-robin: each client that had work gets its share; one made ready meanwhile waits */
 	iwx_link_init(&turn);
 	iwx_link_splice(&turn, &d->ready);
 	while (!iwx_link_empty(&turn)) {
-		struct vqp *q = IWX_LINK_OF(turn.next, struct vqp, ready_link);
+		struct client *c = IWX_LINK_OF(turn.next, struct client, ready_link);
 
-		iwx_link_del(&q->ready_link);
-		vqp_service(d, q);
+		iwx_link_del(&c->ready_link);
+		service_share(d, c);
 	}
 	return true;
 }
@@ -741,6 +770,8 @@ void vqp_destroy(struct iwxd *d, struct vqp *q)
 	}
 	engine_stop(d, q, false);
 	iwx_link_del(&q->ready_link);
+	if (iwx_link_empty(&q->owner->ready))
+		iwx_link_del(&q->owner->ready_link);	/* on the ready clients only with work */
 	iwx_link_del(&q->wait_link);
 	timer_fini(&d->loop, &q->timer);
 	doorbell_unbind(q->owner, q->bell);

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A client that rings every doorbell without end (issue 27) does not starve another on
+ * the same iwxd: the other's small operations keep completing, one after another, while
+ * the ringer rings. What it costs in time is scripts/bench-bell.sh's to measure.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <iwx/iwx.h>
+
+#include "iwxd_pair.h"
+#include "ringer.h"
+
+#define DAEMON_ARGS	"--settle-ms 0"
+#define ARENA		(4u << 20)
+#define ROUNDS		200
+#define RINGER_QPS	1024	/* iwxd's --max-qps: every bell a client may have */
+#define ALL_ACCESS	(IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE | IWX_ACCESS_REMOTE_READ)
+
+static struct iwxd_pair pair;
+static struct endpoint a, b;
+static pid_t ringer = -1;
+
+static void up(void)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root for namespaces");
+	cr_assert_eq(iwxd_pair_up(&pair, DAEMON_ARGS, &a, &b, ARENA), 0);
+	cr_assert_eq(endpoint_connect(&a, &b, false, NULL), 0);
+}
+
+static void down(void)
+{
+	if (ringer > 0)
+		ringer_stop(ringer);
+	ringer = -1;
+	iwxd_pair_down(&pair, &a, &b);
+}
+
+TestSuite(daemon_bells, .init = up, .fini = down, .timeout = 120);
+
+/* One signaled RDMA Write of 64 bytes from a into b, and a Read of them back. */
+static void write_and_read(const struct buf *src, const struct buf *dst, const struct buf *back,
+			   uint64_t round)
+{
+	struct iwx_send_wr w = { .wr_id = 2 * round, .opcode = IWX_WR_WRITE,
+				 .flags = IWX_WR_SIGNALED, .num_sge = 1,
+				 .sge = { sge_of(src, 0, 64) },
+				 .remote_addr = (uintptr_t)dst->p, .rkey = dst->mr->rkey };
+	struct iwx_send_wr r = { .wr_id = 2 * round + 1, .opcode = IWX_WR_READ,
+				 .flags = IWX_WR_SIGNALED, .num_sge = 1,
+				 .sge = { sge_of(back, 0, 64) },
+				 .remote_addr = (uintptr_t)dst->p, .rkey = dst->mr->rkey };
+	struct iwx_wc wc;
+
+	memset(src->p, (int)(round & 0xff), 64);
+	cr_assert_eq(iwx_post_send(a.qp, &w), 0);
+	cr_assert_eq(endpoint_wc(&a, &wc), 0, "round %lu: the Write completes", round);
+	cr_assert_eq(wc.wr_id, w.wr_id);
+	cr_assert_eq(wc.status, IWX_WC_SUCCESS);
+	cr_assert_eq(iwx_post_send(a.qp, &r), 0);
+	cr_assert_eq(endpoint_wc(&a, &wc), 0, "round %lu: the Read completes", round);
+	cr_assert_eq(wc.wr_id, r.wr_id);
+	cr_assert_eq(wc.status, IWX_WC_SUCCESS);
+	cr_assert_eq(memcmp(back->p, src->p, 64), 0, "round %lu: the bytes read back", round);
+}
+
+static void rounds_complete(void)
+{
+	struct buf src = buf_new(&a, NULL, 4096, ALL_ACCESS, false);
+	struct buf back = buf_new(&a, NULL, 4096, ALL_ACCESS, false);
+	struct buf dst = buf_new(&b, NULL, 4096, ALL_ACCESS, false);
+
+	for (uint64_t i = 0; i < ROUNDS; i++)
+		write_and_read(&src, &dst, &back, i);
+}
+
+Test(daemon_bells, a_ringer_on_the_writers_daemon_does_not_starve_it)
+{
+	ringer = ringer_start(pair.sock[0], RINGER_QPS);
+	cr_assert_gt(ringer, 0, "the ringer rings: %s", strerror(-ringer));
+	rounds_complete();
+	cr_assert_eq(kill(ringer, 0), 0, "the ringer rang throughout");
+}
+
+Test(daemon_bells, a_ringer_on_the_responders_daemon_does_not_starve_it)
+{
+	ringer = ringer_start(pair.sock[1], RINGER_QPS);
+	cr_assert_gt(ringer, 0, "the ringer rings: %s", strerror(-ringer));
+	rounds_complete();
+	cr_assert_eq(kill(ringer, 0), 0, "the ringer rang throughout");
+}
