@@ -159,7 +159,7 @@ $(TEST_BIN): $(TEST_SRCS) $(LIB_A) $(PROTO_A) $(HEADERS) $(VICTIM_BIN) $(wildcar
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) -Itests/support -Itests/bpf -Icli -Icontrol/engine -Icontrol/iwxd \
-		-I$(BUILD)/bpf -o $@ $(TEST_SRCS) \
+		-Ilib/client -I$(BUILD)/bpf -o $@ $(TEST_SRCS) \
 		$(LIB_A) $(PROTO_A) -lcriterion -lpcap -lbpf -lelf -lz $(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
 # the setuid-root victim of tests/test_daemon_shm.c's attack
@@ -218,7 +218,7 @@ $(ASAN_BIN): $(TEST_SRCS) $(LIB_SRCS) $(HEADERS) $(wildcard lib/*/*.h tests/supp
 	@mkdir -p $(@D)
 	$(call msg,CC-ASAN,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Itests/support -Itests/bpf -Icli -Icontrol/engine -Icontrol/iwxd \
-		-I$(BUILD)/bpf -o $@ $(TEST_SRCS) $(LIB_SRCS) -lcriterion -lpcap -lbpf -lelf -lz \
+		-Ilib/client -I$(BUILD)/bpf -o $@ $(TEST_SRCS) $(LIB_SRCS) -lcriterion -lpcap -lbpf -lelf -lz \
 		$(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
 # the daemon the integration tests start, sanitized as well (tests/support/iwxd_pair.c)
@@ -370,7 +370,7 @@ $(BUILD)/bench/bench_ringer: tests/bench/bench_ringer.c tests/support/ringer.c t
 		$(LIB_A) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -Itests/support -o $@ $< tests/support/ringer.c $(LIB_A)
+	$(Q)$(CC) $(IWX_CFLAGS) -Itests/support -Ilib/client -o $@ $< tests/support/ringer.c $(LIB_A)
 
 # Plain usrsctp on the carrier of bench_engine --llp sctp: scripts/bench-sctp.sh runs both
 $(BUILD)/bench/bench_usrsctp: tests/bench/bench_usrsctp.c $(BENCH_UTIL) $(BENCH_CARRIER) \

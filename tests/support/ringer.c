@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 /* A client that rings its doorbells without end (ringer.h). */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -16,51 +15,11 @@
 #include <iwx/ipc.h>
 #include <iwx/iwx.h>
 
+#include "client.h"
+
 #include "ringer.h"
 
 #define READY_MS	20000	/* the ringer's set-up: a thousand queue pairs take a while */
-#define MAX_EVENTFDS	8
-
-/* The doorbell page libiwx mapped: the client's own memory, found among its mappings. */
-static struct iwx_ipc_bells *find_bells(void)
-{
-	FILE *f = fopen("/proc/self/maps", "re");
-	char line[512];
-	uintptr_t start = 0;
-
-	if (!f)
-		return NULL;
-	while (!start && fgets(line, sizeof(line), f))
-		if (strstr(line, "iwx-bells") && sscanf(line, "%" SCNxPTR "-", &start) != 1)
-			start = 0;
-	fclose(f);
-	return (struct iwx_ipc_bells *)start;
-}
-
-/* The eventfds this process holds (the doorbell's among them): up to max, how many. */
-static int find_eventfds(int *fds, int max)
-{
-	DIR *dir = opendir("/proc/self/fd");
-	struct dirent *e;
-	char path[300], target[64];
-	int n = 0;
-
-	if (!dir)
-		return 0;
-	while (n < max && (e = readdir(dir))) {
-		ssize_t len;
-
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
-		len = readlink(path, target, sizeof(target) - 1);
-		if (len < 0)
-			continue;
-		target[len] = 0;
-		if (strcmp(target, "anon_inode:[eventfd]") == 0)
-			fds[n++] = atoi(e->d_name);
-	}
-	closedir(dir);
-	return n;
-}
 
 int ringer_run(const char *socket, uint32_t nqps, int ready_fd)
 {
@@ -68,7 +27,6 @@ int ringer_run(const char *socket, uint32_t nqps, int ready_fd)
 								   .arena_size = 1u << 20 });
 	struct iwx_pd *pd = dev ? iwx_alloc_pd(dev) : NULL;
 	struct iwx_ipc_bells *b;
-	int efd[MAX_EVENTFDS], nefd;
 	uint32_t words;
 
 	if (!pd)
@@ -81,10 +39,7 @@ int ringer_run(const char *socket, uint32_t nqps, int ready_fd)
 		if (!cq || !iwx_create_qp(pd, &attr))
 			return -errno;
 	}
-	b = find_bells();
-	nefd = find_eventfds(efd, MAX_EVENTFDS);
-	if (!b)
-		return -ENOENT;
+	b = dev->bells;	/* libiwx's own: the page, and the eventfd it writes to ring (client.h) */
 	/* a bit for each queue pair and CQ, the rest of the last word as well */
 	words = (2 * nqps + 63) / 64;
 	if (ready_fd >= 0 && write(ready_fd, "\n", 1) != 1)
@@ -96,9 +51,8 @@ int ringer_run(const char *socket, uint32_t nqps, int ready_fd)
 			__atomic_store_n(&b->sum[s], ~0ull, __ATOMIC_SEQ_CST);
 		if (!__atomic_load_n(&b->need_wakeup, __ATOMIC_SEQ_CST))
 			continue;
-		for (int i = 0; i < nefd; i++)
-			if (write(efd[i], &(uint64_t){ 1 }, sizeof(uint64_t)) < 0)
-				return -errno;
+		if (write(dev->bell_fd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0)
+			return -errno;
 	}
 }
 

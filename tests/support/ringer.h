@@ -3,7 +3,7 @@
  * A hostile client for tests and benchmarks (issue 27): it makes queue pairs and
  * completion queues on an iwxd through libiwx, posts nothing, and sets every bit of its
  * doorbell page that reaches them, over and over, without end; when iwxd says it sleeps,
- * it writes every eventfd it holds as well. Each bell costs iwxd a look for nothing.
+ * it writes the doorbell eventfd as well. Each bell costs iwxd a look for nothing.
  */
 #ifndef IWX_RINGER_H
 #define IWX_RINGER_H
