@@ -333,6 +333,7 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 		json_u64(&j, "departed_bytes", s->departed_bytes);
 		json_u64(&j, "lingering", s->lingering);
 		json_u64(&j, "linger_full", s->linger_full);
+		json_u64(&j, "max_lingering", s->max_lingering);
 		json_key(&j, "per_user");
 		json_open(&j, '[', false);
 		for (size_t i = 0; i < nusers; i++)
@@ -397,6 +398,7 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	LINE("per user: clients", "%u", s->max_clients_per_user);
 	LINE("  memory", "%s, and %u clients' worth of each limit per client",
 	     bytes_str(a, sizeof(a), s->memory_per_user), s->user_share);
+	LINE("  lingering sockets", "%u", s->max_lingering);
 	puts("users");
 	if (!nusers)
 		LINE("none", "%s", "");

@@ -24,6 +24,7 @@
 #include "capture.h"
 #include "child.h"
 #include "conn.h"
+#include "iwx_cli.h"
 #include "iwxd_pair.h"
 #include "testutil.h"
 
@@ -85,6 +86,15 @@ static void down(void)
 
 TestSuite(daemon_errors, .init = up, .fini = down, .timeout = 60);
 TestSuite(daemon_access, .init = up_group, .fini = down, .timeout = 60);
+
+#define LINGER_CAP	4	/* daemon_linger's --max-lingering */
+
+static void up_linger(void)
+{
+	start(DAEMON_ARGS " -g nogroup --max-lingering 4");
+}
+
+TestSuite(daemon_linger, .init = up_linger, .fini = down, .timeout = 60);
 
 /* ----------------------------------------------------- work and completions */
 
@@ -381,6 +391,104 @@ Test(daemon_errors, big_write_to_unknown_stag_learns_why)
 {
 	/* the index of no region (STags are drawn at random: the next one over is free) */
 	big_write_refused(bbuf.mr->rkey ^ 0x100, IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG));
+}
+
+/* Key of `iwx status -j` of daemon i. */
+static int64_t status_of(int i, const char *key)
+{
+	static char out[32768];
+
+	cr_assert_eq(run_iwx(out, sizeof(out), "status -s %s -j", pair.sock[i]), 0, "%s", out);
+	return json_num(out, key);
+}
+
+struct raw_peer {
+	struct iwx_conn		c;
+	struct sockaddr_storage	to;
+	socklen_t		len;
+};
+
+static int raw_peer_connect(void *arg)
+{
+	static const struct iwx_conn_opts o = { .local = { .rev = 2, .crc = true, .ird = 1,
+							   .ord = 1 } };
+	struct raw_peer *r = arg;
+
+	return iwx_conn_connect(&r->c, (struct sockaddr *)&r->to, r->len, &o);
+}
+
+/*
+ * A peer on namespace a that speaks MPA itself to y's listener on b: set up, then an FPDU
+ * of nothing but zeros, which y's iwxd Terminates. The peer never reads or closes.
+ */
+static void raw_peer_breaks(struct raw_peer *r, struct endpoint *y)
+{
+	static const uint8_t zeros[64] = { 0x00, 0x3a };	/* 58 bytes of ULPDU, then CRC */
+	struct iwx_listener *l = listen_on_b(y, false, &r->to, &r->len);
+	struct iwx_event req;
+	int err = netns_call(pair.ns.a, raw_peer_connect, r);
+	bool got = false;
+
+	cr_assert_eq(err, 0, "connect from a: %s", strerror(-err));
+	/* its Request goes out as the steps go, while y waits for it */
+	for (int t = 0; t < EVENT_MS / 10 && !got; t++) {
+		struct pollfd p = { .fd = r->c.fd, .events = r->c.events };
+
+		if (iwx_conn_step(&r->c, iwx_conn_now_ms()) == -EAGAIN)
+			poll(&p, 1, 5);
+		got = iwx_get_event(y->dev, &req, 5) == 0;
+	}
+	cr_assert(got && req.type == IWX_EVENT_CONNECT_REQUEST, "y's connection request");
+	err = iwx_accept(y->qp, req.conn_id, NULL);
+	cr_assert_eq(err, 0, "iwx_accept: %s (conn state %d)", iwx_strerror(err), r->c.state);
+	cr_assert_eq(iwx_conn_wait(&r->c), 0, "%s", strerror(-r->c.error));
+	cr_assert_eq(r->c.state, IWX_CONN_ESTABLISHED);
+	expect_established(y);
+	cr_assert_eq(iwx_listener_destroy(l), 0);
+	cr_assert_eq(write(r->c.fd, zeros, sizeof(zeros)), (ssize_t)sizeof(zeros));
+	cr_assert(expect_disconnected(y, true).terminated, "iwxd b sent a Terminate");
+}
+
+/*
+ * A user whose peers make iwxd b send Terminates without end, and never close, holds as
+ * many lingering sockets as it may; another user's Terminates still linger and reach a
+ * peer still sending: every Write refused learns why.
+ */
+Test(daemon_linger, one_users_terminates_leave_another_its_lingering)
+{
+	static struct endpoint y[LINGER_CAP + 1];	/* nobody's, on b */
+	static struct raw_peer x[LINGER_CAP + 1];	/* their peers, on a */
+	int n = LINGER_CAP + 1;
+
+	cr_assert_eq(chmod(pair.dir, 0711), 0, "nobody reaches the sockets (0660, nogroup)");
+	for (int i = 0; i < n; i++) {
+		cr_assert(!setegid(NOBODY) && !seteuid(NOBODY), "%m");
+		cr_assert_eq(endpoint_open(&y[i], &pair, 1, 0), 0, "nobody's device on iwxd b");
+		cr_assert(!seteuid(0) && !setegid(0), "%m");
+		raw_peer_breaks(&x[i], &y[i]);
+	}
+	cr_assert_eq(status_of(1, "lingering"), LINGER_CAP, "nobody's connections: all it may");
+	cr_assert_eq(status_of(1, "linger_full"), 1, "the one beyond, closed at once");
+	cr_assert(iwxd_pair_logged(&pair, 1, "user 65534: at the limit of sockets of one user's "
+				   "connections kept open after a Terminate"));
+
+	/* root's big Writes, refused at their first segment while a still sends */
+	for (int i = 0; i < 3; i++) {
+		if (i) {
+			replace_qp(&a, a.cq);
+			replace_qp(&b, b.cq);
+		}
+		connect_ab();
+		post(&a, op(1, IWX_WR_WRITE, sge_of(&abuf, 0, BUF_LEN), bbuf.mr->rkey ^ 1, bbuf.p));
+		expect_wc(&a, 1, IWX_WC_RDMA_WRITE, IWX_WC_REM_ACCESS_ERR);
+		expect_terminated(&a, false, IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG));
+		expect_terminated(&b, true, IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG));
+	}
+	cr_assert_eq(status_of(1, "linger_full"), 1, "root's lingered: none closed at once");
+	for (int i = 0; i < n; i++) {
+		iwx_conn_close(&x[i].c);
+		endpoint_close(&y[i]);
+	}
 }
 
 Test(daemon_errors, write_with_wrong_key)

@@ -91,6 +91,7 @@ static void status(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *r
 	s.user_share = USER_SHARE;
 	s.departed_bytes = d->departed_bytes;
 	s.lingering = d->nlingering;
+	s.max_lingering = d->o.max[LIMIT_LINGER_USER];
 	fastpath_status(d, &s);
 	sctp_io_status(d, &s);
 	outbox_reply(d, c, req, 0, &s, sizeof(s), NULL, 0);

@@ -74,6 +74,7 @@ enum iwxd_limit {
 	/* per user */
 	LIMIT_CLIENTS_USER,	/* clients connected: user.clients */
 	LIMIT_MEMORY_USER,	/* bytes shared, and kept after iwxd let go (shared.c): user.bytes */
+	LIMIT_LINGER_USER,	/* sockets lingering after a Terminate (linger.c): user.lingering */
 	/* of all clients together */
 	LIMIT_ARENA_TOTAL,	/* bytes all share (shared.c), and kept: iwxd.arena_bytes */
 	LIMIT_CLIENTS,		/* clients connected: iwxd.nclients */
@@ -106,6 +107,7 @@ struct user {
 	uint32_t		ndeparted;
 	uint64_t		looked_ms;	/* ... when last looked at */
 	uint32_t		lingering;	/* sockets of its connections lingering (linger.c) */
+	bool			linger_warned;	/* ... said it reached max-lingering, until below */
 	struct user		*next;
 };
 
@@ -389,7 +391,8 @@ void cm_pconn_free(struct iwxd *d, struct pconn *p);
 /*
  * linger.c: fd (a socket whose engine sent a Terminate and shut its half) stays open,
  * its incoming bytes dropped, until the peer's FIN or 2 s; the caller closes fd as it
- * likes (linger holds a duplicate). Counted to u: each user has as many as LINGER_MAX.
+ * likes (linger holds a duplicate). Counted to u, which may have --max-lingering: beyond,
+ * fd is left to close at once (counted in linger_full).
  */
 void linger_start(struct iwxd *d, struct user *u, int fd);
 /* Close every lingering socket now (iwxd stops). */

@@ -24,6 +24,7 @@ const struct limit_info limits[LIMIT_N] = {
 	[LIMIT_ARENA_TOTAL]	= { "arena-total", "bytes all clients share with iwxd (arenas, rings, registered memory)", 4ull << 30, true },
 	[LIMIT_MEMORY_USER]	= { "memory-per-user", "bytes one user's clients share with iwxd, and those it keeps after they go", 0, true,
 				    "half of --arena-total" },
+	[LIMIT_LINGER_USER]	= { "max-lingering", "sockets of one user's connections kept open after a Terminate, until the peer has read it", 256 },
 	[LIMIT_ARENA]		= { "arena-max", "bytes one client shares with iwxd (its arena, registered memory)", 1ull << 30, true },
 	[LIMIT_PDS]		= { "max-pds", "protection domains per client", 256 },
 	[LIMIT_MRS]		= { "max-mrs", "memory regions per client", 65536 },
@@ -47,7 +48,7 @@ void limits_derive(uint64_t max[LIMIT_N])
 
 uint64_t limit_of_user(const struct iwxd *d, enum iwxd_limit lim)
 {
-	if (lim == LIMIT_CLIENTS_USER || lim == LIMIT_MEMORY_USER)
+	if (lim == LIMIT_CLIENTS_USER || lim == LIMIT_MEMORY_USER || lim == LIMIT_LINGER_USER)
 		return d->o.max[lim];
 	return USER_SHARE * d->o.max[lim];
 }

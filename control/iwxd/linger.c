@@ -9,9 +9,11 @@
  * So our half is shut once the Terminate is out (the engine), and what the peer still
  * sends is read and dropped here until its FIN, or for LINGER_MS at most; only then is
  * the socket closed. Each is counted to the user whose connection it was, and a user has
- * LINGER_MAX at most: one user's Terminates cannot cost another's its lingering.
+ * --max-lingering at most (each is a descriptor, and peers set the pace): one user's
+ * Terminates cannot cost another's its lingering.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -20,7 +22,6 @@
 
 #define LINGER_MS	2000	/* the longest a peer gets to see our Terminate and close */
 #define READ_BUDGET	64	/* reads per wake-up, so that one peer cannot hold the loop */
-#define LINGER_MAX	256	/* sockets of a user at once: each is a descriptor, and peers set the pace */
 
 struct lingering {
 	struct watch		w;
@@ -37,6 +38,7 @@ static void linger_end(struct iwxd *d, struct lingering *l)
 	IWX_LIST_UNLINK(&d->lingering, l);
 	d->nlingering--;
 	l->user->lingering--;
+	l->user->linger_warned = false;
 	user_forget(d, l->user);
 	free(l);
 }
@@ -67,13 +69,21 @@ static void on_readable(struct iwxd *d, struct watch *w, uint32_t events)
 
 void linger_start(struct iwxd *d, struct user *u, int fd)
 {
-	struct lingering *l = u->lingering < LINGER_MAX ? calloc(1, sizeof(*l)) : NULL;
+	struct lingering *l;
 
-	if (!l || timer_init(&d->loop, &l->timer, on_time_up)) {
-		if (!l && u->lingering >= LINGER_MAX)
-			d->st.linger_full++;
-		free(l);
+	if (u->lingering >= d->o.max[LIMIT_LINGER_USER]) {
+		if (!u->linger_warned)
+			log_warn("user %u: at the limit of %s (--%s %" PRIu64 "): closing at once",
+				 (unsigned)u->uid, limits[LIMIT_LINGER_USER].what,
+				 limits[LIMIT_LINGER_USER].flag, d->o.max[LIMIT_LINGER_USER]);
+		u->linger_warned = true;
+		d->st.linger_full++;
 		return;	/* the close may reset: no worse than without lingering */
+	}
+	l = calloc(1, sizeof(*l));
+	if (!l || timer_init(&d->loop, &l->timer, on_time_up)) {
+		free(l);
+		return;
 	}
 	l->w.fn = on_readable;
 	if ((l->w.fd = dup(fd)) < 0 || watch_add(&d->loop, &l->w, EPOLLIN)) {

@@ -245,7 +245,9 @@ struct iwx_ipc_status {
 	uint64_t	departed_bytes;		/* of arena_bytes: let go of by iwxd, still held by a client */
 	uint32_t	lingering;		/* sockets read until the peer has seen our Terminate */
 	uint32_t	user_share;		/* a user's clients hold this many clients' worth of each */
-	uint64_t	linger_full;		/* ... closed at once instead: their user had 256 lingering */
+	uint64_t	linger_full;		/* ... closed at once instead: their user had max_lingering */
+	uint32_t	max_lingering;		/* per user */
+	uint32_t	pad2;
 };
 
 /* LIST_USERS entry: what the clients of one uid hold, and what they left held (root's too). */
