@@ -807,6 +807,7 @@ Test(sctp_udp, a_path_gone_under_a_live_association_drops_its_packets)
 
 	connect_pair();
 	write_send_read(1);
+	iwx_sctp_udp_put(to_b);	/* its set-up is over, as iwxd's cm.c says when */
 	iwx_sctp_udp_expire(udp[0], iwx_conn_now_ms(), 0);
 	cr_assert_eq(iwx_sctp_udp_paths(udp[0]), 0);
 	write.sge[0] = sge(&A, 0, 100);
