@@ -19,7 +19,9 @@
 
 #include <usrsctp.h>
 
+#include <iwx/crc32c.h>
 #include <iwx/ddp_shim.h>
+#include <iwx/wire.h>
 
 #include "capture.h"
 #include "llp_sctp.h"
@@ -613,6 +615,75 @@ Test(sctp_qp, a_lost_chunk_is_sent_again_and_everything_arrives_in_order)
 	cr_assert_arr_eq(B.buf, A.buf, 100000);
 }
 
+/* ------------------------------------------------------- forged duplicates */
+
+static struct {
+	uint8_t		pkt[2048];	/* the first packet to B with a tagged chunk, as sent */
+	size_t		len;
+	size_t		payload, payload_len;	/* where its chunk's DDP payload lies in it */
+} forged;
+
+static void tap_tagged(void *arg, enum sctp_link_dir dir, const uint8_t *pkt, size_t len)
+{
+	struct sctp_chunk c;
+	size_t off = 0;
+
+	(void)arg;
+	if (dir != SCTP_LINK_TO_B || forged.len || len > sizeof(forged.pkt))
+		return;
+	while (sctp_pkt_next_chunk(pkt, len, &off, &c) == 1)
+		if (c.type == SCTP_CHUNK_DATA && c.sid == IWX_SHIM_STREAM_TAGGED &&
+		    c.user_len > IWX_SHIM_TAGGED_HDR_LEN) {
+			memcpy(forged.pkt, pkt, len);
+			forged.len = len;
+			forged.payload = c.user - pkt + IWX_SHIM_TAGGED_HDR_LEN;
+			forged.payload_len = c.user_len - IWX_SHIM_TAGGED_HDR_LEN;
+			return;
+		}
+}
+
+/*
+ * An on-path sender with the association's Verification Tag sends a TSN again that B's
+ * usrsctp holds and B's queue pair has not read yet, with other bytes. usrsctp drops it
+ * as a duplicate (RFC 4960 §6.2), so none of its bytes may reach memory.
+ */
+Test(sctp_qp, a_forged_chunk_for_a_tsn_usrsctp_holds_places_nothing)
+{
+	struct iwx_send_wr write = { .wr_id = 1, .opcode = IWX_WR_WRITE, .flags = IWX_WR_SIGNALED,
+				     .num_sge = 1 };
+	struct iwx_sctp_common *h = (struct iwx_sctp_common *)forged.pkt;
+	uint64_t placed = iwx_sctp_stats()->placed_chunks;
+	struct iwx_wc wa[1], wb[1];
+
+	connect_pair();
+	write.sge[0] = sge(&A, 0, 1000);
+	write.rkey = B.stag;
+	write.remote_addr = (uintptr_t)B.buf;
+	fill_pattern(A.buf, 1000, 5);
+	sctp_link_set_tap(&link_, tap_tagged, NULL);
+	iwx_qp_progress(B.qp, NULL);	/* B reads all there is: from now on it places from packets */
+	cr_assert_eq(iwx_qp_post_send(A.qp, &write), 0);
+	/* the chunk reaches B's usrsctp; B's queue pair does not run again, so it is not read */
+	for (uint64_t deadline = iwx_conn_now_ms() + 5000; !forged.len || sctp_link_pending(&link_);) {
+		cr_assert_lt(iwx_conn_now_ms(), deadline, "the Write's chunk never went");
+		iwx_qp_progress(A.qp, NULL);
+		pump(1);
+	}
+	cr_assert_eq(forged.payload_len, 1000);
+	cr_assert_eq(iwx_sctp_stats()->placed_chunks - placed, 1, "placed from its packet");
+	cr_assert_arr_eq(B.buf, A.buf, 1000);
+
+	memset(forged.pkt + forged.payload, 0xee, forged.payload_len);
+	memset(&h->crc32c, 0, sizeof(h->crc32c));
+	iwx_crc32c_put((uint8_t *)&h->crc32c, iwx_crc32c(forged.pkt, forged.len));
+	iwx_sctp_input(&link_.a, forged.pkt, forged.len);	/* to B, as from A */
+	cr_assert_arr_eq(B.buf, A.buf, 1000, "the forger's bytes overwrote the chunk usrsctp holds");
+
+	run_until(1, 0, wa, wb);
+	cr_assert_eq(wa[0].status, IWX_WC_SUCCESS);
+	cr_assert_arr_eq(B.buf, A.buf, 1000);
+}
+
 /* ------------------------------------------------------------------ wire */
 
 static pcap_dumper_t *dumper;
@@ -736,6 +807,7 @@ Test(sctp_udp, a_path_gone_under_a_live_association_drops_its_packets)
 
 	connect_pair();
 	write_send_read(1);
+	iwx_sctp_udp_put(to_b);	/* its set-up is over, as iwxd's cm.c says when */
 	iwx_sctp_udp_expire(udp[0], iwx_conn_now_ms(), 0);
 	cr_assert_eq(iwx_sctp_udp_paths(udp[0]), 0);
 	write.sge[0] = sge(&A, 0, 100);

@@ -48,6 +48,14 @@ struct llp_sctp {
 	uint8_t			*rx;		/* one chunk's user data, and a byte to see more */
 	uint32_t		cum;		/* every TSN up to this one has arrived */
 	uint64_t		seen[WINDOW / 64];	/* TSNs past cum that have, by TSN mod WINDOW */
+	/*
+	 * What usrsctp may hold and we have not read: TSNs past cum that a chunk has carried
+	 * into the stack since the placer started (by TSN mod WINDOW), every TSN up to far,
+	 * and before the first time we read all there was (drained), any.
+	 */
+	uint64_t		given[WINDOW / 64];
+	uint32_t		far;
+	bool			drained;
 	struct held		*held;		/* in TSN order */
 	uint32_t		n_held, cap_held;
 	struct placed		*placed;	/* PLACED_SLOTS by TSN, when placing from packets */
@@ -105,23 +113,50 @@ static bool sctp_tx_idle(const struct iwx_llp *llp)
 
 /* ----------------------------------------------------------------- receive */
 
-static bool seen(const struct llp_sctp *t, uint32_t tsn)
+/* A bitmap of WINDOW TSNs past cum, by TSN mod WINDOW. */
+static bool bit(const uint64_t *map, uint32_t tsn)
 {
-	return t->seen[tsn % WINDOW / 64] >> (tsn % 64) & 1;
+	return map[tsn % WINDOW / 64] >> (tsn % 64) & 1;
 }
 
-static void mark(struct llp_sctp *t, uint32_t tsn, bool on)
+static void mark(uint64_t *map, uint32_t tsn, bool on)
 {
-	uint64_t bit = 1ull << (tsn % 64);
+	uint64_t b = 1ull << (tsn % 64);
 
-	t->seen[tsn % WINDOW / 64] = on ? t->seen[tsn % WINDOW / 64] | bit :
-					  t->seen[tsn % WINDOW / 64] & ~bit;
+	map[tsn % WINDOW / 64] = on ? map[tsn % WINDOW / 64] | b : map[tsn % WINDOW / 64] & ~b;
+}
+
+static bool within(const struct llp_sctp *t, uint32_t tsn)
+{
+	return (int32_t)(tsn - t->cum) > 0 && tsn - t->cum <= WINDOW;
 }
 
 /* A TSN the peer may still deliver: past cum, within the window, not seen yet. */
 static bool live(const struct llp_sctp *t, uint32_t tsn)
 {
-	return (int32_t)(tsn - t->cum) > 0 && tsn - t->cum <= WINDOW && !seen(t, tsn);
+	return within(t, tsn) && !bit(t->seen, tsn);
+}
+
+/*
+ * A chunk of tsn goes into the stack: true if usrsctp cannot hold tsn yet, because no
+ * chunk has carried it there before. Were one in usrsctp's queue, unread, usrsctp would
+ * drop this one as a duplicate (RFC 4960 §6.2) while its payload, placed, overwrote
+ * the first's. usrsctp does not show its own record of TSNs (its mapping arrays are
+ * private), so we keep one of everything it is given: every chunk passes the placer,
+ * and usrsctp takes DATA only under the Verification Tag the placer checks (§8.5).
+ */
+static bool first_given(struct llp_sctp *t, uint32_t tsn)
+{
+	bool first;
+
+	if (!within(t, tsn)) {
+		if ((int32_t)(tsn - t->cum) > 0 && (int32_t)(tsn - t->far) > 0)
+			t->far = tsn;	/* beyond the bitmap: no longer first when it comes within */
+		return false;
+	}
+	first = !bit(t->given, tsn) && (int32_t)(tsn - t->far) > 0;
+	mark(t->given, tsn, true);
+	return first;
 }
 
 /*
@@ -138,8 +173,9 @@ static size_t place_early(struct iwx_sctp_placer *pl, uint32_t tsn, uint16_t sid
 	struct iwx_ddp_seg seg;
 	uint8_t *dst;
 
-	if (sid != IWX_SHIM_STREAM_TAGGED || iwx_qp_get_state(t->llp.qp) != IWX_QP_RTS ||
-	    !live(t, tsn) || (slot->len && slot->tsn != tsn && live(t, slot->tsn)) ||
+	if (!first_given(t, tsn) || !data || !t->drained || sid != IWX_SHIM_STREAM_TAGGED ||
+	    iwx_qp_get_state(t->llp.qp) != IWX_QP_RTS || bit(t->seen, tsn) ||
+	    (slot->len && slot->tsn != tsn && live(t, slot->tsn)) ||
 	    iwx_shim_decode(data, len, IWX_SHIM_IND_TAG, &seg, &cause) || !seg.tagged ||
 	    !seg.len || iwx_qp_tagged_target(t->llp.qp, &seg, &dst, &cause))
 		return 0;
@@ -186,10 +222,13 @@ static void advance(struct llp_sctp *t)
 {
 	uint32_t done = 0;
 
-	while (seen(t, t->cum + 1)) {
-		mark(t, t->cum + 1, false);
+	while (bit(t->seen, t->cum + 1)) {
+		mark(t->seen, t->cum + 1, false);
+		mark(t->given, t->cum + 1, false);
 		t->cum++;
 	}
+	if ((int32_t)(t->far - t->cum) < 0)
+		t->far = t->cum;	/* never so far behind that serial arithmetic turns */
 	while (done < t->n_held && (int32_t)(t->held[done].tsn - t->cum) <= 0) {
 		struct held *h = &t->held[done++];
 
@@ -227,7 +266,7 @@ static void chunk_in(struct llp_sctp *t, const uint8_t *data, size_t len, uint32
 		iwx_qp_fail(qp, IWX_CAUSE_LOCAL_CATASTROPHIC, NULL);
 		return;
 	}
-	mark(t, tsn, true);
+	mark(t->seen, tsn, true);
 	r = iwx_shim_decode(data, len, IWX_SHIM_IND_TAG, &seg, &cause);
 	if (r == IWX_SHIM_SETUP || (!r && sid != iwx_shim_stream(seg.opcode))) {
 		/* set-up is over; a chunk on another stream than its opcode's is not ours */
@@ -291,6 +330,8 @@ static void sctp_receive(struct iwx_llp *llp)
 		if (n < 0) {
 			if (errno != EWOULDBLOCK && errno != EAGAIN && errno != EINTR)
 				iwx_qp_lost(llp->qp, true);
+			/* what usrsctp held before the placer started is read: first_given knows the rest */
+			t->drained |= errno == EWOULDBLOCK || errno == EAGAIN;
 			return;
 		}
 		if (flags & MSG_NOTIFICATION) {
@@ -401,6 +442,7 @@ struct iwx_llp *iwx_llp_sctp_new(struct socket *so, uint32_t maxseg, uint32_t pe
 	t->so = so;
 	t->maxseg = maxseg;
 	t->cum = peer_tsn;	/* the set-up message: the peer's first chunk */
+	t->far = peer_tsn;
 	t->tx = malloc(maxseg);
 	t->rx = malloc(maxseg + 1);
 	if (!t->tx || !t->rx) {

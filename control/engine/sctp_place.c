@@ -61,12 +61,19 @@ size_t iwx_sctp_place(const struct iwx_sctp_path *path, uint8_t *pkt, size_t len
 		const struct iwx_sctp_data *c = (const void *)(pkt + off);
 		size_t clen = ntohs(c->len), padded = (clen + 3) & ~(size_t)3, placed = 0;
 
-		if (clen < 4 || padded > len - off)
+		if (clen < 4 || clen > len - off)
 			break;	/* malformed: usrsctp judges the rest as it stands */
-		if (c->type == IWX_SCTP_CHUNK_DATA && (c->flags & DATA_FLAGS) == DATA_FLAGS &&
-		    clen > sizeof(*c))
-			placed = pl->place(pl, ntohl(c->tsn), ntohs(c->sid), pkt + off + sizeof(*c),
-					   clen - sizeof(*c));
+		if (c->type == IWX_SCTP_CHUNK_DATA && clen >= sizeof(*c)) {
+			/* the last chunk may lack its padding: usrsctp still reads it, we never shrink it */
+			bool whole = (c->flags & DATA_FLAGS) == DATA_FLAGS && clen > sizeof(*c) &&
+				     padded <= len - off;
+
+			placed = pl->place(pl, ntohl(c->tsn), ntohs(c->sid),
+					   whole ? pkt + off + sizeof(*c) : NULL,
+					   whole ? clen - sizeof(*c) : 0);
+		}
+		if (padded > len - off)
+			padded = len - off;
 		if (placed) {
 			size_t keep = clen - placed, kept = (keep + 3) & ~(size_t)3;
 

@@ -21,8 +21,10 @@ struct iwx_sctp_placer {
 	uint16_t	lport, pport;		/* its SCTP ports, in network order */
 	uint32_t	vtag;			/* its packets' Verification Tag, in network order */
 	/*
-	 * A DATA chunk with U, B and E set, its user data data[0, len): place the payload
-	 * and return its length, which the chunk's tail then loses; or 0 to leave it whole.
+	 * Every DATA chunk of its packets, before usrsctp sees it, so that it knows each TSN
+	 * usrsctp may hold. One with U, B and E set, and padded: its user data data[0, len),
+	 * to place the payload and return its length, which the chunk's tail then loses, or
+	 * 0 to leave it whole. Any other: data NULL, len 0, and it returns 0.
 	 */
 	size_t		(*place)(struct iwx_sctp_placer *pl, uint32_t tsn, uint16_t sid,
 				 const uint8_t *data, size_t len);

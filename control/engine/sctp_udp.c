@@ -103,17 +103,22 @@ struct iwx_sctp_udp *iwx_sctp_udp_open(const struct sockaddr *addr, socklen_t le
 	return u;
 }
 
+static void path_free(struct iwx_sctp_udp *u, struct iwx_sctp_udp_path **pp)
+{
+	struct iwx_sctp_udp_path *p = *pp;
+
+	*pp = p->next;
+	u->n_paths--;
+	iwx_sctp_path_del(&p->path);	/* usrsctp's packets to its token: dropped */
+	free(p);
+}
+
 void iwx_sctp_udp_close(struct iwx_sctp_udp *u)
 {
 	if (!u)
 		return;
-	while (u->paths) {
-		struct iwx_sctp_udp_path *p = u->paths;
-
-		u->paths = p->next;
-		iwx_sctp_path_del(&p->path);
-		free(p);
-	}
+	while (u->paths)
+		path_free(u, &u->paths);
 	if (u->fd >= 0)
 		close(u->fd);
 	free(u);
@@ -144,14 +149,15 @@ static struct iwx_sctp_udp_path *find(struct iwx_sctp_udp *u, const void *token,
 	return p;
 }
 
-struct iwx_sctp_path *iwx_sctp_udp_path(struct iwx_sctp_udp *u, const struct sockaddr *peer,
-					socklen_t len)
+/* The path to peer, made if new. NULL with errno. */
+static struct iwx_sctp_udp_path *path_get(struct iwx_sctp_udp *u, const struct sockaddr *peer,
+					  socklen_t len)
 {
 	void *token = token_of(u, peer, len);
 	struct iwx_sctp_udp_path *p = find(u, token, peer, len);
 
 	if (p)
-		return &p->path;
+		return p;
 	if (u->n_paths == u->max_paths || len > sizeof(p->peer)) {
 		errno = ENOSPC;
 		return NULL;
@@ -173,7 +179,31 @@ struct iwx_sctp_path *iwx_sctp_udp_path(struct iwx_sctp_udp *u, const struct soc
 	u->paths = p;
 	u->n_paths++;
 	iwx_sctp_path_add(&p->path, token);
+	return p;
+}
+
+struct iwx_sctp_path *iwx_sctp_udp_path(struct iwx_sctp_udp *u, const struct sockaddr *peer,
+					socklen_t len)
+{
+	struct iwx_sctp_udp_path *p = path_get(u, peer, len);
+
+	if (!p)
+		return NULL;
+	p->setups++;
 	return &p->path;
+}
+
+void iwx_sctp_udp_put(struct iwx_sctp_path *path)
+{
+	struct iwx_sctp_udp_path *p = (struct iwx_sctp_udp_path *)path;
+	struct iwx_sctp_udp_path **pp = &p->udp->paths;
+
+	/* unanswered, its association is gone with its set-up: nothing would ever use it */
+	if (--p->setups || p->heard)
+		return;
+	while (*pp != p)
+		pp = &(*pp)->next;
+	path_free(p->udp, pp);
 }
 
 void iwx_sctp_udp_arrived(struct iwx_sctp_udp *u, const struct sockaddr *peer, socklen_t len,
@@ -185,6 +215,7 @@ void iwx_sctp_udp_arrived(struct iwx_sctp_udp *u, const struct sockaddr *peer, s
 
 	if (p) {
 		p->used_ms = iwx_conn_now_ms();
+		p->heard = true;
 		if (via)
 			p->route = *via;
 		iwx_sctp_input(&p->path, pkt, n);
@@ -193,11 +224,12 @@ void iwx_sctp_udp_arrived(struct iwx_sctp_udp *u, const struct sockaddr *peer, s
 	if (!iwx_sctp_input_unknown(token, pkt, n, unknown_reply, &k))
 		return;
 	/* a valid State Cookie came back: the peer is where it says */
-	p = (struct iwx_sctp_udp_path *)iwx_sctp_udp_path(u, peer, len);
+	p = path_get(u, peer, len);
 	if (!p) {
 		u->dropped++;	/* no room: its association gets no packets and ends */
 		return;
 	}
+	p->heard = true;
 	if (via)
 		p->route = *via;
 }
@@ -228,14 +260,10 @@ void iwx_sctp_udp_expire(struct iwx_sctp_udp *u, uint64_t now, uint64_t idle_ms)
 	for (struct iwx_sctp_udp_path **pp = &u->paths; *pp;) {
 		struct iwx_sctp_udp_path *p = *pp;
 
-		if (now - p->used_ms < idle_ms) {
+		if (p->setups || now - p->used_ms < idle_ms)
 			pp = &p->next;
-			continue;
-		}
-		*pp = p->next;
-		u->n_paths--;
-		iwx_sctp_path_del(&p->path);	/* usrsctp's packets to its token: dropped */
-		free(p);
+		else
+			path_free(u, pp);
 	}
 }
 

@@ -4,8 +4,10 @@
  * kernel UDP socket, each sending to its peer's address. A peer not seen before is
  * answered from its datagram's address (usrsctp knows it by a token derived from that
  * address with a key of the socket's, sctp.h), and gets a path, up to a bound, only once
- * it has returned a valid State Cookie: a blind spoofer can make none. A path nothing has
- * gone through for a while goes (iwx_sctp_udp_expire). Where AF_XDP cannot run, this is
+ * it has returned a valid State Cookie: a blind spoofer can make none. A path made for a
+ * set-up of ours is that set-up's until it ends; if the peer never sent a datagram on it,
+ * it goes then (iwx_sctp_udp_put), else, as every other, once nothing has gone through
+ * it for a while (iwx_sctp_udp_expire). Where AF_XDP cannot run, this is
  * how DDP over SCTP travels.
  */
 #ifndef IWX_SCTP_UDP_H
@@ -38,6 +40,8 @@ struct iwx_sctp_udp_path {
 	socklen_t		peer_len;
 	struct iwx_sctp_xsk_route route;	/* preferred while it has an XSK */
 	uint64_t		used_ms;	/* a packet went either way then */
+	unsigned		setups;		/* set-ups of ours that hold it (iwx_sctp_udp_path) */
+	bool			heard;		/* the peer sent on it: an association may need it */
 	struct iwx_sctp_udp_path *next;
 };
 
@@ -54,11 +58,18 @@ int iwx_sctp_udp_fd(const struct iwx_sctp_udp *u);
 int iwx_sctp_udp_local(const struct iwx_sctp_udp *u, struct sockaddr_storage *addr);
 
 /*
- * The path to peer, made (and registered with the stack) if new: for an association this
- * side starts. NULL with errno (ENOSPC: max_paths reached).
+ * The path to peer, made (and registered with the stack) if new, held for an association
+ * this side starts until iwx_sctp_udp_put. NULL with errno (ENOSPC: max_paths reached).
  */
 struct iwx_sctp_path *iwx_sctp_udp_path(struct iwx_sctp_udp *u, const struct sockaddr *peer,
 					socklen_t len);
+
+/*
+ * The set-up that holds path ended, established or not: the path goes at once if no
+ * other set-up holds it and the peer never sent on it (a silent address's: no association
+ * of any side can need it), else when idle.
+ */
+void iwx_sctp_udp_put(struct iwx_sctp_path *path);
 
 /*
  * A datagram from peer, its SCTP packet pkt[0, n) (the stack's until this returns), fed
@@ -73,7 +84,7 @@ void iwx_sctp_udp_arrived(struct iwx_sctp_udp *u, const struct sockaddr *peer, s
 socklen_t iwx_sctp_udp_v4(const struct iwx_sctp_udp *u, uint32_t ip, uint16_t port,
 			  struct sockaddr_storage *peer);
 
-/* Free the paths nothing went through for idle_ms: their associations are gone. */
+/* Free the paths no set-up holds and nothing went through for idle_ms: their associations are gone. */
 void iwx_sctp_udp_expire(struct iwx_sctp_udp *u, uint64_t now_ms, uint64_t idle_ms);
 
 /* How many paths it has. */

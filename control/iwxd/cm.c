@@ -67,6 +67,8 @@ void cm_pconn_free(struct iwxd *d, struct pconn *p)
 		sctp_io_unwatch(d, p->sconn->so, &p->w);
 		iwx_sctp_conn_close(p->sconn);
 		free(p->sconn);
+		if (p->path)
+			sctp_io_path_put(p->path);	/* after the close, which may still send on it */
 		sctp_io_release(d);
 	} else if (p->conn.fd >= 0) {
 		watch_del(&d->loop, &p->w);
@@ -312,13 +314,11 @@ int cm_connect(struct iwxd *d, struct client *c, const struct iwx_ipc_connect *r
 		return -ENOMEM;
 	opts_of(d, &req->param, &p->opts, p->pd);
 	if (req->param.transport == IWX_TRANSPORT_SCTP) {
-		struct iwx_sctp_path *path;
-
 		err = pconn_sctp(d, p);
-		if (!err && !(path = sctp_io_path(d, &req->addr)))
+		if (!err && !(p->path = sctp_io_path(d, &req->addr)))
 			err = -errno;
 		if (!err)
-			err = iwx_sctp_conn_connect(p->sconn, path, port_of(&req->addr), &p->opts);
+			err = iwx_sctp_conn_connect(p->sconn, p->path, port_of(&req->addr), &p->opts);
 		p->conn.peer = req->addr;
 	} else {
 		err = iwx_conn_connect(&p->conn, (const struct sockaddr *)&req->addr, len, &p->opts);

@@ -235,6 +235,7 @@ struct pconn {
 	uint32_t		id;
 	struct iwx_conn		conn;		/* over SCTP: what sconn's set-up says, to report */
 	struct iwx_sctp_conn	*sconn;		/* over SCTP, else NULL */
+	struct iwx_sctp_path	*path;		/* over SCTP, active: the path it holds */
 	struct client		*owner;
 	struct listener		*listener;	/* passive */
 	struct vqp		*qp;		/* active, or passive once accepted */

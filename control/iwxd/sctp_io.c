@@ -19,7 +19,13 @@
 #include "sctp_xsk.h"
 #include "sctp_xsk.skel.h"
 
-#define MAX_PATHS	1024	/* peers with a path at once: each costs a little, kept */
+/*
+ * Peers with a path at once: each costs a little, kept. One pool for the daemon: a path
+ * to a silent address goes with its failed set-up, but set-ups in progress hold theirs, so
+ * a client can hold as many as it may have queue pairs connecting (--max-qps). A per-user
+ * count of paths in set-up would go in sctp_io_path (issue 27: users.c's quotas).
+ */
+#define MAX_PATHS	1024
 #define INPUT_BUDGET	256	/* datagrams per turn */
 #define LINGER_MS	30000	/* ticks after the last socket: its association may still end */
 /*
@@ -209,6 +215,11 @@ struct iwx_sctp_path *sctp_io_path(struct iwxd *d, const struct sockaddr_storage
 		to.sin6_scope_id = ((const struct sockaddr_in6 *)addr)->sin6_scope_id;
 	}
 	return iwx_sctp_udp_path(d->sctp->udp, (struct sockaddr *)&to, sizeof(to));
+}
+
+void sctp_io_path_put(struct iwx_sctp_path *path)
+{
+	iwx_sctp_udp_put(path);
 }
 
 void sctp_io_timers(struct iwxd *d, uint64_t now)

@@ -36,8 +36,13 @@ void sctp_io_unwatch(struct iwxd *d, struct socket *so, struct watch *w);
  */
 int sctp_io_peer(struct socket *so, struct sockaddr_storage *peer);
 
-/* The path to the iwxd at addr (its --sctp-port, taken to be ours). NULL with errno. */
+/*
+ * The path to the iwxd at addr (its --sctp-port, taken to be ours), held by a connect's
+ * set-up until sctp_io_path_put. NULL with errno (ENOSPC: every path taken).
+ */
 struct iwx_sctp_path *sctp_io_path(struct iwxd *d, const struct sockaddr_storage *addr);
+/* The set-up that holds path ended: unanswered, it goes now (sctp_udp.h). */
+void sctp_io_path_put(struct iwx_sctp_path *path);
 
 /*
  * Something of iwxd's has an SCTP socket (a set-up, a listener, a queue pair), or no
