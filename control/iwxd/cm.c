@@ -67,8 +67,10 @@ void cm_pconn_free(struct iwxd *d, struct pconn *p)
 		sctp_io_unwatch(d, p->sconn->so, &p->w);
 		iwx_sctp_conn_close(p->sconn);
 		free(p->sconn);
-		if (p->path)
+		if (p->path) {
 			sctp_io_path_put(p->path);	/* after the close, which may still send on it */
+			p->owner->user->sctp_setups--;
+		}
 		sctp_io_release(d);
 	} else if (p->conn.fd >= 0) {
 		watch_del(&d->loop, &p->w);
@@ -315,8 +317,11 @@ int cm_connect(struct iwxd *d, struct client *c, const struct iwx_ipc_connect *r
 	opts_of(d, &req->param, &p->opts, p->pd);
 	if (req->param.transport == IWX_TRANSPORT_SCTP) {
 		err = pconn_sctp(d, p);
+		if (!err && !user_exempt(c) && c->user->sctp_setups >= d->o.max[LIMIT_SCTP_USER])
+			err = user_refuse(d, c, LIMIT_SCTP_USER, -ENOSPC);
 		if (!err && !(p->path = sctp_io_path(d, &req->addr)))
 			err = -errno;
+		c->user->sctp_setups += p->path != NULL;
 		if (!err)
 			err = iwx_sctp_conn_connect(p->sconn, p->path, port_of(&req->addr), &p->opts);
 		p->conn.peer = req->addr;

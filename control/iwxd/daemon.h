@@ -75,6 +75,7 @@ enum iwxd_limit {
 	LIMIT_CLIENTS_USER,	/* clients connected: user.clients */
 	LIMIT_MEMORY_USER,	/* bytes shared, and kept after iwxd let go (shared.c): user.bytes */
 	LIMIT_LINGER_USER,	/* sockets lingering after a Terminate (linger.c): user.lingering */
+	LIMIT_SCTP_USER,	/* SCTP connects in progress, each holding a path: user.sctp_setups */
 	/* of all clients together */
 	LIMIT_ARENA_TOTAL,	/* bytes all share (shared.c), and kept: iwxd.arena_bytes */
 	LIMIT_CLIENTS,		/* clients connected: iwxd.nclients */
@@ -107,6 +108,7 @@ struct user {
 	uint32_t		ndeparted;
 	uint64_t		looked_ms;	/* ... when last looked at */
 	uint32_t		lingering;	/* sockets of its connections lingering (linger.c) */
+	uint32_t		sctp_setups;	/* its SCTP connects in progress (cm.c) */
 	bool			linger_warned;	/* ... said it reached max-lingering, until below */
 	struct user		*next;
 };

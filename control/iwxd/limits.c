@@ -25,6 +25,7 @@ const struct limit_info limits[LIMIT_N] = {
 	[LIMIT_MEMORY_USER]	= { "memory-per-user", "bytes one user's clients share with iwxd, and those it keeps after they go", 0, true,
 				    "half of --arena-total" },
 	[LIMIT_LINGER_USER]	= { "max-lingering", "sockets of one user's connections kept open after a Terminate, until the peer has read it", 256 },
+	[LIMIT_SCTP_USER]	= { "sctp-connects-per-user", "SCTP connects of one user in progress (each holds one of iwxd's 1024 paths to peers)", 256 },
 	[LIMIT_ARENA]		= { "arena-max", "bytes one client shares with iwxd (its arena, registered memory)", 1ull << 30, true },
 	[LIMIT_PDS]		= { "max-pds", "protection domains per client", 256 },
 	[LIMIT_MRS]		= { "max-mrs", "memory regions per client", 65536 },
@@ -48,7 +49,7 @@ void limits_derive(uint64_t max[LIMIT_N])
 
 uint64_t limit_of_user(const struct iwxd *d, enum iwxd_limit lim)
 {
-	if (lim == LIMIT_CLIENTS_USER || lim == LIMIT_MEMORY_USER || lim == LIMIT_LINGER_USER)
+	if (lim >= LIMIT_CLIENTS_USER && lim <= LIMIT_SCTP_USER)
 		return d->o.max[lim];
 	return USER_SHARE * d->o.max[lim];
 }
@@ -88,7 +89,7 @@ void limit_warn(const struct iwxd *d, const struct client *c, enum iwxd_limit li
 void limit_warn_user(const struct iwxd *d, const struct client *c, enum iwxd_limit lim,
 		     const char *action)
 {
-	if (lim == LIMIT_CLIENTS_USER || lim == LIMIT_MEMORY_USER)
+	if (lim >= LIMIT_CLIENTS_USER && lim <= LIMIT_SCTP_USER)
 		log_warn("user %u (client %u, pid %d): at the limit of %s (--%s %" PRIu64 "): %s",
 			 (unsigned)c->uid, c->id, (int)c->pid, limits[lim].what, limits[lim].flag,
 			 d->o.max[lim], action);

@@ -21,9 +21,8 @@
 
 /*
  * Peers with a path at once: each costs a little, kept. One pool for the daemon: a path
- * to a silent address goes with its failed set-up, but set-ups in progress hold theirs, so
- * a client can hold as many as it may have queue pairs connecting (--max-qps). A per-user
- * count of paths in set-up would go in sctp_io_path (issue 27: users.c's quotas).
+ * to a silent address goes with its failed set-up, and a user's set-ups in progress hold
+ * --sctp-connects-per-user at most (cm.c).
  */
 #define MAX_PATHS	1024
 #define INPUT_BUDGET	256	/* datagrams per turn */
