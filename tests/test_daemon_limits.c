@@ -725,6 +725,32 @@ Test(daemon_limits, counts_of_one_user)
 	cr_assert_not_null(pd, "one client gone, its PDs are its user's again: %s", strerror(errno));
 }
 
+Test(daemon_limits, memlock_of_the_client)
+{
+	static uint8_t outside[2 * MIB] __attribute__((aligned(65536)));
+	struct rlimit was, rl = { 4 * MIB, RLIM_INFINITY };
+	struct iwx_device *dev;
+	struct iwx_pd *pd;
+
+	start(ARGS "--memlock");
+	cr_assert_eq(getrlimit(RLIMIT_MEMLOCK, &was), 0);
+	rl.rlim_max = was.rlim_max;
+	cr_assert_eq(setrlimit(RLIMIT_MEMLOCK, &rl), 0, "ulimit -l 4096: %m");
+	dev = open_nobody(0, 8 * MIB);
+	cr_assert_null(dev, "an arena beyond its RLIMIT_MEMLOCK");
+	cr_assert_eq(errno, ENOMEM, "as the kernel's RDMA stack: %s", strerror(errno));
+	dev = dev_nobody(0, 0, 3 * MIB);
+	cr_assert_eq(setrlimit(RLIMIT_MEMLOCK, &was), 0, "read at connect: raising it now changes nothing");
+	pd = iwx_alloc_pd(dev);
+	cr_assert_not_null(pd);
+	cr_assert_null(iwx_reg_mr(pd, outside, 2 * MIB, IWX_ACCESS_LOCAL_WRITE), "3 + 2 MiB > 4");
+	cr_assert_eq(errno, ENOMEM, "%s", strerror(errno));
+	cr_assert_not_null(iwx_reg_mr(pd, outside, MIB, IWX_ACCESS_LOCAL_WRITE), "%s",
+			   strerror(errno));
+	cr_assert_eq(logged(0, "would pass its RLIMIT_MEMLOCK (4194304, --memlock): refused", 0), 2,
+		     "once for each client");
+}
+
 Test(daemon_limits, status_shows_limits_and_use)
 {
 	static char out[16384];

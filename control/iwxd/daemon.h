@@ -141,6 +141,8 @@ struct client {
 	uint32_t		used[LIMIT_COUNTED];	/* what it holds, by LIMIT_* */
 	uint32_t		warned;		/* limits (1 << LIMIT_*) it was told of */
 	uint32_t		warned_user;	/* ... its user's */
+	bool			warned_memlock;	/* ... its RLIMIT_MEMLOCK */
+	uint64_t		memlock;	/* --memlock: its RLIMIT_MEMLOCK at connect (RLIM_INFINITY: none) */
 	struct iwx_arena	arena;
 	struct shm		*shms;		/* memory shared for registrations outside the arena */
 	uint32_t		shm_ids;	/* ... the last id given */
@@ -256,6 +258,7 @@ struct iwxd_opts {
 	int		settle_ms;	/* initiator: hold the first FPDU this long (siw) */
 	int		timeout_ms;	/* TCP connect and each MPA frame of a set-up */
 	uint16_t	sctp_port;	/* UDP port of DDP over SCTP (RFC 6951); 0: none */
+	bool		memlock;	/* hold each client to its RLIMIT_MEMLOCK too (limits.c) */
 	uint64_t	max[LIMIT_N];
 };
 
@@ -311,6 +314,13 @@ struct user *user_get(struct iwxd *d, uid_t uid);
 void user_forget(struct iwxd *d, struct user *u);
 /* Is c held to no limit per user (root)? */
 bool user_exempt(const struct client *c);
+/* --memlock: read c's RLIMIT_MEMLOCK (at connect). 0, or -errno. */
+int client_memlock_read(const struct iwxd *d, struct client *c);
+/*
+ * May c share bytes more of memory (arena, registered memory) within its RLIMIT_MEMLOCK?
+ * 0, or -ENOMEM as the kernel's RDMA stack answers (logged once per client).
+ */
+int client_memlock_room(const struct iwxd *d, struct client *c, uint64_t bytes);
 /* Log that c is at limit lim, or its user is (_user), and what iwxd does about it (action). */
 void limit_warn(const struct iwxd *d, const struct client *c, enum iwxd_limit lim,
 		const char *action);

@@ -260,6 +260,10 @@ static void usage(FILE *f)
 		"                        address, and where peers' iwxd are reached (default 9899;\n"
 		"                        0: no SCTP, and IWX_TRANSPORT_SCTP fails EPROTONOSUPPORT);\n"
 		"                        through AF_XDP on interfaces 'iwx attach' names\n"
+		"      --memlock         hold each client (root's aside) also to its process's\n"
+		"                        RLIMIT_MEMLOCK (ulimit -l) when it connected, as the\n"
+		"                        kernel's RDMA stack holds registered memory: its arena\n"
+		"                        and registered memory beyond it fail with ENOMEM\n"
 		"  -v, --verbose         log connections and clients; twice: every failed request\n"
 		"  -h, --help            this text\n"
 		"\n"
@@ -328,6 +332,7 @@ int main(int argc, char **argv)
 		{ "no-crc", no_argument, NULL, 'n' }, { "settle-ms", required_argument, NULL, 'w' },
 		{ "timeout-ms", required_argument, NULL, 't' }, { "verbose", no_argument, NULL, 'v' },
 		{ "sctp-port", required_argument, NULL, 'u' },
+		{ "memlock", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 	};
 	struct option longopts[sizeof(fixed) / sizeof(fixed[0]) + LIMIT_N + 1] = { 0 };
@@ -377,6 +382,9 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			d.o.crc = false;
+			break;
+		case 'l':
+			d.o.memlock = true;
 			break;
 		case 'w':
 			d.o.settle_ms = strtol(optarg, &end, 10);

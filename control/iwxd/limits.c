@@ -11,9 +11,13 @@
  * clients and memory limits), and no user can take what the limits leave for all. Root's
  * clients are counted, but not held to the limits per user.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
 
 #include "daemon.h"
 
@@ -120,6 +124,54 @@ int user_refuse(const struct iwxd *d, struct client *c, enum iwxd_limit lim, int
 bool user_exempt(const struct client *c)
 {
 	return c->uid == 0;
+}
+
+/*
+ * As ib_umem counts pinned pages against the process's RLIMIT_MEMLOCK (-ENOMEM beyond):
+ * the soft limit of the client's process when it connected, by its pid (SO_PEERCRED),
+ * from /proc/PID/limits, which needs no CAP_SYS_RESOURCE as prlimit(2) would.
+ */
+int client_memlock_read(const struct iwxd *d, struct client *c)
+{
+	static const char key[] = "Max locked memory";
+	char path[64], line[256], soft[32] = "";
+	FILE *f;
+
+	c->memlock = RLIM_INFINITY;
+	if (!d->o.memlock || user_exempt(c))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/limits", (int)c->pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, sizeof(key) - 1) &&
+		    sscanf(line + sizeof(key) - 1, "%31s", soft) != 1)
+			soft[0] = 0;
+	if (f)
+		fclose(f);
+	if (!strcmp(soft, "unlimited"))
+		return 0;
+	if (!isdigit((unsigned char)soft[0])) {
+		log_warn("client pid %d uid %u: its RLIMIT_MEMLOCK unreadable (%s)", (int)c->pid,
+			 (unsigned)c->uid, path);
+		return -ESRCH;
+	}
+	c->memlock = strtoull(soft, NULL, 10);
+	return 0;
+}
+
+int client_memlock_room(const struct iwxd *d, struct client *c, uint64_t bytes)
+{
+	uint64_t held = c->arena.size + c->shm_bytes;
+
+	(void)d;
+	if (c->memlock == RLIM_INFINITY || (held <= c->memlock && bytes <= c->memlock - held))
+		return 0;
+	if (!c->warned_memlock)
+		log_warn("client %u (pid %d, uid %u): %" PRIu64 " bytes more would pass its "
+			 "RLIMIT_MEMLOCK (%" PRIu64 ", --memlock): refused", c->id, (int)c->pid,
+			 (unsigned)c->uid, bytes, c->memlock);
+	c->warned_memlock = true;
+	return -ENOMEM;
 }
 
 int client_room(const struct iwxd *d, struct client *c, enum iwxd_limit lim)

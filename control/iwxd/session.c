@@ -94,6 +94,9 @@ static int hello(struct iwxd *d, struct client *c, struct iwx_ipc_hello *h, int 
 		return -EPROTONOSUPPORT;
 	if (size > d->o.max[LIMIT_ARENA])
 		return client_refuse(d, c, LIMIT_ARENA, -EFBIG);
+	err = client_memlock_room(d, c, iwx_arena_size(size));
+	if (err)
+		return err;
 	err = maps_take(d, c, 2);	/* the arena and the doorbells */
 	if (err)
 		return err;
@@ -416,6 +419,7 @@ void session_timers(struct iwxd *d, uint64_t now)
 static int admit(struct iwxd *d, struct client *c, gid_t gid)
 {
 	struct user *u;
+	int err;
 
 	if (!allowed(d, c->uid, gid)) {
 		log_warn("refused a client: pid %d uid %u is neither root nor in the group",
@@ -437,6 +441,11 @@ static int admit(struct iwxd *d, struct client *c, gid_t gid)
 			limit_warn_user(d, c, LIMIT_CLIENTS_USER, "turned away");
 		u->clients_warned = true;
 		return -EMFILE;
+	}
+	err = client_memlock_read(d, c);
+	if (err) {
+		user_forget(d, u);
+		return err;
 	}
 	c->user = u;
 	return 0;

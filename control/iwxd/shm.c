@@ -116,6 +116,9 @@ int shm_create(struct iwxd *d, struct client *c, struct iwx_ipc_shm *req, int *f
 	/* the arena's limits hold for all the memory a client shares, and all clients' */
 	if (req->size > d->o.max[LIMIT_ARENA] - c->arena.size - c->shm_bytes)
 		return client_refuse(d, c, LIMIT_ARENA, -ENOSPC);
+	err = client_memlock_room(d, c, req->size);
+	if (err)
+		return err;
 	err = maps_take(d, c, 1);
 	if (err)
 		return err;
