@@ -4,8 +4,11 @@
 # (bench_verbs) writing one 256 MiB RDMA Write from namespace a into b, alone and with a
 # ringer (bench_ringer: 1024 queue pairs and 1024 CQs, nothing posted, every bit of its
 # doorbells set over and over) on the victim's iwxd, the two alternating, RUNS times each.
-# It prints the victim's seconds for each run, their medians and the ratio with / without
-# (target: 1.1 or less), and the CPU the ringer took meanwhile.
+# A third variant runs beside a spinner instead (a process at the ringer's nice level that
+# only burns a CPU and talks to no iwxd): what the scheduler alone costs the victim, so that
+# ringer / spinner is what iwxd gives the ringer. It prints the victim's seconds for each
+# run, their medians and the ratios to alone (target: 1.1 or less) and to the spinner, and
+# the CPU the ringer's iwxd took meanwhile.
 #
 #   scripts/bench-bell.sh                 # 5 runs each: about a minute
 #   scripts/bench-bell.sh -n 9 --ringer-nice 0
@@ -42,7 +45,7 @@ out=	# the temporary directory: sockets, logs, results
 made_ns=()	# namespaces this script created
 daemons=()	# PIDs of the iwxds it started
 server=	# the victim's server, while it runs
-ringer=	# the ringer, while it rings
+ringer=	# the ringer (or the spinner), while it runs
 
 cleanup_extra() { # lib-bench.sh's cleanup: before the namespaces go
 	[ -z "$ringer" ] || stop_pid "$ringer"
@@ -80,6 +83,11 @@ ringer_up() {
 	die "the ringer does not ring"
 }
 
+spinner_up() {
+	timeout 600 nice -n "$nice_n" sh -c 'while :; do :; done' &
+	ringer=$!
+}
+
 # One victim run: its seconds for the 256 MiB Write, appended to $out/$1.secs; the CPU
 # its iwxd (the ringer's) took, in percent of one, to $out/$1.iwxd
 victim() {
@@ -102,10 +110,11 @@ victim() {
 
 echo "bench-bell: $runs runs each, the ringer (nice $nice_n) on iwxd $side$(steer_note)"
 for ((r = 1; r <= runs; r++)); do
-	for v in $(fp_order "$r" alone ringer); do
+	for v in $(fp_order "$r" alone spinner ringer); do
 		if [ "$v" = ringer ]; then ringer_up; fi
+		if [ "$v" = spinner ]; then spinner_up; fi
 		victim "$v"
-		if [ "$v" = ringer ]; then
+		if [ "$v" != alone ]; then
 			stop_pid "$ringer"
 			ringer=
 		fi
@@ -114,10 +123,13 @@ for ((r = 1; r <= runs; r++)); do
 done
 
 alone=$(median "$out/alone.secs" 3) rung=$(median "$out/ringer.secs" 3)
+spun=$(median "$out/spinner.secs" 3)
 echo
 row "victim: 256 MiB Write" "runs (s)" "median (s)" "iwxd $side CPU (median %)"
 row --- --- --- ---
 row alone "$(runs_of "$out/alone.secs")" "$alone" "$(median "$out/alone.iwxd" 0)"
+row "with a spinner" "$(runs_of "$out/spinner.secs")" "$spun" "$(median "$out/spinner.iwxd" 0)"
 row "with the ringer" "$(runs_of "$out/ringer.secs")" "$rung" "$(median "$out/ringer.iwxd" 0)"
 echo
 echo "with / without the ringer: $(awk -v a="$alone" -v b="$rung" 'BEGIN { printf "%.3f", b / a }') (target 1.1 or less)"
+echo "ringer / spinner: $(awk -v a="$spun" -v b="$rung" 'BEGIN { printf "%.3f", b / a }') (what iwxd gives the ringer beyond the CPU it takes)"
