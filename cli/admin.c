@@ -192,7 +192,7 @@ static const struct {
 	TRAFFIC(tx_fpdus), TRAFFIC(rx_fpdus), TRAFFIC(tx_bytes), TRAFFIC(rx_bytes),
 	TRAFFIC(tx_fpdus_aligned), TRAFFIC(placed_segments), TRAFFIC(fast_fpdus), TRAFFIC(fast_bytes),
 	TRAFFIC(fast_discards), TRAFFIC(fast_refuted), TRAFFIC(fast_unchecked),
-	COUNTER(doorbells), COUNTER(wakeups), COUNTER(linger_full),
+	COUNTER(doorbells), COUNTER(wakeups), COUNTER(linger_full), COUNTER(bells_muted),
 };
 
 #define NCOUNTERS	(sizeof(counters) / sizeof(counters[0]))
@@ -431,6 +431,8 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	     " it could not compare", s->traffic.fast_refuted, s->traffic.fast_unchecked);
 	LINE("doorbells", "%" PRIu64, s->doorbells);
 	LINE("wakeups", "%" PRIu64, s->wakeups);
+	LINE("bells muted", "%" PRIu64 " times a client rang for nothing and was not looked at "
+	     "for a while", s->bells_muted);
 	puts("fast path");
 	if (!s->fp_n)
 		LINE("attached", "%s", "no (iwx attach dev IFNAME)");
@@ -808,7 +810,8 @@ static const struct admin_cmd counters_cmd = {
 	"COUNTER VALUE line each under a header, names as the JSON keys: conns_established,\n"
 	"conns_failed, conns_rejected, terms_sent, terms_received, tx_fpdus, rx_fpdus,\n"
 	"tx_bytes, rx_bytes, tx_fpdus_aligned, placed_segments, fast_fpdus, fast_bytes,\n"
-	"fast_discards, fast_refuted, fast_unchecked, doorbells, wakeups, linger_full.\n",
+	"fast_discards, fast_refuted, fast_unchecked, doorbells, wakeups, linger_full,\n"
+	"bells_muted.\n",
 	NULL,
 	show_counters,
 };

@@ -122,6 +122,9 @@ struct client {
 	uint32_t		bell_n, bell_cap, bell_free;
 	struct iwx_link		bell_link;	/* on iwxd's bell_active: its bells are looked at */
 	uint64_t		bell_quiet_ms;	/* ... until then, unless they ring before */
+	uint32_t		bell_empty;	/* ... turns in a row its bells named no new work */
+	uint64_t		bell_muted_ms;	/* ... not looked at until then (doorbell.c) */
+	uint32_t		bell_mute_ms;	/* ... for so long, doubled each time */
 	struct iwx_link		room_wait;	/* its queue pairs waiting for room in a CQ */
 	struct iwx_link		ready;		/* its queue pairs to service, a share each turn (vqp.c) */
 	struct iwx_link		ready_link;	/* on iwxd's ready: while its ready list is not empty */
@@ -202,6 +205,7 @@ struct vqp {
 	uint32_t		fp_seen;	/* ... lazy: the engine's read position at the last tick */
 	uint64_t		fp_tick_ms;	/* ... lazy: when it is looked at again */
 	int			fp_mark;	/* ... lazy: its SO_RCVLOWAT */
+	uint32_t		bell_sq, bell_rq;	/* the rings' producers at its last bell */
 	struct watch		tcp_w;		/* the stream once established (the engine's once it runs) */
 	uint32_t		tcp_events;	/* watched for; 0: not watched */
 	bool			blocked;	/* waits for the socket or for room in a CQ */
@@ -374,6 +378,8 @@ void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn,
 void vqp_set_state(struct vqp *q, enum iwx_shq_state s);
 /* q goes on its owner's ready list: serviced at the next turn its owner's share reaches it. */
 void vqp_ready(struct iwxd *d, struct vqp *q);
+/* Did the client post to q since its last bell? (doorbell.c: a bell of no new work) */
+bool vqp_posted_since(struct vqp *q);
 /* c made room in a CQ: its queue pairs that waited for some go on the ready list. */
 void vqp_room(struct iwxd *d, struct client *c);
 /*

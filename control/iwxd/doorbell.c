@@ -12,7 +12,11 @@
  * The page is the client's to write: a bit tells iwxd only where to look, and a bit of no
  * object, or of an object since gone, costs one look. A client whose queue pairs a turn
  * could not all service (vqp.c gives each its share) is not looked at until they have
- * been: however often it rings, a turn costs it its share.
+ * been: however often it rings, a turn costs it its share. A client whose bells named no
+ * new work (nothing posted, no queue pair waiting for the room it made) EMPTY_TURNS turns
+ * in a row is not looked at for a while (MUTE_MS, doubled while it goes on, up to
+ * IDLE_MS): a client that rings for nothing cannot keep iwxd from sleeping, and one that
+ * posts as it rings is never muted.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,6 +26,8 @@
 #include "shared.h"
 
 #define IDLE_MS		100	/* a client whose bells were quiet this long must write to wake us */
+#define EMPTY_TURNS	64	/* turns of bells that named no new work before a client is muted */
+#define MUTE_MS		1	/* ... for this long at first */
 
 struct bell {
 	struct vqp	*qp;		/* what the bit stands for: a queue pair, */
@@ -42,13 +48,21 @@ int doorbell_open(struct iwxd *d, struct client *c, int *memfd)
 	return 0;
 }
 
+static bool muted(const struct client *c, uint64_t now)
+{
+	return now < c->bell_muted_ms;
+}
+
 void doorbell_wake(struct iwxd *d, struct client *c)
 {
-	c->bell_quiet_ms = iwx_conn_now_ms() + IDLE_MS;
+	uint64_t now = iwx_conn_now_ms();
+
+	c->bell_quiet_ms = now + IDLE_MS;
 	if (iwx_linked(&c->bell_link) || !c->bells)
 		return;
 	iwx_link_add_tail(&d->bell_active, &c->bell_link);
-	__atomic_store_n(&c->bells->need_wakeup, d->asleep, __ATOMIC_SEQ_CST);
+	/* muted: looked at when that ends, and no write of its wakes us meanwhile */
+	__atomic_store_n(&c->bells->need_wakeup, d->asleep && !muted(c, now), __ATOMIC_SEQ_CST);
 }
 
 void doorbell_close(struct iwxd *d, struct client *c)
@@ -94,10 +108,11 @@ void doorbell_unbind(struct client *c, uint32_t bell)
 	c->bell_free = bell + 1;
 }
 
-/* One word of c's bits, taken: ready what they name. */
-static void take_word(struct iwxd *d, struct client *c, uint32_t w)
+/* One word of c's bits, taken: ready what they name. Were any for new work? */
+static bool take_word(struct iwxd *d, struct client *c, uint32_t w)
 {
 	uint64_t bits = __atomic_exchange_n(&c->bells->bits[w], 0, __ATOMIC_SEQ_CST);
+	bool work = false;
 
 	while (bits) {
 		uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(bits);
@@ -105,11 +120,15 @@ static void take_word(struct iwxd *d, struct client *c, uint32_t w)
 		bits &= bits - 1;
 		if (i >= c->bell_n)
 			break;	/* the client's own noise: nothing of its is there */
-		if (c->bell[i].qp)
+		if (c->bell[i].qp) {
+			work |= vqp_posted_since(c->bell[i].qp);
 			vqp_ready(d, c->bell[i].qp);
-		else if (c->bell[i].cq)
+		} else if (c->bell[i].cq) {
+			work |= !iwx_link_empty(&c->room_wait);
 			vqp_room(d, c);
+		}
 	}
+	return work;
 }
 
 /* The summary words c's bells reach: those beyond name no bell of it, and are not looked at. */
@@ -127,9 +146,14 @@ static bool rang(const struct client *c)
 	return false;
 }
 
-/* What c rang since the last look, taken; the words are looked at only where the summary says. */
-static void take(struct iwxd *d, struct client *c)
+/*
+ * What c rang since the last look, taken; the words are looked at only where the summary
+ * says. Bells of no new work EMPTY_TURNS times in a row mute it (now: the turn's time).
+ */
+static void take(struct iwxd *d, struct client *c, uint64_t now)
 {
+	bool work = false;
+
 	for (uint32_t s = 0; s < sum_words(c); s++) {
 		uint64_t sum;
 
@@ -137,10 +161,24 @@ static void take(struct iwxd *d, struct client *c)
 			continue;
 		sum = __atomic_exchange_n(&c->bells->sum[s], 0, __ATOMIC_SEQ_CST);
 		while (sum) {
-			take_word(d, c, s * 64 + (uint32_t)__builtin_ctzll(sum));
+			work |= take_word(d, c, s * 64 + (uint32_t)__builtin_ctzll(sum));
 			sum &= sum - 1;
 		}
 	}
+	if (work) {
+		c->bell_empty = 0;
+		c->bell_mute_ms = 0;
+		return;
+	}
+	if (++c->bell_empty < EMPTY_TURNS)
+		return;
+	c->bell_empty = 0;
+	c->bell_mute_ms = c->bell_mute_ms ? c->bell_mute_ms * 2 : MUTE_MS;
+	if (c->bell_mute_ms > IDLE_MS)
+		c->bell_mute_ms = IDLE_MS;
+	c->bell_muted_ms = now + c->bell_mute_ms;
+	d->st.bells_muted++;
+	__atomic_store_n(&c->bells->need_wakeup, 0, __ATOMIC_SEQ_CST);
 }
 
 void doorbell_take(struct iwxd *d)
@@ -148,6 +186,8 @@ void doorbell_take(struct iwxd *d)
 	uint64_t now = iwx_conn_now_ms();
 
 	IWX_LINK_EACH(struct client, c, &d->bell_active, bell_link) {
+		if (muted(c, now))
+			continue;
 		if (!iwx_link_empty(&c->ready)) {
 			/*
 			 * what its last turns left comes first: what it rang meanwhile stays in
@@ -159,7 +199,7 @@ void doorbell_take(struct iwxd *d)
 		}
 		if (rang(c)) {
 			c->bell_quiet_ms = now + IDLE_MS;
-			take(d, c);
+			take(d, c, now);
 			continue;
 		}
 		if (now < c->bell_quiet_ms)
@@ -170,7 +210,7 @@ void doorbell_take(struct iwxd *d)
 		if (rang(c)) {
 			__atomic_store_n(&c->bells->need_wakeup, d->asleep, __ATOMIC_SEQ_CST);
 			c->bell_quiet_ms = now + IDLE_MS;
-			take(d, c);
+			take(d, c, now);
 		} else {
 			iwx_link_del(&c->bell_link);
 		}
@@ -181,17 +221,22 @@ void doorbell_take(struct iwxd *d)
 
 bool doorbell_sleep(struct iwxd *d, bool on)
 {
+	uint64_t now = iwx_conn_now_ms();
 	bool any = false;
 
 	d->asleep = on;
-	IWX_LINK_EACH(struct client, c, &d->bell_active, bell_link)
-		__atomic_store_n(&c->bells->need_wakeup, on, __ATOMIC_SEQ_CST);
+	IWX_LINK_EACH(struct client, c, &d->bell_active, bell_link) {
+		if (!muted(c, now))
+			__atomic_store_n(&c->bells->need_wakeup, on, __ATOMIC_SEQ_CST);
+		else if (on)	/* looked at when that ends: no write of its wakes us before */
+			loop_due(&d->loop, c->bell_muted_ms);
+	}
 	if (!on)
 		return false;
 	/* pairs with client_ring: a bell rung before need_wakeup was seen is seen here */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	IWX_LINK_EACH(struct client, c, &d->bell_active, bell_link)
-		if ((any = rang(c)))
+		if (!muted(c, now) && (any = rang(c)))
 			break;
 	return !any;
 }

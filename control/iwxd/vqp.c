@@ -612,6 +612,17 @@ void vqp_ready(struct iwxd *d, struct vqp *q)
 		iwx_link_add_tail(&d->ready, &c->ready_link);
 }
 
+bool vqp_posted_since(struct vqp *q)
+{
+	uint32_t sq = __atomic_load_n(&q->sq.ctl->prod, __ATOMIC_ACQUIRE);
+	uint32_t rq = __atomic_load_n(&q->rq.ctl->prod, __ATOMIC_ACQUIRE);
+	bool posted = sq != q->bell_sq || rq != q->bell_rq;
+
+	q->bell_sq = sq;
+	q->bell_rq = rq;
+	return posted;
+}
+
 void vqp_room(struct iwxd *d, struct client *c)
 {
 	while (!iwx_link_empty(&c->room_wait)) {

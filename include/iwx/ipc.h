@@ -248,6 +248,7 @@ struct iwx_ipc_status {
 	uint64_t	linger_full;		/* ... closed at once instead: their user had max_lingering */
 	uint32_t	max_lingering;		/* per user */
 	uint32_t	pad2;
+	uint64_t	bells_muted;		/* clients muted for ringing for nothing (doorbell.c) */
 };
 
 /* LIST_USERS entry: what the clients of one uid hold, and what they left held (root's too). */
