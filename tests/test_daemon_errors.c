@@ -393,15 +393,6 @@ Test(daemon_errors, big_write_to_unknown_stag_learns_why)
 	big_write_refused(bbuf.mr->rkey ^ 0x100, IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG));
 }
 
-/* Key of `iwx status -j` of daemon i. */
-static int64_t status_of(int i, const char *key)
-{
-	static char out[32768];
-
-	cr_assert_eq(run_iwx(out, sizeof(out), "status -s %s -j", pair.sock[i]), 0, "%s", out);
-	return json_num(out, key);
-}
-
 struct raw_peer {
 	struct iwx_conn		c;
 	struct sockaddr_storage	to;
@@ -467,8 +458,8 @@ Test(daemon_linger, one_users_terminates_leave_another_its_lingering)
 		cr_assert(!seteuid(0) && !setegid(0), "%m");
 		raw_peer_breaks(&x[i], &y[i]);
 	}
-	cr_assert_eq(status_of(1, "lingering"), LINGER_CAP, "nobody's connections: all it may");
-	cr_assert_eq(status_of(1, "linger_full"), 1, "the one beyond, closed at once");
+	cr_assert_eq(status_num(pair.sock[1], "lingering"), LINGER_CAP, "nobody's connections: all it may");
+	cr_assert_eq(status_num(pair.sock[1], "linger_full"), 1, "the one beyond, closed at once");
 	cr_assert(iwxd_pair_logged(&pair, 1, "user 65534: at the limit of sockets of one user's "
 				   "connections kept open after a Terminate"));
 
@@ -484,7 +475,7 @@ Test(daemon_linger, one_users_terminates_leave_another_its_lingering)
 		expect_terminated(&a, false, IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG));
 		expect_terminated(&b, true, IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG));
 	}
-	cr_assert_eq(status_of(1, "linger_full"), 1, "root's lingered: none closed at once");
+	cr_assert_eq(status_num(pair.sock[1], "linger_full"), 1, "root's lingered: none closed at once");
 	for (int i = 0; i < n; i++) {
 		iwx_conn_close(&x[i].c);
 		endpoint_close(&y[i]);

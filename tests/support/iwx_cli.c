@@ -36,6 +36,14 @@ int run_iwx(char *out, size_t cap, const char *fmt, ...)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+int64_t status_num(const char *sock, const char *key)
+{
+	static char out[65536];
+
+	cr_assert_eq(run_iwx(out, sizeof(out), "status -s %s -j", sock), 0, "%s", out);
+	return json_num(out, key);
+}
+
 int64_t json_num(const char *s, const char *key)
 {
 	char k[64];

@@ -15,4 +15,7 @@ int run_iwx(char *out, size_t cap, const char *fmt, ...);
 /* The number after "key": in s (the first one), or -1. */
 int64_t json_num(const char *s, const char *key);
 
+/* key's number in `iwx status -j` of the iwxd at sock (which must answer), or -1. */
+int64_t status_num(const char *sock, const char *key);
+
 #endif /* IWX_TEST_IWX_CLI_H */
