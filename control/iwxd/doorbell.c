@@ -108,7 +108,11 @@ void doorbell_unbind(struct client *c, uint32_t bell)
 	c->bell_free = bell + 1;
 }
 
-/* One word of c's bits, taken: ready what they name. Were any for new work? */
+/*
+ * One word of c's bits, taken: ready what they name, if the client posted to it since its
+ * last bell (a client rings only after it produced) or made room a queue pair waits for.
+ * Were any for new work?
+ */
 static bool take_word(struct iwxd *d, struct client *c, uint32_t w)
 {
 	uint64_t bits = __atomic_exchange_n(&c->bells->bits[w], 0, __ATOMIC_SEQ_CST);
@@ -120,11 +124,11 @@ static bool take_word(struct iwxd *d, struct client *c, uint32_t w)
 		bits &= bits - 1;
 		if (i >= c->bell_n)
 			break;	/* the client's own noise: nothing of its is there */
-		if (c->bell[i].qp) {
-			work |= vqp_posted_since(c->bell[i].qp);
+		if (c->bell[i].qp && vqp_posted_since(c->bell[i].qp)) {
+			work = true;
 			vqp_ready(d, c->bell[i].qp);
-		} else if (c->bell[i].cq) {
-			work |= !iwx_link_empty(&c->room_wait);
+		} else if (c->bell[i].cq && !iwx_link_empty(&c->room_wait)) {
+			work = true;
 			vqp_room(d, c);
 		}
 	}
