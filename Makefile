@@ -70,7 +70,7 @@ DAEMON_HDRS	:= $(wildcard control/iwxd/*.h)
 IWXD_BIN	:= $(BUILD)/iwxd
 
 # the tests exercise the engine, iwxd's identifiers and the CLI's TCP reassembly directly
-TEST_SRCS	:= $(wildcard tests/test_*.c) $(wildcard tests/support/*.c) cli/tcp_streams.c \
+TEST_SRCS	:= $(wildcard tests/unit/*.c tests/integration/*.c) $(wildcard tests/support/*.c) cli/tcp_streams.c \
 		   $(ENGINE_SRCS) control/iwxd/loop.c
 TEST_BIN	:= $(BUILD)/tests/unit
 VICTIM_BIN	:= $(BUILD)/tests/setuid_victim
@@ -162,7 +162,7 @@ $(TEST_BIN): $(TEST_SRCS) $(LIB_A) $(PROTO_A) $(HEADERS) $(VICTIM_BIN) $(wildcar
 		-Ilib/client -I$(BUILD)/bpf -o $@ $(TEST_SRCS) \
 		$(LIB_A) $(PROTO_A) -lcriterion -lpcap -lbpf -lelf -lz $(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
-# the setuid-root victim of tests/test_daemon_shm.c's attack
+# the setuid-root victim of tests/integration/test_daemon_shm.c's attack
 $(VICTIM_BIN): tests/attack/setuid_victim.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
