@@ -1,5 +1,6 @@
 # iwx: iWARP (RDMAP/DDP/MPA over TCP) for Linux.
 #   make            build the library, daemon, CLI and BPF objects
+#   make check      the unit tests: no root, no namespaces, under a minute
 #   make test       run every test (unit, conformance against tshark, BPF build check)
 #   make fuzz       run the libFuzzer targets for FUZZ_SECONDS each (default 30)
 #   make bench      run the protocol-core benchmark
@@ -69,10 +70,13 @@ DAEMON_SRCS	:= $(wildcard control/iwxd/*.c)
 DAEMON_HDRS	:= $(wildcard control/iwxd/*.h)
 IWXD_BIN	:= $(BUILD)/iwxd
 
-# the tests exercise the engine, iwxd's identifiers and the CLI's TCP reassembly directly
-TEST_SRCS	:= $(wildcard tests/unit/*.c tests/integration/*.c) $(wildcard tests/support/*.c) cli/tcp_streams.c \
-		   $(ENGINE_SRCS) control/iwxd/loop.c
+# The tests exercise the engine, iwxd's loop and the CLI's TCP reassembly directly:
+# tests/unit needs neither root nor namespaces (make check), tests/integration both.
+TEST_BASE	:= $(wildcard tests/support/*.c) cli/tcp_streams.c $(ENGINE_SRCS) control/iwxd/loop.c
+UNIT_SRCS	:= $(wildcard tests/unit/*.c)
+TEST_SRCS	:= $(UNIT_SRCS) $(wildcard tests/integration/*.c) $(TEST_BASE)
 TEST_BIN	:= $(BUILD)/tests/unit
+CHECK_BIN	:= $(BUILD)/tests/check
 VICTIM_BIN	:= $(BUILD)/tests/setuid_victim
 FUZZ_SRCS	:= $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS	:= $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
@@ -95,16 +99,43 @@ SCTP_XSK_SKEL	:= $(BUILD)/bpf/sctp_xsk.skel.h
 BPF_CFLAGS	:= -target bpf -mcpu=v3 -O2 -g -Wall -Wextra -Werror -Iinclude \
 		   -I/usr/include/$(shell uname -m)-linux-gnu
 
-.PHONY: all lib test test-asan test-fastpath test-dropin check-install interop fuzz bench install clean
+# Each program's objects go under $(OBJ)/PROGRAM/, each with the headers it includes
+# (-MMD): an edit rebuilds the objects that include what changed, and relinks.
+OBJ		:= $(BUILD)/obj
+DEPFLAGS	:= -MMD -MP
+DAEMON_INC	:= -Icontrol/engine -Icontrol/iwxd -I$(BUILD)/bpf
+TEST_INC	:= -Itests/support -Itests/bpf -Icli -Icontrol/engine -Icontrol/iwxd -Ilib/client \
+		   -I$(BUILD)/bpf
+IWXD_OBJS	:= $(patsubst %.c,$(OBJ)/iwxd/%.o,$(DAEMON_SRCS) $(ENGINE_SRCS))
+CLI_OBJS	:= $(patsubst %.c,$(OBJ)/cli/%.o,$(CLI_SRCS))
+TEST_OBJS	:= $(patsubst %.c,$(OBJ)/tests/%.o,$(TEST_SRCS))
+CHECK_OBJS	:= $(patsubst %.c,$(OBJ)/tests/%.o,$(UNIT_SRCS) $(TEST_BASE))
+
+.PHONY: all lib check test test-asan test-fastpath test-dropin check-install interop fuzz bench install clean
 all: lib $(CLI_BIN) $(RPING_BIN) $(IWXD_BIN) $(DROPIN_LIBS)
 
 lib: $(LIB_A) $(LIB_SO) $(PROTO_A) $(IPC_A)
 
 # libiwx.so exports the API; the IPC inside it is libiwx's and iwxd's business alone
-$(BUILD)/lib/%.o: lib/%.c $(HEADERS) $(wildcard lib/*/*.h)
+$(BUILD)/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
-	$(Q)$(CC) $(IWX_CFLAGS) -fPIC -fvisibility=$(if $(filter lib/ipc/%,$<),hidden,default) -c $< -o $@
+	$(Q)$(CC) $(IWX_CFLAGS) $(DEPFLAGS) -fPIC -fvisibility=$(if $(filter lib/ipc/%,$<),hidden,default) -c $< -o $@
+
+$(OBJ)/iwxd/%.o: %.c | $(FASTPATH_SKEL) $(SCTP_XSK_SKEL)
+	@mkdir -p $(@D)
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(IWX_CFLAGS) $(DEPFLAGS) $(DAEMON_INC) -c $< -o $@
+
+$(OBJ)/cli/%.o: %.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(IWX_CFLAGS) $(DEPFLAGS) -DIWX_DROPIN_DIR='"$(LIBDIR)/iwx"' -c $< -o $@
+
+$(OBJ)/tests/%.o: %.c | $(BPF_TEST_SKEL) $(BPF_FAULTS_SKEL) $(FASTPATH_SKEL) $(SCTP_XSK_SKEL)
+	@mkdir -p $(@D)
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(IWX_CFLAGS) $(DEPFLAGS) $(TEST_INC) -c $< -o $@
 
 $(LIB_A): $(LIBIWX_OBJS)
 $(PROTO_A): $(PROTO_SRCS:%.c=$(BUILD)/%.o)
@@ -118,15 +149,13 @@ $(LIB_SO): $(LIBIWX_OBJS)
 	$(Q)$(CC) -shared -Wl,-soname,libiwx.so.$(SOVERSION) -Wl,--no-undefined -o $@ $^
 	$(Q)ln -sf libiwx.so.$(SOVERSION) $(BUILD)/libiwx.so
 
-$(CLI_BIN): $(CLI_SRCS) $(wildcard cli/*.h) $(PROTO_A) $(IPC_A) $(HEADERS)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -DIWX_DROPIN_DIR='"$(LIBDIR)/iwx"' -o $@ $(CLI_SRCS) $(PROTO_A) $(IPC_A) -lpcap $(LDLIBS_CORE)
+$(CLI_BIN): $(CLI_OBJS) $(PROTO_A) $(IPC_A)
+	$(call msg,LD,$@)
+	$(Q)$(CC) -o $@ $(CLI_OBJS) $(PROTO_A) $(IPC_A) -lpcap $(LDLIBS_CORE)
 
-$(IWXD_BIN): $(DAEMON_SRCS) $(ENGINE_SRCS) $(ENGINE_HDRS) $(DAEMON_HDRS) $(PROTO_A) $(IPC_A) $(HEADERS) \
-		$(FASTPATH_SKEL) $(SCTP_XSK_SKEL)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -Icontrol/iwxd -I$(BUILD)/bpf -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) \
-		$(PROTO_A) $(IPC_A) \
+$(IWXD_BIN): $(IWXD_OBJS) $(PROTO_A) $(IPC_A)
+	$(call msg,LD,$@)
+	$(Q)$(CC) -o $@ $(IWXD_OBJS) $(PROTO_A) $(IPC_A) \
 		-pthread -lxdp -lbpf -lelf -lz $(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
 # The drop-ins (lib/ibverbs, lib/rdmacm): libibverbs.so.1 and librdmacm.so.1 on libiwx,
@@ -154,13 +183,20 @@ $(DROPIN)/lib%.so.1: lib/standin/%.c lib/standin/lib%.map
 
 # ---------------------------------------------------------------- tests
 
-$(TEST_BIN): $(TEST_SRCS) $(LIB_A) $(PROTO_A) $(HEADERS) $(VICTIM_BIN) $(wildcard tests/support/*.h cli/*.h control/*/*.h) $(BPF_TEST_SKEL) \
-		$(BPF_FAULTS_SKEL) $(FASTPATH_SKEL)
-	@mkdir -p $(@D)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -Itests/support -Itests/bpf -Icli -Icontrol/engine -Icontrol/iwxd \
-		-Ilib/client -I$(BUILD)/bpf -o $@ $(TEST_SRCS) \
-		$(LIB_A) $(PROTO_A) -lcriterion -lpcap -lbpf -lelf -lz $(LDLIBS_CORE) $(LDLIBS_ENGINE)
+TEST_LIBS	:= $(LIB_A) $(PROTO_A) -lcriterion -lpcap -lbpf -lelf -lz $(LDLIBS_CORE) $(LDLIBS_ENGINE)
+
+$(TEST_BIN): $(TEST_OBJS) $(LIB_A) $(PROTO_A) $(VICTIM_BIN)
+	$(call msg,LD,$@)
+	$(Q)$(CC) -o $@ $(TEST_OBJS) $(TEST_LIBS)
+
+$(CHECK_BIN): $(CHECK_OBJS) $(LIB_A) $(PROTO_A)
+	$(call msg,LD,$@)
+	$(Q)$(CC) -o $@ $(CHECK_OBJS) $(TEST_LIBS)
+
+# What needs neither root nor namespaces: the protocol core, the engine, the loop.
+check: $(CHECK_BIN)
+	$(call msg,TEST,$(CHECK_BIN))
+	$(Q)$(CHECK_BIN) --jobs 2
 
 # the setuid-root victim of tests/integration/test_daemon_shm.c's attack
 $(VICTIM_BIN): tests/attack/setuid_victim.c
@@ -407,3 +443,6 @@ install: all
 clean:
 	$(call msg,CLEAN,$(BUILD))
 	$(Q)rm -rf $(BUILD)
+
+-include $(IWXD_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d) \
+	 $(patsubst %.c,$(BUILD)/%.d,$(LIB_SRCS))
