@@ -165,6 +165,7 @@ struct vcq {
 	size_t			map_size;
 	struct iwx_ring		ring;		/* daemon produces */
 	uint32_t		users;		/* queue pairs using it */
+	bool			room_asked;	/* need_room set since its bell was last taken */
 	struct vcq		*next;
 };
 

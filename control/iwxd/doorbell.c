@@ -13,7 +13,7 @@
  * object, or of an object since gone, costs one look. A client whose queue pairs a turn
  * could not all service (vqp.c gives each its share) is not looked at until they have
  * been: however often it rings, a turn costs it its share. A client whose bells named no
- * new work (nothing posted, no queue pair waiting for the room it made) EMPTY_TURNS turns
+ * new work (nothing posted, no room asked of the CQ it rang) EMPTY_TURNS turns
  * in a row is not looked at for a while (MUTE_MS, doubled while it goes on, up to
  * IDLE_MS): a client that rings for nothing cannot keep iwxd from sleeping, and one that
  * posts as it rings is never muted.
@@ -109,9 +109,8 @@ void doorbell_unbind(struct client *c, uint32_t bell)
 }
 
 /*
- * One word of c's bits, taken: ready what they name, if the client posted to it since its
- * last bell (a client rings only after it produced) or made room a queue pair waits for.
- * Were any for new work?
+ * One word of c's bits, taken: ready what they name. A client rings a queue pair only
+ * after it posted, and a CQ only once iwxd asked it for room: were any such?
  */
 static bool take_word(struct iwxd *d, struct client *c, uint32_t w)
 {
@@ -127,8 +126,10 @@ static bool take_word(struct iwxd *d, struct client *c, uint32_t w)
 		if (c->bell[i].qp && vqp_posted_since(c->bell[i].qp)) {
 			work = true;
 			vqp_ready(d, c->bell[i].qp);
-		} else if (c->bell[i].cq && !iwx_link_empty(&c->room_wait)) {
-			work = true;
+		} else if (c->bell[i].cq) {
+			/* asked: the work may be done already (vqp_service saw the room), not the bell's fault */
+			work |= c->bell[i].cq->room_asked;
+			c->bell[i].cq->room_asked = false;
 			vqp_room(d, c);
 		}
 	}

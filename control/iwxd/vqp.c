@@ -145,6 +145,7 @@ static void cq_push(struct vcq *cq, const struct iwx_wc *wc)
 static void ask_room(struct vqp *q, struct vcq *cq)
 {
 	__atomic_store_n(&cq->sh->need_room, 1, __ATOMIC_SEQ_CST);
+	cq->room_asked = true;
 	q->wants_room |= cq == q->scq ? ROOM_SEND : ROOM_RECV;
 }
 
