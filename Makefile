@@ -18,7 +18,11 @@ CC		?= cc
 CLANG		?= clang
 AR		?= ar
 CFLAGS		?= -O2 -g
-IWX_CFLAGS	:= -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude $(CFLAGS)
+# include/iwx: the installed headers alone; the internal ones beside their code, named by
+# their folder ("proto/wire.h", "ipc/ipc.h", "util/list.h"); bpf/fastpath_maps.h: the
+# fast path's maps, shared by its programs and user space.
+INCLUDES	:= -Iinclude -Ilib -Ibpf
+IWX_CFLAGS	:= -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE $(INCLUDES) $(CFLAGS)
 LDLIBS_CORE	:= -lisal
 LDLIBS_ENGINE	:= -lusrsctp -lxdp	# the engine's SCTP (sctp.c) and its AF_XDP carrier (sctp_xsk.c)
 
@@ -49,7 +53,7 @@ IPC_A		:= $(BUILD)/libiwx-ipc.a
 LIBIWX_OBJS	:= $(patsubst %.c,$(BUILD)/%.o,$(CLIENT_SRCS) $(IPC_SRCS) lib/proto/term.c)
 LIB_A		:= $(BUILD)/libiwx.a
 LIB_SO		:= $(BUILD)/libiwx.so.$(SOVERSION)
-HEADERS		:= $(wildcard include/iwx/*.h)
+HEADERS		:= $(wildcard include/iwx/*.h lib/*/*.h bpf/*.h)
 # what an application includes: the API and the headers it includes (the rest is internal)
 PUBLIC_HEADERS	:= $(addprefix include/iwx/,iwx.h verbs.h access.h)
 
@@ -80,7 +84,7 @@ CHECK_BIN	:= $(BUILD)/tests/check
 VICTIM_BIN	:= $(BUILD)/tests/setuid_victim
 FUZZ_SRCS	:= $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS	:= $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
-FUZZ_FLAGS	:= -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude \
+FUZZ_FLAGS	:= -std=gnu11 -g -O1 -D_GNU_SOURCE $(INCLUDES) \
 		   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 BENCH_BIN	:= $(BUILD)/bench/bench_proto
 BPFTOOL		?= bpftool
@@ -96,7 +100,7 @@ FASTPATH_SKEL	:= $(BUILD)/bpf/fastpath.skel.h
 SCTP_XSK_OBJ	:= $(BUILD)/bpf/sctp_xsk.bpf.o
 SCTP_XSK_SKEL	:= $(BUILD)/bpf/sctp_xsk.skel.h
 # -mcpu=v3: clang 14 emits the atomics and 32-bit bounds the verifier needs
-BPF_CFLAGS	:= -target bpf -mcpu=v3 -O2 -g -Wall -Wextra -Werror -Iinclude \
+BPF_CFLAGS	:= -target bpf -mcpu=v3 -O2 -g -Wall -Wextra -Werror $(INCLUDES) \
 		   -I/usr/include/$(shell uname -m)-linux-gnu
 
 # Each program's objects go under $(OBJ)/PROGRAM/, each with the headers it includes
@@ -213,7 +217,7 @@ $(BUILD)/bpf/%.bpf.o: tests/bpf/%.bpf.c $(HEADERS) $(wildcard tests/bpf/*.h)
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(HEADERS) $(wildcard bpf/*.h)
 	@mkdir -p $(@D)
 	$(call msg,CLANG,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -Ibpf -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 .SECONDARY: $(BPF_TEST_OBJ) $(BPF_FAULTS_OBJ) $(FASTPATH_OBJ) $(SCTP_XSK_OBJ) $(BUILD)/bpf/softirq_time.bpf.o
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o

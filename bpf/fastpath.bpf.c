@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
  * The fast path: places the payload of RDMA Writes and Read Responses into registered
- * memory as packets arrive, before TCP hands their bytes to anyone (iwx/fastpath.h).
+ * memory as packets arrive, before TCP hands their bytes to anyone (fastpath_maps.h).
  * One parser for two hooks: TC ingress (iwx_tc) and XDP (iwx_xdp) differ only in how
  * the packet is reached (a dynptr over either) and what they know of its checksum.
  * Both pass every packet on unchanged: the fast path only ever adds a copy, and iwxd
@@ -13,9 +13,9 @@
  * known to be good, an acceptable ACK and timestamp, an ESTABLISHED socket) and the FPDU
  * lies in the socket's receive window; the FPDU's start is certain and it ends in the
  * packet; no Send with Invalidate before it waits for iwxd; and the checks of
- * iwx/ddp_check.h (RFC 5041 §7.1, RFC 5040 §7.2) pass. What the program cannot know
+ * proto/ddp_check.h (RFC 5041 §7.1, RFC 5040 §7.2) pass. What the program cannot know
  * (netfilter, IPsec policy, a race with TCP's own state) iwxd learns otherwise: it takes
- * a placed FPDU only once TCP has accepted those very bytes (iwx/fastpath.h).
+ * a placed FPDU only once TCP has accepted those very bytes (fastpath_maps.h).
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -30,9 +30,9 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
-#include <iwx/ddp_check.h>
-#include <iwx/fastpath.h>
-#include <iwx/wire.h>
+#include "proto/ddp_check.h"
+#include "fastpath_maps.h"
+#include "proto/wire.h"
 
 #include "kernel.h"
 
@@ -152,7 +152,7 @@ struct {
 	__type(value, struct iwx_fp_copying);
 } iwx_fp_copying SEC(".maps");
 
-/* Slots whose iwxd is to wake up (iwx/fastpath.h: Wake-ups): at most one record each
+/* Slots whose iwxd is to wake up (fastpath_maps.h: Wake-ups): at most one record each
  * while lazy, so a page holds them all. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -929,7 +929,7 @@ static __always_inline bool walk_marked(struct walk *w, __u32 seq, __u32 plen)
 	return !f.start && !w->unplaced && w->seq == seq + plen;
 }
 
-/* Wake iwxd if it sleeps on its low-water mark (iwx/fastpath.h: Wake-ups). */
+/* Wake iwxd if it sleeps on its low-water mark (fastpath_maps.h: Wake-ups). */
 static __always_inline void ring(struct iwx_fp_slot *s, __u32 bell, struct iwx_fp_counters *ifc)
 {
 	/* an exchange, a full barrier: iwxd stores lazy, then reads wake_seq */
@@ -1246,7 +1246,7 @@ int iwx_xdp(struct xdp_md *xdp)
  * TCP takes up a segment of a followed, ESTABLISHED socket (tcp_rcv_established, under the
  * socket's lock). Where the records' FPDUs lie in its new bytes (from rcv_nxt on: what
  * TCP already has, it has from another segment), compare them with the segment's (their
- * CRC; without it, their header), and mark each (iwx/fastpath.h: TCP stays in charge).
+ * CRC; without it, their header), and mark each (fastpath_maps.h: TCP stays in charge).
  */
 struct acceptance {
 	struct bpf_dynptr	*dp;		/* the segment from its TCP header */
@@ -1303,7 +1303,7 @@ static long accept_one(__u32 n, struct acceptance *a)
 		acc = IWX_FP_ACC_TAG(seq);	/* not marked yet */
 	if (acc & (IWX_FP_ACC_OK | IWX_FP_ACC_BAD))
 		return 0;
-	/* one read per FPDU where the CRC is on (iwx/fastpath.h) */
+	/* one read per FPDU where the CRC is on (fastpath_maps.h) */
 	if (a->conn->crc) {
 		same = same_word(a, r, ulen, 4);
 		acc |= same > 0 ? IWX_FP_ACC_OK : same < 0 ? IWX_FP_ACC_BAD : 0;

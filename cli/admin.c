@@ -20,8 +20,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <iwx/ddp_check.h>
-#include <iwx/ipc.h>
+#include "proto/ddp_check.h"
+#include "ipc/ipc.h"
 
 #include "admin.h"
 #include "exit.h"
@@ -426,7 +426,7 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	LINE("placed on arrival", "%" PRIu64 " segments, %" PRIu64 " payload bytes (TCP: by BPF; "
 	     "SCTP: from the packet)", s->traffic.fast_fpdus, s->traffic.fast_bytes);
 	LINE("bytes discarded", "in %" PRIu64 " recv(MSG_TRUNC) calls", s->traffic.fast_discards);
-	/* iwxd takes a placed FPDU only once TCP has accepted those very bytes (iwx/fastpath.h) */
+	/* iwxd takes a placed FPDU only once TCP has accepted those very bytes (fastpath_maps.h) */
 	LINE("placed, then read", "%" PRIu64 " FPDUs TCP accepted other bytes for, %" PRIu64
 	     " it could not compare", s->traffic.fast_refuted, s->traffic.fast_unchecked);
 	LINE("doorbells", "%" PRIu64, s->doorbells);
@@ -795,7 +795,7 @@ static const struct admin_cmd status_cmd = {
 	"from the sockets unread; doorbells and wakeups; and the interfaces the fast path is\n"
 	"attached to, with its mode. The traffic counters include the queue pairs already\n"
 	"destroyed.\n",
-	"JSON keys: the fields of struct iwx_ipc_status (iwx/ipc.h), and socket, and\n"
+	"JSON keys: the fields of struct iwx_ipc_status (ipc/ipc.h), and socket, and\n"
 	"per_user: an array of {uid, clients, bytes, departed_bytes, departed, pds, mrs,\n"
 	"cqs, qps, listeners, maps, queued, lingering} (struct iwx_ipc_user_info), and\n"
 	"aligned_pct (null when no FPDU was sent), fast_path: an array of {ifname, mode,\n"

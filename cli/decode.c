@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <iwx/mpa.h>
-#include <iwx/mpa_rx.h>
-#include <iwx/rdmap.h>
-#include <iwx/term.h>
+#include "proto/mpa.h"
+#include "proto/mpa_rx.h"
+#include "proto/rdmap.h"
+#include "proto/term.h"
 
 #include "decode.h"
 #include "json.h"

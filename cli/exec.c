@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <iwx/ipc.h>
+#include "ipc/ipc.h"
 
 #include "exec.h"
 #include "exit.h"

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <iwx/mpa.h>
+#include "proto/mpa.h"
 
 #include "conn.h"
 

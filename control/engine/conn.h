@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include <iwx/mpa_setup.h>
+#include "proto/mpa_setup.h"
 
 struct iwx_conn_opts {
 	struct iwx_mpa_local	local;		/* revision, CRC, markers, IRD/ORD, P2P/RTR */

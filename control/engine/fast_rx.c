@@ -2,7 +2,7 @@
 /* The fast path's records and answers, on the engine's side (fast_rx.h). */
 #include <stddef.h>
 
-#include <iwx/wire.h>
+#include "proto/wire.h"
 
 #include "fast_rx.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The receiving engine's side of the fast path: a connection's slot (iwx/fastpath.h),
+ * The receiving engine's side of the fast path: a connection's slot (fastpath_maps.h),
  * read where the programs write it. It answers the programs' proposals of where an FPDU
  * starts, lets them place again after a Send with Invalidate it has taken, and hands the
  * queue pair the records of FPDUs already placed, so that it discards their bytes from
@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <iwx/fastpath.h>
+#include "fastpath_maps.h"
 
 struct iwx_fast_rx {
 	struct iwx_fp_slot	*slot;		/* NULL: no fast path */
@@ -59,7 +59,7 @@ void iwx_fast_rx_find(struct iwx_fast_rx *f, uint32_t at);
 /* The stream position of a record. */
 uint32_t iwx_fast_rx_pos(const struct iwx_fast_rx *f, const struct iwx_fp_rec *r);
 
-/* What TCP accepted where a record's FPDU is (iwx/fastpath.h: TCP stays in charge). */
+/* What TCP accepted where a record's FPDU is (fastpath_maps.h: TCP stays in charge). */
 enum iwx_fast_rx_acceptance {
 	IWX_FAST_RX_ACCEPTED,	/* the record's FPDU (its CRC; without the CRC, its header) */
 	IWX_FAST_RX_REFUTED,	/* other bytes */

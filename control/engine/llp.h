@@ -14,8 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <iwx/ddp.h>
-#include <iwx/term.h>
+#include "proto/ddp.h"
+#include "proto/term.h"
 
 struct iwx_qp;
 struct iwx_qp_stats;

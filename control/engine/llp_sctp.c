@@ -7,8 +7,8 @@
 
 #include <usrsctp.h>
 
-#include <iwx/ddp_shim.h>
-#include <iwx/ipc.h>
+#include "proto/ddp_shim.h"
+#include "ipc/ipc.h"
 
 #include "llp_sctp.h"
 #include "qp.h"

@@ -8,9 +8,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <iwx/ipc.h>
-#include <iwx/mpa.h>
-#include <iwx/mpa_rx.h>
+#include "ipc/ipc.h"
+#include "proto/mpa.h"
+#include "proto/mpa_rx.h"
 
 #include "bufpool.h"
 #include "fast_rx.h"
@@ -274,7 +274,7 @@ static ssize_t tcp_held(const struct llp_tcp *t)
  * The fast path's turn, the parser at stream position pos with nothing staged: commit to
  * the run of records that starts here that TCP accepted as placed, discard their bytes
  * from the socket, take them. A record is judged once TCP holds its bytes: TCP took them
- * from a segment iwx_accepted compared with it (iwx/fastpath.h). Returns 1 when it made
+ * from a segment iwx_accepted compared with it (fastpath_maps.h). Returns 1 when it made
  * progress, 0 when the socket is to be read as usual (up to *limit bytes: where the next
  * record starts), or recv's or ioctl's result when that failed or ended, or -1 with
  * EAGAIN when TCP has none of the bytes of the record in front yet.

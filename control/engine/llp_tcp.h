@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <iwx/mpa_setup.h>
+#include "proto/mpa_setup.h"
 
 #include "llp.h"
 
@@ -24,7 +24,7 @@
 struct iwx_llp *iwx_llp_tcp_new(int fd, const struct iwx_mpa_agreed *agreed, uint32_t emss);
 
 /*
- * Take the records of what the fast path placed from slot (iwx/fastpath.h), whose
+ * Take the records of what the fast path placed from slot (fastpath_maps.h), whose
  * programs follow this stream; copied_seq is the socket's read position now, a TCP
  * sequence number (nothing is read meanwhile). slot NULL: no fast path, once the
  * stream has ended (a record committed to would be lost). Returns whether the next

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <iwx/ddp_check.h>
+#include "proto/ddp_check.h"
 
 struct iwx_mem;
 
@@ -66,7 +66,7 @@ int iwx_mem_dereg(struct iwx_mem *m, uint64_t owner, uint32_t stag);
 /*
  * The region an incoming STag names: matched on the full STag (index and key), valid
  * or invalidated; NULL when no such STag exists. The caller runs the checks of
- * iwx/ddp_check.h on ->desc.
+ * proto/ddp_check.h on ->desc.
  */
 const struct iwx_mr *iwx_mem_lookup(const struct iwx_mem *m, uint32_t stag);
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <iwx/ddp.h>
+#include "proto/ddp.h"
 
 #include "bufpool.h"
 #include "llp.h"

@@ -13,9 +13,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <iwx/ipc.h>
-#include <iwx/mpa_setup.h>
-#include <iwx/rdmap.h>
+#include "ipc/ipc.h"
+#include "proto/mpa_setup.h"
+#include "proto/rdmap.h"
 #include <iwx/verbs.h>
 
 #include "mem.h"
@@ -90,7 +90,7 @@ bool iwx_qp_tx_idle(const struct iwx_qp *qp);
  */
 bool iwx_qp_error(const struct iwx_qp *qp, struct iwx_term_cause *cause, bool *local);
 
-/* Counters for `iwx status` (struct iwx_qp_stats is in iwx/ipc.h: iwxd reports them as they are). */
+/* Counters for `iwx status` (struct iwx_qp_stats is in ipc/ipc.h: iwxd reports them as they are). */
 void iwx_qp_stats(const struct iwx_qp *qp, struct iwx_qp_stats *st);
 
 /*

@@ -7,8 +7,8 @@
 
 #include <usrsctp.h>
 
-#include <iwx/crc32c.h>
-#include <iwx/wire.h>
+#include "proto/crc32c.h"
+#include "proto/wire.h"
 
 #include "sctp.h"
 #include "sctp_place.h"

@@ -10,8 +10,8 @@
 
 #include <usrsctp.h>
 
-#include <iwx/ddp_shim.h>
-#include <iwx/mpa.h>
+#include "proto/ddp_shim.h"
+#include "proto/mpa.h"
 
 #include "sctp.h"
 #include "sctp_conn.h"

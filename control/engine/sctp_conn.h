@@ -20,10 +20,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <iwx/mpa.h>
-#include <iwx/mpa_setup.h>
-#include <iwx/term.h>
-#include <iwx/wire.h>
+#include "proto/mpa.h"
+#include "proto/mpa_setup.h"
+#include "proto/term.h"
+#include "proto/wire.h"
 
 #include "conn.h"
 

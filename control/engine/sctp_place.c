@@ -3,7 +3,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 
-#include <iwx/wire.h>
+#include "proto/wire.h"
 
 #include "sctp_place.h"
 

@@ -29,13 +29,13 @@
 #include <sys/epoll.h>
 #include <sys/types.h>
 
-#include <iwx/ipc.h>
-#include <iwx/list.h>
+#include "ipc/ipc.h"
+#include "util/list.h"
 
 #include "arena.h"
 #include "closer.h"
 #include "conn.h"
-#include <iwx/ids.h>
+#include "ipc/ids.h"
 #include "log.h"
 #include "loop.h"
 #include "mem.h"
@@ -169,7 +169,7 @@ struct vcq {
 	struct vcq		*next;
 };
 
-/* What an id names (iwx/ids.h's kind). */
+/* What an id names (ipc/ids.h's kind). */
 enum iwxd_kind {
 	KIND_CQ = 1,
 	KIND_QP,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * A client's doorbells (iwx/ipc.h): which of its queue pairs it posted to, and which of
+ * A client's doorbells (ipc/ipc.h): which of its queue pairs it posted to, and which of
  * its completion queues it made room in. iwxd takes them every turn and services only
  * what rang, so that a turn costs what is active, not what is held.
  *

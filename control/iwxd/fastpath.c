@@ -31,7 +31,7 @@
 #define MAX_IFACES	16
 #define TCX_INGRESS	46	/* enum bpf_attach_type's BPF_TCX_INGRESS (Linux 6.6), newer than our headers */
 #define QUIESCE_SPINS	1000000	/* sched_yield()s, seconds: programs run for microseconds */
-/* Wake-ups (iwx/fastpath.h): iwxd sleeps on a followed socket's low-water mark once a turn
+/* Wake-ups (fastpath_maps.h): iwxd sleeps on a followed socket's low-water mark once a turn
  * finds this many records new, with the mark at a quarter of the receive buffer, at most
  * LOWAT_MAX, and following the buffer as TCP grows it (each tick); a lazy connection
  * whose engine read nothing for a tick is read at once. */

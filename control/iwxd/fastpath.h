@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include <iwx/ipc.h>
+#include "ipc/ipc.h"
 
 struct iwxd;
 struct vqp;
@@ -33,7 +33,7 @@ void fastpath_conn_start(struct iwxd *d, struct vqp *q);
 void fastpath_conn_end(struct iwxd *d, struct vqp *q);
 
 /*
- * Wake-ups (iwx/fastpath.h): after q's engine had its turn, sleep on the socket's
+ * Wake-ups (fastpath_maps.h): after q's engine had its turn, sleep on the socket's
  * low-water mark if placed FPDUs stream in; and the timer of a connection that does.
  */
 void fastpath_conn_turned(struct iwxd *d, struct vqp *q);

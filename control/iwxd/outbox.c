@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <iwx/fdpass.h>
+#include "ipc/fdpass.h"
 
 #include "daemon.h"
 #include "outbox.h"

@@ -3,7 +3,7 @@
 #ifndef IWXD_OUTBOX_H
 #define IWXD_OUTBOX_H
 
-#include <iwx/ipc.h>
+#include "ipc/ipc.h"
 
 #include "conn.h"
 

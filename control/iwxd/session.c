@@ -16,7 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <iwx/fdpass.h>
+#include "ipc/fdpass.h"
 
 #include "daemon.h"
 #include "outbox.h"

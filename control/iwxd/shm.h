@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <iwx/ipc.h>
+#include "ipc/ipc.h"
 
 struct iwxd;
 struct client;

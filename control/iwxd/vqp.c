@@ -17,7 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <iwx/term.h>
+#include "proto/term.h"
 
 #include <usrsctp.h>
 

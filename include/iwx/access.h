@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Access rights of a registration: what an application asks for (iwx/iwx.h) and what
- * the buffer checks of iwxd and the BPF fast path test (iwx/ddp_check.h). One
+ * the buffer checks of iwxd and the BPF fast path test (proto/ddp_check.h). One
  * definition for both; no includes, so that it builds for the BPF target too.
  */
 #ifndef IWX_ACCESS_H

@@ -54,7 +54,7 @@
 extern "C" {
 #endif
 
-#ifndef IWX_DEFAULT_SOCKET	/* also in iwx/ipc.h, for the daemon */
+#ifndef IWX_DEFAULT_SOCKET	/* also in ipc/ipc.h, for the daemon */
 #define IWX_DEFAULT_SOCKET	"/run/iwx/iwxd.sock"	/* overridden by $IWX_SOCKET */
 #endif
 

@@ -10,10 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <iwx/ids.h>
-#include <iwx/ipc.h>
+#include "ipc/ids.h"
+#include "ipc/ipc.h"
 #include <iwx/iwx.h>
-#include <iwx/list.h>
+#include "util/list.h"
 
 #define IWX_HIDDEN	__attribute__((visibility("hidden")))
 

@@ -9,8 +9,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <iwx/level.h>
-#include <iwx/term.h>
+#include "proto/level.h"
+#include "proto/term.h"
 
 #include "client.h"
 

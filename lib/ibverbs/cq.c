@@ -17,7 +17,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include <iwx/level.h>
+#include "proto/level.h"
 
 #include "iwxv.h"
 

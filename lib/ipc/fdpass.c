@@ -4,7 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <iwx/fdpass.h>
+#include "ipc/fdpass.h"
 
 static size_t iov_total(const struct iovec *iov, int iovcnt)
 {

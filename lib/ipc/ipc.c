@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The messages between libiwx, iwx and iwxd (iwx/ipc.h): framing, the socket, its path. */
+/* The messages between libiwx, iwx and iwxd (ipc/ipc.h): framing, the socket, its path. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,8 +8,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <iwx/fdpass.h>
-#include <iwx/ipc.h>
+#include "ipc/fdpass.h"
+#include "ipc/ipc.h"
 
 int iwx_ipc_send(int sock, const struct iwx_ipc_hdr *hdr, const void *body, const int *fds,
 		 unsigned nfds)

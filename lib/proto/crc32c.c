@@ -8,7 +8,7 @@
 
 #include <isa-l/crc.h>
 
-#include <iwx/crc32c.h>
+#include "proto/crc32c.h"
 
 /*
  * Below this, ISA-L's kernel costs more than the bytes: about 15 ns for a 14-byte

@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include <iwx/ddp.h>
-#include <iwx/rdmap.h>
+#include "proto/ddp.h"
+#include "proto/rdmap.h"
 
 int iwx_ddp_decode(const uint8_t *ulpdu, size_t len, struct iwx_ddp_seg *seg,
 		   struct iwx_term_cause *cause)

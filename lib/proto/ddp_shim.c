@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include <iwx/ddp_shim.h>
-#include <iwx/rdmap.h>
+#include "proto/ddp_shim.h"
+#include "proto/rdmap.h"
 
 _Static_assert(sizeof(struct iwx_shim_hdr) == IWX_SHIM_SETUP_HDR_LEN, "fixed part");
 _Static_assert(sizeof(struct iwx_shim_hdr) + sizeof(struct iwx_shim_rdmap_ctx) ==

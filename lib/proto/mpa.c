@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include <iwx/mpa.h>
+#include "proto/mpa.h"
 
 #define V2_LEN sizeof(struct iwx_mpa_v2_ird_ord)
 

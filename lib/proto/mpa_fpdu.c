@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include <iwx/crc32c.h>
-#include <iwx/mpa.h>
+#include "proto/crc32c.h"
+#include "proto/mpa.h"
 
 void iwx_mpa_tx_init(struct iwx_mpa_tx *tx, const struct iwx_mpa_mode *mode)
 {

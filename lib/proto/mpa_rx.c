@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <string.h>
 
-#include <iwx/crc32c.h>
-#include <iwx/mpa_rx.h>
+#include "proto/crc32c.h"
+#include "proto/mpa_rx.h"
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include <iwx/mpa_setup.h>
+#include "proto/mpa_setup.h"
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include <iwx/rdmap.h>
+#include "proto/rdmap.h"
 
 const char *iwx_rdmap_opcode_name(uint8_t opcode)
 {

@@ -5,7 +5,7 @@
  */
 #include <stddef.h>
 
-#include <iwx/term.h>
+#include "proto/term.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

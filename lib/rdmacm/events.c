@@ -16,7 +16,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include <iwx/level.h>
+#include "proto/level.h"
 
 #include "cm.h"
 

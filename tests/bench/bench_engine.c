@@ -19,7 +19,7 @@
 
 #include <usrsctp.h>
 
-#include <iwx/term.h>
+#include "proto/term.h"
 
 #include "bench.h"
 #include "bench_util.h"

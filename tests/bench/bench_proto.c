@@ -13,10 +13,10 @@
 #include <string.h>
 #include <time.h>
 
-#include <iwx/crc32c.h>
-#include <iwx/ddp.h>
-#include <iwx/mpa.h>
-#include <iwx/mpa_rx.h>
+#include "proto/crc32c.h"
+#include "proto/ddp.h"
+#include "proto/mpa.h"
+#include "proto/mpa_rx.h"
 
 #define RUNS		7
 #define RUN_SECONDS	0.07		/* RUNS of these: about 0.5 s a measurement */

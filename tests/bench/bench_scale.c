@@ -46,7 +46,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <iwx/ipc.h>
+#include "ipc/ipc.h"
 #include <iwx/iwx.h>
 
 #include "bench_util.h"

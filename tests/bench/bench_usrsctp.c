@@ -29,7 +29,7 @@
 
 #include <usrsctp.h>
 
-#include <iwx/ddp_shim.h>
+#include "proto/ddp_shim.h"
 
 #include "bench_util.h"
 #include "sctp.h"

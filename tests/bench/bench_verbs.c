@@ -5,7 +5,7 @@
  * TCP to the peer's iwxd, which places it in the peer application's arena. Buffers come
  * from the device's arena, as a fast application's would.
  *
- * The counters are iwxd's STATUS (iwx/ipc.h), asked for on a connection of their own
+ * The counters are iwxd's STATUS (ipc/ipc.h), asked for on a connection of their own
  * without HELLO: only root may, others get none (and the benchmark says "na").
  */
 #include <errno.h>
@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <iwx/ipc.h>
+#include "ipc/ipc.h"
 #include <iwx/iwx.h>
 
 #include "bench.h"

@@ -3,7 +3,7 @@
 #ifndef IWX_CHECK_CASE_H
 #define IWX_CHECK_CASE_H
 
-#include <iwx/ddp_check.h>
+#include "proto/ddp_check.h"
 
 #define CHECK_CASES 64
 

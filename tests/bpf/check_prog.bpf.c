@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * Runs the shared buffer checks (iwx/ddp_check.h) inside the kernel, so a test can
+ * Runs the shared buffer checks (proto/ddp_check.h) inside the kernel, so a test can
  * prove that the verifier accepts them and that they answer as in user space.
  * Also pins the wire layouts as the BPF target sees them.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
-#include <iwx/ddp_check.h>
-#include <iwx/wire.h>
+#include "proto/ddp_check.h"
+#include "proto/wire.h"
 
 #include "check_case.h"
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <iwx/mpa.h>
+#include "proto/mpa.h"
 
 #include "fuzz_check.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer target for the MPA receive parser (iwx/mpa_rx.h).
+ * libFuzzer target for the MPA receive parser (proto/mpa_rx.h).
  *
  * Two parsers read the same stream: A through iwx_mpa_rx_feed in chunks, B through
  * iwx_mpa_rx_want/advance with short reads. They must deliver the same segments,
@@ -35,12 +35,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <iwx/ddp.h>
-#include <iwx/mpa.h>
+#include "proto/ddp.h"
+#include "proto/mpa.h"
 
 #include "fuzz_check.h"
-#include <iwx/mpa_rx.h>
-#include <iwx/rdmap.h>
+#include "proto/mpa_rx.h"
+#include "proto/rdmap.h"
 
 #define F_CRC		0x01
 #define F_MARKERS	0x02

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <iwx/ddp.h>
-#include <iwx/mpa.h>
-#include <iwx/rdmap.h>
+#include "proto/ddp.h"
+#include "proto/mpa.h"
+#include "proto/rdmap.h"
 
 /* keep in step with fuzz_mpa_rx.c */
 #define F_CRC		0x01

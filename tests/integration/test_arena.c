@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "arena.h"
-#include <iwx/fdpass.h>
+#include "ipc/fdpass.h"
 #include "testutil.h"
 
 #define MIB	(1024 * 1024)

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include <iwx/ddp_check.h>
-#include <iwx/wire.h>
+#include "proto/ddp_check.h"
+#include "proto/wire.h"
 
 #include "check_case.h"
 #include "check_prog.skel.h"

@@ -14,8 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <iwx/mpa.h>
-#include <iwx/rdmap.h>
+#include "proto/mpa.h"
+#include "proto/rdmap.h"
 
 /* The reassembler is the CLI's own; the test binary links cli/tcp_streams.c. */
 #include "tcp_streams.h"

@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <linux/sockios.h>
 
-#include <iwx/mpa.h>
+#include "proto/mpa.h"
 
 #include "conn.h"
 #include "netns.h"

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <iwx/ipc.h>
+#include "ipc/ipc.h"
 
 #include "child.h"
 #include "conn.h"

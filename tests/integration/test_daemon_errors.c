@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <iwx/term.h>
+#include "proto/term.h"
 
 #include "capture.h"
 #include "child.h"

@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <iwx/ipc.h>
+#include "ipc/ipc.h"
 
 #include "iwx_cli.h"
 #include "iwxd_pair.h"

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <iwx/ipc.h>
+#include "ipc/ipc.h"
 
 #include "iwxd_pair.h"
 #include "raw_ipc.h"

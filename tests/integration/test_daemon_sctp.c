@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <iwx/ipc.h>
+#include "ipc/ipc.h"
 #include <iwx/iwx.h>
-#include <iwx/wire.h>
+#include "proto/wire.h"
 
 #include "capture.h"
 #include "faults.h"

@@ -20,11 +20,11 @@
 
 #include <usrsctp.h>
 
-#include <iwx/crc32c.h>
-#include <iwx/ddp_shim.h>
+#include "proto/crc32c.h"
+#include "proto/ddp_shim.h"
 #include <iwx/iwx.h>
-#include <iwx/mpa.h>
-#include <iwx/mpa_setup.h>
+#include "proto/mpa.h"
+#include "proto/mpa_setup.h"
 
 #include "iwx_cli.h"
 #include "iwxd_pair.h"

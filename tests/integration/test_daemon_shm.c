@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <iwx/ipc.h>
+#include "ipc/ipc.h"
 
 #include "child.h"
 #include "iwxd_pair.h"

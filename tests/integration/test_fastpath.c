@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <iwx/ipc.h>
+#include "ipc/ipc.h"
 
 #include "iwxd_pair.h"
 #include "raw_ipc.h"

@@ -17,9 +17,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <iwx/fastpath.h>
-#include <iwx/mpa.h>
-#include <iwx/wire.h>
+#include "fastpath_maps.h"
+#include "proto/mpa.h"
+#include "proto/wire.h"
 
 #include "fastpath.skel.h"
 #include "netns.h"
@@ -293,7 +293,7 @@ static void mark_last(uint8_t *p)
 
 /*
  * A message to STAG is in flight, its next segment due at base + to: the segment before
- * it, as the program would have followed it (iwx/fastpath.h, struct iwx_fp_cut).
+ * it, as the program would have followed it (fastpath_maps.h, struct iwx_fp_cut).
  */
 static void in_flight(uint64_t to)
 {

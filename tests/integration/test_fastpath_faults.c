@@ -29,8 +29,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <iwx/ipc.h>
-#include <iwx/term.h>
+#include "ipc/ipc.h"
+#include "proto/term.h"
 
 #include "faults.h"
 #include "iwxd_pair.h"

@@ -19,9 +19,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <iwx/crc32c.h>
-#include <iwx/ipc.h>
-#include <iwx/wire.h>
+#include "proto/crc32c.h"
+#include "ipc/ipc.h"
+#include "proto/wire.h"
 
 #include "faults.h"
 #include "iwx_cli.h"

@@ -19,9 +19,9 @@
 
 #include <usrsctp.h>
 
-#include <iwx/crc32c.h>
-#include <iwx/ddp_shim.h>
-#include <iwx/wire.h>
+#include "proto/crc32c.h"
+#include "proto/ddp_shim.h"
+#include "proto/wire.h"
 
 #include "capture.h"
 #include "llp_sctp.h"

@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include <iwx/fdpass.h>
-#include <iwx/ipc.h>
+#include "ipc/fdpass.h"
+#include "ipc/ipc.h"
 
 #include "raw_ipc.h"
 

@@ -6,7 +6,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include <iwx/crc32c.h>
+#include "proto/crc32c.h"
 
 #include "testutil.h"
 

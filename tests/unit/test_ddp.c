@@ -3,9 +3,9 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 
-#include <iwx/ddp.h>
-#include <iwx/ddp_check.h>
-#include <iwx/rdmap.h>
+#include "proto/ddp.h"
+#include "proto/ddp_check.h"
+#include "proto/rdmap.h"
 
 #include "testutil.h"
 

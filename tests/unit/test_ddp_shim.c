@@ -3,9 +3,9 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 
-#include <iwx/ddp_shim.h>
-#include <iwx/mpa.h>
-#include <iwx/rdmap.h>
+#include "proto/ddp_shim.h"
+#include "proto/mpa.h"
+#include "proto/rdmap.h"
 
 #include "testutil.h"
 

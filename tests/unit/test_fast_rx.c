@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <iwx/wire.h>
+#include "proto/wire.h"
 
 #include "fast_rx.h"
 

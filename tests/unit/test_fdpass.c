@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <iwx/fdpass.h>
+#include "ipc/fdpass.h"
 
 #include "testutil.h"
 

@@ -7,7 +7,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include <iwx/ids.h>
+#include "ipc/ids.h"
 
 #define N	20000
 

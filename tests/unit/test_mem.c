@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include <iwx/ddp_check.h>
+#include "proto/ddp_check.h"
 
 #include "mem.h"
 

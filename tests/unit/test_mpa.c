@@ -5,10 +5,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include <iwx/crc32c.h>
-#include <iwx/ddp.h>
-#include <iwx/mpa.h>
-#include <iwx/rdmap.h>
+#include "proto/crc32c.h"
+#include "proto/ddp.h"
+#include "proto/mpa.h"
+#include "proto/rdmap.h"
 
 #include "testutil.h"
 

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <iwx/crc32c.h>
-#include <iwx/mpa_rx.h>
-#include <iwx/rdmap.h>
+#include "proto/crc32c.h"
+#include "proto/mpa_rx.h"
+#include "proto/rdmap.h"
 
 #include "testutil.h"
 

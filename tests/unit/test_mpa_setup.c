@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 
-#include <iwx/mpa_setup.h>
+#include "proto/mpa_setup.h"
 
 #include "testutil.h"
 

@@ -15,8 +15,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <iwx/crc32c.h>
-#include <iwx/mpa_rx.h>
+#include "proto/crc32c.h"
+#include "proto/mpa_rx.h"
 
 #include "bufpool.h"
 #include "mem.h"

@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 
-#include <iwx/rdmap.h>
+#include "proto/rdmap.h"
 
 #include "testutil.h"
 

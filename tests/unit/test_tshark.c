@@ -20,10 +20,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <iwx/crc32c.h>
-#include <iwx/ddp.h>
-#include <iwx/mpa.h>
-#include <iwx/rdmap.h>
+#include "proto/crc32c.h"
+#include "proto/ddp.h"
+#include "proto/mpa.h"
+#include "proto/rdmap.h"
 
 #include "pcapgen.h"
 #include "testutil.h"

@@ -21,9 +21,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <iwx/ddp.h>
-#include <iwx/mpa.h>
-#include <iwx/term.h>
+#include "proto/ddp.h"
+#include "proto/mpa.h"
+#include "proto/term.h"
 
 struct iwx_mpa_rx_ops {
 	/*

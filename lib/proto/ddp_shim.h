@@ -12,9 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <iwx/ddp.h>
-#include <iwx/term.h>
-#include <iwx/wire.h>
+#include "proto/ddp.h"
+#include "proto/term.h"
+#include "proto/wire.h"
 
 /* iwx_shim_decode's answer for the set-up chunk, whose payload is an MPA Request or Reply. */
 #define IWX_SHIM_SETUP	1

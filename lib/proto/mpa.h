@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <iwx/wire.h>
+#include "proto/wire.h"
 
 /* An MPA Request or Reply, decoded. */
 struct iwx_mpa_rr_params {

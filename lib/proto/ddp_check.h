@@ -9,7 +9,7 @@
 #include <linux/types.h>
 
 #include <iwx/access.h>
-#include <iwx/wire.h>
+#include "proto/wire.h"
 
 /* What the checks need to know of one STag. */
 struct iwx_stag_desc {

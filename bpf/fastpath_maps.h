@@ -40,12 +40,12 @@
  * IWX_FP_BELL_STAY when the packet rang for a Read's end only (all else in it placed, or
  * a message's first segment): iwxd then takes what there is and stays lazy.
  */
-#ifndef IWX_FASTPATH_H
-#define IWX_FASTPATH_H
+#ifndef IWX_FASTPATH_MAPS_H
+#define IWX_FASTPATH_MAPS_H
 
 #include <linux/types.h>
 
-#include <iwx/ddp_check.h>
+#include "proto/ddp_check.h"
 
 #define IWX_FP_BELL_STAY	(1u << 31)	/* in a bell: iwxd may stay lazy */
 #define IWX_FP_RING		4096	/* records per connection, a power of two: 6 MiB of FPDUs behind iwxd */
@@ -214,4 +214,4 @@ struct iwx_fp_cpu {
 	__u32	rsvd[15];	/* a cache line each */
 };
 
-#endif /* IWX_FASTPATH_H */
+#endif /* IWX_FASTPATH_MAPS_H */

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <iwx/wire.h>
+#include "proto/wire.h"
 
 struct iwx_term_cause {
 	uint8_t layer;	/* enum iwx_term_layer */

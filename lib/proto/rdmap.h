@@ -8,9 +8,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <iwx/ddp.h>
-#include <iwx/term.h>
-#include <iwx/wire.h>
+#include "proto/ddp.h"
+#include "proto/term.h"
+#include "proto/wire.h"
 
 /* RDMAP control byte for opcode (RDMAP version 1). */
 static inline uint8_t iwx_rdmap_ctrl(uint8_t opcode)

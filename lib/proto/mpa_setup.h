@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <iwx/mpa.h>
-#include <iwx/term.h>
+#include "proto/mpa.h"
+#include "proto/term.h"
 
 /* RTR message types (RFC 6581 §6), as a bit set. */
 #define IWX_RTR_SEND	0x1	/* zero-length Send */

@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <iwx/term.h>
-#include <iwx/wire.h>
+#include "proto/term.h"
+#include "proto/wire.h"
 
 /* One DDP segment, decoded to host byte order. */
 struct iwx_ddp_seg {
