@@ -14,17 +14,10 @@
 #include "proto/mpa.h"
 
 #include "conn.h"
+#include "util/clock.h"
 
 #define DEFAULT_TIMEOUT_MS	10000
 #define HDR_LEN			sizeof(struct iwx_mpa_rr)
-
-uint64_t iwx_conn_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void conn_init(struct iwx_conn *c, const struct iwx_conn_opts *o, bool initiator)
 {
@@ -42,7 +35,7 @@ static void enter(struct iwx_conn *c, enum iwx_conn_state s, short events)
 {
 	c->state = s;
 	c->events = events;
-	c->deadline_ms = iwx_conn_now_ms() + (uint64_t)c->opts.timeout_ms;
+	c->deadline_ms = iwx_now_ms() + (uint64_t)c->opts.timeout_ms;
 }
 
 /* Enter a final state (FAILED or REJECTED): the socket is closed. */
@@ -384,7 +377,7 @@ int iwx_conn_answer(struct iwx_conn *c, const struct iwx_conn_opts *o, bool reje
 		c->error = ret;
 	}
 	start_send(c, IWX_CONN_SEND_REPLY, n);
-	iwx_conn_step(c, iwx_conn_now_ms());
+	iwx_conn_step(c, iwx_now_ms());
 	if (c->state == IWX_CONN_FAILED)
 		return c->error;
 	return ret;
@@ -397,7 +390,7 @@ int iwx_conn_wait(struct iwx_conn *c)
 	int n;
 
 	for (;;) {
-		now = iwx_conn_now_ms();
+		now = iwx_now_ms();
 		if (iwx_conn_step(c, now) == 0)
 			break;
 		pfd.fd = c->fd;

@@ -39,7 +39,7 @@ struct iwx_conn {
 	int			fd;		/* TCP socket, non-blocking, TCP_NODELAY */
 	bool			initiator;
 	short			events;		/* POLLIN/POLLOUT to wait for before the next step */
-	uint64_t		deadline_ms;	/* CLOCK_MONOTONIC ms by which the current wait ends */
+	uint64_t		deadline_ms;	/* iwx_now_ms() (util/clock.h) by which the current wait ends */
 	int			error;		/* -errno when FAILED: -ETIMEDOUT, -ECONNREFUSED, -EPROTO, ... */
 	struct iwx_term_cause	cause;		/* MPA error behind an -EPROTO */
 	struct iwx_mpa_rr_params request;	/* the Request, once sent or received */
@@ -53,9 +53,6 @@ struct iwx_conn {
 	uint8_t			buf[sizeof(struct iwx_mpa_rr) + IWX_MPA_MAX_PRIVDATA];
 	uint16_t		buf_len, buf_done;
 };
-
-/* Now, in CLOCK_MONOTONIC milliseconds: the clock of deadline_ms. */
-uint64_t iwx_conn_now_ms(void);
 
 /* Active side: start connecting to peer. 0 (then step) or -errno at once. */
 int iwx_conn_connect(struct iwx_conn *c, const struct sockaddr *peer, socklen_t len,

@@ -13,6 +13,7 @@
 #include "llp_sctp.h"
 #include "qp.h"
 #include "sctp_place.h"
+#include "util/container_of.h"
 
 #define TX_BUDGET	128	/* chunks sent per transmit call, so receive is not starved */
 #define RX_BUDGET	256	/* chunks read per receive call */
@@ -167,7 +168,7 @@ static bool first_given(struct llp_sctp *t, uint32_t tsn)
 static size_t place_early(struct iwx_sctp_placer *pl, uint32_t tsn, uint16_t sid,
 			  const uint8_t *data, size_t len)
 {
-	struct llp_sctp *t = (struct llp_sctp *)((char *)pl - offsetof(struct llp_sctp, placer));
+	struct llp_sctp *t = container_of(pl, struct llp_sctp, placer);
 	struct placed *slot = &t->placed[tsn % PLACED_SLOTS];
 	struct iwx_term_cause cause;
 	struct iwx_ddp_seg seg;

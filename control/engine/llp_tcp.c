@@ -5,6 +5,7 @@
 #include <string.h>
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
+#include <sys/param.h>	/* MIN */
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -17,7 +18,6 @@
 #include "llp_tcp.h"
 #include "qp.h"
 
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define STAGE_LEN	65536	/* read-ahead for headers; payload is received in place */
 #define DIRECT_MIN	1024	/* receive straight into the target from this many bytes */
 #define TX_BUDGET	128	/* FPDUs built per transmit call, so receive is not starved */

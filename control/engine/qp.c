@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/param.h>	/* MIN */
 
 #include "proto/ddp.h"
 
@@ -11,7 +12,6 @@
 #include "llp.h"
 #include "qp.h"
 
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define GATHER_LEN	65536	/* a segment's payload from several sges (an LLP's is less) */
 #define WR_INTERNAL	0x80	/* the RTR message: never completes to the application */
 

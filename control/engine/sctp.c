@@ -12,6 +12,7 @@
 
 #include "sctp.h"
 #include "sctp_place.h"
+#include "util/clock.h"
 
 #define TOKEN_BUCKETS	1024	/* paths hash by token */
 
@@ -27,14 +28,6 @@ static struct {
 static unsigned users;
 static bool running;	/* usrsctp_finish refused: the stack is still up, for the next user */
 static uint64_t last_tick_ms;
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static uint32_t packet_crc(const uint8_t *pkt, size_t len)
 {
@@ -101,7 +94,7 @@ int iwx_sctp_init(void)
 	/* every packet's CRC32c is ours to fill in and check (path_output, iwx_sctp_input) */
 	usrsctp_enable_crc32c_offload();
 	running = true;
-	last_tick_ms = now_ms();
+	last_tick_ms = iwx_now_ms();
 	return 0;
 }
 
@@ -184,7 +177,7 @@ const struct iwx_sctp_stats *iwx_sctp_stats(void)
 
 void iwx_sctp_tick(void)
 {
-	uint64_t now = now_ms();
+	uint64_t now = iwx_now_ms();
 
 	usrsctp_handle_timers((uint32_t)(now - last_tick_ms));
 	last_tick_ms = now;

@@ -15,6 +15,7 @@
 
 #include "sctp.h"
 #include "sctp_conn.h"
+#include "util/clock.h"
 
 #define DEFAULT_TIMEOUT_MS	10000
 #define DRAIN_MAX		64	/* reads before a close; what is left makes it an ABORT */
@@ -45,7 +46,7 @@ static void conn_init(struct iwx_sctp_conn *c, const struct iwx_conn_opts *o, bo
 static void enter(struct iwx_sctp_conn *c, enum iwx_conn_state s)
 {
 	c->state = s;
-	c->deadline_ms = iwx_conn_now_ms() + (uint64_t)c->opts.timeout_ms;
+	c->deadline_ms = iwx_now_ms() + (uint64_t)c->opts.timeout_ms;
 }
 
 /*
@@ -523,7 +524,7 @@ int iwx_sctp_conn_answer(struct iwx_sctp_conn *c, const struct iwx_conn_opts *o,
 	if (c->state != IWX_CONN_REQUEST_IN)
 		return -EINVAL;
 	/* what came while the application decided: the association may be gone */
-	iwx_sctp_conn_step(c, iwx_conn_now_ms());
+	iwx_sctp_conn_step(c, iwx_now_ms());
 	if (c->state != IWX_CONN_REQUEST_IN)
 		return c->error;
 	ret = iwx_mpa_setup_reply(&l, &c->request, o->pd, o->pd_len, reject, &rep, &agreed, &cause);
@@ -550,7 +551,7 @@ int iwx_sctp_conn_answer(struct iwx_sctp_conn *c, const struct iwx_conn_opts *o,
 		c->error = ret;
 	}
 	enter(c, IWX_CONN_SEND_REPLY);
-	iwx_sctp_conn_step(c, iwx_conn_now_ms());
+	iwx_sctp_conn_step(c, iwx_now_ms());
 	if (c->state == IWX_CONN_FAILED)
 		return c->error;
 	return ret;

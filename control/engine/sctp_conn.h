@@ -38,7 +38,7 @@ struct iwx_sctp_conn {
 	enum iwx_conn_state	state;		/* CONNECTING: association and indication */
 	struct socket		*so;		/* usrsctp one-to-one socket; NULL once closed */
 	bool			initiator;
-	uint64_t		deadline_ms;	/* iwx_conn_now_ms() clock: the current wait ends then */
+	uint64_t		deadline_ms;	/* iwx_now_ms() clock: the current wait ends then */
 	int			error;		/* -errno when FAILED or REJECTED (see below) */
 	struct iwx_term_cause	cause;		/* MPA or shim error behind an -EPROTO */
 	struct iwx_mpa_rr_params request;	/* the Request, once sent or received */

@@ -11,6 +11,7 @@
 #include "conn.h"
 #include "sctp_udp.h"
 #include "sctp_xsk.h"
+#include "util/clock.h"
 
 #define DGRAM_MAX	(IWX_SCTP_PATH_MTU + 64)	/* an SCTP packet, and room to see a bigger one */
 
@@ -66,7 +67,7 @@ static int udp_send(struct iwx_sctp_path *path, const void *pkt, size_t len)
 {
 	struct iwx_sctp_udp_path *p = (struct iwx_sctp_udp_path *)path;
 
-	p->used_ms = iwx_conn_now_ms();
+	p->used_ms = iwx_now_ms();
 	if (p->route.xsk && !iwx_sctp_xsk_send(&p->route, pkt, len))
 		return 0;
 	return udp_sendto(p->udp, (struct sockaddr *)&p->peer, p->peer_len, pkt, len);
@@ -174,7 +175,7 @@ static struct iwx_sctp_udp_path *path_get(struct iwx_sctp_udp *u, const struct s
 	p->udp = u;
 	memcpy(&p->peer, peer, len);
 	p->peer_len = len;
-	p->used_ms = iwx_conn_now_ms();
+	p->used_ms = iwx_now_ms();
 	p->next = u->paths;
 	u->paths = p;
 	u->n_paths++;
@@ -214,7 +215,7 @@ void iwx_sctp_udp_arrived(struct iwx_sctp_udp *u, const struct sockaddr *peer, s
 	struct unknown_peer k = { u, peer, len };
 
 	if (p) {
-		p->used_ms = iwx_conn_now_ms();
+		p->used_ms = iwx_now_ms();
 		p->heard = true;
 		if (via)
 			p->route = *via;

@@ -15,6 +15,7 @@
 #include <xdp/xsk.h>
 
 #include "sctp_xsk.h"
+#include "util/inet_csum.h"
 
 #define FRAME_SIZE	2048		/* one Ethernet frame of up to 1514 bytes */
 #define RX_FRAMES	1024		/* owned by the kernel's fill ring or our RX ring */
@@ -40,35 +41,16 @@ struct iwx_sctp_xsk {
 	struct iwx_sctp_xsk_stats stats;
 };
 
-/* RFC 1071's sum, not yet folded. */
-static uint32_t sum16(uint32_t sum, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	for (; len > 1; p += 2, len -= 2)
-		sum += (uint32_t)p[0] << 8 | p[1];
-	if (len)
-		sum += (uint32_t)p[0] << 8;
-	return sum;
-}
-
-static uint16_t fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
 /* The UDP checksum (RFC 768; RFC 8200 §8.1) over the pseudo-header's sum, the header, data. */
 static uint16_t udp_sum(uint32_t pseudo, const struct udphdr *udp, const void *data, size_t len)
 {
-	return fold(sum16(sum16(pseudo, udp, sizeof(*udp)), data, len));
+	return iwx_csum_fold(iwx_csum_add(iwx_csum_add(pseudo, udp, sizeof(*udp)), data, len));
 }
 
 /* The pseudo-header's sum: both addresses (4 or 16 bytes each), UDP, the UDP length. */
 static uint32_t pseudo_sum(const void *addrs, size_t addrs_len, size_t udp_len)
 {
-	return sum16(0, addrs, addrs_len) + IPPROTO_UDP + (uint32_t)udp_len;
+	return iwx_csum_add(0, addrs, addrs_len) + IPPROTO_UDP + (uint32_t)udp_len;
 }
 
 static void give_rx(struct iwx_sctp_xsk *x, uint64_t addr)
@@ -289,7 +271,7 @@ static size_t ip_out(struct iwx_sctp_xsk *x, const struct iwx_sctp_xsk_route *r,
 
 	memcpy(&ip.saddr, r->ip[0], 4);
 	memcpy(&ip.daddr, r->ip[1], 4);
-	ip.check = htons(fold(sum16(0, &ip, sizeof(ip))));
+	ip.check = htons(iwx_csum_fold(iwx_csum_add(0, &ip, sizeof(ip))));
 	*pseudo = pseudo_sum(&ip.saddr, 8, udp_len);
 	memcpy(hdrs + ETH_HLEN, &ip, sizeof(ip));
 	return ETH_HLEN + sizeof(ip);

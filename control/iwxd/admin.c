@@ -9,6 +9,7 @@
 #include "sctp_io.h"
 #include "fastpath.h"
 #include "outbox.h"
+#include "util/clock.h"
 
 /* A listing, sent in parts that each fit one message. */
 struct listing {
@@ -48,7 +49,7 @@ static void status(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *r
 
 	s.version = IWX_IPC_VERSION;
 	s.pid = getpid();
-	s.uptime_ms = iwx_conn_now_ms() - d->start_ms;
+	s.uptime_ms = iwx_now_ms() - d->start_ms;
 	s.crc_default = d->o.crc;
 	s.settle_ms = d->o.settle_ms;
 	for (struct client *x = d->clients; x; x = x->next)

@@ -19,6 +19,8 @@
 #include "daemon.h"
 #include "outbox.h"
 #include "sctp_io.h"
+#include "util/clock.h"
+#include "util/container_of.h"
 
 #define ACCEPT_BATCH	16
 
@@ -123,7 +125,7 @@ static void announce(struct iwxd *d, struct pconn *p)
 	 * limit, it is rejected, so an initiator with the same limit hears the reject
 	 * rather than waiting out its own time.
 	 */
-	p->answer_ms = iwx_conn_now_ms() + d->o.timeout_ms / 2;
+	p->answer_ms = iwx_now_ms() + d->o.timeout_ms / 2;
 	pconn_rearm(d, p);
 	log_info("connection request %u from a peer on listener %u", p->id, p->listener->id);
 	outbox_event(d, p->owner, &ev);
@@ -215,7 +217,7 @@ static void pconn_step(struct iwxd *d, struct pconn *p)
 {
 	if (p->sconn) {
 		enum iwx_conn_state was = p->conn.state;
-		int err = iwx_sctp_conn_step(p->sconn, iwx_conn_now_ms());
+		int err = iwx_sctp_conn_step(p->sconn, iwx_now_ms());
 
 		sctp_view(p);
 		/* else usrsctp says when to look again; an announced request, when it fails */
@@ -223,7 +225,7 @@ static void pconn_step(struct iwxd *d, struct pconn *p)
 			pconn_done(d, p);
 		else
 			pconn_rearm(d, p);
-	} else if (iwx_conn_step(&p->conn, iwx_conn_now_ms()) == -EAGAIN) {
+	} else if (iwx_conn_step(&p->conn, iwx_now_ms()) == -EAGAIN) {
 		watch_mod(&d->loop, &p->w, epoll_of(p->conn.events));
 		pconn_rearm(d, p);
 	} else {
@@ -234,13 +236,13 @@ static void pconn_step(struct iwxd *d, struct pconn *p)
 static void on_pconn(struct iwxd *d, struct watch *w, uint32_t events)
 {
 	(void)events;
-	pconn_step(d, (struct pconn *)((char *)w - offsetof(struct pconn, w)));
+	pconn_step(d, container_of(w, struct pconn, w));
 }
 
 /* An unanswered request is rejected; a set-up whose step is due takes it. */
 static void on_pconn_timer(struct iwxd *d, struct timer *t, uint64_t now)
 {
-	struct pconn *p = (struct pconn *)((char *)t - offsetof(struct pconn, timer));
+	struct pconn *p = container_of(t, struct pconn, timer);
 	struct iwx_ipc_answer reject = { .conn_id = p->id };
 
 	if (p->announced && now >= p->answer_ms) {
@@ -346,7 +348,7 @@ int cm_connect(struct iwxd *d, struct client *c, const struct iwx_ipc_connect *r
 
 static void on_listen(struct iwxd *d, struct watch *w, uint32_t events)
 {
-	struct listener *l = (struct listener *)((char *)w - offsetof(struct listener, w));
+	struct listener *l = container_of(w, struct listener, w);
 	struct iwx_ipc_cm_param none = { 0 };
 
 	(void)events;

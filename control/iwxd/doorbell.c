@@ -24,6 +24,7 @@
 
 #include "daemon.h"
 #include "shared.h"
+#include "util/clock.h"
 
 #define IDLE_MS		100	/* a client whose bells were quiet this long must write to wake us */
 #define EMPTY_TURNS	64	/* turns of bells that named no new work before a client is muted */
@@ -55,7 +56,7 @@ static bool muted(const struct client *c, uint64_t now)
 
 void doorbell_wake(struct iwxd *d, struct client *c)
 {
-	uint64_t now = iwx_conn_now_ms();
+	uint64_t now = iwx_now_ms();
 
 	c->bell_quiet_ms = now + IDLE_MS;
 	if (iwx_linked(&c->bell_link) || !c->bells)
@@ -188,7 +189,7 @@ static void take(struct iwxd *d, struct client *c, uint64_t now)
 
 void doorbell_take(struct iwxd *d)
 {
-	uint64_t now = iwx_conn_now_ms();
+	uint64_t now = iwx_now_ms();
 
 	IWX_LINK_EACH(struct client, c, &d->bell_active, bell_link) {
 		if (muted(c, now))
@@ -226,7 +227,7 @@ void doorbell_take(struct iwxd *d)
 
 bool doorbell_sleep(struct iwxd *d, bool on)
 {
-	uint64_t now = iwx_conn_now_ms();
+	uint64_t now = iwx_now_ms();
 	bool any = false;
 
 	d->asleep = on;

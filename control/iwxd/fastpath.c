@@ -27,6 +27,7 @@
 #include "fastpath_xdp.h"
 #include "sctp_io.h"
 #include "shm.h"
+#include "util/clock.h"
 
 #define MAX_IFACES	16
 #define TCX_INGRESS	46	/* enum bpf_attach_type's BPF_TCX_INGRESS (Linux 6.6), newer than our headers */
@@ -349,7 +350,7 @@ void fastpath_conn_turned(struct iwxd *d, struct vqp *q)
 	q->fp_mark = mark;
 	q->fp_lazy = true;
 	q->fp_seen = iwx_llp_tcp_fast_seq(q->llp);
-	q->fp_tick_ms = iwx_conn_now_ms() + LAZY_TICK_MS;
+	q->fp_tick_ms = iwx_now_ms() + LAZY_TICK_MS;
 }
 
 /*

@@ -32,6 +32,8 @@
 #include "sctp_io.h"
 #include "shared.h"
 #include "shm.h"
+#include "util/clock.h"
+#include "util/container_of.h"
 
 #define IDLE_MS		60000	/* the longest sleep: nothing is due sooner */
 #define OPT_LIMIT	256	/* getopt's value of the option of limit i: OPT_LIMIT + i */
@@ -105,7 +107,7 @@ static int open_socket(struct iwxd *d)
 /* Is id a queue's, a listener's or a connection request's (which requests name by it)? */
 static bool id_in_use(const struct loop *l, uint32_t id)
 {
-	const struct iwxd *d = (const struct iwxd *)((const char *)l - offsetof(struct iwxd, loop));
+	const struct iwxd *d = container_of(l, struct iwxd, loop);
 
 	return iwx_ids_held(&d->ids, id);
 }
@@ -173,7 +175,7 @@ static int setup(struct iwxd *d)
 	if (d->listen_w.fd < 0 || watch_add(&d->loop, &d->listen_w, EPOLLIN) ||
 	    watch_add(&d->loop, &d->signal_w, EPOLLIN))
 		return -1;
-	d->start_ms = iwx_conn_now_ms();
+	d->start_ms = iwx_now_ms();
 	return 0;
 }
 
@@ -198,7 +200,7 @@ static void run(struct iwxd *d)
 
 		doorbell_take(d);
 		work = vqp_service_ready(d);
-		now = iwx_conn_now_ms();
+		now = iwx_now_ms();
 		loop_timers_begin(&d->loop, now, IDLE_MS);
 		session_timers(d, now);
 		shared_timers(d, now);

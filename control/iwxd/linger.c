@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "util/clock.h"
+#include "util/container_of.h"
 
 #define LINGER_MS	2000	/* the longest a peer gets to see our Terminate and close */
 #define READ_BUDGET	64	/* reads per wake-up, so that one peer cannot hold the loop */
@@ -46,7 +48,7 @@ static void linger_end(struct iwxd *d, struct lingering *l)
 static void on_time_up(struct iwxd *d, struct timer *t, uint64_t now)
 {
 	(void)now;
-	linger_end(d, (struct lingering *)((char *)t - offsetof(struct lingering, timer)));
+	linger_end(d, container_of(t, struct lingering, timer));
 }
 
 static void on_readable(struct iwxd *d, struct watch *w, uint32_t events)
@@ -93,7 +95,7 @@ void linger_start(struct iwxd *d, struct user *u, int fd)
 		free(l);
 		return;
 	}
-	timer_set(&d->loop, &l->timer, iwx_conn_now_ms() + LINGER_MS);
+	timer_set(&d->loop, &l->timer, iwx_now_ms() + LINGER_MS);
 	l->user = u;
 	u->lingering++;
 	l->next = d->lingering;

@@ -6,6 +6,7 @@
 
 #include "conn.h"
 #include "loop.h"
+#include "util/clock.h"
 
 #define MAX_EVENTS	64
 
@@ -183,7 +184,7 @@ void loop_timers_run(struct loop *l, struct iwxd *d, uint64_t now)
 int loop_dispatch(struct loop *l, struct iwxd *d, bool may_sleep)
 {
 	struct epoll_event ev[MAX_EVENTS];
-	uint64_t now = iwx_conn_now_ms();
+	uint64_t now = iwx_now_ms();
 	int timeout = may_sleep && !l->ready && l->due_ms > now ? (int)(l->due_ms - now) : 0;
 	int n = epoll_wait(l->epfd, ev, MAX_EVENTS, timeout);
 

@@ -18,6 +18,7 @@
 #include "sctp_udp.h"
 #include "sctp_xsk.h"
 #include "sctp_xsk.skel.h"
+#include "util/clock.h"
 
 /*
  * Peers with a path at once: each costs a little, kept. One pool for the daemon: a path
@@ -139,7 +140,7 @@ void sctp_io_watch(struct iwxd *d, struct socket *so, struct watch *w)
 	w->fd = -1;
 	usrsctp_set_upcall(so, upcall, w);
 	watch_ready(&d->loop, w);
-	loop_due(&d->loop, iwx_conn_now_ms());
+	loop_due(&d->loop, iwx_now_ms());
 }
 
 void sctp_io_unwatch(struct iwxd *d, struct socket *so, struct watch *w)
@@ -157,7 +158,7 @@ void sctp_io_hold(struct iwxd *d)
 void sctp_io_release(struct iwxd *d)
 {
 	if (!--d->sctp->users)
-		d->sctp->quiet_ms = iwx_conn_now_ms() + LINGER_MS;
+		d->sctp->quiet_ms = iwx_now_ms() + LINGER_MS;
 }
 
 /* The path usrsctp knows so's peer by: ours (sctp_io_path, or a datagram's sender). */

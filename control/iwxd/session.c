@@ -22,6 +22,8 @@
 #include "outbox.h"
 #include "shared.h"
 #include "shm.h"
+#include "util/clock.h"
+#include "util/container_of.h"
 
 #define DEFAULT_ARENA	(64u << 20)
 #define REQ_BATCH	32	/* requests taken from one client before others get a turn */
@@ -53,7 +55,7 @@ static bool allowed(const struct iwxd *d, uid_t uid, gid_t gid)
 
 static void on_bell(struct iwxd *d, struct watch *w, uint32_t events)
 {
-	struct client *c = (struct client *)((char *)w - offsetof(struct client, bell_w));
+	struct client *c = container_of(w, struct client, bell_w);
 	uint64_t v;
 
 	(void)events;
@@ -351,7 +353,7 @@ reply:
 
 static void on_client(struct iwxd *d, struct watch *w, uint32_t events)
 {
-	struct client *c = (struct client *)((char *)w - offsetof(struct client, sock_w));
+	struct client *c = container_of(w, struct client, sock_w);
 
 	if (events & EPOLLOUT)
 		outbox_flush(d, c);
@@ -396,7 +398,7 @@ static void accept_pause(struct iwxd *d, const char *why)
 		log_warn("not accepting clients for now: %s", why);
 	d->accept_warned = true;
 	watch_mod(&d->loop, &d->listen_w, 0);
-	d->accept_at_ms = iwx_conn_now_ms() + ACCEPT_PAUSE_MS;
+	d->accept_at_ms = iwx_now_ms() + ACCEPT_PAUSE_MS;
 }
 
 static void accept_resume(struct iwxd *d)

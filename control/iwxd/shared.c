@@ -23,6 +23,7 @@
 
 #include "daemon.h"
 #include "shared.h"
+#include "util/clock.h"
 
 #define LOOK_MS		1000	/* departed memory is looked at this often */
 #define REFUSAL_MS	100	/* ... and at a refusal, at most this often per user */
@@ -67,13 +68,13 @@ static void look(struct iwxd *d, struct user *u)
 		uncharge(d, u, x->bytes);
 		free(x);
 	}
-	u->looked_ms = iwx_conn_now_ms();
+	u->looked_ms = iwx_now_ms();
 }
 
 /* Before refusing u: has some of what it left been freed meanwhile? */
 static void look_again(struct iwxd *d, struct user *u)
 {
-	if (u->departed && iwx_conn_now_ms() - u->looked_ms >= REFUSAL_MS)
+	if (u->departed && iwx_now_ms() - u->looked_ms >= REFUSAL_MS)
 		look(d, u);
 }
 
@@ -117,7 +118,7 @@ void shared_depart(struct iwxd *d, struct user *u, uint32_t map_id, uint64_t byt
 	u->departed_bytes += bytes;
 	d->departed_bytes += bytes;
 	if (!d->departed_ms)
-		d->departed_ms = iwx_conn_now_ms() + LOOK_MS;
+		d->departed_ms = iwx_now_ms() + LOOK_MS;
 }
 
 int shared_create(struct iwxd *d, struct client *c, struct iwx_arena *a, size_t size)

@@ -21,6 +21,7 @@
 #include "daemon.h"
 #include "shared.h"
 #include "shm.h"
+#include "util/clock.h"
 
 #define RECLAIM_MS	100	/* retired memory is looked at again this often: each look
 				   walks the queue pairs, and the client's peer sets the pace */
@@ -285,7 +286,7 @@ int shm_mr_dereg(struct iwxd *d, struct client *c, uint32_t stag)
 
 void shm_reclaim(struct iwxd *d, struct client *c)
 {
-	uint64_t now = iwx_conn_now_ms();
+	uint64_t now = iwx_now_ms();
 
 	if (now < c->reclaim_ms) {
 		loop_due(&d->loop, c->reclaim_ms);

@@ -27,6 +27,8 @@
 #include "outbox.h"
 #include "sctp_io.h"
 #include "shared.h"
+#include "util/clock.h"
+#include "util/container_of.h"
 
 #define ROOM_SEND	1	/* vqp.wants_room: room asked of the send CQ, */
 #define ROOM_RECV	2	/* ... of the receive CQ */
@@ -452,7 +454,7 @@ static void start_engine(struct iwxd *d, struct vqp *q, const struct iwx_sctp_co
 	 */
 	if (q->agreed.initiator && q->settle_ms > 0 && !q->sctp_so) {
 		iwx_qp_settle(q->eng, true);
-		q->settle_end_ms = iwx_conn_now_ms() + q->settle_ms;
+		q->settle_end_ms = iwx_now_ms() + q->settle_ms;
 	}
 	fastpath_conn_start(d, q);
 	vqp_service(d, q);
@@ -461,7 +463,7 @@ static void start_engine(struct iwxd *d, struct vqp *q, const struct iwx_sctp_co
 static void on_tcp(struct iwxd *d, struct watch *w, uint32_t events)
 {
 	(void)events;
-	vqp_service(d, (struct vqp *)((char *)w - offsetof(struct vqp, tcp_w)));
+	vqp_service(d, container_of(w, struct vqp, tcp_w));
 }
 
 void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn,
@@ -627,7 +629,7 @@ bool vqp_posted_since(struct vqp *q)
 void vqp_room(struct iwxd *d, struct client *c)
 {
 	while (!iwx_link_empty(&c->room_wait)) {
-		struct vqp *q = IWX_LINK_OF(c->room_wait.next, struct vqp, wait_link);
+		struct vqp *q = container_of(c->room_wait.next, struct vqp, wait_link);
 
 		iwx_link_del(&q->wait_link);
 		vqp_ready(d, q);
@@ -646,7 +648,7 @@ static void service_share(struct iwxd *d, struct client *c)
 	iwx_link_init(&mine);
 	iwx_link_splice(&mine, &c->ready);
 	for (uint32_t n = 0; n < TURN_SHARE && !iwx_link_empty(&mine); n++) {
-		struct vqp *q = IWX_LINK_OF(mine.next, struct vqp, ready_link);
+		struct vqp *q = container_of(mine.next, struct vqp, ready_link);
 
 		iwx_link_del(&q->ready_link);
 		vqp_service(d, q);
@@ -667,7 +669,7 @@ bool vqp_service_ready(struct iwxd *d)
 	iwx_link_init(&turn);
 	iwx_link_splice(&turn, &d->ready);
 	while (!iwx_link_empty(&turn)) {
-		struct client *c = IWX_LINK_OF(turn.next, struct client, ready_link);
+		struct client *c = container_of(turn.next, struct client, ready_link);
 
 		iwx_link_del(&c->ready_link);
 		service_share(d, c);
@@ -721,7 +723,7 @@ void vqp_service(struct iwxd *d, struct vqp *q)
 /* Start or abort what is due by now. */
 static void on_timer(struct iwxd *d, struct timer *t, uint64_t now)
 {
-	struct vqp *q = (struct vqp *)((char *)t - offsetof(struct vqp, timer));
+	struct vqp *q = container_of(t, struct vqp, timer);
 
 	fastpath_conn_timers(d, q, now);
 	if (q->settle_end_ms && now >= q->settle_end_ms)
@@ -749,7 +751,7 @@ int vqp_disconnect(struct iwxd *d, struct vqp *q)
 		settle_end(d, q);	/* what was posted goes out before the FIN, now */
 	q->closing = true;
 	q->close_mark = __atomic_load_n(&q->sh->sq.prod, __ATOMIC_ACQUIRE);
-	q->close_ms = iwx_conn_now_ms() + CLOSE_MS;
+	q->close_ms = iwx_now_ms() + CLOSE_MS;
 	vqp_service(d, q);
 	return 0;
 }

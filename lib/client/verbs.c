@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "util/clock.h"
 
 _Static_assert((int)IWX_QPS_ERROR == IWX_SHQ_ERROR && (int)IWX_QPS_RTS == IWX_SHQ_RTS,
 	       "queue pair states are shared with iwxd");
@@ -325,19 +326,11 @@ void iwx_ack_comp(struct iwx_device *dev)
 	iwx_ack_comp_cqs(dev, NULL, 0);
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 /* iwx_wait_cq's wait, once cq was found empty; *took says whether it took wake-ups off the device's eventfd. */
 static int wait_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc, int timeout_ms, bool *took)
 {
 	struct iwx_device *dev = cq->dev;
-	int64_t deadline = now_ms() + timeout_ms;
+	int64_t deadline = (int64_t)iwx_now_ms() + timeout_ms;
 
 	for (;;) {
 		struct pollfd p[2] = { { .fd = dev->notify_fd, .events = POLLIN },
@@ -351,7 +344,7 @@ static int wait_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc, int timeout_ms, 
 			return k;
 		if (dev->lost)
 			return -ESHUTDOWN;
-		left = timeout_ms < 0 ? -1 : (int)(deadline - now_ms());
+		left = timeout_ms < 0 ? -1 : (int)(deadline - (int64_t)iwx_now_ms());
 		if (timeout_ms >= 0 && left <= 0)
 			return 0;
 		if (poll(p, 2, left) < 0 && errno != EINTR)

@@ -4,11 +4,10 @@
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/param.h>	/* MIN */
 
 #include "proto/crc32c.h"
 #include "proto/mpa_rx.h"
-
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
 
 static void start_fpdu(struct iwx_mpa_rx *rx)
 {

@@ -2,10 +2,9 @@
 /* MPA set-up negotiation: revision, CRC, markers, IRD/ORD and RTR (RFC 5044 §7.1, RFC 6581). */
 #include <errno.h>
 #include <string.h>
+#include <sys/param.h>	/* MIN */
 
 #include "proto/mpa_setup.h"
-
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
 
 static uint8_t rtr_bits(const struct iwx_mpa_rr_params *p)
 {

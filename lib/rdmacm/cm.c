@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cm.h"
+#include "util/clock.h"
 
 static int fail(int err)
 {
@@ -232,14 +233,6 @@ static struct iwx_conn_param param_of(const struct rdma_conn_param *p)
 	return q;
 }
 
-int64_t cm_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 int cm_connect(struct cm_id *id)
 {
 	struct sockaddr *dst = &id->id.route.addr.dst_addr;
@@ -266,7 +259,7 @@ int rdma_connect(struct rdma_cm_id *cid, struct rdma_conn_param *p)
 		memcpy(id->param_pd, id->param.private_data, id->param.private_data_len);
 		id->param.private_data = id->param_pd;
 	}
-	id->connect_ms = cm_now_ms();
+	id->connect_ms = iwx_now_ms();
 	err = -cm_connect(id);
 	pthread_mutex_unlock(&cm.lock);
 	if (err)

@@ -52,7 +52,7 @@ struct cm_id {
 	/* rdma_connect's, to try again while nobody listens yet (events.c) */
 	struct iwx_conn_param	param;
 	uint8_t			param_pd[IWX_MAX_PRIVATE_DATA];
-	int64_t			connect_ms;	/* when rdma_connect was called */
+	uint64_t		connect_ms;	/* when rdma_connect was called */
 	/* rdma_create_ep's listener: the QP each rdma_get_request makes (ep.c) */
 	bool			ep_qp;
 	struct ibv_qp_init_attr	ep_attr;
@@ -92,7 +92,6 @@ int cm_sync_wait(struct cm_id *id, enum rdma_cm_event_type want);
 
 /* Connect id's QP as rdma_connect asked (again, after a refusal): 0 or -errno. cm.lock held. */
 int cm_connect(struct cm_id *id);
-int64_t cm_now_ms(void);
 
 /* The length of a socket address of family AF_INET or AF_INET6 (else 0). */
 socklen_t cm_addr_len(const struct sockaddr *a);

@@ -19,6 +19,7 @@
 #include "proto/level.h"
 
 #include "cm.h"
+#include "util/clock.h"
 
 struct cm cm = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -175,7 +176,7 @@ static void requested(struct cm_id *lid, const struct iwx_event *ev)
 
 static bool refused_early(struct cm_id *id)
 {
-	if (cm_now_ms() - id->connect_ms > RETRY_MS)
+	if (iwx_now_ms() - id->connect_ms > RETRY_MS)
 		return false;
 	usleep(RETRY_GAP_US);
 	return cm_connect(id) == 0;

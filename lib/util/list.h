@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "util/container_of.h"
+
 /* Take node out of the list whose first element is *head; nothing if it is not there. */
 #define IWX_LIST_UNLINK(head, node)						\
 	do {									\
@@ -71,14 +73,11 @@ static inline void iwx_link_splice(struct iwx_link *to, struct iwx_link *from)
 	iwx_link_init(from);
 }
 
-/* The object of type whose member (a struct iwx_link) n is. */
-#define IWX_LINK_OF(n, type, member)	((type *)((char *)(n) - offsetof(type, member)))
-
 /* Each object of type on the list head, as pos; pos may be taken out of it meanwhile. */
 #define IWX_LINK_EACH(type, pos, head, member)						\
-	for (type *pos = IWX_LINK_OF((head)->next, type, member),			\
-		  *pos##_next_ = IWX_LINK_OF(pos->member.next, type, member);		\
+	for (type *pos = container_of((head)->next, type, member),			\
+		  *pos##_next_ = container_of(pos->member.next, type, member);		\
 	     &pos->member != (head);							\
-	     pos = pos##_next_, pos##_next_ = IWX_LINK_OF(pos->member.next, type, member))
+	     pos = pos##_next_, pos##_next_ = container_of(pos->member.next, type, member))
 
 #endif /* IWX_LIST_H */

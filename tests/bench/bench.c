@@ -54,6 +54,7 @@
 
 #include "bench.h"
 #include "bench_util.h"
+#include "util/clock.h"
 
 #define SETUP_MS	10000	/* connect, MPA, and each control exchange */
 #define ACCEPT_MS	30000	/* the server's wait for its client */
@@ -281,12 +282,12 @@ static int pump(struct ep *e, int wait_ms)
 /* Pump until *flag is set or ms pass. */
 static int wait_flag(struct ep *e, const bool *flag, uint32_t ms, const char *what)
 {
-	uint64_t deadline = now_ms() + ms;
+	uint64_t deadline = iwx_now_ms() + ms;
 
 	while (!*flag) {
 		int err;
 
-		if (now_ms() >= deadline)
+		if (iwx_now_ms() >= deadline)
 			return errf(-ETIMEDOUT, "waiting for %s", what);
 		err = pump(e, 100);
 		if (err == -ENOTCONN) {
@@ -447,10 +448,10 @@ static int server_rdma(struct ep *e, const struct sockaddr_in *addr)
 		return err;
 
 	/* FINACK out, then the client closes: that ends the stream, as expected */
-	deadline = now_ms() + SETUP_MS;
+	deadline = iwx_now_ms() + SETUP_MS;
 	e->closing = true;
 	for (;;) {
-		if (now_ms() >= deadline)
+		if (iwx_now_ms() >= deadline)
 			return errf(-ETIMEDOUT, "waiting for the client to close");
 		err = pump(e, 100);
 		if (err == -ENOTCONN) {
@@ -788,7 +789,7 @@ static int server_tcp(const struct sockaddr_in *addr, uint32_t size)
 
 static int client_tcp(const struct sockaddr_in *addr, uint32_t size, uint32_t ms)
 {
-	uint64_t retry_end = now_ms() + CONNECT_RETRY_MS, t0, end, cpu0;
+	uint64_t retry_end = iwx_now_ms() + CONNECT_RETRY_MS, t0, end, cpu0;
 	uint8_t *buf = xalloc(size);
 	size_t n = 0, cap;
 	uint64_t *rtt = rtt_array(ms, &cap);
@@ -802,7 +803,7 @@ static int client_tcp(const struct sockaddr_in *addr, uint32_t size, uint32_t ms
 			break;
 		r = -errno;
 		close(fd);
-		if (r != -ECONNREFUSED || now_ms() >= retry_end)
+		if (r != -ECONNREFUSED || iwx_now_ms() >= retry_end)
 			return errf(r, "connecting to the server");
 		usleep(50000);
 	}

@@ -24,6 +24,7 @@
 #include "sctp_udp.h"
 #include "sctp_xsk.h"
 #include "sctp_xsk.skel.h"
+#include "util/clock.h"
 
 #define INPUT_BUDGET	256	/* datagrams fed to the stack per turn, as iwxd (sctp_io.c) */
 #define CLOSE_MS	200	/* what is closing, SCTP's SHUTDOWN exchange */
@@ -123,7 +124,7 @@ int carrier_open(const struct sockaddr_in *addr)
 	}
 	usrsctp_get_stat(&st0);
 	drops0 = udp_drops();
-	tick_due = now_ms() + IWX_SCTP_TICK_MS;
+	tick_due = iwx_now_ms() + IWX_SCTP_TICK_MS;
 	return 0;
 }
 
@@ -139,7 +140,7 @@ struct iwx_sctp_path *carrier_path(const struct sockaddr_in *peer)
 
 int carrier_pump(int ms)
 {
-	uint64_t now = now_ms();
+	uint64_t now = iwx_now_ms();
 	int n;
 
 	if (xsk)
@@ -158,7 +159,7 @@ int carrier_pump(int ms)
 	more = n == INPUT_BUDGET;
 	if (xsk)
 		more |= iwx_sctp_xsk_input(xsk, INPUT_BUDGET) == INPUT_BUDGET;
-	now = now_ms();
+	now = iwx_now_ms();
 	if (now >= tick_due) {
 		iwx_sctp_tick();
 		tick_due = now + IWX_SCTP_TICK_MS;
@@ -172,7 +173,7 @@ void carrier_close(void)
 
 	if (!udp)
 		return;
-	for (uint64_t end = now_ms() + CLOSE_MS; now_ms() < end;)
+	for (uint64_t end = iwx_now_ms() + CLOSE_MS; iwx_now_ms() < end;)
 		if (carrier_pump(10) < 0)
 			break;
 	memset(&st, 0, sizeof(st));

@@ -29,6 +29,7 @@
 #include "llp_tcp.h"
 #include "qp.h"
 #include "sctp_conn.h"
+#include "util/clock.h"
 
 #define OWNER		1
 #define EARLY_RECVS	4	/* receives posted before the queue pair exists */
@@ -147,11 +148,11 @@ struct rdma *rdma_listen(const struct sockaddr_in *addr, const struct rdma_opts 
 /* --llp sctp: the association and the MPA exchange in it, driving the carrier. */
 static int sctp_accept(struct rdma *r, int ms)
 {
-	uint64_t deadline = now_ms() + ms;
+	uint64_t deadline = iwx_now_ms() + ms;
 	bool accepted = false;
 
 	for (;;) {
-		uint64_t now = now_ms();
+		uint64_t now = iwx_now_ms();
 		int err;
 
 		if (now >= deadline)
@@ -186,7 +187,7 @@ static int sctp_connect(struct rdma *r, struct iwx_sctp_path *path, uint16_t por
 	while (!err && r->sconn.state != IWX_CONN_ESTABLISHED) {
 		if ((err = carrier_pump(10)) < 0)
 			return err;
-		iwx_sctp_conn_step(&r->sconn, now_ms());
+		iwx_sctp_conn_step(&r->sconn, iwx_now_ms());
 		if (r->sconn.state == IWX_CONN_FAILED || r->sconn.state == IWX_CONN_REJECTED)
 			err = r->sconn.error ? r->sconn.error : -EPROTO;
 	}
@@ -226,7 +227,7 @@ int rdma_accept(struct rdma *r, int ms)
 struct rdma *rdma_connect(const struct sockaddr_in *addr, const struct rdma_opts *o, int retry_ms)
 {
 	struct rdma *r = rdma_new(o);
-	uint64_t retry_end = iwx_conn_now_ms() + retry_ms;
+	uint64_t retry_end = iwx_now_ms() + retry_ms;
 	int err;
 
 	if (!r)
@@ -241,7 +242,7 @@ struct rdma *rdma_connect(const struct sockaddr_in *addr, const struct rdma_opts
 		}
 		/* the server may still be starting: retry a refused association for a while */
 		while ((err = sctp_connect(r, path, ntohs(addr->sin_port))) == -ECONNREFUSED &&
-		       iwx_conn_now_ms() < retry_end) {
+		       iwx_now_ms() < retry_end) {
 			iwx_sctp_conn_close(&r->sconn);
 			carrier_pump(50);
 		}
@@ -254,7 +255,7 @@ struct rdma *rdma_connect(const struct sockaddr_in *addr, const struct rdma_opts
 				err = iwx_conn_wait(&r->conn);
 			if (!err && r->conn.state != IWX_CONN_ESTABLISHED)
 				err = r->conn.error ? r->conn.error : -EPROTO;
-			if (err != -ECONNREFUSED || iwx_conn_now_ms() >= retry_end)
+			if (err != -ECONNREFUSED || iwx_now_ms() >= retry_end)
 				break;
 			iwx_conn_close(&r->conn);
 			usleep(50000);

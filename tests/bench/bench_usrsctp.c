@@ -34,6 +34,7 @@
 #include "bench_util.h"
 #include "sctp.h"
 #include "sctp_conn.h"
+#include "util/clock.h"
 
 #define SETUP_MS	10000	/* the association, each control message */
 #define ACCEPT_MS	30000	/* the server's wait for its client */
@@ -157,13 +158,13 @@ static int get_maxseg(struct ep *e)
 
 static int server(struct ep *e)
 {
-	uint64_t deadline = now_ms() + ACCEPT_MS, cpu0, wall0, cpu = 0, ms = 0;
+	uint64_t deadline = iwx_now_ms() + ACCEPT_MS, cpu0, wall0, cpu = 0, ms = 0;
 	int err;
 
 	while (!(e->so = usrsctp_accept(e->lso, NULL, NULL))) {
 		if (errno != EWOULDBLOCK && errno != EAGAIN)
 			return errf(-errno, "accepting the association");
-		if (now_ms() >= deadline)
+		if (iwx_now_ms() >= deadline)
 			return errf(-ETIMEDOUT, "no client within %d s", ACCEPT_MS / 1000);
 		if ((err = carrier_pump(10)) < 0)
 			return err;
@@ -174,7 +175,7 @@ static int server(struct ep *e)
 		return err;
 	e->buf = xalloc(BUF);
 	cpu0 = cpu_ns();
-	wall0 = now_ms();
+	wall0 = iwx_now_ms();
 	/* no bound but the client's: it ends the association if it gives up */
 	while (!e->got_fin || e->bytes < be64toh(e->fin.v[1])) {
 		bool busy = false;
@@ -185,7 +186,7 @@ static int server(struct ep *e)
 			return err;
 		if (e->got_fin && !ms) {
 			cpu = cpu_ns() - cpu0;
-			ms = now_ms() - wall0;
+			ms = iwx_now_ms() - wall0;
 		}
 		if ((err = carrier_pump(busy ? 0 : 10)) < 0)
 			return err;
@@ -193,13 +194,13 @@ static int server(struct ep *e)
 	if (e->bytes != be64toh(e->fin.v[1]))
 		return errf(-EPROTO, "%lu bytes received, %lu sent", (unsigned long)e->bytes,
 			    (unsigned long)be64toh(e->fin.v[1]));
-	deadline = now_ms() + SETUP_MS;
-	while ((err = send_ctl(e, T_FINACK, e->msgs, e->bytes)) == -EAGAIN && now_ms() < deadline)
+	deadline = iwx_now_ms() + SETUP_MS;
+	while ((err = send_ctl(e, T_FINACK, e->msgs, e->bytes)) == -EAGAIN && iwx_now_ms() < deadline)
 		carrier_pump(10);
 	if (err)
 		return errf(err, "sending FINACK");
 	/* until the client closes */
-	for (deadline = now_ms() + LINGER_MS; now_ms() < deadline;) {
+	for (deadline = iwx_now_ms() + LINGER_MS; iwx_now_ms() < deadline;) {
 		bool busy = false;
 
 		if (recv_some(e, &busy))
@@ -214,7 +215,7 @@ static int server(struct ep *e)
 /* The association's COMM_UP; -ECONNREFUSED when it could not start. */
 static int wait_up(struct ep *e)
 {
-	uint64_t deadline = now_ms() + SETUP_MS;
+	uint64_t deadline = iwx_now_ms() + SETUP_MS;
 	uint8_t buf[512];
 
 	for (;;) {
@@ -235,7 +236,7 @@ static int wait_up(struct ep *e)
 				continue;
 			return n.sn_assoc_change.sac_state == SCTP_COMM_UP ? 0 : -ECONNREFUSED;
 		}
-		if (now_ms() >= deadline)
+		if (iwx_now_ms() >= deadline)
 			return -ETIMEDOUT;
 		if ((err = carrier_pump(10)) < 0)
 			return err;
@@ -246,7 +247,7 @@ static int wait_up(struct ep *e)
 static int connect_to(struct ep *e, struct iwx_sctp_path *path, uint16_t port)
 {
 	struct sockaddr_conn sc = { .sconn_family = AF_CONN, .sconn_addr = path->token };
-	uint64_t retry_end = now_ms() + CONNECT_RETRY_MS;
+	uint64_t retry_end = iwx_now_ms() + CONNECT_RETRY_MS;
 	int err;
 
 	for (;;) {
@@ -263,7 +264,7 @@ static int connect_to(struct ep *e, struct iwx_sctp_path *path, uint16_t port)
 		if (!err)
 			return get_maxseg(e);
 		/* the server may still be starting */
-		if (err != -ECONNREFUSED || now_ms() >= retry_end)
+		if (err != -ECONNREFUSED || iwx_now_ms() >= retry_end)
 			return errf(err, "the association");
 		usrsctp_close(e->so);
 		e->so = NULL;
@@ -285,7 +286,7 @@ static int client(struct ep *e, const struct sockaddr_in *addr, double seconds)
 		e->buf[i] = pattern(i);
 	t0 = now_ns();
 	end = t0 + (uint64_t)(seconds * 1e9);
-	limit = now_ms() + (uint64_t)(seconds * 1000) + SETUP_MS;
+	limit = iwx_now_ms() + (uint64_t)(seconds * 1000) + SETUP_MS;
 	cpu0 = cpu_ns();
 	while (!e->got_finack) {
 		bool busy = false;
@@ -302,7 +303,7 @@ static int client(struct ep *e, const struct sockaddr_in *addr, double seconds)
 			return errf(0, "the association ended during the run");
 		if (err)
 			return err;
-		if (now_ms() >= limit)
+		if (iwx_now_ms() >= limit)
 			return errf(-ETIMEDOUT, "no FINACK");
 		if (!e->got_finack && (err = carrier_pump(busy ? 0 : 10)) < 0)
 			return err;

@@ -36,11 +36,6 @@ uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
 }
 
-uint64_t now_ms(void)
-{
-	return now_ns() / 1000000;
-}
-
 uint64_t cpu_ns(void)
 {
 	struct rusage ru;

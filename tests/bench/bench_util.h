@@ -16,7 +16,6 @@
 /* "PROGRAM: " fmt..., then ": strerror(err)" when err; returns a negative errno (-EIO for 0). */
 int errf(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 uint64_t now_ns(void);
-uint64_t now_ms(void);
 /* This process's user and system time so far. */
 uint64_t cpu_ns(void);
 /* The bytes the benchmarks write and check. */

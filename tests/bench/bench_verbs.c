@@ -20,6 +20,7 @@
 #include <iwx/iwx.h>
 
 #include "bench.h"
+#include "util/clock.h"
 
 #define CLOSE_MS	2000	/* a graceful close waits this long for the stream's end */
 
@@ -43,14 +44,6 @@ static void *fail(int err, const char *what)
 {
 	fprintf(stderr, "bench_verbs: %s: %s\n", what, iwx_strerror(err));
 	return NULL;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
 static struct rdma *rdma_new(const struct rdma_opts *o)
@@ -148,7 +141,7 @@ int rdma_accept(struct rdma *r, int ms)
 struct rdma *rdma_connect(const struct sockaddr_in *addr, const struct rdma_opts *o, int retry_ms)
 {
 	struct rdma *r = rdma_new(o);
-	int64_t retry_end = now_ms() + retry_ms;
+	uint64_t retry_end = iwx_now_ms() + (uint64_t)retry_ms;
 	struct iwx_event ev;
 	int err;
 
@@ -169,7 +162,7 @@ struct rdma *rdma_connect(const struct sockaddr_in *addr, const struct rdma_opts
 			return r;
 		}
 		if (ev.type != IWX_EVENT_UNREACHABLE || ev.status != -ECONNREFUSED ||
-		    now_ms() >= retry_end) {
+		    iwx_now_ms() >= retry_end) {
 			fprintf(stderr, "bench_verbs: connecting: %s%s%s\n", iwx_event_name(ev.type),
 				ev.status ? ": " : "", ev.status ? iwx_strerror(ev.status) : "");
 			break;
@@ -188,10 +181,10 @@ uint32_t rdma_ord(const struct rdma *r)
 void rdma_close(struct rdma *r, bool graceful)
 {
 	if (graceful && r->qp && iwx_qp_state(r->qp) == IWX_QPS_RTS && !iwx_disconnect(r->qp)) {
-		int64_t end = now_ms() + CLOSE_MS;
+		uint64_t end = iwx_now_ms() + CLOSE_MS;
 		struct iwx_event ev;
 
-		while (now_ms() < end && !iwx_get_event(r->dev, &ev, (int)(end - now_ms())))
+		while (iwx_now_ms() < end && !iwx_get_event(r->dev, &ev, (int)(end - iwx_now_ms())))
 			if (ev.type == IWX_EVENT_DISCONNECTED || ev.type == IWX_EVENT_DEVICE_LOST)
 				break;
 	}

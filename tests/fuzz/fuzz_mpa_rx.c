@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/param.h>	/* MIN */
 
 #include "proto/ddp.h"
 #include "proto/mpa.h"
@@ -52,9 +53,6 @@
 #define MAX_STREAM	(80 * 1024)	/* room for one FPDU of the largest ULPDU, with markers */
 #define MAX_RECORDS	64
 #define STOP_ERR	(-EAGAIN)
-
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
-
 
 /* ------------------------------------------------------------ segment log */
 

@@ -20,6 +20,7 @@
 #include "conn.h"
 #include "netns.h"
 #include "testutil.h"
+#include "util/clock.h"
 
 #define PORT		4791
 #define BOUND_MS	5000	/* no test waits longer than this for anything */
@@ -136,7 +137,7 @@ static int raw_connect(void)
 /* Read exactly n bytes from a non-blocking socket, waiting at most BOUND_MS in all. */
 static void read_exact(int fd, void *buf, size_t n)
 {
-	uint64_t end = iwx_conn_now_ms() + BOUND_MS;
+	uint64_t end = iwx_now_ms() + BOUND_MS;
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	size_t got = 0;
 	ssize_t r;
@@ -149,7 +150,7 @@ static void read_exact(int fd, void *buf, size_t n)
 		}
 		cr_assert(r < 0 && errno == EAGAIN, "read_exact: %zd bytes of %zu, then %s", got, n,
 			  r == 0 ? "end of stream" : strerror(errno));
-		cr_assert_lt(iwx_conn_now_ms(), end, "read_exact: %zu bytes of %zu", got, n);
+		cr_assert_lt(iwx_now_ms(), end, "read_exact: %zu bytes of %zu", got, n);
 		poll(&p, 1, 20);
 	}
 }
@@ -157,14 +158,14 @@ static void read_exact(int fd, void *buf, size_t n)
 /* Wait until fd has at least n bytes queued for reading. */
 static void wait_queued(int fd, int n)
 {
-	uint64_t end = iwx_conn_now_ms() + BOUND_MS;
+	uint64_t end = iwx_now_ms() + BOUND_MS;
 	int q = 0;
 
 	for (;;) {
 		cr_assert_eq(ioctl(fd, SIOCINQ, &q), 0);
 		if (q >= n)
 			return;
-		cr_assert_lt(iwx_conn_now_ms(), end, "%d bytes queued, want %d", q, n);
+		cr_assert_lt(iwx_now_ms(), end, "%d bytes queued, want %d", q, n);
 		usleep(1000);
 	}
 }
@@ -212,12 +213,12 @@ static void answer(struct run *r)
 /* Step the initiator, the listener and the responder until neither end needs the socket. */
 static void drive(struct run *r)
 {
-	uint64_t now, end = iwx_conn_now_ms() + BOUND_MS;
+	uint64_t now, end = iwx_now_ms() + BOUND_MS;
 	struct pollfd p[2];
 	int n;
 
 	for (;;) {
-		now = iwx_conn_now_ms();
+		now = iwx_now_ms();
 		if (!r->accepted) {
 			n = iwx_conn_accept(&r->srv, r->lfd, &r->srv_opts);
 			cr_assert(n == 0 || n == -EAGAIN, "accept: %s", strerror(-n));
@@ -427,7 +428,7 @@ Test(conn, wait_returns_refusal)
 	cr_assert_eq(connect_from_a(&cli, false, NETNS_B4, PORT, &co), 0);
 	accept_one(&srv, lfd, &co);
 	/* the initiator's handshake is done once the responder accepted: the Request goes out */
-	cr_assert_eq(iwx_conn_step(&cli, iwx_conn_now_ms()), -EAGAIN);
+	cr_assert_eq(iwx_conn_step(&cli, iwx_now_ms()), -EAGAIN);
 	cr_assert_eq(cli.state, IWX_CONN_WAIT_REPLY);
 	cr_assert_eq(iwx_conn_wait(&srv), 0);
 	cr_assert_eq(srv.state, IWX_CONN_REQUEST_IN);
@@ -471,10 +472,10 @@ Test(conn, silent_initiator_times_out)
 	uint64_t t0, dt;
 
 	accept_one(&srv, lfd, &so);
-	t0 = iwx_conn_now_ms();
+	t0 = iwx_now_ms();
 	cr_assert_leq(srv.deadline_ms, t0 + SHORT_MS);
 	cr_assert_eq(iwx_conn_wait(&srv), -ETIMEDOUT);
-	dt = iwx_conn_now_ms() - t0;
+	dt = iwx_now_ms() - t0;
 	cr_assert_eq(srv.state, IWX_CONN_FAILED);
 	cr_assert_eq(srv.fd, -1);
 	cr_assert_geq(dt, SHORT_MS - 5);
@@ -489,11 +490,11 @@ Test(conn, silent_responder_times_out)
 	struct iwx_conn_opts co = { .local = rev2, .timeout_ms = SHORT_MS };
 	struct iwx_conn cli;
 	int lfd = listen_b(false);	/* never accepted: the kernel completes the handshake */
-	uint64_t t0 = iwx_conn_now_ms(), dt;
+	uint64_t t0 = iwx_now_ms(), dt;
 
 	cr_assert_eq(connect_from_a(&cli, false, NETNS_B4, PORT, &co), 0);
 	cr_assert_eq(iwx_conn_wait(&cli), -ETIMEDOUT);
-	dt = iwx_conn_now_ms() - t0;
+	dt = iwx_now_ms() - t0;
 	cr_assert_eq(cli.state, IWX_CONN_FAILED);
 	cr_assert_geq(dt, SHORT_MS - 5);
 	cr_assert_lt(dt, SHORT_MS + 500, "timed out after %lu ms", (unsigned long)dt);
@@ -505,12 +506,12 @@ Test(conn, connect_times_out)
 {
 	struct iwx_conn_opts co = { .local = rev2, .timeout_ms = SHORT_MS };
 	struct iwx_conn cli;
-	uint64_t t0 = iwx_conn_now_ms(), dt;
+	uint64_t t0 = iwx_now_ms(), dt;
 
 	cr_assert_eq(connect_from_a(&cli, false, "192.0.2.3", PORT, &co), 0);
 	cr_assert_eq(cli.state, IWX_CONN_CONNECTING);
 	cr_assert_eq(iwx_conn_wait(&cli), -ETIMEDOUT);
-	dt = iwx_conn_now_ms() - t0;
+	dt = iwx_now_ms() - t0;
 	cr_assert_geq(dt, SHORT_MS - 5);
 	cr_assert_lt(dt, SHORT_MS + 500, "timed out after %lu ms", (unsigned long)dt);
 }

@@ -16,6 +16,7 @@
 #include "conn.h"
 #include "iwxd_pair.h"
 #include "testutil.h"
+#include "util/clock.h"
 
 #define ALL_ACCESS	(IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE | IWX_ACCESS_REMOTE_READ)
 
@@ -723,13 +724,13 @@ static double send_ms(struct endpoint *from, struct endpoint *to, const struct b
 {
 	struct iwx_send_wr s = { .wr_id = id, .opcode = IWX_WR_SEND, .flags = IWX_WR_SIGNALED,
 				 .num_sge = 1, .sge = { sge_of(sbuf, 0, 8) } };
-	uint64_t t0 = iwx_conn_now_ms();
+	uint64_t t0 = iwx_now_ms();
 
 	post_recv(to, id, rbuf, 8);
 	cr_assert_eq(iwx_post_send(from->qp, &s), 0);
 	expect_wc(to, id, IWX_WC_RECV);
 	expect_wc(from, id, IWX_WC_SEND);
-	return iwx_conn_now_ms() - t0;
+	return iwx_now_ms() - t0;
 }
 
 /*

@@ -23,6 +23,7 @@
 #include "child.h"
 #include "conn.h"
 #include "iwxd_pair.h"
+#include "util/clock.h"
 
 #define DAEMON_ARGS	"--settle-ms 0 --timeout-ms 2000 -g nogroup"
 #define ANSWER_MS	1000	/* iwxd answers another client's request in this long */
@@ -105,7 +106,7 @@ static void make_lingering_socket(void)
 	cr_assert_eq(setsockopt(lingering, SOL_SOCKET, SO_SNDBUF, &tiny, sizeof(tiny)), 0);
 	cr_assert_eq(setsockopt(lingering, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
 	cr_assert_eq(connect(lingering, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	for (uint64_t end = iwx_conn_now_ms() + FILL_MS; !unsent && iwx_conn_now_ms() < end;
+	for (uint64_t end = iwx_now_ms() + FILL_MS; !unsent && iwx_now_ms() < end;
 	     poll(NULL, 0, 10)) {
 		while (send(lingering, junk, sizeof(junk), MSG_DONTWAIT) > 0)
 			;
@@ -184,11 +185,11 @@ static void attack(enum how how)
 /* Another client, on iwxd a: its device opens and it gets a PD within ANSWER_MS. */
 static void expect_others_served(void)
 {
-	uint64_t start = iwx_conn_now_ms(), took;
+	uint64_t start = iwx_now_ms(), took;
 	struct iwx_device *dev = open_dev();
 	struct iwx_pd *pd = dev ? iwx_alloc_pd(dev) : NULL;
 
-	took = iwx_conn_now_ms() - start;
+	took = iwx_now_ms() - start;
 	cr_assert_not_null(pd, "another client is served: %s", strerror(errno));
 	cr_assert_lt(took, ANSWER_MS, "another client is served at once, not in %lld ms",
 		     (long long)took);

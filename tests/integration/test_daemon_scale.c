@@ -20,6 +20,7 @@
 #include "iwxd_pair.h"
 #include "raw_ipc.h"
 #include "testutil.h"
+#include "util/clock.h"
 
 #define N		4096	/* queue pairs on each side */
 #define INFLIGHT	64	/* connects not yet established */
@@ -31,14 +32,6 @@ static struct iwxd_pair pair;
 static struct endpoint a, b;		/* a device, PD and CQ on each daemon; no qp of their own */
 static struct iwx_qp *qa[N], *qb[N];	/* qa[i] is connected to qb[i] */
 static struct buf src, dst;		/* slot i: the Send on qa[i], the receive on qb[i] */
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* A device on daemon i with one CQ for every queue pair's completions (one each). */
 static void side_open(struct endpoint *e, int i)
@@ -131,7 +124,7 @@ static void connect_all(void)
 	struct sockaddr_in *to = (struct sockaddr_in *)&ss;
 	struct iwx_listener *l;
 	uint32_t started = 0, up_a = 0, up_b = 0;
-	uint64_t end = now_ms() + STEP_MS;
+	uint64_t end = iwx_now_ms() + STEP_MS;
 	struct iwx_event ev;
 
 	inet_pton(AF_INET, NETNS_B4, &to->sin_addr);
@@ -139,7 +132,7 @@ static void connect_all(void)
 	cr_assert_not_null(l, "listen: %s", iwx_strerror(errno));
 	iwx_listener_addr(l, &ss);	/* the port it was given */
 	while (up_a < N || up_b < N) {
-		cr_assert_lt(now_ms(), end, "set-up: %u of %u established in a, %u in b", up_a, N, up_b);
+		cr_assert_lt(iwx_now_ms(), end, "set-up: %u of %u established in a, %u in b", up_a, N, up_b);
 		for (; started < N && started - up_a < INFLIGHT; started++) {
 			struct iwx_conn_param p = { .private_data = &started,
 						    .private_data_len = sizeof(started),
@@ -169,14 +162,14 @@ static void connect_all(void)
 /* Take n completions from e's CQ, each successful with opcode op; seen[wr_id] marks each. */
 static void take_all(struct endpoint *e, uint32_t n, uint8_t op, bool *seen)
 {
-	uint64_t end = now_ms() + STEP_MS;
+	uint64_t end = iwx_now_ms() + STEP_MS;
 	struct iwx_wc wc[64];
 
 	while (n) {
 		int k = iwx_wait_cq(e->cq, 64, wc, POLL_MS);
 
 		cr_assert_geq(k, 0, "%s", iwx_strerror(k));
-		cr_assert_lt(now_ms(), end, "%u completions still missing", n);
+		cr_assert_lt(iwx_now_ms(), end, "%u completions still missing", n);
 		for (int j = 0; j < k; j++, n--) {
 			uint64_t i = wc[j].wr_id;
 
@@ -192,7 +185,7 @@ static void take_all(struct endpoint *e, uint32_t n, uint8_t op, bool *seen)
 /* Both daemons' STATUS, once neither has a queue pair or a connection being set up. */
 static void wait_empty(struct iwx_ipc_status st[2])
 {
-	uint64_t end = now_ms() + STEP_MS;
+	uint64_t end = iwx_now_ms() + STEP_MS;
 
 	for (int i = 0; i < 2; i++) {
 		int sock = iwx_ipc_connect(pair.sock[i], 5);
@@ -201,7 +194,7 @@ static void wait_empty(struct iwx_ipc_status st[2])
 		do {
 			cr_assert_eq(raw_call(sock, IWX_IPC_STATUS, NULL, 0, &st[i], sizeof(st[i]), NULL,
 					      NULL), 0);
-			cr_assert_lt(now_ms(), end, "daemon %d: %u queue pairs, %u set-ups left", i,
+			cr_assert_lt(iwx_now_ms(), end, "daemon %d: %u queue pairs, %u set-ups left", i,
 				     st[i].qps, st[i].conns_pending);
 			if (st[i].qps || st[i].conns_pending)
 				usleep(POLL_MS * 1000);
@@ -235,9 +228,9 @@ Test(daemon_scale, thousands_of_queue_pairs_each_work_and_all_close)
 	/* a closes every connection; each ends on both sides, and goes */
 	for (uint32_t i = 0; i < N; i++)
 		cr_assert_eq(iwx_disconnect(qa[i]), 0, "disconnect %u", i);
-	end = now_ms() + STEP_MS;
+	end = iwx_now_ms() + STEP_MS;
 	while (gone_a < N || gone_b < N) {
-		cr_assert_lt(now_ms(), end, "teardown: %u of %u ended in a, %u in b", gone_a, N, gone_b);
+		cr_assert_lt(iwx_now_ms(), end, "teardown: %u of %u ended in a, %u in b", gone_a, N, gone_b);
 		while (!iwx_get_event(a.dev, &ev, 0)) {
 			cr_assert_eq(ev.type, IWX_EVENT_DISCONNECTED, "a: '%s'", iwx_event_name(ev.type));
 			cr_assert(ev.term.local && !ev.term.terminated, "a: %s", ev.term.reason);

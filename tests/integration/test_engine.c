@@ -24,6 +24,7 @@
 #include "llp_tcp.h"
 #include "qp.h"
 #include "testutil.h"
+#include "util/clock.h"
 
 #define OWNER	1
 #define PORT	7174
@@ -126,7 +127,7 @@ static void establish(void)
 
 	for (int round = 0; round < 1000; round++) {
 		struct pollfd p[2] = { { .fd = A.conn.fd, .events = A.conn.events } };
-		uint64_t now = iwx_conn_now_ms();
+		uint64_t now = iwx_now_ms();
 
 		iwx_conn_step(&A.conn, now);
 		if (!accepted) {
@@ -173,14 +174,14 @@ static void connect_pair(void)
 static void run_until(int a_wcs, int b_wcs, struct iwx_wc *wa, struct iwx_wc *wb)
 {
 	int got_a = 0, got_b = 0;
-	uint64_t deadline = iwx_conn_now_ms() + 30000;
+	uint64_t deadline = iwx_now_ms() + 30000;
 
 	while (got_a < a_wcs || got_b < b_wcs) {
 		bool wwa, wwb;
 		struct pollfd p[2] = { { .fd = A.conn.fd, .events = POLLIN },
 				       { .fd = B.conn.fd, .events = POLLIN } };
 
-		cr_assert_lt(iwx_conn_now_ms(), deadline, "completions: A %d/%d B %d/%d", got_a,
+		cr_assert_lt(iwx_now_ms(), deadline, "completions: A %d/%d B %d/%d", got_a,
 			     a_wcs, got_b, b_wcs);
 		iwx_qp_progress(A.qp, &wwa);
 		iwx_qp_progress(B.qp, &wwb);

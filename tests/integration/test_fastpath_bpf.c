@@ -368,7 +368,7 @@ static void frame_build(struct frame *f, bool vlan, uint32_t seq, uint8_t flags,
 		ip[7] = 64;
 		memcpy(ip + 8, key.saddr, 16);
 		memcpy(ip + 24, key.daddr, 16);
-		sum = csum_add(0, ip + 8, 32);
+		sum = iwx_csum_add(0, ip + 8, 32);
 	} else {
 		ip[0] = 0x45;
 		ip[2] = (20 + tcplen + plen) >> 8;
@@ -378,11 +378,11 @@ static void frame_build(struct frame *f, bool vlan, uint32_t seq, uint8_t flags,
 		memcpy(ip + 12, &key.saddr[0], 4);
 		memcpy(ip + 16, &key.daddr[0], 4);
 		ip[10] = ip[11] = 0;
-		uint16_t c = csum_fold(csum_add(0, ip, 20));
+		uint16_t c = iwx_csum_fold(iwx_csum_add(0, ip, 20));
 
 		ip[10] = c >> 8;
 		ip[11] = c;
-		sum = csum_add(0, ip + 12, 8);
+		sum = iwx_csum_add(0, ip + 12, 8);
 	}
 	memset(tcp, 0, tcplen);
 	memcpy(tcp, &key.sport, 2);
@@ -399,7 +399,7 @@ static void frame_build(struct frame *f, bool vlan, uint32_t seq, uint8_t flags,
 	}
 	memcpy(tcp + tcplen, payload, plen);
 	sum += IPPROTO_TCP + tcplen + plen;
-	uint16_t c = csum_fold(csum_add(sum, tcp, tcplen + plen));
+	uint16_t c = iwx_csum_fold(iwx_csum_add(sum, tcp, tcplen + plen));
 
 	tcp[16] = c >> 8;
 	tcp[17] = c;
@@ -684,7 +684,7 @@ static void urgent(struct frame *f)
 
 	tcp[13] |= 0x20;	/* URG: TCP takes the urgent byte out of the stream */
 	tcp[16] = tcp[17] = 0;
-	uint16_t c = csum_fold(csum_add(csum_add(IPPROTO_TCP + (f->len - 34), f->b + 26, 8), tcp,
+	uint16_t c = iwx_csum_fold(iwx_csum_add(iwx_csum_add(IPPROTO_TCP + (f->len - 34), f->b + 26, 8), tcp,
 					f->len - 34));
 
 	tcp[16] = c >> 8;

@@ -35,7 +35,7 @@ static void build(void)
 	ip[8] = 64;
 	ip[9] = IPPROTO_TCP;
 	memcpy(ip + 12, "\xc0\x00\x02\x01\xc0\x00\x02\x02", 8);
-	c = csum_fold(csum_add(0, ip, 20));
+	c = iwx_csum_fold(iwx_csum_add(0, ip, 20));
 	ip[10] = c >> 8;
 	ip[11] = (uint8_t)c;
 	tcp[1] = 1;
@@ -44,7 +44,7 @@ static void build(void)
 	tcp[12] = 5 << 4;
 	tcp[13] = 0x18;	/* PSH, ACK */
 	fill_pattern(tcp + 20, PLEN, 3);
-	c = csum_fold(csum_add(csum_add(IPPROTO_TCP + 20 + PLEN, ip + 12, 8), tcp, 20 + PLEN));
+	c = iwx_csum_fold(iwx_csum_add(iwx_csum_add(IPPROTO_TCP + 20 + PLEN, ip + 12, 8), tcp, 20 + PLEN));
 	tcp[16] = c >> 8;
 	tcp[17] = (uint8_t)c;
 }
@@ -90,7 +90,7 @@ Test(faults_bpf, corruption_changes_one_payload_byte_and_keeps_tcp_valid)
 		cr_assert_eq(out[at] ^ pkt[at], 0xff);
 		/* past the FPDU's header (ULPDU_LENGTH, DDP and RDMAP), before its CRC */
 		cr_assert(at >= L4 + 20 + 16 && at < L4 + 20 + PLEN - 4, "byte %zu", at - L4 - 20);
-		cr_assert_eq(csum_fold(csum_add(csum_add(IPPROTO_TCP + 20 + PLEN, out + 26, 8), out + L4,
+		cr_assert_eq(iwx_csum_fold(iwx_csum_add(iwx_csum_add(IPPROTO_TCP + 20 + PLEN, out + 26, 8), out + L4,
 						20 + PLEN)), 0, "seed %lu: the TCP checksum is wrong",
 			     (unsigned long)seed);
 	}

@@ -33,6 +33,7 @@
 #include "sctp_udp.h"
 #include "netns.h"
 #include "testutil.h"
+#include "util/clock.h"
 
 #define OWNER	1
 #define PORT	7175
@@ -121,14 +122,14 @@ static void establish(void)
 {
 	struct iwx_conn_opts o = { .local = local, .timeout_ms = 5000 };
 	bool accepted = false;
-	uint64_t deadline = iwx_conn_now_ms() + 10000;
+	uint64_t deadline = iwx_now_ms() + 10000;
 
 	lso = iwx_sctp_listen(PORT, 4);
 	cr_assert_not_null(lso, "listen: %s", strerror(errno));
 	cr_assert_eq(iwx_sctp_conn_connect(&A.conn, to_b, PORT, &o), 0);
 	while (A.conn.state != IWX_CONN_ESTABLISHED || !accepted ||
 	       B.conn.state != IWX_CONN_ESTABLISHED) {
-		uint64_t now = iwx_conn_now_ms();
+		uint64_t now = iwx_now_ms();
 
 		cr_assert_lt(now, deadline, "set-up did not finish");
 		pump(10);
@@ -172,10 +173,10 @@ static void connect_pair(void)
 static void run_until(int a_wcs, int b_wcs, struct iwx_wc *wa, struct iwx_wc *wb)
 {
 	int got_a = 0, got_b = 0;
-	uint64_t deadline = iwx_conn_now_ms() + 40000;
+	uint64_t deadline = iwx_now_ms() + 40000;
 
 	while (got_a < a_wcs || got_b < b_wcs) {
-		cr_assert_lt(iwx_conn_now_ms(), deadline, "completions: A %d/%d B %d/%d", got_a,
+		cr_assert_lt(iwx_now_ms(), deadline, "completions: A %d/%d B %d/%d", got_a,
 			     a_wcs, got_b, b_wcs);
 		iwx_qp_progress(A.qp, NULL);
 		iwx_qp_progress(B.qp, NULL);
@@ -295,10 +296,10 @@ Test(sctp_qp, every_operation_placed_by_the_lower_layer)
 /* Run both queue pairs and the link until both have stopped, bounded in time. */
 static void run_until_stopped(void)
 {
-	uint64_t deadline = iwx_conn_now_ms() + 10000;
+	uint64_t deadline = iwx_now_ms() + 10000;
 
 	while (iwx_qp_get_state(A.qp) != IWX_QP_ERROR || iwx_qp_get_state(B.qp) != IWX_QP_ERROR) {
-		cr_assert_lt(iwx_conn_now_ms(), deadline, "states: A %d B %d",
+		cr_assert_lt(iwx_now_ms(), deadline, "states: A %d B %d",
 			     iwx_qp_get_state(A.qp), iwx_qp_get_state(B.qp));
 		iwx_qp_progress(A.qp, NULL);
 		iwx_qp_progress(B.qp, NULL);
@@ -571,9 +572,9 @@ Test(sctp_qp, a_send_completes_only_once_the_write_before_it_is_placed)
 	uint64_t deadline;
 
 	write_then_send_with_first_chunk(SCTP_LINK_HOLD);
-	deadline = iwx_conn_now_ms() + 5000;
+	deadline = iwx_now_ms() + 5000;
 	while (!r5.send_passed) {
-		cr_assert_lt(iwx_conn_now_ms(), deadline, "the Send's chunk never came");
+		cr_assert_lt(iwx_now_ms(), deadline, "the Send's chunk never came");
 		iwx_qp_progress(A.qp, NULL);
 		iwx_qp_progress(B.qp, NULL);
 		pump(1);
@@ -601,8 +602,8 @@ Test(sctp_qp, a_lost_chunk_is_sent_again_and_everything_arrives_in_order)
 
 	write_then_send_with_first_chunk(SCTP_LINK_DROP);
 	/* drop it once: SCTP sends it again, and that one passes */
-	for (uint64_t deadline = iwx_conn_now_ms() + 5000; !r5.caught;) {
-		cr_assert_lt(iwx_conn_now_ms(), deadline);
+	for (uint64_t deadline = iwx_now_ms() + 5000; !r5.caught;) {
+		cr_assert_lt(iwx_now_ms(), deadline);
 		iwx_qp_progress(A.qp, NULL);
 		iwx_qp_progress(B.qp, NULL);
 		pump(1);
@@ -664,8 +665,8 @@ Test(sctp_qp, a_forged_chunk_for_a_tsn_usrsctp_holds_places_nothing)
 	iwx_qp_progress(B.qp, NULL);	/* B reads all there is: from now on it places from packets */
 	cr_assert_eq(iwx_qp_post_send(A.qp, &write), 0);
 	/* the chunk reaches B's usrsctp; B's queue pair does not run again, so it is not read */
-	for (uint64_t deadline = iwx_conn_now_ms() + 5000; !forged.len || sctp_link_pending(&link_);) {
-		cr_assert_lt(iwx_conn_now_ms(), deadline, "the Write's chunk never went");
+	for (uint64_t deadline = iwx_now_ms() + 5000; !forged.len || sctp_link_pending(&link_);) {
+		cr_assert_lt(iwx_now_ms(), deadline, "the Write's chunk never went");
 		iwx_qp_progress(A.qp, NULL);
 		pump(1);
 	}
@@ -706,7 +707,7 @@ static void tap_to_pcap(void *arg, enum sctp_link_dir dir, const uint8_t *pkt, s
 	frame[9] = 132;		/* SCTP */
 	memcpy(frame + 12, (uint8_t[]){ 192, 0, 2, dir == SCTP_LINK_TO_B ? 1 : 2 }, 4);
 	memcpy(frame + 16, (uint8_t[]){ 192, 0, 2, dir == SCTP_LINK_TO_B ? 2 : 1 }, 4);
-	sum = csum_fold(csum_add(0, frame, 20));
+	sum = iwx_csum_fold(iwx_csum_add(0, frame, 20));
 	frame[10] = sum >> 8;
 	frame[11] = sum & 0xff;
 	memcpy(frame + 20, pkt, len);
@@ -808,7 +809,7 @@ Test(sctp_udp, a_path_gone_under_a_live_association_drops_its_packets)
 	connect_pair();
 	write_send_read(1);
 	iwx_sctp_udp_put(to_b);	/* its set-up is over, as iwxd's cm.c says when */
-	iwx_sctp_udp_expire(udp[0], iwx_conn_now_ms(), 0);
+	iwx_sctp_udp_expire(udp[0], iwx_now_ms(), 0);
 	cr_assert_eq(iwx_sctp_udp_paths(udp[0]), 0);
 	write.sge[0] = sge(&A, 0, 100);
 	write.rkey = B.stag;

@@ -76,7 +76,7 @@ static int emit(struct pcapgen *pg, enum pcapgen_dir dir, uint8_t flags, uint16_
 	ip[9] = IPPROTO_TCP;
 	put32(ip + 12, pg->addr[dir]);
 	put32(ip + 16, pg->addr[peer]);
-	put16(ip + 10, csum_fold(csum_add(0, ip, IP_HLEN)));
+	put16(ip + 10, iwx_csum_fold(iwx_csum_add(0, ip, IP_HLEN)));
 
 	put16(tcp, pg->port[dir]);
 	put16(tcp + 2, pg->port[peer]);
@@ -97,9 +97,9 @@ static int emit(struct pcapgen *pg, enum pcapgen_dir dir, uint8_t flags, uint16_
 		memcpy(tcp + TCP_HLEN + opt_len, data, len);
 
 	/* pseudo-header: source, destination, protocol, TCP length */
-	sum = csum_add(0, ip + 12, 8);
+	sum = iwx_csum_add(0, ip + 12, 8);
 	sum += IPPROTO_TCP + tcp_len;
-	put16(tcp + 16, csum_fold(csum_add(sum, tcp, tcp_len)));
+	put16(tcp + 16, iwx_csum_fold(iwx_csum_add(sum, tcp, tcp_len)));
 
 	pg->snd_nxt[dir] += len + !!(flags & (TH_SYN | TH_FIN));
 

@@ -7,14 +7,8 @@
 #include <time.h>
 
 #include "sctp_link.h"
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+#include "util/clock.h"
+#include "util/container_of.h"
 
 static void sleep_ms(int ms)
 {
@@ -55,13 +49,13 @@ static int enqueue(struct sctp_link *link, enum sctp_link_dir dir, const void *p
 
 static int send_to_a(struct iwx_sctp_path *path, const void *pkt, size_t len)
 {
-	return enqueue((struct sctp_link *)((char *)path - offsetof(struct sctp_link, a)),
+	return enqueue(container_of(path, struct sctp_link, a),
 		       SCTP_LINK_TO_A, pkt, len);
 }
 
 static int send_to_b(struct iwx_sctp_path *path, const void *pkt, size_t len)
 {
-	return enqueue((struct sctp_link *)((char *)path - offsetof(struct sctp_link, b)),
+	return enqueue(container_of(path, struct sctp_link, b),
 		       SCTP_LINK_TO_B, pkt, len);
 }
 
@@ -167,7 +161,7 @@ static bool deliver(struct sctp_link *link)
 
 bool sctp_link_pump(struct sctp_link *link, int max_ms)
 {
-	uint64_t end = now_ms() + (max_ms > 0 ? max_ms : 0);
+	uint64_t end = iwx_now_ms() + (max_ms > 0 ? max_ms : 0);
 	bool moved;
 
 	for (;;) {
@@ -175,7 +169,7 @@ bool sctp_link_pump(struct sctp_link *link, int max_ms)
 		iwx_sctp_tick();
 		/* the timers may have sent something (a retransmission, a delayed SACK) */
 		moved |= deliver(link);
-		if (moved || now_ms() >= end)
+		if (moved || iwx_now_ms() >= end)
 			return moved;
 		sleep_ms(1);
 	}
@@ -183,12 +177,12 @@ bool sctp_link_pump(struct sctp_link *link, int max_ms)
 
 bool sctp_link_settle(struct sctp_link *link, int idle_ms, int max_ms)
 {
-	uint64_t now = now_ms(), end = now + max_ms, quiet_since = now;
+	uint64_t now = iwx_now_ms(), end = now + max_ms, quiet_since = now;
 
 	while (now < end) {
 		if (sctp_link_pump(link, 1))
-			quiet_since = now_ms();
-		now = now_ms();
+			quiet_since = iwx_now_ms();
+		now = iwx_now_ms();
 		if (now - quiet_since >= (uint64_t)idle_ms)
 			return true;
 	}

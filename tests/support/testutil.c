@@ -38,24 +38,6 @@ void fill_pattern(uint8_t *buf, size_t len, uint32_t seed)
 	}
 }
 
-uint32_t csum_add(uint32_t sum, const void *data, size_t len)
-{
-	const uint8_t *p = data;
-
-	for (; len > 1; p += 2, len -= 2)
-		sum += (uint32_t)p[0] << 8 | p[1];
-	if (len)
-		sum += (uint32_t)p[0] << 8;
-	return sum;
-}
-
-uint16_t csum_fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return ~sum & 0xffff;
-}
-
 /* Frames 17, 20, 22, 26 and 28 of shared/interop/captures/siw-rping-siw-crc.pcapng. */
 const char *const siw_client_fpdus[] = {
 	"0022 4143 00000000 00000000 00000001 00000000 0000564701ab8450 3ef3d100 00000040 5ef7297c",

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "util/inet_csum.h"	/* iwx_csum_add, iwx_csum_fold: the tests build packets */
+
 /* One piece of a message for iwx_fd_send/recv: &IOV(buf, len), 1. */
 #define IOV(b, n)	((struct iovec){ (void *)(b), (n) })
 
@@ -15,10 +17,6 @@ size_t hex_decode(const char *hex, uint8_t *out, size_t cap);
 
 /* Fill buf with a repeatable pattern that depends on seed. */
 void fill_pattern(uint8_t *buf, size_t len, uint32_t seed);
-
-/* The Internet checksum (RFC 1071): add len bytes at p to sum; fold a sum into the field's value. */
-uint32_t csum_add(uint32_t sum, const void *p, size_t len);
-uint16_t csum_fold(uint32_t sum);
 
 /* RFC 5040 captures from Linux's siw (rping, CRC on), one FPDU per line, per direction. */
 extern const char *const siw_client_fpdus[];	/* initiator -> responder, from the first FPDU */

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/param.h>	/* MIN */
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -26,7 +27,6 @@
 
 #define OWNER	1
 #define BUF_LEN	(4u << 20)
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
 
 struct side {
 	struct iwx_mem	*mem;

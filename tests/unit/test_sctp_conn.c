@@ -21,6 +21,7 @@
 #include "sctp_conn.h"
 #include "sctp_link.h"
 #include "testutil.h"
+#include "util/clock.h"
 
 #define PORT		5001
 #define BOUND_MS	5000	/* no test waits longer than this for anything */
@@ -177,12 +178,12 @@ static void answer(struct run *r)
 /* Pump the link and step the Initiator, the listener and the Responder until both are done. */
 static void drive(struct run *r)
 {
-	uint64_t now, end = iwx_conn_now_ms() + BOUND_MS;
+	uint64_t now, end = iwx_now_ms() + BOUND_MS;
 	int n;
 
 	for (;;) {
 		sctp_link_pump(&link, 1);
-		now = iwx_conn_now_ms();
+		now = iwx_now_ms();
 		if (!r->accepted) {
 			n = iwx_sctp_conn_accept(&r->srv, r->lso, &r->srv_opts);
 			cr_assert(n == 0 || n == -EAGAIN, "accept: %s", strerror(-n));
@@ -213,10 +214,10 @@ static void run_close(struct run *r)
 /* Step one end alone (the other is hand-made) until it needs no socket work. */
 static void drive_one(struct iwx_sctp_conn *c)
 {
-	uint64_t end = iwx_conn_now_ms() + BOUND_MS;
+	uint64_t end = iwx_now_ms() + BOUND_MS;
 
-	while (iwx_sctp_conn_step(c, iwx_conn_now_ms()) == -EAGAIN) {
-		cr_assert_lt(iwx_conn_now_ms(), end, "stuck in state %d", c->state);
+	while (iwx_sctp_conn_step(c, iwx_now_ms()) == -EAGAIN) {
+		cr_assert_lt(iwx_now_ms(), end, "stuck in state %d", c->state);
 		sctp_link_pump(&link, 1);
 	}
 }
@@ -225,11 +226,11 @@ static void drive_one(struct iwx_sctp_conn *c)
 static void accept_and_drive(struct iwx_sctp_conn *c, struct socket *lso,
 			     const struct iwx_conn_opts *o)
 {
-	uint64_t end = iwx_conn_now_ms() + BOUND_MS;
+	uint64_t end = iwx_now_ms() + BOUND_MS;
 	int n;
 
 	while ((n = iwx_sctp_conn_accept(c, lso, o)) == -EAGAIN) {
-		cr_assert_lt(iwx_conn_now_ms(), end, "no association to accept");
+		cr_assert_lt(iwx_now_ms(), end, "no association to accept");
 		sctp_link_pump(&link, 1);
 	}
 	cr_assert_eq(n, 0, "accept: %s", strerror(-n));
@@ -267,7 +268,7 @@ static struct socket *raw_client(bool indication)
  */
 static size_t raw_recv(struct socket *so, uint8_t *buf, size_t cap, struct sctp_rcvinfo *rcv)
 {
-	uint64_t end = iwx_conn_now_ms() + BOUND_MS;
+	uint64_t end = iwx_now_ms() + BOUND_MS;
 
 	for (;;) {
 		socklen_t infolen = sizeof(*rcv);
@@ -284,7 +285,7 @@ static size_t raw_recv(struct socket *so, uint8_t *buf, size_t cap, struct sctp_
 			}
 			continue;
 		}
-		cr_assert_lt(iwx_conn_now_ms(), end, "nothing came");
+		cr_assert_lt(iwx_now_ms(), end, "nothing came");
 		sctp_link_pump(&link, 1);
 	}
 }
@@ -292,7 +293,7 @@ static size_t raw_recv(struct socket *so, uint8_t *buf, size_t cap, struct sctp_
 /* Wait until a hand-made client's association is up (an iwx Responder accepts only then). */
 static void raw_wait_up(struct socket *so)
 {
-	uint64_t end = iwx_conn_now_ms() + BOUND_MS;
+	uint64_t end = iwx_now_ms() + BOUND_MS;
 	struct sctp_status st;
 	socklen_t len;
 
@@ -302,7 +303,7 @@ static void raw_wait_up(struct socket *so)
 		if (usrsctp_getsockopt(so, IPPROTO_SCTP, SCTP_STATUS, &st, &len) == 0 &&
 		    st.sstat_state == SCTP_ESTABLISHED)
 			return;
-		cr_assert_lt(iwx_conn_now_ms(), end, "association not up");
+		cr_assert_lt(iwx_now_ms(), end, "association not up");
 		sctp_link_pump(&link, 1);
 	}
 }
@@ -463,13 +464,13 @@ Test(sctp_conn, silent_responder_times_out)
 {
 	struct iwx_conn_opts co = { .local = local, .timeout_ms = SHORT_MS };
 	struct run r = { .silent = true };
-	uint64_t t0 = iwx_conn_now_ms(), dt;
+	uint64_t t0 = iwx_now_ms(), dt;
 
 	r.srv_opts = (struct iwx_conn_opts){ .local = local };
 	r.lso = listen_b();
 	cr_assert_eq(iwx_sctp_conn_connect(&r.cli, &link.b, PORT, &co), 0);
 	drive(&r);
-	dt = iwx_conn_now_ms() - t0;
+	dt = iwx_now_ms() - t0;
 
 	cr_assert_eq(r.cli.state, IWX_CONN_FAILED);
 	cr_assert_eq(r.cli.error, -ETIMEDOUT, "%s", strerror(-r.cli.error));
@@ -494,10 +495,10 @@ Test(sctp_conn, silent_initiator_times_out)
 
 	raw_wait_up(raw);
 	cr_assert_eq(iwx_sctp_conn_accept(&srv, lso, &so), 0);
-	t0 = iwx_conn_now_ms();
+	t0 = iwx_now_ms();
 	cr_assert_leq(srv.deadline_ms, t0 + SHORT_MS);
 	drive_one(&srv);
-	dt = iwx_conn_now_ms() - t0;
+	dt = iwx_now_ms() - t0;
 	cr_assert_eq(srv.state, IWX_CONN_FAILED);
 	cr_assert_eq(srv.error, -ETIMEDOUT, "%s", strerror(-srv.error));
 	cr_assert_geq(dt, SHORT_MS - 5);
@@ -714,11 +715,11 @@ Test(sctp_conn, second_setup_chunk)
 	cr_assert_eq(srv.peer_tsn, wire.first_setup_tsn[SCTP_LINK_TO_B]);
 
 	sctp_send(raw, IWX_SHIM_STREAM_SETUP, chunk, n);
-	end = iwx_conn_now_ms() + BOUND_MS;
+	end = iwx_now_ms() + BOUND_MS;
 	while (srv.state == IWX_CONN_REQUEST_IN) {
-		cr_assert_lt(iwx_conn_now_ms(), end, "second set-up chunk not seen");
+		cr_assert_lt(iwx_now_ms(), end, "second set-up chunk not seen");
 		sctp_link_pump(&link, 1);
-		cr_assert_eq(iwx_sctp_conn_step(&srv, iwx_conn_now_ms()), 0);
+		cr_assert_eq(iwx_sctp_conn_step(&srv, iwx_now_ms()), 0);
 	}
 	cr_assert_eq(srv.state, IWX_CONN_FAILED);
 	cr_assert_eq(srv.error, -EPROTO);
@@ -778,20 +779,20 @@ Test(sctp_conn, reply_with_crc)
 	struct iwx_term_cause cause;
 	struct iwx_ddp_seg seg;
 	uint8_t got[600], chunk[128];
-	uint64_t end = iwx_conn_now_ms() + BOUND_MS;
+	uint64_t end = iwx_now_ms() + BOUND_MS;
 	size_t n;
 
 	cr_assert_eq(iwx_sctp_conn_connect(&cli, &link.b, PORT, &co), 0);
 	while (!(acc = usrsctp_accept(lso, NULL, NULL))) {
-		cr_assert_lt(iwx_conn_now_ms(), end, "no association to accept");
+		cr_assert_lt(iwx_now_ms(), end, "no association to accept");
 		sctp_link_pump(&link, 1);
-		iwx_sctp_conn_step(&cli, iwx_conn_now_ms());
+		iwx_sctp_conn_step(&cli, iwx_now_ms());
 	}
 	cr_assert_eq(usrsctp_set_non_blocking(acc, 1), 0);
 	while (cli.state != IWX_CONN_WAIT_REPLY) {
-		cr_assert_lt(iwx_conn_now_ms(), end, "no Request sent: %d", cli.state);
+		cr_assert_lt(iwx_now_ms(), end, "no Request sent: %d", cli.state);
 		sctp_link_pump(&link, 1);
-		iwx_sctp_conn_step(&cli, iwx_conn_now_ms());
+		iwx_sctp_conn_step(&cli, iwx_now_ms());
 	}
 	n = raw_recv(acc, got, sizeof(got), &rcv);
 	cr_assert_eq(rcv.rcv_sid, IWX_SHIM_STREAM_SETUP);
