@@ -3,7 +3,7 @@
  * A queue pair's lower layer on SCTP (usrsctp, sctp.h): every DDP segment one
  * unordered DATA chunk led by the adaptation shim's header (draft-otis-sctp-ddp-00,
  * as docs/ddp-over-sctp.md maps RDMAP onto it), on an association whose set-up is
- * done (sctp_conn.h). Chunks are placed as they arrive, in any order; a message's
+ * done (conn_sctp.h). Chunks are placed as they arrive, in any order; a message's
  * last chunk acts only once the cumulative TSN covers it (§3.2.1 R5), which gives
  * RDMAP's ordering back.
  */

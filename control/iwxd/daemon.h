@@ -34,14 +34,14 @@
 
 #include "arena.h"
 #include "closer.h"
-#include "conn.h"
+#include "conn_tcp.h"
 #include "ipc/ids.h"
 #include "log.h"
 #include "loop.h"
 #include "mem.h"
 #include "llp_tcp.h"
 #include "qp.h"
-#include "sctp_conn.h"
+#include "conn_sctp.h"
 
 struct fastpath;
 struct outmsg;

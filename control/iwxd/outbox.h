@@ -5,7 +5,7 @@
 
 #include "ipc/ipc.h"
 
-#include "conn.h"
+#include "conn_tcp.h"
 
 struct iwxd;
 struct client;

@@ -5,7 +5,7 @@
  * bench_verbs, it shows what the path through iwxd costs.
  *
  * With --llp sctp (rdma_opts.llp), the queue pair runs on the DDP adaptation over SCTP
- * instead (llp_sctp.c), set up by sctp_conn.c, on this process's usrsctp stack in UDP
+ * instead (llp_sctp.c), set up by conn_sctp.c, on this process's usrsctp stack in UDP
  * datagrams (bench_carrier.c): rdma_poll feeds the stack what came and runs its timers
  * every IWX_SCTP_TICK_MS, as iwxd does.
  */
@@ -23,12 +23,12 @@
 
 #include "bench.h"
 #include "bench_util.h"
-#include "conn.h"
+#include "conn_tcp.h"
 #include "mem.h"
 #include "llp_sctp.h"
 #include "llp_tcp.h"
 #include "qp.h"
-#include "sctp_conn.h"
+#include "conn_sctp.h"
 #include "util/clock.h"
 
 #define OWNER		1

@@ -33,7 +33,7 @@
 
 #include "bench_util.h"
 #include "sctp.h"
-#include "sctp_conn.h"
+#include "conn_sctp.h"
 #include "util/clock.h"
 
 #define SETUP_MS	10000	/* the association, each control message */
@@ -243,7 +243,7 @@ static int wait_up(struct ep *e)
 	}
 }
 
-/* As sctp_conn.c connects: bound to the path, on a port of its own. */
+/* As conn_sctp.c connects: bound to the path, on a port of its own. */
 static int connect_to(struct ep *e, struct iwx_sctp_path *path, uint16_t port)
 {
 	struct sockaddr_conn sc = { .sconn_family = AF_CONN, .sconn_addr = path->token };

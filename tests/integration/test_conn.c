@@ -17,7 +17,7 @@
 
 #include "proto/mpa.h"
 
-#include "conn.h"
+#include "conn_tcp.h"
 #include "netns.h"
 #include "testutil.h"
 #include "util/clock.h"

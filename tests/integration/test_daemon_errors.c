@@ -23,7 +23,7 @@
 
 #include "capture.h"
 #include "child.h"
-#include "conn.h"
+#include "conn_tcp.h"
 #include "iwx_cli.h"
 #include "iwxd_pair.h"
 #include "testutil.h"

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "capture.h"
-#include "conn.h"
+#include "conn_tcp.h"
 #include "mem.h"
 #include "netns.h"
 #include "llp_tcp.h"

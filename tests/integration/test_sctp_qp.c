@@ -2,7 +2,7 @@
 /*
  * Queue pairs on the SCTP lower layer (llp_sctp.c), end to end in one process: two
  * associations of the one usrsctp stack joined by an in-memory link (sctp_link.h),
- * set up by sctp_conn.c, moving data with every RDMAP operation. Every packet is
+ * set up by conn_sctp.c, moving data with every RDMAP operation. Every packet is
  * also written to a pcap, for tshark to read the shim's wire (draft-otis-sctp-ddp-00).
  */
 #include <arpa/inet.h>
@@ -28,7 +28,7 @@
 #include "mem.h"
 #include "qp.h"
 #include "sctp.h"
-#include "sctp_conn.h"
+#include "conn_sctp.h"
 #include "sctp_link.h"
 #include "sctp_udp.h"
 #include "netns.h"

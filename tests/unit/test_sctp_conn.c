@@ -18,7 +18,7 @@
 #include "proto/mpa.h"
 
 #include "sctp.h"
-#include "sctp_conn.h"
+#include "conn_sctp.h"
 #include "sctp_link.h"
 #include "testutil.h"
 #include "util/clock.h"

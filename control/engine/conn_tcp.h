@@ -6,8 +6,8 @@
  * slow or silent peer holds up nobody. The result is a connected socket in full
  * operation and what both sides agreed.
  */
-#ifndef IWX_CONN_H
-#define IWX_CONN_H
+#ifndef IWX_CONN_TCP_H
+#define IWX_CONN_TCP_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -84,4 +84,4 @@ int iwx_conn_wait(struct iwx_conn *c);
 /* Close the socket, whatever the state. */
 void iwx_conn_close(struct iwx_conn *c);
 
-#endif /* IWX_CONN_H */
+#endif /* IWX_CONN_TCP_H */

@@ -14,8 +14,8 @@
  * (SCTP has its CRC32c and keeps chunk boundaries). Only IRD, ORD and the private data of
  * the caller's options are used.
  */
-#ifndef IWX_SCTP_CONN_H
-#define IWX_SCTP_CONN_H
+#ifndef IWX_CONN_SCTP_H
+#define IWX_CONN_SCTP_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -25,7 +25,7 @@
 #include "proto/term.h"
 #include "proto/wire.h"
 
-#include "conn.h"
+#include "conn_tcp.h"
 
 struct socket;
 struct iwx_sctp_path;
@@ -48,7 +48,7 @@ struct iwx_sctp_conn {
 	uint32_t		peer_indication;	/* the peer's Adaptation Layer Indication (3) */
 	uint32_t		maxseg;		/* SCTP_MAXSEG of the association, once ESTABLISHED */
 	uint32_t		peer_tsn;	/* TSN of the peer's set-up chunk: its first DATA chunk */
-	/* private to sctp_conn.c */
+	/* private to conn_sctp.c */
 	struct iwx_conn_opts	opts;
 	uint32_t		assoc_id;
 	bool			up;		/* SCTP_COMM_UP seen */
@@ -109,4 +109,4 @@ int iwx_sctp_conn_answer(struct iwx_sctp_conn *c, const struct iwx_conn_opts *o,
  */
 void iwx_sctp_conn_close(struct iwx_sctp_conn *c);
 
-#endif /* IWX_SCTP_CONN_H */
+#endif /* IWX_CONN_SCTP_H */

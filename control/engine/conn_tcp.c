@@ -13,7 +13,7 @@
 
 #include "proto/mpa.h"
 
-#include "conn.h"
+#include "conn_tcp.h"
 #include "util/clock.h"
 
 #define DEFAULT_TIMEOUT_MS	10000

@@ -14,7 +14,7 @@
 #include "proto/mpa.h"
 
 #include "sctp.h"
-#include "sctp_conn.h"
+#include "conn_sctp.h"
 #include "util/clock.h"
 
 #define DEFAULT_TIMEOUT_MS	10000
