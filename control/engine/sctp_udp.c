@@ -8,7 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "conn_tcp.h"
+#include "conn.h"
 #include "sctp_udp.h"
 #include "sctp_xsk.h"
 #include "util/clock.h"

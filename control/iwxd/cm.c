@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Connection management, in the manner of rdma_cm: a client's connect, listen, accept
- * and reject drive conn.c's TCP + MPA set-up (RFC 5044 §7.1, RFC 6581) in the daemon's
- * loop, and the outcome reaches the client as events. A stream in full operation is
+ * and reject drive conn.c's MPA set-up (RFC 5044 §7.1, RFC 6581) over TCP or SCTP in the
+ * daemon's loop, and the outcome reaches the client as events. A stream in full operation is
  * handed to its queue pair (vqp.c).
  */
 #include <errno.h>
@@ -65,19 +65,17 @@ static void pconn_unannounce(struct pconn *p)
 void cm_pconn_free(struct iwxd *d, struct pconn *p)
 {
 	pconn_unannounce(p);
-	if (p->sconn) {
-		sctp_io_unwatch(d, p->sconn->so, &p->w);
-		iwx_sctp_conn_close(p->sconn);
-		free(p->sconn);
-		if (p->path) {
-			sctp_io_path_put(p->path);	/* after the close, which may still send on it */
-			p->owner->user->sctp_setups--;
-		}
-		sctp_io_release(d);
-	} else if (p->conn.fd >= 0) {
-		watch_del(&d->loop, &p->w);
-	}
+	if (p->sctp)
+		sctp_io_unwatch(d, p->conn.sctp.so, &p->w);
+	else
+		watch_del(&d->loop, &p->w);	/* -1 once the set-up let go of its socket */
 	iwx_conn_close(&p->conn);
+	if (p->path) {
+		sctp_io_path_put(p->path);	/* after the close, which may still send on it */
+		p->owner->user->sctp_setups--;
+	}
+	if (p->sctp)
+		sctp_io_release(d);
 	if (p->qp && p->qp->setup == p)
 		p->qp->setup = NULL;
 	IWX_LIST_UNLINK(&d->pconns, p);
@@ -107,7 +105,7 @@ static void announce(struct iwxd *d, struct pconn *p)
 
 	/* what the peer asked, for the application to answer */
 	outbox_event_of_conn(&ev, c);
-	ev.transport = p->sconn ? IWX_TRANSPORT_SCTP : IWX_TRANSPORT_TCP;
+	ev.transport = p->sctp ? IWX_TRANSPORT_SCTP : IWX_TRANSPORT_TCP;
 	ev.type = IWX_IPC_EV_CONNECT_REQUEST;
 	ev.listener = p->listener->id;
 	ev.conn_id = p->id;
@@ -146,6 +144,7 @@ static void pconn_done(struct iwxd *d, struct pconn *p)
 	struct iwx_ipc_event ev;
 
 	watch_del(&d->loop, &p->w);
+	p->w.fd = -1;	/* TCP: the socket is the queue pair's, or watched again (pconn_watch) */
 	outbox_event_of_conn(&ev, c);
 	switch (c->state) {
 	case IWX_CONN_REQUEST_IN:
@@ -159,11 +158,11 @@ static void pconn_done(struct iwxd *d, struct pconn *p)
 		return;
 	case IWX_CONN_ESTABLISHED:
 		log_info("qp %u: established over %s: MPA rev %u, CRC %s, IRD %u ORD %u", p->qp->num,
-			 p->sconn ? "SCTP" : "TCP", c->agreed.mode.rev,
+			 c->ops->name, c->agreed.mode.rev,
 			 c->agreed.mode.crc ? "on" : "off", c->agreed.ird, c->agreed.ord);
-		if (p->sconn)
-			sctp_io_unwatch(d, p->sconn->so, &p->w);	/* the queue pair's now */
-		vqp_established(d, p->qp, c, p->sconn);
+		if (p->sctp)
+			sctp_io_unwatch(d, c->sctp.so, &p->w);	/* the queue pair's now */
+		vqp_established(d, p->qp, c, p->sctp);
 		break;
 	case IWX_CONN_REJECTED:
 		d->st.conns_rejected++;
@@ -193,44 +192,30 @@ static void pconn_done(struct iwxd *d, struct pconn *p)
 	cm_pconn_free(d, p);
 }
 
-/* What an SCTP set-up says, in the TCP set-up's terms that the rest reports from. */
-static void sctp_view(struct pconn *p)
+/* A passive SCTP set-up's addresses, as the request names them. */
+static void sctp_names(struct pconn *p)
 {
-	const struct iwx_sctp_conn *s = p->sconn;
 	struct iwx_conn *c = &p->conn;
 
-	c->state = s->state;
-	c->initiator = s->initiator;
-	c->deadline_ms = s->deadline_ms;
-	c->error = s->error;
-	c->cause = s->cause;
-	c->request = s->request;
-	c->agreed = s->agreed;
-	c->emss = s->maxseg;
-	c->peer_pd_len = s->peer_pd_len;
-	memcpy(c->peer_pd, s->peer_pd, s->peer_pd_len);
-	if (p->listener && !c->peer.ss_family && s->so && !sctp_io_peer(s->so, &c->peer))
-		c->local = p->listener->addr;	/* passive: as the request names them */
+	if (p->listener && !c->peer.ss_family && c->sctp.so && !sctp_io_peer(c->sctp.so, &c->peer))
+		c->local = p->listener->addr;
 }
 
 static void pconn_step(struct iwxd *d, struct pconn *p)
 {
-	if (p->sconn) {
-		enum iwx_conn_state was = p->conn.state;
-		int err = iwx_sctp_conn_step(p->sconn, iwx_now_ms());
+	enum iwx_conn_state was = p->conn.state;
+	int err = iwx_conn_step(&p->conn, iwx_now_ms());
 
-		sctp_view(p);
-		/* else usrsctp says when to look again; an announced request, when it fails */
-		if (err != -EAGAIN && !(p->announced && p->conn.state == was))
-			pconn_done(d, p);
-		else
-			pconn_rearm(d, p);
-	} else if (iwx_conn_step(&p->conn, iwx_now_ms()) == -EAGAIN) {
-		watch_mod(&d->loop, &p->w, epoll_of(p->conn.events));
-		pconn_rearm(d, p);
-	} else {
+	if (p->sctp)
+		sctp_names(p);
+	/* an announced request waits for its answer, unless its step failed it */
+	if (err != -EAGAIN && !(p->announced && p->conn.state == was)) {
 		pconn_done(d, p);
+		return;
 	}
+	if (!p->sctp)	/* else usrsctp says when to look again */
+		watch_mod(&d->loop, &p->w, epoll_of(iwx_conn_tcp_events(&p->conn)));
+	pconn_rearm(d, p);
 }
 
 static void on_pconn(struct iwxd *d, struct watch *w, uint32_t events)
@@ -268,7 +253,7 @@ static struct pconn *pconn_new(struct iwxd *d, struct client *c)
 	p->id = loop_new_id(&d->loop);
 	iwx_ids_add(&d->ids, p->id, KIND_PCONN, p);
 	p->owner = c;
-	p->conn.fd = -1;
+	p->w.fd = -1;
 	p->w.fn = on_pconn;
 	p->next = d->pconns;
 	d->pconns = p;
@@ -278,12 +263,12 @@ static struct pconn *pconn_new(struct iwxd *d, struct client *c)
 /* Start waiting on the set-up's socket. */
 static int pconn_watch(struct iwxd *d, struct pconn *p)
 {
-	if (p->sconn) {
-		sctp_io_watch(d, p->sconn->so, &p->w);
+	if (p->sctp) {
+		sctp_io_watch(d, p->conn.sctp.so, &p->w);
 		return 0;
 	}
-	p->w.fd = p->conn.fd;
-	return watch_add(&d->loop, &p->w, epoll_of(p->conn.events));
+	p->w.fd = p->conn.tcp.fd;
+	return watch_add(&d->loop, &p->w, epoll_of(iwx_conn_tcp_events(&p->conn)));
 }
 
 /* An SCTP set-up for p: the options say what both ends may ask for. */
@@ -291,9 +276,7 @@ static int pconn_sctp(struct iwxd *d, struct pconn *p)
 {
 	if (!sctp_io_on(d))
 		return -EPROTONOSUPPORT;	/* iwxd --sctp-port 0 */
-	p->sconn = calloc(1, sizeof(*p->sconn));
-	if (!p->sconn)
-		return -ENOMEM;
+	p->sctp = true;
 	sctp_io_hold(d);
 	return 0;
 }
@@ -325,10 +308,10 @@ int cm_connect(struct iwxd *d, struct client *c, const struct iwx_ipc_connect *r
 			err = -errno;
 		c->user->sctp_setups += p->path != NULL;
 		if (!err)
-			err = iwx_sctp_conn_connect(p->sconn, p->path, port_of(&req->addr), &p->opts);
+			err = iwx_conn_sctp_connect(&p->conn, p->path, port_of(&req->addr), &p->opts);
 		p->conn.peer = req->addr;
 	} else {
-		err = iwx_conn_connect(&p->conn, (const struct sockaddr *)&req->addr, len, &p->opts);
+		err = iwx_conn_tcp_connect(&p->conn, (const struct sockaddr *)&req->addr, len, &p->opts);
 	}
 	if (!err)
 		err = pconn_watch(d, p);
@@ -359,8 +342,8 @@ static void on_listen(struct iwxd *d, struct watch *w, uint32_t events)
 			return;
 		p->listener = l;
 		opts_of(d, &none, &p->opts, p->pd);
-		if (l->so ? pconn_sctp(d, p) || iwx_sctp_conn_accept(p->sconn, l->so, &p->opts) :
-			    iwx_conn_accept(&p->conn, l->w.fd, &p->opts)) {
+		if (l->so ? pconn_sctp(d, p) || iwx_conn_sctp_accept(&p->conn, l->so, &p->opts) :
+			    iwx_conn_tcp_accept(&p->conn, l->w.fd, &p->opts)) {
 			cm_pconn_free(d, p);
 			return;
 		}
@@ -415,7 +398,7 @@ static int sctp_listen(struct iwxd *d, struct listener *l, const struct iwx_ipc_
 	for (uint32_t p = port ? port : 49152; p <= (port ? port : 65535U) && !l->so; p++) {
 		if (!port && port_allowed(d, l->owner, p))
 			continue;
-		l->so = iwx_sctp_listen(p, backlog);
+		l->so = iwx_conn_sctp_listen(p, backlog);
 		if (!l->so && (port || errno != EADDRINUSE))
 			return -errno;
 		port = l->so ? p : 0;
@@ -459,7 +442,7 @@ int cm_listen(struct iwxd *d, struct client *c, struct iwx_ipc_listen *req)
 	if (req->transport == IWX_TRANSPORT_SCTP) {
 		err = sctp_listen(d, l, req);
 	} else {
-		fd = iwx_conn_listen((const struct sockaddr *)&req->addr, len,
+		fd = iwx_conn_tcp_listen((const struct sockaddr *)&req->addr, len,
 				     req->backlog ? (int)req->backlog : 64);
 		l->w.fd = fd;
 		len = sizeof(l->addr);
@@ -522,18 +505,15 @@ static int answer(struct iwxd *d, struct pconn *p, struct vqp *q, bool reject)
 	int err;
 
 	pconn_unannounce(p);
-	if (p->sconn) {
-		err = iwx_sctp_conn_answer(p->sconn, &p->opts, reject);
-		sctp_view(p);
-	} else {
-		err = iwx_conn_answer(&p->conn, &p->opts, reject);
-	}
+	err = iwx_conn_answer(&p->conn, &p->opts, reject);
+	if (p->sctp)
+		sctp_names(p);
 	if (q && !err) {
 		p->qp = q;
 		q->setup = p;
 		vqp_set_state(q, IWX_SHQ_CONNECTING);
 	}
-	if (p->conn.state == IWX_CONN_SEND_REPLY && (p->sconn || !pconn_watch(d, p)))
+	if (p->conn.state == IWX_CONN_SEND_REPLY && (p->sctp || !pconn_watch(d, p)))
 		pconn_step(d, p);
 	else if (p->conn.state == IWX_CONN_REQUEST_IN)
 		announce(d, p);		/* no answer could be made of it: ask again */

@@ -34,14 +34,14 @@
 
 #include "arena.h"
 #include "closer.h"
-#include "conn_tcp.h"
+#include "conn.h"
 #include "ipc/ids.h"
 #include "log.h"
 #include "loop.h"
 #include "mem.h"
 #include "llp_tcp.h"
 #include "qp.h"
-#include "conn_sctp.h"
+#include "conn.h"
 
 struct fastpath;
 struct outmsg;
@@ -242,8 +242,8 @@ struct listener {
 struct pconn {
 	struct watch		w;
 	uint32_t		id;
-	struct iwx_conn		conn;		/* over SCTP: what sconn's set-up says, to report */
-	struct iwx_sctp_conn	*sconn;		/* over SCTP, else NULL */
+	struct iwx_conn		conn;		/* the set-up, over either transport */
+	bool			sctp;		/* over SCTP: it holds the stack (sctp_io_hold) */
 	struct iwx_sctp_path	*path;		/* over SCTP, active: the path it holds */
 	struct client		*owner;
 	struct listener		*listener;	/* passive */
@@ -373,8 +373,7 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 void vqp_destroy(struct iwxd *d, struct vqp *q);
 struct vqp *vqp_find(struct iwxd *d, struct client *c, uint32_t num);
 /* The stream of q is in full operation: run the engine on it (after the settle time). */
-void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn,
-		     struct iwx_sctp_conn *sconn);
+void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn, bool sctp);
 /* The queue pair's state, here and in the page the client reads it from. */
 void vqp_set_state(struct vqp *q, enum iwx_shq_state s);
 /* q goes on its owner's ready list: serviced at the next turn its owner's share reaches it. */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "conn_tcp.h"
+#include "conn.h"
 #include "loop.h"
 #include "util/clock.h"
 

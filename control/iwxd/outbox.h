@@ -5,7 +5,7 @@
 
 #include "ipc/ipc.h"
 
-#include "conn_tcp.h"
+#include "conn.h"
 
 struct iwxd;
 struct client;

@@ -23,7 +23,6 @@
 
 #include "daemon.h"
 #include "fastpath.h"
-#include "llp_sctp.h"
 #include "outbox.h"
 #include "sctp_io.h"
 #include "shared.h"
@@ -419,12 +418,11 @@ static void stream_ended(struct iwxd *d, struct vqp *q)
 	outbox_event(d, q->owner, &ev);
 }
 
-static void start_engine(struct iwxd *d, struct vqp *q, const struct iwx_sctp_conn *sconn)
+static void start_engine(struct iwxd *d, struct vqp *q, struct iwx_conn *conn)
 {
 	struct iwx_qp_attr attr = { .sq_depth = q->sq.size, .rq_depth = q->rq.size };
 
-	q->llp = sconn ? iwx_llp_sctp_new(q->sctp_so, sconn->maxseg, sconn->peer_tsn) :
-			 iwx_llp_tcp_new(q->tcp_w.fd, &q->agreed, q->est.emss);
+	q->llp = iwx_conn_llp_new(conn);
 	q->eng = iwx_qp_create(q->llp, &q->agreed, d->mem, q->pd, &attr);
 	q->tcp_events = EPOLLIN;
 	if (!q->eng) {
@@ -466,20 +464,18 @@ static void on_tcp(struct iwxd *d, struct watch *w, uint32_t events)
 	vqp_service(d, container_of(w, struct vqp, tcp_w));
 }
 
-void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn,
-		     struct iwx_sctp_conn *sconn)
+void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn, bool sctp)
 {
 	q->setup = NULL;
-	q->tcp_w.fd = conn->fd;
-	conn->fd = -1;
-	if (sconn) {
-		q->sctp_so = sconn->so;	/* the lower layer's from now on */
-		sconn->so = NULL;
+	/* the socket to watch: the lower layer's from now on (start_engine) */
+	q->tcp_w.fd = sctp ? -1 : conn->tcp.fd;
+	if (sctp) {
+		q->sctp_so = conn->sctp.so;
 		sctp_io_hold(d);
 	}
 	q->agreed = conn->agreed;
 	outbox_event_of_conn(&q->est, conn);
-	q->est.transport = sconn ? IWX_TRANSPORT_SCTP : IWX_TRANSPORT_TCP;
+	q->est.transport = sctp ? IWX_TRANSPORT_SCTP : IWX_TRANSPORT_TCP;
 	q->est.type = IWX_IPC_EV_ESTABLISHED;
 	q->est.qp = q->num;
 	/* the peer's private data: an initiator's application learns the reply's here */
@@ -489,7 +485,7 @@ void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn,
 	vqp_set_state(q, IWX_SHQ_RTS);
 	d->st.conns_established++;
 	outbox_event(d, q->owner, &q->est);
-	start_engine(d, q, sconn);
+	start_engine(d, q, conn);
 }
 
 /* The hold is over (its time, or a close): what waits goes out. */

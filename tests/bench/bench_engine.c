@@ -23,12 +23,12 @@
 
 #include "bench.h"
 #include "bench_util.h"
-#include "conn_tcp.h"
+#include "conn.h"
 #include "mem.h"
 #include "llp_sctp.h"
 #include "llp_tcp.h"
 #include "qp.h"
-#include "conn_sctp.h"
+#include "conn.h"
 #include "util/clock.h"
 
 #define OWNER		1
@@ -51,7 +51,7 @@ struct rdma {
 	int			nbufs;
 	/* --llp sctp */
 	bool			sctp;
-	struct iwx_sctp_conn	sconn;
+	struct iwx_conn	sconn;
 	struct socket		*lso;		/* server: the listener */
 	struct socket		*so;		/* the association, once the queue pair has it */
 };
@@ -70,7 +70,7 @@ static struct rdma *rdma_new(const struct rdma_opts *o)
 	if (!r)
 		return fail(-ENOMEM, "allocating");
 	r->lfd = -1;
-	r->conn.fd = -1;
+	r->conn.tcp.fd = -1;
 	r->copts = (struct iwx_conn_opts){
 		.local = { .rev = 2, .crc = !o->no_crc, .markers = o->markers, .ird = o->ird,
 			   .ord = o->ord },
@@ -96,12 +96,12 @@ static int start_qp(struct rdma *r)
 	int err;
 
 	if (r->sctp) {
-		r->so = r->sconn.so;
-		r->sconn.so = NULL;	/* the lower layer's now */
-		r->qp = iwx_qp_create(iwx_llp_sctp_new(r->so, r->sconn.maxseg, r->sconn.peer_tsn),
+		r->so = r->sconn.sctp.so;
+		r->sconn.sctp.so = NULL;	/* the lower layer's now */
+		r->qp = iwx_qp_create(iwx_llp_sctp_new(r->so, r->sconn.emss, r->sconn.sctp.peer_tsn),
 				       &r->sconn.agreed, r->mem, r->pd, &r->attr);
 	} else {
-		r->qp = iwx_qp_create(iwx_llp_tcp_new(r->conn.fd, &r->conn.agreed, r->conn.emss),
+		r->qp = iwx_qp_create(iwx_llp_tcp_new(r->conn.tcp.fd, &r->conn.agreed, r->conn.emss),
 				       &r->conn.agreed, r->mem, r->pd, &r->attr);
 	}
 	if (!r->qp) {
@@ -128,7 +128,7 @@ struct rdma *rdma_listen(const struct sockaddr_in *addr, const struct rdma_opts 
 	if (r->sctp) {
 		int err = carrier_open(addr);
 
-		if (!err && !(r->lso = iwx_sctp_listen(ntohs(addr->sin_port), 1)))
+		if (!err && !(r->lso = iwx_conn_sctp_listen(ntohs(addr->sin_port), 1)))
 			err = errf(-errno, "listening on SCTP port %u", ntohs(addr->sin_port));
 		if (err) {
 			rdma_close(r, false);
@@ -136,7 +136,7 @@ struct rdma *rdma_listen(const struct sockaddr_in *addr, const struct rdma_opts 
 		}
 		return r;
 	}
-	r->lfd = iwx_conn_listen((const struct sockaddr *)addr, sizeof(*addr), 1);
+	r->lfd = iwx_conn_tcp_listen((const struct sockaddr *)addr, sizeof(*addr), 1);
 	if (r->lfd < 0) {
 		fail(r->lfd, "listening");
 		rdma_close(r, false);
@@ -160,7 +160,7 @@ static int sctp_accept(struct rdma *r, int ms)
 		if ((err = carrier_pump(10)) < 0)
 			return err;
 		if (!accepted) {
-			err = iwx_sctp_conn_accept(&r->sconn, r->lso, &r->copts);
+			err = iwx_conn_sctp_accept(&r->sconn, r->lso, &r->copts);
 			if (err == -EAGAIN)
 				continue;
 			if (err)
@@ -168,9 +168,9 @@ static int sctp_accept(struct rdma *r, int ms)
 			accepted = true;
 			deadline = now + r->copts.timeout_ms;
 		}
-		iwx_sctp_conn_step(&r->sconn, now);
+		iwx_conn_step(&r->sconn, now);
 		if (r->sconn.state == IWX_CONN_REQUEST_IN &&
-		    (err = iwx_sctp_conn_answer(&r->sconn, &r->copts, false)))
+		    (err = iwx_conn_answer(&r->sconn, &r->copts, false)))
 			return errf(err, "answering the MPA Request");
 		if (r->sconn.state == IWX_CONN_ESTABLISHED)
 			return start_qp(r);
@@ -182,12 +182,12 @@ static int sctp_accept(struct rdma *r, int ms)
 /* --llp sctp: the client's association and MPA exchange; 0 or -errno (unreported). */
 static int sctp_connect(struct rdma *r, struct iwx_sctp_path *path, uint16_t port)
 {
-	int err = iwx_sctp_conn_connect(&r->sconn, path, port, &r->copts);
+	int err = iwx_conn_sctp_connect(&r->sconn, path, port, &r->copts);
 
 	while (!err && r->sconn.state != IWX_CONN_ESTABLISHED) {
 		if ((err = carrier_pump(10)) < 0)
 			return err;
-		iwx_sctp_conn_step(&r->sconn, iwx_now_ms());
+		iwx_conn_step(&r->sconn, iwx_now_ms());
 		if (r->sconn.state == IWX_CONN_FAILED || r->sconn.state == IWX_CONN_REJECTED)
 			err = r->sconn.error ? r->sconn.error : -EPROTO;
 	}
@@ -206,18 +206,18 @@ int rdma_accept(struct rdma *r, int ms)
 		fail(-ETIMEDOUT, "waiting for the client");
 		return -ETIMEDOUT;
 	}
-	if ((err = iwx_conn_accept(&r->conn, r->lfd, &r->copts))) {
+	if ((err = iwx_conn_tcp_accept(&r->conn, r->lfd, &r->copts))) {
 		fail(err, "accept");
 		return err;
 	}
 	close(r->lfd);
 	r->lfd = -1;
-	if ((err = iwx_conn_wait(&r->conn)) || r->conn.state != IWX_CONN_REQUEST_IN) {
+	if ((err = iwx_conn_tcp_wait(&r->conn)) || r->conn.state != IWX_CONN_REQUEST_IN) {
 		fail(err ? err : r->conn.error, "reading the MPA Request");
 		return -EPROTO;
 	}
 	if ((err = iwx_conn_answer(&r->conn, &r->copts, false)) ||
-	    (err = iwx_conn_wait(&r->conn)) || r->conn.state != IWX_CONN_ESTABLISHED) {
+	    (err = iwx_conn_tcp_wait(&r->conn)) || r->conn.state != IWX_CONN_ESTABLISHED) {
 		fail(err ? err : r->conn.error, "MPA Reply");
 		return -EPROTO;
 	}
@@ -243,16 +243,16 @@ struct rdma *rdma_connect(const struct sockaddr_in *addr, const struct rdma_opts
 		/* the server may still be starting: retry a refused association for a while */
 		while ((err = sctp_connect(r, path, ntohs(addr->sin_port))) == -ECONNREFUSED &&
 		       iwx_now_ms() < retry_end) {
-			iwx_sctp_conn_close(&r->sconn);
+			iwx_conn_close(&r->sconn);
 			carrier_pump(50);
 		}
 	} else {
 		/* the server may still be starting: retry a refused connect for a while */
 		for (;;) {
-			err = iwx_conn_connect(&r->conn, (const struct sockaddr *)addr, sizeof(*addr),
+			err = iwx_conn_tcp_connect(&r->conn, (const struct sockaddr *)addr, sizeof(*addr),
 					       &r->copts);
 			if (!err)
-				err = iwx_conn_wait(&r->conn);
+				err = iwx_conn_tcp_wait(&r->conn);
 			if (!err && r->conn.state != IWX_CONN_ESTABLISHED)
 				err = r->conn.error ? r->conn.error : -EPROTO;
 			if (err != -ECONNREFUSED || iwx_now_ms() >= retry_end)
@@ -282,7 +282,7 @@ void rdma_close(struct rdma *r, bool graceful)
 	if (r->qp)
 		iwx_qp_destroy(r->qp);	/* closes the socket (the association) */
 	else if (r->sctp)
-		iwx_sctp_conn_close(&r->sconn);
+		iwx_conn_close(&r->sconn);
 	else
 		iwx_conn_close(&r->conn);
 	if (r->lfd >= 0)
@@ -370,7 +370,7 @@ int rdma_poll(struct rdma *r, struct iwx_wc *wc, int n, int wait_ms)
 	bool ww = false;
 	int err = iwx_qp_progress(r->qp, &ww);
 	int k = iwx_qp_poll(r->qp, wc, n);
-	struct pollfd p = { .fd = r->conn.fd, .events = POLLIN | (ww ? POLLOUT : 0) };
+	struct pollfd p = { .fd = r->conn.tcp.fd, .events = POLLIN | (ww ? POLLOUT : 0) };
 
 	if (k)
 		return k;

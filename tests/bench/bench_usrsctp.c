@@ -33,7 +33,7 @@
 
 #include "bench_util.h"
 #include "sctp.h"
-#include "conn_sctp.h"
+#include "conn.h"
 #include "util/clock.h"
 
 #define SETUP_MS	10000	/* the association, each control message */
@@ -351,7 +351,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (e.server) {
 		err = carrier_open(&addr);
-		if (!err && !(e.lso = iwx_sctp_listen(ntohs(addr.sin_port), 1)))
+		if (!err && !(e.lso = iwx_conn_sctp_listen(ntohs(addr.sin_port), 1)))
 			err = errf(-errno, "listening on SCTP port %u", ntohs(addr.sin_port));
 		if (!err)
 			err = server(&e);

@@ -17,7 +17,7 @@
 
 #include "proto/mpa.h"
 
-#include "conn_tcp.h"
+#include "conn.h"
 #include "netns.h"
 #include "testutil.h"
 #include "util/clock.h"
@@ -77,7 +77,7 @@ static int listen_fn(void *v)
 {
 	struct listen_args *a = v;
 
-	return iwx_conn_listen((struct sockaddr *)&a->addr, a->len, 8);
+	return iwx_conn_tcp_listen((struct sockaddr *)&a->addr, a->len, 8);
 }
 
 /* An iWARP listener on b's address. */
@@ -103,7 +103,7 @@ static int connect_fn(void *v)
 {
 	struct connect_args *a = v;
 
-	return iwx_conn_connect(a->c, (struct sockaddr *)&a->peer, a->len, a->o);
+	return iwx_conn_tcp_connect(a->c, (struct sockaddr *)&a->peer, a->len, a->o);
 }
 
 /* Start an iWARP connect from a to host:port. */
@@ -176,7 +176,7 @@ static void accept_one(struct iwx_conn *c, int lfd, const struct iwx_conn_opts *
 	struct pollfd p = { .fd = lfd, .events = POLLIN };
 
 	cr_assert_eq(poll(&p, 1, BOUND_MS), 1, "no connection to accept");
-	cr_assert_eq(iwx_conn_accept(c, lfd, o), 0);
+	cr_assert_eq(iwx_conn_tcp_accept(c, lfd, o), 0);
 }
 
 /* ------------------------------------------- both ends stepped from one thread */
@@ -204,9 +204,9 @@ static void answer(struct run *r)
 	r->answered = true;
 	if (!r->early || r->srv.state != IWX_CONN_ESTABLISHED)
 		return;
-	cr_assert_eq(send(r->srv.fd, r->early, 4, MSG_NOSIGNAL), 4);
+	cr_assert_eq(send(r->srv.tcp.fd, r->early, 4, MSG_NOSIGNAL), 4);
 	/* the Reply and these bytes are in the initiator's socket before it reads a byte */
-	wait_queued(r->cli.fd, sizeof(struct iwx_mpa_rr) + (r->srv.agreed.enhanced ? 4 : 0) +
+	wait_queued(r->cli.tcp.fd, sizeof(struct iwx_mpa_rr) + (r->srv.agreed.enhanced ? 4 : 0) +
 			       r->srv_opts.pd_len + 4);
 }
 
@@ -220,7 +220,7 @@ static void drive(struct run *r)
 	for (;;) {
 		now = iwx_now_ms();
 		if (!r->accepted) {
-			n = iwx_conn_accept(&r->srv, r->lfd, &r->srv_opts);
+			n = iwx_conn_tcp_accept(&r->srv, r->lfd, &r->srv_opts);
 			cr_assert(n == 0 || n == -EAGAIN, "accept: %s", strerror(-n));
 			r->accepted = n == 0;
 		}
@@ -239,9 +239,9 @@ static void drive(struct run *r)
 		if (!r->accepted)
 			p[n++] = (struct pollfd){ .fd = r->lfd, .events = POLLIN };
 		else if (needs_work(&r->srv) && r->srv.state != IWX_CONN_REQUEST_IN)
-			p[n++] = (struct pollfd){ .fd = r->srv.fd, .events = r->srv.events };
+			p[n++] = (struct pollfd){ .fd = r->srv.tcp.fd, .events = iwx_conn_tcp_events(&r->srv) };
 		if (needs_work(&r->cli))
-			p[n++] = (struct pollfd){ .fd = r->cli.fd, .events = r->cli.events };
+			p[n++] = (struct pollfd){ .fd = r->cli.tcp.fd, .events = iwx_conn_tcp_events(&r->cli) };
 		poll(p, n, 20);
 	}
 }
@@ -335,11 +335,11 @@ static void enhanced_exchange(bool v6)
 		   ntohs(((struct sockaddr_in *)&r.cli.local)->sin_port));
 
 	/* what followed the Reply is still in the initiator's socket */
-	read_exact(r.cli.fd, got, 4);
+	read_exact(r.cli.tcp.fd, got, 4);
 	cr_assert_arr_eq(got, "S2C!", 4);
 	/* and the stream carries on the other way */
-	cr_assert_eq(send(r.cli.fd, "C2S!", 4, MSG_NOSIGNAL), 4);
-	read_exact(r.srv.fd, got, 4);
+	cr_assert_eq(send(r.cli.tcp.fd, "C2S!", 4, MSG_NOSIGNAL), 4);
+	read_exact(r.srv.tcp.fd, got, 4);
 	cr_assert_arr_eq(got, "C2S!", 4);
 	run_close(&r);
 }
@@ -389,7 +389,7 @@ Test(conn, rev1_initiator)
 	cr_assert_arr_eq(r.srv.peer_pd, cli_pd, sizeof(cli_pd));
 	cr_assert_eq(r.cli.peer_pd_len, sizeof(srv_pd));
 	cr_assert_arr_eq(r.cli.peer_pd, srv_pd, sizeof(srv_pd));
-	read_exact(r.cli.fd, got, 4);
+	read_exact(r.cli.tcp.fd, got, 4);
 	cr_assert_arr_eq(got, "R1R1", 4);
 	run_close(&r);
 }
@@ -408,11 +408,11 @@ Test(conn, reject_with_private_data)
 
 	cr_assert_eq(r.answer_ret, 0);
 	cr_assert_eq(r.srv.state, IWX_CONN_REJECTED);
-	cr_assert_eq(r.srv.fd, -1);
+	cr_assert_eq(r.srv.tcp.fd, -1);
 	cr_assert_eq(r.srv.peer_pd_len, 9);
 	cr_assert_eq(r.cli.state, IWX_CONN_REJECTED);
 	cr_assert_eq(r.cli.error, -ECONNREFUSED);
-	cr_assert_eq(r.cli.fd, -1);
+	cr_assert_eq(r.cli.tcp.fd, -1);
 	cr_assert_eq(r.cli.peer_pd_len, sizeof(why));
 	cr_assert_arr_eq(r.cli.peer_pd, why, sizeof(why));
 	close(r.lfd);
@@ -430,12 +430,12 @@ Test(conn, wait_returns_refusal)
 	/* the initiator's handshake is done once the responder accepted: the Request goes out */
 	cr_assert_eq(iwx_conn_step(&cli, iwx_now_ms()), -EAGAIN);
 	cr_assert_eq(cli.state, IWX_CONN_WAIT_REPLY);
-	cr_assert_eq(iwx_conn_wait(&srv), 0);
+	cr_assert_eq(iwx_conn_tcp_wait(&srv), 0);
 	cr_assert_eq(srv.state, IWX_CONN_REQUEST_IN);
 	cr_assert_eq(iwx_conn_answer(&srv, &(struct iwx_conn_opts){ .local = rev2 }, true), 0);
-	cr_assert_eq(iwx_conn_wait(&srv), 0);
+	cr_assert_eq(iwx_conn_tcp_wait(&srv), 0);
 	cr_assert_eq(srv.state, IWX_CONN_REJECTED);
-	cr_assert_eq(iwx_conn_wait(&cli), -ECONNREFUSED);
+	cr_assert_eq(iwx_conn_tcp_wait(&cli), -ECONNREFUSED);
 	cr_assert_eq(cli.peer_pd_len, 0);
 	close(lfd);
 }
@@ -474,10 +474,10 @@ Test(conn, silent_initiator_times_out)
 	accept_one(&srv, lfd, &so);
 	t0 = iwx_now_ms();
 	cr_assert_leq(srv.deadline_ms, t0 + SHORT_MS);
-	cr_assert_eq(iwx_conn_wait(&srv), -ETIMEDOUT);
+	cr_assert_eq(iwx_conn_tcp_wait(&srv), -ETIMEDOUT);
 	dt = iwx_now_ms() - t0;
 	cr_assert_eq(srv.state, IWX_CONN_FAILED);
-	cr_assert_eq(srv.fd, -1);
+	cr_assert_eq(srv.tcp.fd, -1);
 	cr_assert_geq(dt, SHORT_MS - 5);
 	cr_assert_lt(dt, SHORT_MS + 500, "timed out after %lu ms", (unsigned long)dt);
 	close(raw);
@@ -493,7 +493,7 @@ Test(conn, silent_responder_times_out)
 	uint64_t t0 = iwx_now_ms(), dt;
 
 	cr_assert_eq(connect_from_a(&cli, false, NETNS_B4, PORT, &co), 0);
-	cr_assert_eq(iwx_conn_wait(&cli), -ETIMEDOUT);
+	cr_assert_eq(iwx_conn_tcp_wait(&cli), -ETIMEDOUT);
 	dt = iwx_now_ms() - t0;
 	cr_assert_eq(cli.state, IWX_CONN_FAILED);
 	cr_assert_geq(dt, SHORT_MS - 5);
@@ -510,7 +510,7 @@ Test(conn, connect_times_out)
 
 	cr_assert_eq(connect_from_a(&cli, false, "192.0.2.3", PORT, &co), 0);
 	cr_assert_eq(cli.state, IWX_CONN_CONNECTING);
-	cr_assert_eq(iwx_conn_wait(&cli), -ETIMEDOUT);
+	cr_assert_eq(iwx_conn_tcp_wait(&cli), -ETIMEDOUT);
 	dt = iwx_now_ms() - t0;
 	cr_assert_geq(dt, SHORT_MS - 5);
 	cr_assert_lt(dt, SHORT_MS + 500, "timed out after %lu ms", (unsigned long)dt);
@@ -524,11 +524,11 @@ Test(conn, connection_refused)
 	int err = connect_from_a(&cli, false, NETNS_B4, PORT, &co);
 
 	if (err == 0)
-		err = iwx_conn_wait(&cli);
+		err = iwx_conn_tcp_wait(&cli);
 	cr_assert_eq(err, -ECONNREFUSED, "got %s", strerror(-err));
 	cr_assert_eq(cli.state, IWX_CONN_FAILED);
 	cr_assert_eq(cli.error, -ECONNREFUSED);
-	cr_assert_eq(cli.fd, -1);
+	cr_assert_eq(cli.tcp.fd, -1);
 }
 
 /* Something else than MPA: -EPROTO, and the peer sees a Reply with R before the close. */
@@ -543,10 +543,10 @@ Test(conn, garbage_request_rejected)
 
 	cr_assert_eq(send(raw, http, sizeof(http) - 1, MSG_NOSIGNAL), (ssize_t)sizeof(http) - 1);
 	accept_one(&srv, lfd, &so);
-	cr_assert_eq(iwx_conn_wait(&srv), -EPROTO);
+	cr_assert_eq(iwx_conn_tcp_wait(&srv), -EPROTO);
 	cr_assert_eq(srv.state, IWX_CONN_FAILED);
 	cr_assert(iwx_cause_eq(srv.cause, IWX_CAUSE_MPA(IWX_MPA_EC_INVALID_RR)));
-	cr_assert_eq(srv.fd, -1);
+	cr_assert_eq(srv.tcp.fd, -1);
 	read_exact(raw, f, sizeof(f));
 	cr_assert_eq(iwx_mpa_rr_decode(f, sizeof(f), true, &rep), (ssize_t)sizeof(f));
 	cr_assert(rep.reject);
@@ -570,15 +570,15 @@ Test(conn, responder_reads_only_the_request)
 	memcpy(f + n, "ABCD", 4);
 	cr_assert_eq(send(raw, f, n + 4, MSG_NOSIGNAL), n + 4);
 	accept_one(&srv, lfd, &so);
-	wait_queued(srv.fd, n + 4);
-	cr_assert_eq(iwx_conn_wait(&srv), 0);
+	wait_queued(srv.tcp.fd, n + 4);
+	cr_assert_eq(iwx_conn_tcp_wait(&srv), 0);
 	cr_assert_eq(srv.state, IWX_CONN_REQUEST_IN);
 	cr_assert_eq(srv.peer_pd_len, 2);
 	cr_assert_arr_eq(srv.request.pd, "pd", 2);
 	cr_assert_eq(iwx_conn_answer(&srv, &so, false), 0);
-	cr_assert_eq(iwx_conn_wait(&srv), 0);
+	cr_assert_eq(iwx_conn_tcp_wait(&srv), 0);
 	cr_assert_eq(srv.state, IWX_CONN_ESTABLISHED);
-	read_exact(srv.fd, got, 4);
+	read_exact(srv.tcp.fd, got, 4);
 	cr_assert_arr_eq(got, "ABCD", 4);
 
 	read_exact(raw, f, 24);
@@ -599,7 +599,7 @@ Test(conn, peer_closes_early)
 	cr_assert_eq(send(raw, IWX_MPA_KEY_REQ, 10, MSG_NOSIGNAL), 10);
 	close(raw);
 	accept_one(&srv, lfd, &so);
-	cr_assert_eq(iwx_conn_wait(&srv), -ECONNRESET);
+	cr_assert_eq(iwx_conn_tcp_wait(&srv), -ECONNRESET);
 	cr_assert_eq(srv.state, IWX_CONN_FAILED);
 	close(lfd);
 }

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "capture.h"
-#include "conn_tcp.h"
+#include "conn.h"
 #include "iwxd_pair.h"
 #include "testutil.h"
 #include "util/clock.h"

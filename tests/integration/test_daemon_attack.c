@@ -21,7 +21,7 @@
 #include "ipc/ipc.h"
 
 #include "child.h"
-#include "conn_tcp.h"
+#include "conn.h"
 #include "iwxd_pair.h"
 #include "util/clock.h"
 

@@ -23,7 +23,7 @@
 
 #include "capture.h"
 #include "child.h"
-#include "conn_tcp.h"
+#include "conn.h"
 #include "iwx_cli.h"
 #include "iwxd_pair.h"
 #include "testutil.h"
@@ -406,7 +406,7 @@ static int raw_peer_connect(void *arg)
 							   .ord = 1 } };
 	struct raw_peer *r = arg;
 
-	return iwx_conn_connect(&r->c, (struct sockaddr *)&r->to, r->len, &o);
+	return iwx_conn_tcp_connect(&r->c, (struct sockaddr *)&r->to, r->len, &o);
 }
 
 /*
@@ -424,7 +424,7 @@ static void raw_peer_breaks(struct raw_peer *r, struct endpoint *y)
 	cr_assert_eq(err, 0, "connect from a: %s", strerror(-err));
 	/* its Request goes out as the steps go, while y waits for it */
 	for (int t = 0; t < EVENT_MS / 10 && !got; t++) {
-		struct pollfd p = { .fd = r->c.fd, .events = r->c.events };
+		struct pollfd p = { .fd = r->c.tcp.fd, .events = iwx_conn_tcp_events(&r->c) };
 
 		if (iwx_conn_step(&r->c, iwx_now_ms()) == -EAGAIN)
 			poll(&p, 1, 5);
@@ -433,11 +433,11 @@ static void raw_peer_breaks(struct raw_peer *r, struct endpoint *y)
 	cr_assert(got && req.type == IWX_EVENT_CONNECT_REQUEST, "y's connection request");
 	err = iwx_accept(y->qp, req.conn_id, NULL);
 	cr_assert_eq(err, 0, "iwx_accept: %s (conn state %d)", iwx_strerror(err), r->c.state);
-	cr_assert_eq(iwx_conn_wait(&r->c), 0, "%s", strerror(-r->c.error));
+	cr_assert_eq(iwx_conn_tcp_wait(&r->c), 0, "%s", strerror(-r->c.error));
 	cr_assert_eq(r->c.state, IWX_CONN_ESTABLISHED);
 	expect_established(y);
 	cr_assert_eq(iwx_listener_destroy(l), 0);
-	cr_assert_eq(write(r->c.fd, zeros, sizeof(zeros)), (ssize_t)sizeof(zeros));
+	cr_assert_eq(write(r->c.tcp.fd, zeros, sizeof(zeros)), (ssize_t)sizeof(zeros));
 	cr_assert(expect_disconnected(y, true).terminated, "iwxd b sent a Terminate");
 }
 

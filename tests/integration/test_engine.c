@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "capture.h"
-#include "conn_tcp.h"
+#include "conn.h"
 #include "mem.h"
 #include "netns.h"
 #include "llp_tcp.h"
@@ -90,7 +90,7 @@ static int do_listen(void *arg)
 {
 	struct listen_args *a = arg;
 
-	return iwx_conn_listen((struct sockaddr *)&a->addr, sizeof(a->addr), 8);
+	return iwx_conn_tcp_listen((struct sockaddr *)&a->addr, sizeof(a->addr), 8);
 }
 
 struct connect_args {
@@ -103,7 +103,7 @@ static int do_connect(void *arg)
 {
 	struct connect_args *a = arg;
 
-	return iwx_conn_connect(a->c, (struct sockaddr *)&a->peer, sizeof(a->peer), a->o);
+	return iwx_conn_tcp_connect(a->c, (struct sockaddr *)&a->peer, sizeof(a->peer), a->o);
 }
 
 static const struct iwx_mpa_local local = {
@@ -126,19 +126,19 @@ static void establish(void)
 	cr_assert_eq(netns_call(ns.a, do_connect, &ca), 0);
 
 	for (int round = 0; round < 1000; round++) {
-		struct pollfd p[2] = { { .fd = A.conn.fd, .events = A.conn.events } };
+		struct pollfd p[2] = { { .fd = A.conn.tcp.fd, .events = iwx_conn_tcp_events(&A.conn) } };
 		uint64_t now = iwx_now_ms();
 
 		iwx_conn_step(&A.conn, now);
 		if (!accepted) {
-			if (iwx_conn_accept(&B.conn, lfd, &o) == 0)
+			if (iwx_conn_tcp_accept(&B.conn, lfd, &o) == 0)
 				accepted = true;
 			p[1] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 		} else {
 			iwx_conn_step(&B.conn, now);
 			if (B.conn.state == IWX_CONN_REQUEST_IN)
 				cr_assert_eq(iwx_conn_answer(&B.conn, &o, false), 0);
-			p[1] = (struct pollfd){ .fd = B.conn.fd, .events = B.conn.events };
+			p[1] = (struct pollfd){ .fd = B.conn.tcp.fd, .events = iwx_conn_tcp_events(&B.conn) };
 		}
 		if (A.conn.state == IWX_CONN_ESTABLISHED && B.conn.state == IWX_CONN_ESTABLISHED)
 			return;
@@ -158,7 +158,7 @@ static void make_qp(struct end *e)
 	e->stag = iwx_mem_reg(e->mem, OWNER, e->pd, e->buf, BUF_LEN, (uintptr_t)e->buf,
 			      IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_READ |
 			      IWX_ACCESS_REMOTE_WRITE);
-	e->qp = iwx_qp_create(iwx_llp_tcp_new(e->conn.fd, &e->conn.agreed, e->conn.emss),
+	e->qp = iwx_qp_create(iwx_llp_tcp_new(e->conn.tcp.fd, &e->conn.agreed, e->conn.emss),
 			       &e->conn.agreed, e->mem, e->pd, NULL);
 	cr_assert_not_null(e->qp);
 }
@@ -178,8 +178,8 @@ static void run_until(int a_wcs, int b_wcs, struct iwx_wc *wa, struct iwx_wc *wb
 
 	while (got_a < a_wcs || got_b < b_wcs) {
 		bool wwa, wwb;
-		struct pollfd p[2] = { { .fd = A.conn.fd, .events = POLLIN },
-				       { .fd = B.conn.fd, .events = POLLIN } };
+		struct pollfd p[2] = { { .fd = A.conn.tcp.fd, .events = POLLIN },
+				       { .fd = B.conn.tcp.fd, .events = POLLIN } };
 
 		cr_assert_lt(iwx_now_ms(), deadline, "completions: A %d/%d B %d/%d", got_a,
 			     a_wcs, got_b, b_wcs);

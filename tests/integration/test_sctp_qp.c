@@ -28,7 +28,7 @@
 #include "mem.h"
 #include "qp.h"
 #include "sctp.h"
-#include "conn_sctp.h"
+#include "conn.h"
 #include "sctp_link.h"
 #include "sctp_udp.h"
 #include "netns.h"
@@ -40,7 +40,7 @@
 #define BUF_LEN	(40u << 20)
 
 struct end {
-	struct iwx_sctp_conn	conn;
+	struct iwx_conn	conn;
 	struct iwx_mem		*mem;
 	uint32_t		pd, stag;
 	uint8_t			*buf;
@@ -85,7 +85,7 @@ static void fini(void)
 		if (ends[i]->qp)
 			iwx_qp_destroy(ends[i]->qp);	/* closes the association */
 		else
-			iwx_sctp_conn_close(&ends[i]->conn);
+			iwx_conn_close(&ends[i]->conn);
 		iwx_mem_free(ends[i]->mem);
 		free(ends[i]->buf);
 		memset(ends[i], 0, sizeof(*ends[i]));
@@ -124,23 +124,23 @@ static void establish(void)
 	bool accepted = false;
 	uint64_t deadline = iwx_now_ms() + 10000;
 
-	lso = iwx_sctp_listen(PORT, 4);
+	lso = iwx_conn_sctp_listen(PORT, 4);
 	cr_assert_not_null(lso, "listen: %s", strerror(errno));
-	cr_assert_eq(iwx_sctp_conn_connect(&A.conn, to_b, PORT, &o), 0);
+	cr_assert_eq(iwx_conn_sctp_connect(&A.conn, to_b, PORT, &o), 0);
 	while (A.conn.state != IWX_CONN_ESTABLISHED || !accepted ||
 	       B.conn.state != IWX_CONN_ESTABLISHED) {
 		uint64_t now = iwx_now_ms();
 
 		cr_assert_lt(now, deadline, "set-up did not finish");
 		pump(10);
-		iwx_sctp_conn_step(&A.conn, now);
+		iwx_conn_step(&A.conn, now);
 		if (!accepted) {
-			accepted = iwx_sctp_conn_accept(&B.conn, lso, &o) == 0;
+			accepted = iwx_conn_sctp_accept(&B.conn, lso, &o) == 0;
 			continue;
 		}
-		iwx_sctp_conn_step(&B.conn, now);
+		iwx_conn_step(&B.conn, now);
 		if (B.conn.state == IWX_CONN_REQUEST_IN)
-			cr_assert_eq(iwx_sctp_conn_answer(&B.conn, &o, false), 0);
+			cr_assert_eq(iwx_conn_answer(&B.conn, &o, false), 0);
 		cr_assert(A.conn.state != IWX_CONN_FAILED && B.conn.state != IWX_CONN_FAILED,
 			  "set-up failed: %s / %s", strerror(-A.conn.error), strerror(-B.conn.error));
 	}
@@ -155,9 +155,9 @@ static void make_qp(struct end *e)
 	e->stag = iwx_mem_reg(e->mem, OWNER, e->pd, e->buf, BUF_LEN, (uintptr_t)e->buf,
 			      IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_READ |
 			      IWX_ACCESS_REMOTE_WRITE);
-	e->so = e->conn.so;
-	e->conn.so = NULL;	/* the lower layer's now */
-	e->qp = iwx_qp_create(iwx_llp_sctp_new(e->so, e->conn.maxseg, e->conn.peer_tsn),
+	e->so = e->conn.sctp.so;
+	e->conn.sctp.so = NULL;	/* the lower layer's now */
+	e->qp = iwx_qp_create(iwx_llp_sctp_new(e->so, e->conn.emss, e->conn.sctp.peer_tsn),
 			      &e->conn.agreed, e->mem, e->pd, NULL);
 	cr_assert_not_null(e->qp);
 }
@@ -233,7 +233,7 @@ static void every_size(uint64_t *placed_at_a, uint64_t *placed_at_b)
 	struct iwx_qp_stats sa, sb;
 
 	connect_pair();
-	cr_assert_eq(A.conn.maxseg, 1444);
+	cr_assert_eq(A.conn.emss, 1444);
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 		write_send_read(sizes[i]);
 	iwx_qp_stats(A.qp, &sa);
@@ -275,8 +275,8 @@ Test(sctp_qp, a_path_with_a_smaller_mtu_gets_smaller_chunks)
 	link_.a.mtu = link_.b.mtu = IWX_SCTP_PATH_MTU - 20;
 	sctp_link_set_tap(&link_, tap_largest, NULL);
 	connect_pair();
-	cr_assert_eq(A.conn.maxseg, 1424);
-	cr_assert_eq(B.conn.maxseg, 1424);
+	cr_assert_eq(A.conn.emss, 1424);
+	cr_assert_eq(B.conn.emss, 1424);
 	write_send_read(1u << 20);
 	sctp_link_set_tap(&link_, NULL, NULL);
 	/* 1472 bytes at IWX_SCTP_PATH_MTU (in UDP over IPv4, 1500): 20 fewer */

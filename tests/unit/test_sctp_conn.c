@@ -18,7 +18,7 @@
 #include "proto/mpa.h"
 
 #include "sctp.h"
-#include "conn_sctp.h"
+#include "conn.h"
 #include "sctp_link.h"
 #include "testutil.h"
 #include "util/clock.h"
@@ -102,7 +102,7 @@ TestSuite(sctp_conn, .init = suite_init, .fini = suite_fini, .timeout = 30);
 static const struct iwx_mpa_local local = { .rev = 1, .crc = true, .markers = true,
 					     .ird = 16, .ord = 16 };
 
-static bool final(const struct iwx_sctp_conn *c)
+static bool final(const struct iwx_conn *c)
 {
 	return c->state == IWX_CONN_ESTABLISHED || c->state == IWX_CONN_REJECTED ||
 	       c->state == IWX_CONN_FAILED;
@@ -128,7 +128,7 @@ static void check_graceful(void)
 
 static struct socket *listen_b(void)
 {
-	struct socket *so = iwx_sctp_listen(PORT, 8);
+	struct socket *so = iwx_conn_sctp_listen(PORT, 8);
 
 	cr_assert_not_null(so, "listen: %s", strerror(errno));
 	return so;
@@ -137,7 +137,7 @@ static struct socket *listen_b(void)
 /* ------------------------------------------- both ends stepped from the test's thread */
 
 struct run {
-	struct iwx_sctp_conn	cli, srv;
+	struct iwx_conn	cli, srv;
 	struct socket		*lso;
 	bool			accepted, answered;
 	struct iwx_conn_opts	srv_opts;
@@ -169,10 +169,10 @@ static void answer(struct run *r)
 {
 	uint8_t chunk[64];
 
-	r->answer_ret = iwx_sctp_conn_answer(&r->srv, &r->srv_opts, r->reject);
+	r->answer_ret = iwx_conn_answer(&r->srv, &r->srv_opts, r->reject);
 	r->answered = true;
 	if (r->early && r->srv.state == IWX_CONN_ESTABLISHED)
-		sctp_send(r->srv.so, IWX_SHIM_STREAM_UNTAGGED, chunk, send_chunk(chunk, 1, "S2C!"));
+		sctp_send(r->srv.sctp.so, IWX_SHIM_STREAM_UNTAGGED, chunk, send_chunk(chunk, 1, "S2C!"));
 }
 
 /* Pump the link and step the Initiator, the listener and the Responder until both are done. */
@@ -185,16 +185,16 @@ static void drive(struct run *r)
 		sctp_link_pump(&link, 1);
 		now = iwx_now_ms();
 		if (!r->accepted) {
-			n = iwx_sctp_conn_accept(&r->srv, r->lso, &r->srv_opts);
+			n = iwx_conn_sctp_accept(&r->srv, r->lso, &r->srv_opts);
 			cr_assert(n == 0 || n == -EAGAIN, "accept: %s", strerror(-n));
 			r->accepted = n == 0;
 		}
 		if (r->accepted) {
-			iwx_sctp_conn_step(&r->srv, now);
+			iwx_conn_step(&r->srv, now);
 			if (r->srv.state == IWX_CONN_REQUEST_IN && !r->answered && !r->silent)
 				answer(r);
 		}
-		iwx_sctp_conn_step(&r->cli, now);
+		iwx_conn_step(&r->cli, now);
 		if (final(&r->cli) && r->accepted &&
 		    (final(&r->srv) || (r->silent && r->srv.state == IWX_CONN_REQUEST_IN)))
 			break;
@@ -205,31 +205,31 @@ static void drive(struct run *r)
 
 static void run_close(struct run *r)
 {
-	iwx_sctp_conn_close(&r->cli);
+	iwx_conn_close(&r->cli);
 	if (r->accepted)
-		iwx_sctp_conn_close(&r->srv);
+		iwx_conn_close(&r->srv);
 	usrsctp_close(r->lso);
 }
 
 /* Step one end alone (the other is hand-made) until it needs no socket work. */
-static void drive_one(struct iwx_sctp_conn *c)
+static void drive_one(struct iwx_conn *c)
 {
 	uint64_t end = iwx_now_ms() + BOUND_MS;
 
-	while (iwx_sctp_conn_step(c, iwx_now_ms()) == -EAGAIN) {
+	while (iwx_conn_step(c, iwx_now_ms()) == -EAGAIN) {
 		cr_assert_lt(iwx_now_ms(), end, "stuck in state %d", c->state);
 		sctp_link_pump(&link, 1);
 	}
 }
 
 /* Accept one association as a Responder, then step it until it needs no socket work. */
-static void accept_and_drive(struct iwx_sctp_conn *c, struct socket *lso,
+static void accept_and_drive(struct iwx_conn *c, struct socket *lso,
 			     const struct iwx_conn_opts *o)
 {
 	uint64_t end = iwx_now_ms() + BOUND_MS;
 	int n;
 
-	while ((n = iwx_sctp_conn_accept(c, lso, o)) == -EAGAIN) {
+	while ((n = iwx_conn_sctp_accept(c, lso, o)) == -EAGAIN) {
 		cr_assert_lt(iwx_now_ms(), end, "no association to accept");
 		sctp_link_pump(&link, 1);
 	}
@@ -368,7 +368,7 @@ Test(sctp_conn, established_private_data_both_ways)
 	r.srv_opts.local.ird = 2;
 	r.srv_opts.local.ord = 16;
 	r.lso = listen_b();
-	cr_assert_eq(iwx_sctp_conn_connect(&r.cli, &link.b, PORT, &co), 0);
+	cr_assert_eq(iwx_conn_sctp_connect(&r.cli, &link.b, PORT, &co), 0);
 	cr_assert(r.cli.initiator);
 	cr_assert_eq(r.cli.state, IWX_CONN_CONNECTING);
 	drive(&r);
@@ -380,17 +380,17 @@ Test(sctp_conn, established_private_data_both_ways)
 		     strerror(-r.srv.error));
 	cr_assert(!r.srv.initiator);
 	for (int i = 0; i < 2; i++) {
-		const struct iwx_sctp_conn *c = i ? &r.srv : &r.cli;
+		const struct iwx_conn *c = i ? &r.srv : &r.cli;
 
-		cr_assert_not_null(c->so);
+		cr_assert_not_null(c->sctp.so);
 		cr_assert_eq(c->agreed.mode.rev, 2);
 		cr_assert(c->agreed.enhanced);
 		cr_assert_eq(c->agreed.rtr, IWX_RTR_WRITE);
 		cr_assert(!c->agreed.mode.crc);
 		cr_assert(!c->agreed.mode.markers_rx && !c->agreed.mode.markers_tx);
 		cr_assert_eq(c->agreed.initiator, !i);
-		cr_assert_eq(c->maxseg, 1444, "maxseg %u", c->maxseg);
-		cr_assert_eq(c->peer_indication, IWX_SHIM_IND_TAG);
+		cr_assert_eq(c->emss, 1444, "maxseg %u", c->emss);
+		cr_assert_eq(c->sctp.peer_indication, IWX_SHIM_IND_TAG);
 	}
 	/* responder: IRD min(2, initiator's ORD 4), ORD min(16, initiator's IRD 8) */
 	cr_assert_eq(r.srv.agreed.ird, 2);
@@ -411,17 +411,17 @@ Test(sctp_conn, established_private_data_both_ways)
 	/* one set-up chunk each way, and the TSN each side's peer starts from is its TSN */
 	cr_assert_eq(wire.setup[SCTP_LINK_TO_B], 1);
 	cr_assert_eq(wire.setup[SCTP_LINK_TO_A], 1);
-	cr_assert_eq(r.srv.peer_tsn, wire.first_setup_tsn[SCTP_LINK_TO_B]);
-	cr_assert_eq(r.cli.peer_tsn, wire.first_setup_tsn[SCTP_LINK_TO_A]);
+	cr_assert_eq(r.srv.sctp.peer_tsn, wire.first_setup_tsn[SCTP_LINK_TO_B]);
+	cr_assert_eq(r.cli.sctp.peer_tsn, wire.first_setup_tsn[SCTP_LINK_TO_A]);
 	/* the Request and the Reply, and the Responder's early chunk */
 	cr_assert_eq(wire.data[SCTP_LINK_TO_B], 1);
 	cr_assert_eq(wire.data[SCTP_LINK_TO_A], 2);
 	check_wire();
 
 	/* what followed the Reply is still in the Initiator's socket, for the lower layer */
-	n = raw_recv(r.cli.so, got, sizeof(got), &rcv);
+	n = raw_recv(r.cli.sctp.so, got, sizeof(got), &rcv);
 	cr_assert_eq(rcv.rcv_sid, IWX_SHIM_STREAM_UNTAGGED);
-	cr_assert_eq(rcv.rcv_tsn, r.cli.peer_tsn + 1);
+	cr_assert_eq(rcv.rcv_tsn, r.cli.sctp.peer_tsn + 1);
 	cr_assert_eq(iwx_shim_decode(got, n, IWX_SHIM_IND_TAG, &seg, &cause), 0);
 	cr_assert_eq(seg.opcode, IWX_OP_SEND);
 	cr_assert_eq(seg.len, 4);
@@ -438,21 +438,21 @@ Test(sctp_conn, reject_with_private_data)
 
 	r.srv_opts = (struct iwx_conn_opts){ .local = local, .pd = why, .pd_len = sizeof(why) };
 	r.lso = listen_b();
-	cr_assert_eq(iwx_sctp_conn_connect(&r.cli, &link.b, PORT, &co), 0);
+	cr_assert_eq(iwx_conn_sctp_connect(&r.cli, &link.b, PORT, &co), 0);
 	drive(&r);
 
 	cr_assert_eq(r.answer_ret, 0);
 	cr_assert_eq(r.srv.state, IWX_CONN_REJECTED);
 	cr_assert_eq(r.srv.error, 0);
-	cr_assert_null(r.srv.so);
+	cr_assert_null(r.srv.sctp.so);
 	cr_assert_eq(r.srv.peer_pd_len, 9);
 	cr_assert_arr_eq(r.srv.peer_pd, "let me in", 9);
 	cr_assert_eq(r.cli.state, IWX_CONN_REJECTED);
 	cr_assert_eq(r.cli.error, -ECONNREFUSED);
-	cr_assert_null(r.cli.so);
+	cr_assert_null(r.cli.sctp.so);
 	cr_assert_eq(r.cli.peer_pd_len, sizeof(why));
 	cr_assert_arr_eq(r.cli.peer_pd, why, sizeof(why));
-	cr_assert_eq(r.cli.peer_tsn, wire.first_setup_tsn[SCTP_LINK_TO_A]);
+	cr_assert_eq(r.cli.sctp.peer_tsn, wire.first_setup_tsn[SCTP_LINK_TO_A]);
 	cr_assert_eq(wire.data[SCTP_LINK_TO_A] + wire.data[SCTP_LINK_TO_B], 2);
 	check_wire();
 	check_graceful();
@@ -468,13 +468,13 @@ Test(sctp_conn, silent_responder_times_out)
 
 	r.srv_opts = (struct iwx_conn_opts){ .local = local };
 	r.lso = listen_b();
-	cr_assert_eq(iwx_sctp_conn_connect(&r.cli, &link.b, PORT, &co), 0);
+	cr_assert_eq(iwx_conn_sctp_connect(&r.cli, &link.b, PORT, &co), 0);
 	drive(&r);
 	dt = iwx_now_ms() - t0;
 
 	cr_assert_eq(r.cli.state, IWX_CONN_FAILED);
 	cr_assert_eq(r.cli.error, -ETIMEDOUT, "%s", strerror(-r.cli.error));
-	cr_assert_null(r.cli.so);
+	cr_assert_null(r.cli.sctp.so);
 	cr_assert_geq(dt, SHORT_MS - 5);
 	cr_assert_lt(dt, SHORT_MS + 500, "timed out after %lu ms", (unsigned long)dt);
 	cr_assert_eq(r.srv.state, IWX_CONN_REQUEST_IN);
@@ -490,11 +490,11 @@ Test(sctp_conn, silent_initiator_times_out)
 {
 	struct iwx_conn_opts so = { .local = local, .timeout_ms = SHORT_MS };
 	struct socket *lso = listen_b(), *raw = raw_client(true);
-	struct iwx_sctp_conn srv;
+	struct iwx_conn srv;
 	uint64_t t0, dt;
 
 	raw_wait_up(raw);
-	cr_assert_eq(iwx_sctp_conn_accept(&srv, lso, &so), 0);
+	cr_assert_eq(iwx_conn_sctp_accept(&srv, lso, &so), 0);
 	t0 = iwx_now_ms();
 	cr_assert_leq(srv.deadline_ms, t0 + SHORT_MS);
 	drive_one(&srv);
@@ -511,13 +511,13 @@ Test(sctp_conn, silent_initiator_times_out)
 Test(sctp_conn, nobody_listens)
 {
 	struct iwx_conn_opts co = { .local = local, .timeout_ms = BOUND_MS };
-	struct iwx_sctp_conn cli;
+	struct iwx_conn cli;
 
-	cr_assert_eq(iwx_sctp_conn_connect(&cli, &link.b, PORT, &co), 0);
+	cr_assert_eq(iwx_conn_sctp_connect(&cli, &link.b, PORT, &co), 0);
 	drive_one(&cli);
 	cr_assert_eq(cli.state, IWX_CONN_FAILED);
 	cr_assert_eq(cli.error, -ECONNREFUSED, "%s", strerror(-cli.error));
-	cr_assert_null(cli.so);
+	cr_assert_null(cli.sctp.so);
 }
 
 /* No association waiting: accept says so and leaves nothing behind. */
@@ -525,10 +525,10 @@ Test(sctp_conn, accept_without_association)
 {
 	struct iwx_conn_opts so = { .local = local };
 	struct socket *lso = listen_b();
-	struct iwx_sctp_conn srv;
+	struct iwx_conn srv;
 
-	cr_assert_eq(iwx_sctp_conn_accept(&srv, lso, &so), -EAGAIN);
-	cr_assert_null(srv.so);
+	cr_assert_eq(iwx_conn_sctp_accept(&srv, lso, &so), -EAGAIN);
+	cr_assert_null(srv.sctp.so);
 	usrsctp_close(lso);
 }
 
@@ -541,7 +541,7 @@ Test(sctp_conn, responder_without_indication)
 {
 	struct iwx_conn_opts co = { .local = local, .timeout_ms = BOUND_MS };
 	struct sockaddr_conn sc = { .sconn_family = AF_CONN, .sconn_port = htons(PORT) };
-	struct iwx_sctp_conn cli;
+	struct iwx_conn cli;
 	struct socket *raw;
 
 	raw = usrsctp_socket(AF_CONN, SOCK_STREAM, IPPROTO_SCTP, NULL, NULL, 0, NULL);
@@ -549,12 +549,12 @@ Test(sctp_conn, responder_without_indication)
 	cr_assert_eq(usrsctp_set_non_blocking(raw, 1), 0);
 	cr_assert_eq(usrsctp_bind(raw, (struct sockaddr *)&sc, sizeof(sc)), 0);
 	cr_assert_eq(usrsctp_listen(raw, 1), 0);
-	cr_assert_eq(iwx_sctp_conn_connect(&cli, &link.b, PORT, &co), 0);
+	cr_assert_eq(iwx_conn_sctp_connect(&cli, &link.b, PORT, &co), 0);
 	drive_one(&cli);
 
 	cr_assert_eq(cli.state, IWX_CONN_FAILED);
 	cr_assert_eq(cli.error, -EPROTONOSUPPORT, "%s", strerror(-cli.error));
-	cr_assert_null(cli.so);
+	cr_assert_null(cli.sctp.so);
 	check_graceful();
 	cr_assert_eq(wire.data[SCTP_LINK_TO_A], 0);
 	cr_assert_eq(wire.data[SCTP_LINK_TO_B], 0);
@@ -566,12 +566,12 @@ Test(sctp_conn, initiator_without_indication)
 {
 	struct iwx_conn_opts so = { .local = local, .timeout_ms = BOUND_MS };
 	struct socket *lso = listen_b(), *raw = raw_client(false);
-	struct iwx_sctp_conn srv;
+	struct iwx_conn srv;
 
 	accept_and_drive(&srv, lso, &so);
 	cr_assert_eq(srv.state, IWX_CONN_FAILED);
 	cr_assert_eq(srv.error, -EPROTONOSUPPORT, "%s", strerror(-srv.error));
-	cr_assert_null(srv.so);
+	cr_assert_null(srv.sctp.so);
 	check_graceful();
 	cr_assert_eq(wire.data[SCTP_LINK_TO_A], 0);
 	cr_assert_eq(wire.data[SCTP_LINK_TO_B], 0);
@@ -585,7 +585,7 @@ Test(sctp_conn, initiator_without_indication_sends_request)
 	struct iwx_conn_opts so = { .local = local, .timeout_ms = BOUND_MS };
 	struct iwx_mpa_rr_params req = good_request();
 	struct socket *lso = listen_b(), *raw = raw_client(false);
-	struct iwx_sctp_conn srv;
+	struct iwx_conn srv;
 	uint8_t chunk[128];
 
 	raw_wait_up(raw);
@@ -594,7 +594,7 @@ Test(sctp_conn, initiator_without_indication_sends_request)
 	accept_and_drive(&srv, lso, &so);
 	cr_assert_eq(srv.state, IWX_CONN_FAILED);
 	cr_assert_eq(srv.error, -EPROTONOSUPPORT, "%s", strerror(-srv.error));
-	cr_assert_null(srv.so);
+	cr_assert_null(srv.sctp.so);
 	check_graceful();
 	cr_assert_eq(wire.data[SCTP_LINK_TO_B], 1);
 	cr_assert_eq(wire.data[SCTP_LINK_TO_A], 0);
@@ -612,7 +612,7 @@ static void bad_first_chunk(uint16_t sid, const uint8_t *chunk, size_t len, stru
 {
 	struct iwx_conn_opts so = { .local = local, .timeout_ms = BOUND_MS };
 	struct socket *lso = listen_b(), *raw = raw_client(true);
-	struct iwx_sctp_conn srv;
+	struct iwx_conn srv;
 	struct sctp_rcvinfo rcv;
 	uint8_t got[600];
 	size_t n;
@@ -627,7 +627,7 @@ static void bad_first_chunk(uint16_t sid, const uint8_t *chunk, size_t len, stru
 	cr_assert_eq(srv.error, -EPROTO, "%s", strerror(-srv.error));
 	cr_assert(iwx_cause_eq(srv.cause, want), "cause %u/%u/%u", srv.cause.layer,
 		  srv.cause.etype, srv.cause.ecode);
-	cr_assert_null(srv.so);
+	cr_assert_null(srv.sctp.so);
 	check_graceful();
 	n = raw_recv(raw, got, sizeof(got), &rcv);
 	check_reject_reply(got, n, &rcv);
@@ -700,7 +700,7 @@ Test(sctp_conn, second_setup_chunk)
 	struct iwx_conn_opts so = { .local = local, .timeout_ms = BOUND_MS };
 	struct iwx_mpa_rr_params req = good_request();
 	struct socket *lso = listen_b(), *raw = raw_client(true);
-	struct iwx_sctp_conn srv;
+	struct iwx_conn srv;
 	struct sctp_rcvinfo rcv;
 	uint8_t chunk[128], got[600];
 	uint64_t end;
@@ -712,20 +712,20 @@ Test(sctp_conn, second_setup_chunk)
 	accept_and_drive(&srv, lso, &so);
 	cr_assert_eq(srv.state, IWX_CONN_REQUEST_IN, "%d %s", srv.state, strerror(-srv.error));
 	cr_assert_eq(srv.peer_pd_len, 2);
-	cr_assert_eq(srv.peer_tsn, wire.first_setup_tsn[SCTP_LINK_TO_B]);
+	cr_assert_eq(srv.sctp.peer_tsn, wire.first_setup_tsn[SCTP_LINK_TO_B]);
 
 	sctp_send(raw, IWX_SHIM_STREAM_SETUP, chunk, n);
 	end = iwx_now_ms() + BOUND_MS;
 	while (srv.state == IWX_CONN_REQUEST_IN) {
 		cr_assert_lt(iwx_now_ms(), end, "second set-up chunk not seen");
 		sctp_link_pump(&link, 1);
-		cr_assert_eq(iwx_sctp_conn_step(&srv, iwx_now_ms()), 0);
+		cr_assert_eq(iwx_conn_step(&srv, iwx_now_ms()), 0);
 	}
 	cr_assert_eq(srv.state, IWX_CONN_FAILED);
 	cr_assert_eq(srv.error, -EPROTO);
 	cr_assert(iwx_cause_eq(srv.cause, IWX_CAUSE_MPA(IWX_MPA_EC_INVALID_RR)));
-	cr_assert_null(srv.so);
-	cr_assert_eq(iwx_sctp_conn_answer(&srv, &so, false), -EINVAL);
+	cr_assert_null(srv.sctp.so);
+	cr_assert_eq(iwx_conn_answer(&srv, &so, false), -EINVAL);
 	n = raw_recv(raw, got, sizeof(got), &rcv);
 	check_reject_reply(got, n, &rcv);
 	usrsctp_close(raw);
@@ -743,7 +743,7 @@ Test(sctp_conn, request_without_write_rtr)
 	struct iwx_conn_opts so = { .local = local, .timeout_ms = BOUND_MS };
 	struct socket *lso = listen_b(), *raw = raw_client(true);
 	struct iwx_mpa_rr_params req;
-	struct iwx_sctp_conn srv;
+	struct iwx_conn srv;
 	struct sctp_rcvinfo rcv;
 	uint8_t chunk[128], got[600];
 	size_t n;
@@ -753,11 +753,11 @@ Test(sctp_conn, request_without_write_rtr)
 	sctp_send(raw, IWX_SHIM_STREAM_SETUP, chunk, setup_chunk(chunk, sizeof(chunk), &req));
 	accept_and_drive(&srv, lso, &so);
 	cr_assert_eq(srv.state, IWX_CONN_REQUEST_IN);
-	cr_assert_eq(iwx_sctp_conn_answer(&srv, &so, false), -EPROTO);
+	cr_assert_eq(iwx_conn_answer(&srv, &so, false), -EPROTO);
 	cr_assert_eq(srv.state, IWX_CONN_REJECTED);
 	cr_assert_eq(srv.error, -EPROTO);
 	cr_assert(iwx_cause_eq(srv.cause, IWX_CAUSE_MPA(IWX_MPA_EC_NO_MATCHING_RTR)));
-	cr_assert_null(srv.so);
+	cr_assert_null(srv.sctp.so);
 	n = raw_recv(raw, got, sizeof(got), &rcv);
 	check_reject_reply(got, n, &rcv);
 	check_graceful();
@@ -774,7 +774,7 @@ Test(sctp_conn, reply_with_crc)
 		.p2p = true, .rtr_write = true,
 	};
 	struct socket *lso = listen_b(), *acc = NULL;
-	struct iwx_sctp_conn cli;
+	struct iwx_conn cli;
 	struct sctp_rcvinfo rcv;
 	struct iwx_term_cause cause;
 	struct iwx_ddp_seg seg;
@@ -782,17 +782,17 @@ Test(sctp_conn, reply_with_crc)
 	uint64_t end = iwx_now_ms() + BOUND_MS;
 	size_t n;
 
-	cr_assert_eq(iwx_sctp_conn_connect(&cli, &link.b, PORT, &co), 0);
+	cr_assert_eq(iwx_conn_sctp_connect(&cli, &link.b, PORT, &co), 0);
 	while (!(acc = usrsctp_accept(lso, NULL, NULL))) {
 		cr_assert_lt(iwx_now_ms(), end, "no association to accept");
 		sctp_link_pump(&link, 1);
-		iwx_sctp_conn_step(&cli, iwx_now_ms());
+		iwx_conn_step(&cli, iwx_now_ms());
 	}
 	cr_assert_eq(usrsctp_set_non_blocking(acc, 1), 0);
 	while (cli.state != IWX_CONN_WAIT_REPLY) {
 		cr_assert_lt(iwx_now_ms(), end, "no Request sent: %d", cli.state);
 		sctp_link_pump(&link, 1);
-		iwx_sctp_conn_step(&cli, iwx_now_ms());
+		iwx_conn_step(&cli, iwx_now_ms());
 	}
 	n = raw_recv(acc, got, sizeof(got), &rcv);
 	cr_assert_eq(rcv.rcv_sid, IWX_SHIM_STREAM_SETUP);
@@ -805,7 +805,7 @@ Test(sctp_conn, reply_with_crc)
 	cr_assert_eq(cli.state, IWX_CONN_FAILED);
 	cr_assert_eq(cli.error, -EPROTO, "%s", strerror(-cli.error));
 	cr_assert(iwx_cause_eq(cli.cause, IWX_CAUSE_MPA(IWX_MPA_EC_INVALID_RR)));
-	cr_assert_null(cli.so);
+	cr_assert_null(cli.sctp.so);
 	usrsctp_close(acc);
 	usrsctp_close(lso);
 }
