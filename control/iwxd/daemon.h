@@ -30,12 +30,12 @@
 #include <sys/types.h>
 
 #include "ipc/ipc.h"
+#include "util/ids.h"
 #include "util/list.h"
 
 #include "arena.h"
 #include "closer.h"
 #include "conn_tcp.h"
-#include "ipc/ids.h"
 #include "log.h"
 #include "loop.h"
 #include "mem.h"
@@ -169,7 +169,7 @@ struct vcq {
 	struct vcq		*next;
 };
 
-/* What an id names (ipc/ids.h's kind). */
+/* What an id names (util/ids.h's kind). */
 enum iwxd_kind {
 	KIND_CQ = 1,
 	KIND_QP,

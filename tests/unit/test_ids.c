@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * What iwxd's ids name (control/iwxd/ids.c): under churn of many ids, each found names
+ * What iwxd's ids name (util/ids.c): under churn of many ids, each found names
  * what it was given, of the kind asked for, and an id taken out names nothing, as a
  * plain list would answer.
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "ipc/ids.h"
+#include "util/ids.h"
 
 #define N	20000
 

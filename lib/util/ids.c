@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * What each id names (ipc/ids.h): an open-addressing hash table, linear probing, kept at most
+ * What each id names (util/ids.h): an open-addressing hash table, linear probing, kept at most
  * half full, entries taken out by shifting back those that probed past them (no
  * tombstones, so that churn does not slow lookups).
  */
 #include <errno.h>
 #include <stdlib.h>
 
-#include "ipc/ids.h"
+#include "util/ids.h"
 
 struct iwx_id_entry {
 	uint32_t	id;		/* 0: empty */
