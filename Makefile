@@ -396,11 +396,11 @@ $(BUILD)/bench/bench_verbs: tests/bench/bench_verbs.c $(BENCH_NET) $(LIB_A) $(HE
 	$(Q)$(CC) $(IWX_CFLAGS) -o $@ tests/bench/bench.c tests/bench/bench_util.c $< $(LIB_A)
 
 $(BUILD)/bench/bench_engine: tests/bench/bench_engine.c $(BENCH_NET) $(BENCH_CARRIER) \
-		$(ENGINE_SRCS) $(ENGINE_HDRS) $(PROTO_A) $(HEADERS)
+		$(ENGINE_SRCS) $(ENGINE_HDRS) $(PROTO_A) $(UTIL_A) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -I$(BUILD)/bpf -o $@ tests/bench/bench.c tests/bench/bench_util.c \
-		tests/bench/bench_carrier.c $< $(ENGINE_SRCS) $(PROTO_A) \
+		tests/bench/bench_carrier.c $< $(ENGINE_SRCS) $(PROTO_A) $(UTIL_A) \
 		-lbpf -lelf -lz $(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
 # iwxd at scale: many queue pairs between two iwxds (scripts/bench-scale.sh runs it)
@@ -418,11 +418,11 @@ $(BUILD)/bench/bench_ringer: tests/bench/bench_ringer.c tests/support/ringer.c t
 
 # Plain usrsctp on the carrier of bench_engine --llp sctp: scripts/bench-sctp.sh runs both
 $(BUILD)/bench/bench_usrsctp: tests/bench/bench_usrsctp.c $(BENCH_UTIL) $(BENCH_CARRIER) \
-		$(ENGINE_SRCS) $(ENGINE_HDRS) $(PROTO_A) $(HEADERS)
+		$(ENGINE_SRCS) $(ENGINE_HDRS) $(PROTO_A) $(UTIL_A) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -I$(BUILD)/bpf -o $@ $< tests/bench/bench_util.c \
-		tests/bench/bench_carrier.c $(ENGINE_SRCS) $(PROTO_A) -lbpf -lelf -lz $(LDLIBS_CORE) \
+		tests/bench/bench_carrier.c $(ENGINE_SRCS) $(PROTO_A) $(UTIL_A) -lbpf -lelf -lz $(LDLIBS_CORE) \
 		$(LDLIBS_ENGINE)
 
 # the CPU meter: softirq a daemon was charged for, and softirq from idle /proc/stat misses
