@@ -42,15 +42,18 @@ endif
 
 # lib/proto: the protocol core (wire formats, CRC, the parser), for iwxd, the CLI and the
 # tests, in an internal archive. lib/ipc: the messages between libiwx and iwxd.
-# lib/client: libiwx, which applications link: the client, the IPC and, of the core, only
-# the names of a Terminate's cause that its events carry (term.c); no ISA-L.
+# lib/util: what any part uses, headers but for the id table (ids.c), in an archive of its own.
+# lib/client: libiwx, which applications link: the client, the IPC, the utilities and, of
+# the core, only the names of a Terminate's cause that its events carry (term.c); no ISA-L.
 PROTO_SRCS	:= $(wildcard lib/proto/*.c)
 IPC_SRCS	:= $(wildcard lib/ipc/*.c)
+UTIL_SRCS	:= $(wildcard lib/util/*.c)
 CLIENT_SRCS	:= $(wildcard lib/client/*.c)
-LIB_SRCS	:= $(PROTO_SRCS) $(IPC_SRCS) $(CLIENT_SRCS)
+LIB_SRCS	:= $(PROTO_SRCS) $(IPC_SRCS) $(UTIL_SRCS) $(CLIENT_SRCS)
 PROTO_A		:= $(BUILD)/libiwx-proto.a
 IPC_A		:= $(BUILD)/libiwx-ipc.a
-LIBIWX_OBJS	:= $(patsubst %.c,$(BUILD)/%.o,$(CLIENT_SRCS) $(IPC_SRCS) lib/proto/term.c)
+UTIL_A		:= $(BUILD)/libiwx-util.a
+LIBIWX_OBJS	:= $(patsubst %.c,$(BUILD)/%.o,$(CLIENT_SRCS) $(IPC_SRCS) $(UTIL_SRCS) lib/proto/term.c)
 LIB_A		:= $(BUILD)/libiwx.a
 LIB_SO		:= $(BUILD)/libiwx.so.$(SOVERSION)
 HEADERS		:= $(wildcard include/iwx/*.h lib/*/*.h bpf/*.h)
@@ -118,13 +121,13 @@ CHECK_OBJS	:= $(patsubst %.c,$(OBJ)/tests/%.o,$(UNIT_SRCS) $(TEST_BASE))
 .PHONY: all lib check test test-asan test-fastpath test-dropin check-install interop fuzz bench install clean
 all: lib $(CLI_BIN) $(RPING_BIN) $(IWXD_BIN) $(DROPIN_LIBS)
 
-lib: $(LIB_A) $(LIB_SO) $(PROTO_A) $(IPC_A)
+lib: $(LIB_A) $(LIB_SO) $(PROTO_A) $(IPC_A) $(UTIL_A)
 
-# libiwx.so exports the API; the IPC inside it is libiwx's and iwxd's business alone
+# libiwx.so exports the API; the IPC and the utilities inside it are its own business
 $(BUILD)/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
-	$(Q)$(CC) $(IWX_CFLAGS) $(DEPFLAGS) -fPIC -fvisibility=$(if $(filter lib/ipc/%,$<),hidden,default) -c $< -o $@
+	$(Q)$(CC) $(IWX_CFLAGS) $(DEPFLAGS) -fPIC -fvisibility=$(if $(filter lib/ipc/% lib/util/%,$<),hidden,default) -c $< -o $@
 
 $(OBJ)/iwxd/%.o: %.c | $(FASTPATH_SKEL) $(SCTP_XSK_SKEL)
 	@mkdir -p $(@D)
@@ -144,7 +147,8 @@ $(OBJ)/tests/%.o: %.c | $(BPF_TEST_SKEL) $(BPF_FAULTS_SKEL) $(FASTPATH_SKEL) $(S
 $(LIB_A): $(LIBIWX_OBJS)
 $(PROTO_A): $(PROTO_SRCS:%.c=$(BUILD)/%.o)
 $(IPC_A): $(IPC_SRCS:%.c=$(BUILD)/%.o)
-$(LIB_A) $(PROTO_A) $(IPC_A):
+$(UTIL_A): $(UTIL_SRCS:%.c=$(BUILD)/%.o)
+$(LIB_A) $(PROTO_A) $(IPC_A) $(UTIL_A):
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
@@ -153,13 +157,13 @@ $(LIB_SO): $(LIBIWX_OBJS)
 	$(Q)$(CC) -shared -Wl,-soname,libiwx.so.$(SOVERSION) -Wl,--no-undefined -o $@ $^
 	$(Q)ln -sf libiwx.so.$(SOVERSION) $(BUILD)/libiwx.so
 
-$(CLI_BIN): $(CLI_OBJS) $(PROTO_A) $(IPC_A)
+$(CLI_BIN): $(CLI_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A)
 	$(call msg,LD,$@)
-	$(Q)$(CC) -o $@ $(CLI_OBJS) $(PROTO_A) $(IPC_A) -lpcap $(LDLIBS_CORE)
+	$(Q)$(CC) -o $@ $(CLI_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A) -lpcap $(LDLIBS_CORE)
 
-$(IWXD_BIN): $(IWXD_OBJS) $(PROTO_A) $(IPC_A)
+$(IWXD_BIN): $(IWXD_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A)
 	$(call msg,LD,$@)
-	$(Q)$(CC) -o $@ $(IWXD_OBJS) $(PROTO_A) $(IPC_A) \
+	$(Q)$(CC) -o $@ $(IWXD_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A) \
 		-pthread -lxdp -lbpf -lelf -lz $(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
 # The drop-ins (lib/ibverbs, lib/rdmacm): libibverbs.so.1 and librdmacm.so.1 on libiwx,
@@ -187,13 +191,15 @@ $(DROPIN)/lib%.so.1: lib/standin/%.c lib/standin/lib%.map
 
 # ---------------------------------------------------------------- tests
 
-TEST_LIBS	:= $(LIB_A) $(PROTO_A) -lcriterion -lpcap -lbpf -lelf -lz $(LDLIBS_CORE) $(LDLIBS_ENGINE)
+TEST_LIBS	:= $(LIB_A) $(PROTO_A) $(UTIL_A) -lcriterion -lpcap -lbpf -lelf -lz $(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
-$(TEST_BIN): $(TEST_OBJS) $(LIB_A) $(PROTO_A) $(VICTIM_BIN)
+$(TEST_BIN): $(TEST_OBJS) $(LIB_A) $(PROTO_A) $(UTIL_A) $(VICTIM_BIN)
+	@mkdir -p $(@D)
 	$(call msg,LD,$@)
 	$(Q)$(CC) -o $@ $(TEST_OBJS) $(TEST_LIBS)
 
-$(CHECK_BIN): $(CHECK_OBJS) $(LIB_A) $(PROTO_A)
+$(CHECK_BIN): $(CHECK_OBJS) $(LIB_A) $(PROTO_A) $(UTIL_A)
+	@mkdir -p $(@D)
 	$(call msg,LD,$@)
 	$(Q)$(CC) -o $@ $(CHECK_OBJS) $(TEST_LIBS)
 
@@ -245,7 +251,7 @@ check-install: all
 	$(Q)so=$(INSTALL_CHECK)/usr/lib/libiwx.so.$(SOVERSION); \
 	if readelf -d $$so | grep 'NEEDED' | grep -v 'libc\.so'; then \
 		echo "libiwx.so needs more than libc"; exit 1; fi; \
-	if nm -D --defined-only $$so | grep -E ' (iwx_(mpa|ddp|rdmap|crc32c|read_req|ipc|fd)_|crc32_)'; then \
+	if nm -D --defined-only $$so | grep -E ' (iwx_(mpa|ddp|rdmap|crc32c|read_req|ipc|fd|ids)_|crc32_)'; then \
 		echo "libiwx.so exports more than its API"; exit 1; fi
 
 # The same suite under AddressSanitizer and UBSan; any report fails it.
@@ -264,12 +270,12 @@ $(ASAN_BIN): $(TEST_SRCS) $(LIB_SRCS) $(HEADERS) $(wildcard lib/*/*.h tests/supp
 # the daemon the integration tests start, sanitized as well (tests/support/iwxd_pair.c)
 ASAN_IWXD	:= $(BUILD)/asan/iwxd
 
-$(ASAN_IWXD): $(DAEMON_SRCS) $(ENGINE_SRCS) $(PROTO_SRCS) $(IPC_SRCS) $(wildcard control/*/*.h lib/*/*.h) $(HEADERS) \
+$(ASAN_IWXD): $(DAEMON_SRCS) $(ENGINE_SRCS) $(PROTO_SRCS) $(IPC_SRCS) $(UTIL_SRCS) $(wildcard control/*/*.h lib/*/*.h) $(HEADERS) \
 		$(FASTPATH_SKEL) $(SCTP_XSK_SKEL)
 	@mkdir -p $(@D)
 	$(call msg,CC-ASAN,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Icontrol/engine -Icontrol/iwxd -I$(BUILD)/bpf -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) \
-		$(PROTO_SRCS) $(IPC_SRCS) -pthread -lxdp -lbpf -lelf -lz $(LDLIBS_CORE) $(LDLIBS_ENGINE)
+		$(PROTO_SRCS) $(IPC_SRCS) $(UTIL_SRCS) -pthread -lxdp -lbpf -lelf -lz $(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
 test-asan: $(ASAN_BIN) $(ASAN_IWXD) $(CLI_BIN) $(VICTIM_BIN)
 	$(call msg,TEST,$(ASAN_BIN) under ASan/UBSan)
@@ -392,11 +398,11 @@ $(BUILD)/bench/bench_verbs: tests/bench/bench_verbs.c $(BENCH_NET) $(LIB_A) $(HE
 	$(Q)$(CC) $(IWX_CFLAGS) -o $@ tests/bench/bench.c tests/bench/bench_util.c $< $(LIB_A)
 
 $(BUILD)/bench/bench_engine: tests/bench/bench_engine.c $(BENCH_NET) $(BENCH_CARRIER) \
-		$(ENGINE_SRCS) $(ENGINE_HDRS) $(PROTO_A) $(HEADERS)
+		$(ENGINE_SRCS) $(ENGINE_HDRS) $(PROTO_A) $(UTIL_A) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -I$(BUILD)/bpf -o $@ tests/bench/bench.c tests/bench/bench_util.c \
-		tests/bench/bench_carrier.c $< $(ENGINE_SRCS) $(PROTO_A) \
+		tests/bench/bench_carrier.c $< $(ENGINE_SRCS) $(PROTO_A) $(UTIL_A) \
 		-lbpf -lelf -lz $(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
 # iwxd at scale: many queue pairs between two iwxds (scripts/bench-scale.sh runs it)
@@ -414,11 +420,11 @@ $(BUILD)/bench/bench_ringer: tests/bench/bench_ringer.c tests/support/ringer.c t
 
 # Plain usrsctp on the carrier of bench_engine --llp sctp: scripts/bench-sctp.sh runs both
 $(BUILD)/bench/bench_usrsctp: tests/bench/bench_usrsctp.c $(BENCH_UTIL) $(BENCH_CARRIER) \
-		$(ENGINE_SRCS) $(ENGINE_HDRS) $(PROTO_A) $(HEADERS)
+		$(ENGINE_SRCS) $(ENGINE_HDRS) $(PROTO_A) $(UTIL_A) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) -Icontrol/engine -I$(BUILD)/bpf -o $@ $< tests/bench/bench_util.c \
-		tests/bench/bench_carrier.c $(ENGINE_SRCS) $(PROTO_A) -lbpf -lelf -lz $(LDLIBS_CORE) \
+		tests/bench/bench_carrier.c $(ENGINE_SRCS) $(PROTO_A) $(UTIL_A) -lbpf -lelf -lz $(LDLIBS_CORE) \
 		$(LDLIBS_ENGINE)
 
 # the CPU meter: softirq a daemon was charged for, and softirq from idle /proc/stat misses

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * Protection domains and memory regions. Both live in open-addressing tables (linear
- * probing, backward-shift deletion) keyed by a non-zero 32-bit id: the PD number, or
- * the STag's 24-bit index. Entries are allocated one by one so that the pointers
- * iwx_mem_lookup hands out stay put while the tables grow.
+ * Protection domains and memory regions. Both live in id tables (util/ids.h) keyed by a
+ * non-zero 32-bit id: the PD number, or the STag's 24-bit index. Entries are allocated one
+ * by one so that the pointers iwx_mem_lookup hands out stay put while the tables grow.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+
+#include "util/ids.h"
 
 #include "mem.h"
 
@@ -18,17 +19,7 @@
 #define STAG_KEY(s)	((s) & 0xffu)
 #define ACCESS_ALL	(IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE | IWX_ACCESS_REMOTE_READ)
 #define RANDOM_TRIES	64
-
-struct slot {
-	uint32_t	key;	/* 0: empty */
-	void		*val;
-};
-
-struct table {
-	struct slot	*s;
-	unsigned int	bits;	/* 1 << bits slots; 0 before the first insert */
-	uint32_t	n;
-};
+#define KIND		0	/* each table holds one kind of thing */
 
 struct pd {
 	uint32_t	id;
@@ -42,7 +33,7 @@ struct mr {
 };
 
 struct iwx_mem {
-	struct table	pds, mrs;
+	struct iwx_ids	pds, mrs;
 	iwx_mem_watch_fn watch;
 	void		*watch_ctx;
 	uint32_t	next_pd;
@@ -60,79 +51,6 @@ void iwx_mem_watch(struct iwx_mem *m, iwx_mem_watch_fn fn, void *ctx)
 {
 	m->watch = fn;
 	m->watch_ctx = ctx;
-}
-
-static uint32_t slot_of(const struct table *t, uint32_t key)
-{
-	return (key * 0x9e3779b1u) >> (32 - t->bits);
-}
-
-static void *table_get(const struct table *t, uint32_t key)
-{
-	if (!t->n)
-		return NULL;
-	uint32_t mask = (1u << t->bits) - 1;
-
-	for (uint32_t i = slot_of(t, key);; i = (i + 1) & mask) {
-		if (t->s[i].key == key)
-			return t->s[i].val;
-		if (!t->s[i].key)
-			return NULL;
-	}
-}
-
-static void table_place(struct table *t, uint32_t key, void *val)
-{
-	uint32_t mask = (1u << t->bits) - 1;
-	uint32_t i = slot_of(t, key);
-
-	while (t->s[i].key)
-		i = (i + 1) & mask;
-	t->s[i].key = key;
-	t->s[i].val = val;
-}
-
-/* key must not be in t yet. Keeps the load at most 3/4. */
-static int table_put(struct table *t, uint32_t key, void *val)
-{
-	if (!t->bits || (uint64_t)(t->n + 1) * 4 > (3ull << t->bits)) {
-		struct table g = { .bits = t->bits ? t->bits + 1 : 4, .n = t->n };
-
-		if (g.bits > 31)
-			return -ENOMEM;
-		g.s = calloc(1ull << g.bits, sizeof(*g.s));
-		if (!g.s)
-			return -ENOMEM;
-		for (uint64_t i = 0; t->bits && i < (1ull << t->bits); i++)
-			if (t->s[i].key)
-				table_place(&g, t->s[i].key, t->s[i].val);
-		free(t->s);
-		*t = g;
-	}
-	table_place(t, key, val);
-	t->n++;
-	return 0;
-}
-
-static void table_del(struct table *t, uint32_t key)
-{
-	uint32_t mask = (1u << t->bits) - 1;
-	uint32_t i = slot_of(t, key);
-
-	while (t->s[i].key != key)
-		i = (i + 1) & mask;
-	/* Backward shift: pull later entries of the probe run into the hole. */
-	for (uint32_t j = (i + 1) & mask; t->s[j].key; j = (j + 1) & mask) {
-		uint32_t home = slot_of(t, t->s[j].key);
-
-		if (((j - home) & mask) >= ((j - i) & mask)) {
-			t->s[i] = t->s[j];
-			i = j;
-		}
-	}
-	t->s[i].key = 0;
-	t->s[i].val = NULL;
-	t->n--;
 }
 
 static int random_u32(struct iwx_mem *m, uint32_t *out)
@@ -169,18 +87,18 @@ static int64_t new_index(struct iwx_mem *m)
 		if (err)
 			return err;
 		idx &= STAG_INDEX_MAX;
-		if (idx && !table_get(&m->mrs, idx))
+		if (idx && !iwx_ids_held(&m->mrs, idx))
 			return idx;
 	}
 	do
 		idx = (idx + 1) & STAG_INDEX_MAX;
-	while (!idx || table_get(&m->mrs, idx));
+	while (!idx || iwx_ids_held(&m->mrs, idx));
 	return idx;
 }
 
 static struct mr *mr_of(const struct iwx_mem *m, uint32_t stag)
 {
-	struct mr *e = table_get(&m->mrs, STAG_INDEX(stag));
+	struct mr *e = iwx_ids_find(&m->mrs, STAG_INDEX(stag), KIND);
 
 	return e && e->mr.desc.stag == stag ? e : NULL;
 }
@@ -196,40 +114,39 @@ struct iwx_mem *iwx_mem_new(void)
 
 void iwx_mem_free(struct iwx_mem *m)
 {
+	uint32_t pos;
+	void *e;
+
 	if (!m)
 		return;
-	for (uint64_t i = 0; m->mrs.bits && i < (1ull << m->mrs.bits); i++)
-		free(m->mrs.s[i].val);
-	for (uint64_t i = 0; m->pds.bits && i < (1ull << m->pds.bits); i++)
-		free(m->pds.s[i].val);
-	free(m->mrs.s);
-	free(m->pds.s);
+	for (pos = 0; (e = iwx_ids_next(&m->mrs, &pos, KIND));)
+		free(e);
+	for (pos = 0; (e = iwx_ids_next(&m->pds, &pos, KIND));)
+		free(e);
+	iwx_ids_fini(&m->mrs);
+	iwx_ids_fini(&m->pds);
 	explicit_bzero(m->rnd, sizeof(m->rnd));
 	free(m);
 }
 
 int64_t iwx_mem_pd_alloc(struct iwx_mem *m, uint64_t owner)
 {
-	struct pd *pd = calloc(1, sizeof(*pd));
+	struct pd *pd = iwx_ids_room(&m->pds) ? NULL : calloc(1, sizeof(*pd));
 
 	if (!pd)
-		goto fail;
+		return -ENOMEM;
 	/* Numbers are not reused until the counter wraps: a stale number names nothing. */
-	while (!m->next_pd || table_get(&m->pds, m->next_pd))
+	while (!m->next_pd || iwx_ids_held(&m->pds, m->next_pd))
 		m->next_pd++;
 	pd->id = m->next_pd++;
 	pd->owner = owner;
-	if (table_put(&m->pds, pd->id, pd))
-		goto fail;
+	iwx_ids_add(&m->pds, pd->id, KIND, pd);
 	return pd->id;
-fail:
-	free(pd);
-	return -ENOMEM;
 }
 
 static struct pd *pd_of(const struct iwx_mem *m, uint64_t owner, uint32_t id)
 {
-	struct pd *pd = id ? table_get(&m->pds, id) : NULL;
+	struct pd *pd = iwx_ids_find(&m->pds, id, KIND);
 
 	return pd && pd->owner == owner ? pd : NULL;
 }
@@ -242,7 +159,7 @@ int iwx_mem_pd_free(struct iwx_mem *m, uint64_t owner, uint32_t id)
 		return -ENOENT;
 	if (pd->nmr)
 		return -EBUSY;
-	table_del(&m->pds, id);
+	iwx_ids_del(&m->pds, id);
 	free(pd);
 	return 0;
 }
@@ -268,7 +185,7 @@ int64_t iwx_mem_reg(struct iwx_mem *m, uint64_t owner, uint32_t pd_id, void *add
 	err = random_u32(m, &key);
 	if (err)
 		return err;
-	e = calloc(1, sizeof(*e));
+	e = iwx_ids_room(&m->mrs) ? NULL : calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
 	e->mr.addr = addr;
@@ -280,11 +197,7 @@ int64_t iwx_mem_reg(struct iwx_mem *m, uint64_t owner, uint32_t pd_id, void *add
 	e->mr.desc.len = len;
 	e->mr.owner = owner;
 	e->pd = pd;
-	err = table_put(&m->mrs, idx, e);
-	if (err) {
-		free(e);
-		return err;
-	}
+	iwx_ids_add(&m->mrs, (uint32_t)idx, KIND, e);
 	pd->nmr++;
 	tell(m, 0, &e->mr);
 	return e->mr.desc.stag;
@@ -297,7 +210,7 @@ int iwx_mem_dereg(struct iwx_mem *m, uint64_t owner, uint32_t stag)
 	if (!e || e->mr.owner != owner)
 		return -ENOENT;
 	tell(m, e->mr.desc.stag, NULL);
-	table_del(&m->mrs, STAG_INDEX(stag));
+	iwx_ids_del(&m->mrs, STAG_INDEX(stag));
 	e->pd->nmr--;
 	free(e);
 	return 0;
@@ -348,13 +261,13 @@ int64_t iwx_mem_revalidate(struct iwx_mem *m, uint64_t owner, uint32_t stag)
 int iwx_mem_for_each(const struct iwx_mem *m, int (*fn)(const struct iwx_mr *mr, void *ctx),
 		     void *ctx)
 {
-	for (uint64_t i = 0; m->mrs.bits && i < (1ull << m->mrs.bits); i++) {
-		const struct mr *e = m->mrs.s[i].val;
-		int r;
+	uint32_t pos = 0;
+	const struct mr *e;
+	int r;
 
-		if (e && (r = fn(&e->mr, ctx)))
+	while ((e = iwx_ids_next(&m->mrs, &pos, KIND)))
+		if ((r = fn(&e->mr, ctx)))
 			return r;
-	}
 	return 0;
 }
 
@@ -369,16 +282,20 @@ uint32_t iwx_mem_pd_count(const struct iwx_mem *m)
 }
 
 /* The keys of owner's entries in t (deleting while walking would move entries under us). */
-static uint32_t *owned_keys(const struct table *t, uint64_t owner, bool mrs, uint32_t *n)
+static uint32_t *owned_keys(const struct iwx_ids *t, uint64_t owner, bool mrs, uint32_t *n)
 {
-	uint32_t *keys = malloc(sizeof(*keys) * (t->n ? t->n : 1));
+	uint32_t pos = 0, *keys = malloc(sizeof(*keys) * (t->n ? t->n : 1));
+	const void *v;
 
 	*n = 0;
-	for (uint64_t i = 0; keys && t->bits && i < (1ull << t->bits); i++) {
-		const void *v = t->s[i].val;
+	while (keys && (v = iwx_ids_next(t, &pos, KIND))) {
+		const struct mr *e = v;
+		const struct pd *pd = v;
 
-		if (v && (mrs ? ((const struct mr *)v)->mr.owner : ((const struct pd *)v)->owner) == owner)
-			keys[(*n)++] = mrs ? ((const struct mr *)v)->mr.desc.stag : t->s[i].key;
+		if (mrs && e->mr.owner == owner)
+			keys[(*n)++] = e->mr.desc.stag;
+		else if (!mrs && pd->owner == owner)
+			keys[(*n)++] = pd->id;
 	}
 	return keys;
 }

@@ -30,18 +30,17 @@
 #include <sys/types.h>
 
 #include "ipc/ipc.h"
+#include "util/ids.h"
 #include "util/list.h"
 
 #include "arena.h"
 #include "closer.h"
 #include "conn.h"
-#include "ipc/ids.h"
 #include "log.h"
 #include "loop.h"
-#include "mem.h"
 #include "llp_tcp.h"
+#include "mem.h"
 #include "qp.h"
-#include "conn.h"
 
 struct fastpath;
 struct outmsg;
@@ -169,7 +168,7 @@ struct vcq {
 	struct vcq		*next;
 };
 
-/* What an id names (ipc/ids.h's kind). */
+/* What an id names (util/ids.h's kind). */
 enum iwxd_kind {
 	KIND_CQ = 1,
 	KIND_QP,

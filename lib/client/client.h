@@ -10,9 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ipc/ids.h"
 #include "ipc/ipc.h"
 #include <iwx/iwx.h>
+#include "util/ids.h"
 #include "util/list.h"
 
 #define IWX_HIDDEN	__attribute__((visibility("hidden")))
