@@ -110,7 +110,7 @@ static void list_conns(struct iwxd *d, struct listing *l)
 		};
 
 		vqp_stats(q, &e.traffic);
-		e.sctp_xdp = q->sctp_so && sctp_io_via_xsk(q->sctp_so);
+		e.sctp_xdp = q->sock.so && sctp_io_via_xsk(q->sock.so);
 		listing_add(l, &e);
 	}
 }

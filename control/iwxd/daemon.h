@@ -16,6 +16,7 @@
  *   shared.c   memory shared with clients, charged until the kernel has freed it (shared.h)
  *   vqp.c      a queue pair's rings <-> the engine (qp.c) <-> completion rings
  *   cm.c       connection management: connect, listen, accept, reject, disconnect
+ *   conn_sock.c a queue pair's socket in the loop, TCP's or SCTP's alike (conn_sock.h)
  *   linger.c   sockets that sent a Terminate, read until the peer's FIN before the close
  *   admin.c    status and listings for `iwx`
  *   fastpath.c the BPF programs that place as packets arrive, and their maps (fastpath.h)
@@ -36,6 +37,7 @@
 #include "arena.h"
 #include "closer.h"
 #include "conn.h"
+#include "conn_sock.h"
 #include "log.h"
 #include "loop.h"
 #include "llp_tcp.h"
@@ -197,7 +199,6 @@ struct vqp {
 	struct pconn		*setup;		/* while CONNECTING */
 	struct iwx_qp		*eng;		/* the engine, once the stream is in full operation */
 	struct iwx_llp		*llp;		/* ... its lower layer, MPA on TCP (the engine's) */
-	struct socket		*sctp_so;	/* over SCTP: the association (the engine's), else NULL */
 	uint32_t		fp_slot;	/* its slot in the fast path, + 1; 0: not followed */
 	bool			fp_lazy;	/* ... iwxd sleeps on the socket's low-water mark */
 	bool			fp_rung_stay;	/* ... lazy, rung for a Read's end only */
@@ -206,8 +207,7 @@ struct vqp {
 	uint64_t		fp_tick_ms;	/* ... lazy: when it is looked at again */
 	int			fp_mark;	/* ... lazy: its SO_RCVLOWAT */
 	uint32_t		bell_sq, bell_rq;	/* the rings' producers at its last bell */
-	struct watch		tcp_w;		/* the stream once established (the engine's once it runs) */
-	uint32_t		tcp_events;	/* watched for; 0: not watched */
+	struct conn_sock	sock;		/* the stream once established (the engine's) */
 	bool			blocked;	/* waits for the socket or for room in a CQ */
 	bool			backlog;	/* the engine holds completions the CQs had no room for */
 	uint8_t			wants_room;	/* ... it asked the client for room this turn (vqp.c) */

@@ -242,7 +242,7 @@ static int publish_each(const struct iwx_mr *mr, void *ctx)
 static void lowat(struct vqp *q, int bytes)
 {
 	/* TCP looks at its queue again: what waits there wakes the loop (level-triggered) */
-	setsockopt(q->tcp_w.fd, SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof(bytes));
+	setsockopt(q->sock.w.fd, SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof(bytes));
 }
 
 /* q wakes for every byte again. */
@@ -320,7 +320,7 @@ static int lazy_mark(const struct vqp *q)
 	int rcvbuf = 0;
 	socklen_t len = sizeof(rcvbuf);
 
-	if (getsockopt(q->tcp_w.fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &len))
+	if (getsockopt(q->sock.w.fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &len))
 		return 0;
 	return rcvbuf / 4 < LOWAT_MAX ? rcvbuf / 4 : LOWAT_MAX;
 }
@@ -462,8 +462,8 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 	}
 	conn.slot = slot;
 	key_of(&q->est.peer_addr, &q->est.local_addr, &key);
-	err = getsockopt(q->tcp_w.fd, SOL_SOCKET, SO_COOKIE, &conn.cookie, &len) ? -errno :
-	      read_position(fp, q->tcp_w.fd, seq);
+	err = getsockopt(q->sock.w.fd, SOL_SOCKET, SO_COOKIE, &conn.cookie, &len) ? -errno :
+	      read_position(fp, q->sock.w.fd, seq);
 	if (!err) {
 		struct iwx_fp_slot *s = &fp->slots[slot];
 
@@ -480,12 +480,12 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 		conn.markers = q->agreed.mode.markers_rx;
 		conn.mark_base = iwx_llp_tcp_fast_start(q->llp);
 		s->wake_seq = seq[0];
-		err = bpf_map_update_elem(bpf_map__fd(fp->skel->maps.iwx_fp_socks), &q->tcp_w.fd,
+		err = bpf_map_update_elem(bpf_map__fd(fp->skel->maps.iwx_fp_socks), &q->sock.w.fd,
 					  &conn, BPF_ANY) ? -errno : 0;
 		if (!err && bpf_map_update_elem(bpf_map__fd(fp->skel->maps.iwx_fp_conns), &key, &conn,
 						BPF_NOEXIST)) {
 			err = -errno;
-			bpf_map_delete_elem(bpf_map__fd(fp->skel->maps.iwx_fp_socks), &q->tcp_w.fd);
+			bpf_map_delete_elem(bpf_map__fd(fp->skel->maps.iwx_fp_socks), &q->sock.w.fd);
 		}
 	}
 	if (err) {
@@ -502,7 +502,7 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 
 void fastpath_conn_start(struct iwxd *d, struct vqp *q)
 {
-	if (d->fp && d->fp->nifaces && q->eng && !q->sctp_so)	/* the programs read TCP */
+	if (d->fp && d->fp->nifaces && q->eng && conn_sock_tcp(&q->sock))	/* the programs read TCP */
 		conn_add(d, q);
 }
 
@@ -516,7 +516,7 @@ void fastpath_conn_end(struct iwxd *d, struct vqp *q)
 	lazy_end(fp, q);
 	key_of(&q->est.peer_addr, &q->est.local_addr, &key);
 	bpf_map_delete_elem(bpf_map__fd(fp->skel->maps.iwx_fp_conns), &key);
-	bpf_map_delete_elem(bpf_map__fd(fp->skel->maps.iwx_fp_socks), &q->tcp_w.fd);
+	bpf_map_delete_elem(bpf_map__fd(fp->skel->maps.iwx_fp_socks), &q->sock.w.fd);
 	quiesce(fp);	/* no program writes its slot or places for it any more */
 	if (q->eng)
 		iwx_llp_tcp_fast(q->llp, NULL, 0);

@@ -9,22 +9,16 @@
  * as the client's rings have room, and a client that makes room is asked to ring.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/mman.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "proto/term.h"
 
-#include <usrsctp.h>
-
 #include "daemon.h"
 #include "fastpath.h"
 #include "outbox.h"
-#include "sctp_io.h"
 #include "shared.h"
 #include "util/clock.h"
 #include "util/container_of.h"
@@ -33,6 +27,8 @@
 #define ROOM_RECV	2	/* ... of the receive CQ */
 #define CLOSE_MS	10000	/* a graceful close waits this long for the peer's */
 #define TURN_SHARE	64	/* queue pairs of one client serviced in a turn (issue 27) */
+
+static void on_stream(struct iwxd *d, struct watch *w, uint32_t events);
 
 static uint32_t pow2_at_least(uint32_t n)
 {
@@ -299,7 +295,7 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 	q->rcq = rcq;
 	scq->users++;
 	rcq->users++;
-	q->tcp_w.fd = -1;
+	conn_sock_init(&q->sock, on_stream);
 	iwx_link_add_tail(&d->qps, &q->link);
 	iwx_link_add_tail(&c->qps, &q->client_link);
 	return q;
@@ -310,23 +306,6 @@ void vqp_set_state(struct vqp *q, enum iwx_shq_state s)
 {
 	q->state = s;
 	__atomic_store_n(&q->sh->state, s, __ATOMIC_SEQ_CST);
-}
-
-/*
- * Wait on the stream for events (0: not at all, so that not even a hang-up wakes us).
- * Over SCTP usrsctp says when anything changed (sctp_io.h), and a turn without work is cheap.
- */
-static void tcp_interest(struct iwxd *d, struct vqp *q, uint32_t events)
-{
-	if (events == q->tcp_events || q->sctp_so)
-		return;
-	if (!q->tcp_events)
-		watch_add(&d->loop, &q->tcp_w, events);
-	else if (!events)
-		watch_del(&d->loop, &q->tcp_w);
-	else
-		watch_mod(&d->loop, &q->tcp_w, events);
-	q->tcp_events = events;
 }
 
 void vqp_stats_add(struct iwx_qp_stats *to, const struct iwx_qp_stats *s)
@@ -349,35 +328,22 @@ static void engine_stop(struct iwxd *d, struct vqp *q, bool abortive)
 {
 	struct iwx_qp_stats s;
 
-	if (abortive && !q->ended) {
-		/*
-		 * RST, not FIN: the application went away without a disconnect (once the
-		 * stream has ended there is nothing to abort, and a reset would destroy
-		 * our Terminate while linger.c waits for the peer to read it)
-		 */
-		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
-
-		if (q->sctp_so)
-			usrsctp_setsockopt(q->sctp_so, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-		else
-			setsockopt(q->tcp_w.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-	}
+	/*
+	 * RST, not FIN: the application went away without a disconnect (once the stream has
+	 * ended there is nothing to abort, and a reset would destroy our Terminate while
+	 * linger.c waits for the peer to read it)
+	 */
+	if (abortive && !q->ended)
+		conn_sock_abort_on_close(&q->sock);
 	fastpath_conn_end(d, q);
-	if (q->sctp_so) {
-		sctp_io_unwatch(d, q->sctp_so, &q->tcp_w);
-		q->sctp_so = NULL;	/* closed with the engine */
-		sctp_io_release(d);
-	}
+	conn_sock_drop(d, &q->sock);
 	if (q->eng) {
 		iwx_qp_stats(q->eng, &s);
 		vqp_stats_add(&q->gone, &s);
 		iwx_qp_destroy(q->eng);	/* closes the socket */
 		q->eng = NULL;
 		q->llp = NULL;
-	} else if (q->tcp_w.fd >= 0) {
-		close(q->tcp_w.fd);
 	}
-	q->tcp_w.fd = -1;
 }
 
 /*
@@ -402,15 +368,14 @@ static void stream_ended(struct iwxd *d, struct vqp *q)
 	ev.pd_len = 0;
 	if (ev.terminated && local) {
 		d->st.terms_sent++;
-		if (!q->sctp_so)	/* SCTP's SHUTDOWN waits for the Terminate's acknowledgement */
-			linger_start(d, q->owner->user, q->tcp_w.fd);
+		conn_sock_linger(d, q->owner->user, &q->sock);
 	} else if (ev.terminated) {
 		d->st.terms_received++;
 	}
 	log_info("qp %u: stream ended: %s%s", q->num,
 		 ev.terminated ? iwx_term_ecode_name(cause.layer, cause.etype, cause.ecode) :
 		 "closed", ev.terminated ? (local ? " (Terminate sent)" : " (Terminate received)") : "");
-	tcp_interest(d, q, 0);
+	conn_sock_interest(d, &q->sock, 0);
 	fastpath_conn_end(d, q);
 	q->ended = true;
 	q->close_ms = 0;
@@ -418,23 +383,18 @@ static void stream_ended(struct iwxd *d, struct vqp *q)
 	outbox_event(d, q->owner, &ev);
 }
 
-static void start_engine(struct iwxd *d, struct vqp *q, struct iwx_conn *conn)
+static void start_engine(struct iwxd *d, struct vqp *q, struct iwx_conn *conn, bool sctp)
 {
 	struct iwx_qp_attr attr = { .sq_depth = q->sq.size, .rq_depth = q->rq.size };
 
+	conn_sock_take(d, &q->sock, conn, sctp);
 	q->llp = iwx_conn_llp_new(conn);
 	q->eng = iwx_qp_create(q->llp, &q->agreed, d->mem, q->pd, &attr);
-	q->tcp_events = EPOLLIN;
 	if (!q->eng) {
-		q->tcp_w.fd = -1;	/* closed with the lower layer */
-		if (q->sctp_so)
-			sctp_io_release(d);
-		q->sctp_so = NULL;
+		conn_sock_forget(d, &q->sock);	/* closed with the lower layer */
 		q->llp = NULL;
 	}
-	if (q->eng && q->sctp_so)
-		sctp_io_watch(d, q->sctp_so, &q->tcp_w);
-	if (!q->eng || (!q->sctp_so && watch_add(&d->loop, &q->tcp_w, EPOLLIN))) {
+	if (!q->eng || conn_sock_watch(d, &q->sock)) {
 		struct iwx_ipc_event ev = q->est;
 
 		log_err("qp %u: cannot start the engine", q->num);
@@ -450,7 +410,7 @@ static void start_engine(struct iwxd *d, struct vqp *q, struct iwx_conn *conn)
 	 * rdma_cm's round trip does. The engine receives meanwhile, and the Responder's
 	 * first FPDU ends the hold. Held before the engine first reads: it may be there.
 	 */
-	if (q->agreed.initiator && q->settle_ms > 0 && !q->sctp_so) {
+	if (q->agreed.initiator && q->settle_ms > 0 && conn_sock_tcp(&q->sock)) {
 		iwx_qp_settle(q->eng, true);
 		q->settle_end_ms = iwx_now_ms() + q->settle_ms;
 	}
@@ -458,21 +418,15 @@ static void start_engine(struct iwxd *d, struct vqp *q, struct iwx_conn *conn)
 	vqp_service(d, q);
 }
 
-static void on_tcp(struct iwxd *d, struct watch *w, uint32_t events)
+static void on_stream(struct iwxd *d, struct watch *w, uint32_t events)
 {
 	(void)events;
-	vqp_service(d, container_of(w, struct vqp, tcp_w));
+	vqp_service(d, container_of(w, struct vqp, sock.w));
 }
 
 void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn, bool sctp)
 {
 	q->setup = NULL;
-	/* the socket to watch: the lower layer's from now on (start_engine) */
-	q->tcp_w.fd = sctp ? -1 : conn->tcp.fd;
-	if (sctp) {
-		q->sctp_so = conn->sctp.so;
-		sctp_io_hold(d);
-	}
 	q->agreed = conn->agreed;
 	outbox_event_of_conn(&q->est, conn);
 	q->est.transport = sctp ? IWX_TRANSPORT_SCTP : IWX_TRANSPORT_TCP;
@@ -481,11 +435,10 @@ void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn, bool 
 	/* the peer's private data: an initiator's application learns the reply's here */
 	q->est.pd_len = conn->peer_pd_len;
 	memcpy(q->est.pd, conn->peer_pd, conn->peer_pd_len);
-	q->tcp_w.fn = on_tcp;
 	vqp_set_state(q, IWX_SHQ_RTS);
 	d->st.conns_established++;
 	outbox_event(d, q->owner, &q->est);
-	start_engine(d, q, conn);
+	start_engine(d, q, conn, sctp);
 }
 
 /* The hold is over (its time, or a close): what waits goes out. */
@@ -559,7 +512,7 @@ static bool engine_turn(struct iwxd *d, struct vqp *q)
 			 * stream data (a Send could arrive before its receive leaves the ring).
 			 * TCP holds the data; the client's poll rings the doorbell.
 			 */
-			tcp_interest(d, q, 0);
+			conn_sock_interest(d, &q->sock, 0);
 			return true;
 		}
 		move_ring(q, true);	/* receives first: a Send for them may be in */
@@ -576,7 +529,7 @@ static bool engine_turn(struct iwxd *d, struct vqp *q)
 			q->fin_sent = true;
 		}
 		if (iwx_qp_get_state(q->eng) != IWX_QP_ERROR) {
-			tcp_interest(d, q, EPOLLIN | (want_write ? EPOLLOUT : 0));
+			conn_sock_interest(d, &q->sock, EPOLLIN | (want_write ? EPOLLOUT : 0));
 			fastpath_conn_turned(d, q);
 			return true;
 		}
@@ -681,7 +634,7 @@ static void service(struct iwxd *d, struct vqp *q)
 		log_warn("client %u: qp %u: ring indices out of range: queue pair abandoned",
 			 q->owner->id, q->num);
 		q->corrupt = true;
-		tcp_interest(d, q, 0);
+		conn_sock_interest(d, &q->sock, 0);
 		engine_stop(d, q, true);
 		vqp_set_state(q, IWX_SHQ_ERROR);
 		return;
@@ -701,7 +654,7 @@ void vqp_service(struct iwxd *d, struct vqp *q)
 	service(d, q);
 	/*
 	 * Completions wait for room in the client's CQs, or work for room in the engine: the
-	 * client's poll rings a CQ's bell (vqp_room), the stream's progress runs on_tcp. Room
+	 * client's poll rings a CQ's bell (vqp_room), the stream's progress runs on_stream. Room
 	 * the client made before it could see need_room is seen here (the fence pairs with
 	 * iwx_poll_cq's exchange of need_room after it consumed): no bell comes for it.
 	 */
@@ -767,7 +720,7 @@ void vqp_destroy(struct iwxd *d, struct vqp *q)
 {
 	if (q->setup)
 		cm_pconn_free(d, q->setup);
-	tcp_interest(d, q, 0);
+	conn_sock_interest(d, &q->sock, 0);
 	if (q->eng && !q->ended && !q->corrupt) {
 		/*
 		 * Closed at once, as the kernel's iWARP closes a destroyed queue pair's socket:
@@ -775,8 +728,7 @@ void vqp_destroy(struct iwxd *d, struct vqp *q)
 		 * the peer sends is drained until its own, so that no reset overtakes it.
 		 */
 		iwx_qp_shut_send(q->eng);
-		if (!q->sctp_so)	/* usrsctp's close shuts its association down itself */
-			linger_start(d, q->owner->user, q->tcp_w.fd);
+		conn_sock_linger(d, q->owner->user, &q->sock);	/* SCTP: usrsctp's close shuts down itself */
 	}
 	engine_stop(d, q, false);
 	iwx_link_del(&q->ready_link);
