@@ -15,6 +15,7 @@
  *   limits.c   what a client, a user's clients, and all together may hold; the refusal beyond it
  *   shared.c   memory shared with clients, charged until the kernel has freed it (shared.h)
  *   vqp.c      a queue pair's rings <-> the engine (qp.c) <-> completion rings
+ *   vcq.c      a completion queue: its ring, shared with the client, and its wake-ups
  *   cm.c       connection management: connect, listen, accept, reject, disconnect
  *   conn_sock.c a queue pair's socket in the loop, TCP's or SCTP's alike (conn_sock.h)
  *   linger.c   sockets that sent a Terminate, read until the peer's FIN before the close
@@ -366,6 +367,15 @@ void doorbell_take(struct iwxd *d);
  */
 bool doorbell_sleep(struct iwxd *d, bool on);
 
+/* vcq.c */
+struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *memfd, int *err);
+void vcq_destroy(struct iwxd *d, struct vcq *cq);
+struct vcq *vcq_find(struct iwxd *d, struct client *c, uint32_t id);
+/* One completion into cq's ring (the caller saw room), and a wake-up if the client armed it. */
+void vcq_push(struct vcq *cq, const struct iwx_wc *wc);
+/* Completions wait for room in cq: the client rings the CQ's bell once it has polled. */
+void vcq_ask_room(struct vcq *cq);
+
 /* vqp.c */
 struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp_create *req,
 		       int *memfd, int *err);
@@ -392,9 +402,6 @@ int vqp_disconnect(struct iwxd *d, struct vqp *q);
 /* q's traffic: its engine's, and that of engines it had before (it may reconnect). */
 void vqp_stats(const struct vqp *q, struct iwx_qp_stats *s);
 void vqp_stats_add(struct iwx_qp_stats *to, const struct iwx_qp_stats *s);
-struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *memfd, int *err);
-void vcq_destroy(struct iwxd *d, struct vcq *cq);
-struct vcq *vcq_find(struct iwxd *d, struct client *c, uint32_t id);
 
 /* cm.c */
 int cm_connect(struct iwxd *d, struct client *c, const struct iwx_ipc_connect *req);

@@ -38,13 +38,11 @@ struct bell {
 
 int doorbell_open(struct iwxd *d, struct client *c, int *memfd)
 {
-	int err = shared_create(d, c, &c->bells_mem, IWX_IPC_BELLS_SIZE);
+	int err = shared_create_given(d, c, &c->bells_mem, IWX_IPC_BELLS_SIZE, memfd);
 
 	if (err)
 		return err;
 	c->bells = c->bells_mem.base;
-	*memfd = c->bells_mem.fd;	/* the client's: the mapping is all iwxd needs */
-	c->bells_mem.fd = -1;
 	doorbell_wake(d, c);
 	return 0;
 }

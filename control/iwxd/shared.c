@@ -145,6 +145,17 @@ int shared_create(struct iwxd *d, struct client *c, struct iwx_arena *a, size_t 
 	return 0;
 }
 
+int shared_create_given(struct iwxd *d, struct client *c, struct iwx_arena *a, size_t size, int *fd)
+{
+	int err = shared_create(d, c, a, size);
+
+	if (err)
+		return err;
+	*fd = a->fd;
+	a->fd = -1;
+	return 0;
+}
+
 void shared_destroy(struct iwxd *d, struct user *u, struct iwx_arena *a)
 {
 	uint32_t id = a->map_id;

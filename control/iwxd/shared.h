@@ -20,6 +20,8 @@ struct iwx_arena;
  * (-ENOSPC beyond its user's --memory-per-user or --arena-total, logged once).
  */
 int shared_create(struct iwxd *d, struct client *c, struct iwx_arena *a, size_t size);
+/* ... its descriptor in *fd, the client's alone once sent: the mapping is all iwxd keeps. */
+int shared_create_given(struct iwxd *d, struct client *c, struct iwx_arena *a, size_t size, int *fd);
 /* Unmap and close a; its bytes stay charged to u until nothing holds it (a no-op if unset). */
 void shared_destroy(struct iwxd *d, struct user *u, struct iwx_arena *a);
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * A client's queue pair in the daemon: its send and receive rings feed the engine
- * (qp.c), and the engine's completions go to the client's completion rings.
+ * (qp.c), and the engine's completions go to the client's completion rings (vcq.c).
  *
  * Nothing is dropped on the way. The engine takes work only while it has room and
  * only when none of its completions are waiting (so its own completion queue, sized
@@ -22,6 +22,7 @@
 #include "shared.h"
 #include "util/clock.h"
 #include "util/container_of.h"
+#include "util/pow2.h"
 
 #define ROOM_SEND	1	/* vqp.wants_room: room asked of the send CQ, */
 #define ROOM_RECV	2	/* ... of the receive CQ */
@@ -30,119 +31,10 @@
 
 static void on_stream(struct iwxd *d, struct watch *w, uint32_t events);
 
-static uint32_t pow2_at_least(uint32_t n)
-{
-	uint32_t p = 1;
-
-	while (p < n)
-		p <<= 1;
-	return p;
-}
-
-/* A queue's rings: shared memory (shared.c), its descriptor the client's alone once sent. */
-static int rings_create(struct iwxd *d, struct client *c, struct iwx_arena *mem, size_t size,
-			int *fd)
-{
-	int err = shared_create(d, c, mem, size);
-
-	if (err)
-		return err;
-	*fd = mem->fd;
-	mem->fd = -1;
-	return 0;
-}
-
-/* ---------------------------------------------------------- completion queues */
-
-struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *memfd, int *err)
-{
-	struct vcq *cq;
-	int64_t bell;
-
-	if (!entries || entries > IWX_IPC_MAX_CQ_ENTRIES) {
-		*err = -EINVAL;
-		return NULL;
-	}
-	*err = client_room(d, c, LIMIT_CQS);
-	if (!*err)
-		*err = iwx_ids_room(&d->ids);
-	if (!*err)
-		*err = maps_take(d, c, 1);
-	if (*err)
-		return NULL;
-	cq = calloc(1, sizeof(*cq));
-	if (!cq) {
-		*err = -ENOMEM;
-		maps_give(d, c, 1);
-		return NULL;
-	}
-	entries = pow2_at_least(entries);
-	cq->map_size = iwx_ipc_cq_map_size(entries);
-	*err = rings_create(d, c, &cq->mem, cq->map_size, memfd);
-	if (*err) {
-		maps_give(d, c, 1);
-		free(cq);
-		return NULL;
-	}
-	cq->sh = cq->mem.base;
-	iwx_ring_init(&cq->ring, &cq->sh->ring, (uint8_t *)cq->sh + IWX_IPC_CQ_OFF, entries,
-		      sizeof(struct iwx_wc));
-	bell = doorbell_bind(c, NULL, cq);
-	if (bell < 0) {
-		*err = (int)bell;
-		close(*memfd);
-		*memfd = -1;
-		shared_destroy(d, c->user, &cq->mem);
-		maps_give(d, c, 1);
-		free(cq);
-		return NULL;
-	}
-	cq->bell = (uint32_t)bell;
-	cq->id = loop_new_id(&d->loop);
-	iwx_ids_add(&d->ids, cq->id, KIND_CQ, cq);
-	cq->owner = c;
-	client_take(c, LIMIT_CQS);
-	cq->next = d->cqs;
-	d->cqs = cq;
-	return cq;
-}
-
-struct vcq *vcq_find(struct iwxd *d, struct client *c, uint32_t id)
-{
-	struct vcq *cq = iwx_ids_find(&d->ids, id, KIND_CQ);
-
-	return cq && cq->owner == c ? cq : NULL;
-}
-
-void vcq_destroy(struct iwxd *d, struct vcq *cq)
-{
-	IWX_LIST_UNLINK(&d->cqs, cq);
-	iwx_ids_del(&d->ids, cq->id);
-	doorbell_unbind(cq->owner, cq->bell);
-	client_give(cq->owner, LIMIT_CQS);
-	shared_destroy(d, cq->owner->user, &cq->mem);
-	maps_give(d, cq->owner, 1);
-	free(cq);
-}
-
-static void cq_push(struct vcq *cq, const struct iwx_wc *wc)
-{
-	memcpy(iwx_ring_entry(&cq->ring, 0), wc, sizeof(*wc));
-	iwx_ring_produce(&cq->ring, 1);
-	/* armed by iwx_req_notify_cq: one wake-up, then the client arms again */
-	if (__atomic_exchange_n(&cq->sh->armed, 0, __ATOMIC_SEQ_CST)) {
-		uint64_t one = 1;
-
-		if (write(cq->owner->notify_fd, &one, sizeof(one)) < 0)
-			log_debug("client %u: notify: %m", cq->owner->id);
-	}
-}
-
-/* Completions wait for room in cq: the client rings the CQ's bell once it has polled. */
+/* Completions of q wait for room in cq (vcq_ask_room). */
 static void ask_room(struct vqp *q, struct vcq *cq)
 {
-	__atomic_store_n(&cq->sh->need_room, 1, __ATOMIC_SEQ_CST);
-	cq->room_asked = true;
+	vcq_ask_room(cq);
 	q->wants_room |= cq == q->scq ? ROOM_SEND : ROOM_RECV;
 }
 
@@ -161,7 +53,7 @@ static uint32_t cq_room(struct vqp *q)
 static void complete(struct vqp *q, struct iwx_wc *wc)
 {
 	wc->qp_num = q->num;
-	cq_push(wc->opcode == IWX_WC_RECV ? q->rcq : q->scq, wc);
+	vcq_push(wc->opcode == IWX_WC_RECV ? q->rcq : q->scq, wc);
 }
 
 /*
@@ -257,14 +149,14 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 		*err = maps_take(d, c, 1);
 	if (*err)
 		return NULL;
-	sq = pow2_at_least(sq);
-	rq = pow2_at_least(rq);
+	sq = iwx_pow2_at_least(sq);
+	rq = iwx_pow2_at_least(rq);
 	q = calloc(1, sizeof(*q));
 	if (q) {
 		q->parked_cap = sq;
 		q->map_size = iwx_ipc_qp_map_size(sq, rq);
 	}
-	*err = q ? rings_create(d, c, &q->mem, q->map_size, memfd) : -ENOMEM;
+	*err = q ? shared_create_given(d, c, &q->mem, q->map_size, memfd) : -ENOMEM;
 	if (*err || (bell = doorbell_bind(c, q, NULL)) < 0 ||
 	    timer_init(&d->loop, &q->timer, on_timer)) {
 		if (!*err)

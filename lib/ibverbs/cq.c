@@ -20,6 +20,7 @@
 #include "proto/level.h"
 
 #include "iwxv.h"
+#include "util/pow2.h"
 
 #define POLL_BATCH	32
 
@@ -28,7 +29,6 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
 {
 	struct iwxv_context *c = iwxv_ctx(ctx);
 	struct iwxv_cq *cq;
-	uint32_t n = 1;
 
 	if (cqe < 1 || (uint32_t)cqe > c->lim.max_cq_entries || comp_vector != 0 ||
 	    (channel && channel->context != ctx))
@@ -47,15 +47,13 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
 		free(cq);
 		return NULL;
 	}
-	while (n < (uint32_t)cqe)
-		n <<= 1;	/* libiwx rounds up to a power of two */
 	cq->channel = (struct iwxv_channel *)channel;
 	if (channel)
 		__atomic_add_fetch(&channel->refcnt, 1, __ATOMIC_RELAXED);
 	cq->cq.context = ctx;
 	cq->cq.channel = channel;
 	cq->cq.cq_context = cq_context;
-	cq->cq.cqe = (int)n;
+	cq->cq.cqe = (int)iwx_pow2_at_least((uint32_t)cqe);	/* as libiwx rounds it */
 	pthread_mutex_init(&cq->cq.mutex, NULL);
 	pthread_cond_init(&cq->cq.cond, NULL);
 	return &cq->cq;

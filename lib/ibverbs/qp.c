@@ -10,20 +10,12 @@
 #include <string.h>
 
 #include "iwxv.h"
+#include "util/pow2.h"
 
 /* The send operations iwx carries (RFC 5040 §4: no immediate data, no atomics). */
 #define SEND_OPS	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_INV | \
 			 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ | \
 			 IBV_QP_EX_WITH_LOCAL_INV)
-
-static uint32_t pow2(uint32_t n)
-{
-	uint32_t p = 1;
-
-	while (p < n)
-		p <<= 1;
-	return p;
-}
 
 /* The inline slots: 2 * depth, so that a post refused for a full queue overwrites none in use. */
 static int inline_init(struct iwxv_qp *q, struct iwx_pd *ipd, uint32_t sq_depth)
@@ -78,8 +70,8 @@ struct ibv_qp *iwxv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_att
 	ia = (struct iwx_qp_init_attr){
 		.send_cq = ((struct iwxv_cq *)a->send_cq)->icq,
 		.recv_cq = ((struct iwxv_cq *)a->recv_cq)->icq,
-		.sq_depth = pow2(a->cap.max_send_wr ? a->cap.max_send_wr : 1),
-		.rq_depth = pow2(a->cap.max_recv_wr ? a->cap.max_recv_wr : 1),
+		.sq_depth = iwx_pow2_at_least(a->cap.max_send_wr ? a->cap.max_send_wr : 1),
+		.rq_depth = iwx_pow2_at_least(a->cap.max_recv_wr ? a->cap.max_recv_wr : 1),
 	};
 	iwxv_lock(c);
 	q->iqp = iwx_create_qp(((struct iwxv_pd *)a->pd)->ipd, &ia);

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A client's completion queue in the daemon: a ring in memory shared with the client
+ * (shared.c), which iwxd fills (vqp.c) and the client polls, with its bell (doorbell.c)
+ * for the client to say it made room, and an eventfd write when the client armed it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "shared.h"
+#include "util/pow2.h"
+
+struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *memfd, int *err)
+{
+	struct vcq *cq;
+	int64_t bell;
+
+	if (!entries || entries > IWX_IPC_MAX_CQ_ENTRIES) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	*err = client_room(d, c, LIMIT_CQS);
+	if (!*err)
+		*err = iwx_ids_room(&d->ids);
+	if (!*err)
+		*err = maps_take(d, c, 1);
+	if (*err)
+		return NULL;
+	cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		*err = -ENOMEM;
+		maps_give(d, c, 1);
+		return NULL;
+	}
+	entries = iwx_pow2_at_least(entries);
+	cq->map_size = iwx_ipc_cq_map_size(entries);
+	*err = shared_create_given(d, c, &cq->mem, cq->map_size, memfd);
+	if (*err) {
+		maps_give(d, c, 1);
+		free(cq);
+		return NULL;
+	}
+	cq->sh = cq->mem.base;
+	iwx_ring_init(&cq->ring, &cq->sh->ring, (uint8_t *)cq->sh + IWX_IPC_CQ_OFF, entries,
+		      sizeof(struct iwx_wc));
+	bell = doorbell_bind(c, NULL, cq);
+	if (bell < 0) {
+		*err = (int)bell;
+		close(*memfd);
+		*memfd = -1;
+		shared_destroy(d, c->user, &cq->mem);
+		maps_give(d, c, 1);
+		free(cq);
+		return NULL;
+	}
+	cq->bell = (uint32_t)bell;
+	cq->id = loop_new_id(&d->loop);
+	iwx_ids_add(&d->ids, cq->id, KIND_CQ, cq);
+	cq->owner = c;
+	client_take(c, LIMIT_CQS);
+	cq->next = d->cqs;
+	d->cqs = cq;
+	return cq;
+}
+
+struct vcq *vcq_find(struct iwxd *d, struct client *c, uint32_t id)
+{
+	struct vcq *cq = iwx_ids_find(&d->ids, id, KIND_CQ);
+
+	return cq && cq->owner == c ? cq : NULL;
+}
+
+void vcq_destroy(struct iwxd *d, struct vcq *cq)
+{
+	IWX_LIST_UNLINK(&d->cqs, cq);
+	iwx_ids_del(&d->ids, cq->id);
+	doorbell_unbind(cq->owner, cq->bell);
+	client_give(cq->owner, LIMIT_CQS);
+	shared_destroy(d, cq->owner->user, &cq->mem);
+	maps_give(d, cq->owner, 1);
+	free(cq);
+}
+
+void vcq_push(struct vcq *cq, const struct iwx_wc *wc)
+{
+	memcpy(iwx_ring_entry(&cq->ring, 0), wc, sizeof(*wc));
+	iwx_ring_produce(&cq->ring, 1);
+	/* armed by iwx_req_notify_cq: one wake-up, then the client arms again */
+	if (__atomic_exchange_n(&cq->sh->armed, 0, __ATOMIC_SEQ_CST)) {
+		uint64_t one = 1;
+
+		if (write(cq->owner->notify_fd, &one, sizeof(one)) < 0)
+			log_debug("client %u: notify: %m", cq->owner->id);
+	}
+}
+
+void vcq_ask_room(struct vcq *cq)
+{
+	__atomic_store_n(&cq->sh->need_room, 1, __ATOMIC_SEQ_CST);
+	cq->room_asked = true;
+}
