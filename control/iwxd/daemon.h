@@ -46,6 +46,7 @@
 #include "qp.h"
 
 struct fastpath;
+struct fp_follow;
 struct outmsg;
 struct shm;
 struct shm_mr;
@@ -200,13 +201,7 @@ struct vqp {
 	struct pconn		*setup;		/* while CONNECTING */
 	struct iwx_qp		*eng;		/* the engine, once the stream is in full operation */
 	struct iwx_llp		*llp;		/* ... its lower layer, MPA on TCP (the engine's) */
-	uint32_t		fp_slot;	/* its slot in the fast path, + 1; 0: not followed */
-	bool			fp_lazy;	/* ... iwxd sleeps on the socket's low-water mark */
-	bool			fp_rung_stay;	/* ... lazy, rung for a Read's end only */
-	uint32_t		fp_head;	/* ... the slot's records written, at the last turn */
-	uint32_t		fp_seen;	/* ... lazy: the engine's read position at the last tick */
-	uint64_t		fp_tick_ms;	/* ... lazy: when it is looked at again */
-	int			fp_mark;	/* ... lazy: its SO_RCVLOWAT */
+	struct fp_follow	*fp;		/* followed by the fast path: its state (fastpath.c's) */
 	uint32_t		bell_sq, bell_rq;	/* the rings' producers at its last bell */
 	struct conn_sock	sock;		/* the stream once established (the engine's) */
 	bool			blocked;	/* waits for the socket or for room in a CQ */

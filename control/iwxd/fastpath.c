@@ -57,6 +57,18 @@ struct mem_ref {
 	bool		reaping;	/* being removed on the reaper's thread */
 };
 
+/* A connection the programs follow: iwxd's side of its slot (its queue pair points here). */
+struct fp_follow {
+	struct vqp	*q;		/* NULL: the slot is free */
+	uint32_t	slot;
+	bool		lazy;		/* iwxd sleeps on the socket's low-water mark */
+	bool		rung_stay;	/* ... lazy, rung for a Read's end only */
+	uint32_t	head;		/* the slot's records written, at the last turn */
+	uint32_t	seen;		/* lazy: the engine's read position at the last tick */
+	uint64_t	tick_ms;	/* lazy: when it is looked at again */
+	int		mark;		/* lazy: its SO_RCVLOWAT */
+};
+
 struct fastpath {
 	struct fastpath_bpf	*skel;
 	struct bpf_link		*anchor;	/* iter/tcp: a socket's read position */
@@ -65,7 +77,7 @@ struct fastpath {
 	struct watch		bells_w;
 	struct iwx_fp_slot	*slots;
 	size_t			slots_len;
-	struct vqp		**slot_qp;	/* the queue pair each slot follows; NULL: free */
+	struct fp_follow	*follows;	/* by slot */
 	uint32_t		nslots;
 	struct iwx_fp_cpu	*cpus;
 	size_t			cpus_len;
@@ -248,11 +260,11 @@ static void lowat(struct vqp *q, int bytes)
 /* q wakes for every byte again. */
 static void lazy_end(struct fastpath *fp, struct vqp *q)
 {
-	if (!q->fp_lazy)
+	if (!q->fp->lazy)
 		return;
-	__atomic_store_n(&fp->slots[q->fp_slot - 1].lazy, 0, __ATOMIC_SEQ_CST);
-	q->fp_lazy = false;
-	q->fp_rung_stay = false;
+	__atomic_store_n(&fp->slots[q->fp->slot].lazy, 0, __ATOMIC_SEQ_CST);
+	q->fp->lazy = false;
+	q->fp->rung_stay = false;
 	lowat(q, 1);
 }
 
@@ -262,7 +274,7 @@ static void lazy_end(struct fastpath *fp, struct vqp *q)
  */
 static bool lazy_arm(struct fastpath *fp, struct vqp *q)
 {
-	struct iwx_fp_slot *s = &fp->slots[q->fp_slot - 1];
+	struct iwx_fp_slot *s = &fp->slots[q->fp->slot];
 
 	__atomic_store_n(&s->lazy, 1, __ATOMIC_SEQ_CST);
 	if ((int32_t)(iwx_llp_tcp_fast_seq(q->llp) - __atomic_load_n(&s->wake_seq, __ATOMIC_SEQ_CST)) < 0) {
@@ -286,10 +298,10 @@ static int bell(void *ctx, void *data, size_t size)
 		return 0;
 	memcpy(&bell, data, sizeof(bell));
 	slot = bell & ~IWX_FP_BELL_STAY;
-	if (slot >= fp->nslots || !(q = fp->slot_qp[slot]))
+	if (slot >= fp->nslots || !(q = fp->follows[slot].q))
 		return 0;
-	if ((bell & IWX_FP_BELL_STAY) && q->fp_lazy)
-		q->fp_rung_stay = true;
+	if ((bell & IWX_FP_BELL_STAY) && q->fp->lazy)
+		q->fp->rung_stay = true;
 	else
 		lazy_end(fp, q);
 	return 0;
@@ -303,13 +315,13 @@ static void bells_ready(struct iwxd *d, struct watch *w, uint32_t events)
 	(void)events;
 	ring_buffer__consume(fp->bells);
 	for (uint32_t slot = 0; slot < fp->nslots; slot++) {
-		struct vqp *q = fp->slot_qp[slot];
+		struct vqp *q = fp->follows[slot].q;
 
-		if (!q || !q->fp_rung_stay)
+		if (!q || !q->fp->rung_stay)
 			continue;
-		q->fp_rung_stay = false;
+		q->fp->rung_stay = false;
 		vqp_service(d, q);	/* TCP has the packet: the programs ring before it */
-		if (fp->slot_qp[slot] == q && q->fp_lazy && q->eng && !lazy_arm(fp, q))
+		if (fp->follows[slot].q == q && q->fp->lazy && q->eng && !lazy_arm(fp, q))
 			lazy_end(fp, q);
 	}
 }
@@ -332,12 +344,12 @@ void fastpath_conn_turned(struct iwxd *d, struct vqp *q)
 	uint32_t head, took;
 	int mark;
 
-	if (!fp || !q->fp_slot || q->fp_lazy || !q->eng)
+	if (!fp || !q->fp || q->fp->lazy || !q->eng)
 		return;
-	s = &fp->slots[q->fp_slot - 1];
+	s = &fp->slots[q->fp->slot];
 	head = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
-	took = head - q->fp_head;
-	q->fp_head = head;
+	took = head - q->fp->head;
+	q->fp->head = head;
 	/* a stream of placed FPDUs, no gap: else packets ring, and every wake-up costs two */
 	if (took < LAZY_RECORDS || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != IWX_FP_SYNC)
 		return;
@@ -347,10 +359,10 @@ void fastpath_conn_turned(struct iwxd *d, struct vqp *q)
 	if (!lazy_arm(fp, q))
 		return;	/* a packet iwxd must read is on its way (or queued): not now */
 	lowat(q, mark);
-	q->fp_mark = mark;
-	q->fp_lazy = true;
-	q->fp_seen = iwx_llp_tcp_fast_seq(q->llp);
-	q->fp_tick_ms = iwx_now_ms() + LAZY_TICK_MS;
+	q->fp->mark = mark;
+	q->fp->lazy = true;
+	q->fp->seen = iwx_llp_tcp_fast_seq(q->llp);
+	q->fp->tick_ms = iwx_now_ms() + LAZY_TICK_MS;
 }
 
 /*
@@ -363,23 +375,28 @@ void fastpath_conn_timers(struct iwxd *d, struct vqp *q, uint64_t now)
 	uint32_t seq;
 	int mark;
 
-	if (!q->fp_lazy || !q->eng)
+	if (!q->fp || !q->fp->lazy || !q->eng)
 		return;
-	if (now < q->fp_tick_ms)
-		return;	/* q's timer runs at fp_tick_ms (vqp.c) */
+	if (now < q->fp->tick_ms)
+		return;	/* q's timer runs then (fastpath_conn_due) */
 	seq = iwx_llp_tcp_fast_seq(q->llp);
-	if (seq == q->fp_seen) {
+	if (seq == q->fp->seen) {
 		lazy_end(d->fp, q);
 		return;
 	}
-	q->fp_seen = seq;
+	q->fp->seen = seq;
 	/* TCP grows the buffer as the stream speeds up: a mark set early would stay small */
 	mark = lazy_mark(q);
-	if (mark > q->fp_mark) {
+	if (mark > q->fp->mark) {
 		lowat(q, mark);
-		q->fp_mark = mark;
+		q->fp->mark = mark;
 	}
-	q->fp_tick_ms = now + LAZY_TICK_MS;
+	q->fp->tick_ms = now + LAZY_TICK_MS;
+}
+
+uint64_t fastpath_conn_due(const struct vqp *q)
+{
+	return q->fp && q->fp->lazy ? q->fp->tick_ms : 0;
 }
 
 /* --------------------------------------------------------------- connections */
@@ -445,7 +462,7 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 	uint32_t seq[2], slot;
 	int err;
 
-	if (q->fp_slot)
+	if (q->fp)
 		return;	/* followed already */
 	/* without the CRC, nothing but the programs' checks vouches for placed payload */
 	if (!conn.crc && !attached_with(fp, IWX_FP_ATTACH_NO_CRC)) {
@@ -453,7 +470,7 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 			 q->num);
 		return;
 	}
-	for (slot = 0; slot < fp->nslots && fp->slot_qp[slot]; slot++)
+	for (slot = 0; slot < fp->nslots && fp->follows[slot].q; slot++)
 		;
 	if (slot == fp->nslots) {
 		warn_once(&fp->conns_warned, "qp %u: the fast path follows %u connections already: "
@@ -493,11 +510,9 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 		log_warn("qp %u: not followed by the fast path: %s", q->num, strerror(-err));
 		return;
 	}
-	fp->slot_qp[slot] = q;
-	fp->conns_warned = false;
-	q->fp_slot = slot + 1;
-	q->fp_lazy = false;
-	q->fp_head = 0;
+		fp->conns_warned = false;
+	fp->follows[slot] = (struct fp_follow){ .q = q, .slot = slot };
+	q->fp = &fp->follows[slot];
 }
 
 void fastpath_conn_start(struct iwxd *d, struct vqp *q)
@@ -511,7 +526,7 @@ void fastpath_conn_end(struct iwxd *d, struct vqp *q)
 	struct fastpath *fp = d->fp;
 	struct iwx_fp_key key;
 
-	if (!fp || !q->fp_slot)
+	if (!fp || !q->fp)
 		return;
 	lazy_end(fp, q);
 	key_of(&q->est.peer_addr, &q->est.local_addr, &key);
@@ -520,8 +535,8 @@ void fastpath_conn_end(struct iwxd *d, struct vqp *q)
 	quiesce(fp);	/* no program writes its slot or places for it any more */
 	if (q->eng)
 		iwx_llp_tcp_fast(q->llp, NULL, 0);
-	fp->slot_qp[q->fp_slot - 1] = NULL;
-	q->fp_slot = 0;
+	q->fp->q = NULL;
+	q->fp = NULL;
 }
 
 /* ------------------------------------------------------------- the programs */
@@ -551,7 +566,7 @@ static void unload(struct fastpath *fp)
 	bpf_link__destroy(fp->accepted);
 	bpf_link__destroy(fp->anchor);
 	fastpath_bpf__destroy(fp->skel);
-	free(fp->slot_qp);
+	free(fp->follows);
 	free(fp->mems);
 	free(fp);
 }
@@ -576,14 +591,14 @@ static int load(struct iwxd *d)
 		goto fail;
 	fp->nslots = bpf_map__max_entries(fp->skel->maps.iwx_fp_slots);
 	fp->nmems = bpf_map__max_entries(fp->skel->maps.iwx_fp_mems);
-	fp->slot_qp = calloc(fp->nslots, sizeof(*fp->slot_qp));
+	fp->follows = calloc(fp->nslots, sizeof(*fp->follows));
 	fp->mems = calloc(fp->nmems, sizeof(*fp->mems));
 	fp->slots = map_shared(fp->skel->maps.iwx_fp_slots, &fp->slots_len);
 	fp->cpus = map_shared(fp->skel->maps.iwx_fp_cpus, &fp->cpus_len);
 	fp->anchor = bpf_program__attach_iter(fp->skel->progs.iwx_anchor, NULL);
 	fp->accepted = bpf_program__attach(fp->skel->progs.iwx_accepted);
 	fp->bells = ring_buffer__new(bpf_map__fd(fp->skel->maps.iwx_fp_bells), bell, fp, NULL);
-	if (!fp->slot_qp || !fp->mems || !fp->slots || !fp->cpus || !fp->anchor || !fp->accepted ||
+	if (!fp->follows || !fp->mems || !fp->slots || !fp->cpus || !fp->anchor || !fp->accepted ||
 	    !fp->bells) {
 		err = errno ? -errno : -ENOMEM;
 		goto fail;
@@ -723,7 +738,7 @@ int fastpath_detach(struct iwxd *d, const struct iwx_ipc_fp_attach *req)
 	iface_remove(d->fp, f);
 	/* rung by none but the programs still attached */
 	IWX_LINK_EACH(struct vqp, q, &d->qps, link)
-		if (q->fp_slot)
+		if (q->fp)
 			lazy_end(d->fp, q);
 	return 0;
 }
@@ -774,9 +789,9 @@ int fastpath_list(struct iwxd *d, int (*add)(void *ctx, const struct iwx_ipc_fp_
 		struct iwx_ipc_fp_info e = { .kind = IWX_FP_INFO_CONN, .id = q->num };
 		const struct iwx_fp_slot *s;
 
-		if (!q->fp_slot)
+		if (!q->fp)
 			continue;
-		s = &fp->slots[q->fp_slot - 1];
+		s = &fp->slots[q->fp->slot];
 		e.state = __atomic_load_n(&s->state, __ATOMIC_RELAXED);
 		memcpy(&e.c, &s->c, sizeof(e.c));
 		err = add(ctx, &e);
@@ -797,6 +812,8 @@ void fastpath_stop(struct iwxd *d)
 		iface_remove(d->fp, &d->fp->ifaces[0]);
 	watch_del(&d->loop, &d->fp->bells_w);
 	iwx_mem_watch(d->mem, NULL, NULL);
+	IWX_LINK_EACH(struct vqp, q, &d->qps, link)
+		q->fp = NULL;	/* its state goes with the rest */
 	unload(d->fp);
 	d->fp = NULL;
 }

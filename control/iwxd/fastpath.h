@@ -38,6 +38,8 @@ void fastpath_conn_end(struct iwxd *d, struct vqp *q);
  */
 void fastpath_conn_turned(struct iwxd *d, struct vqp *q);
 void fastpath_conn_timers(struct iwxd *d, struct vqp *q, uint64_t now);
+/* ... when its timer is due (0: none). */
+uint64_t fastpath_conn_due(const struct vqp *q);
 
 /* iwxd starts: remove what a dead iwxd left attached here (XDP). */
 void fastpath_start(void);

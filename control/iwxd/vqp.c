@@ -436,12 +436,12 @@ static bool engine_turn(struct iwxd *d, struct vqp *q)
 /* q's timer runs at the earliest of its deadlines. */
 static void rearm(struct iwxd *d, struct vqp *q)
 {
-	uint64_t at = q->settle_end_ms;
+	uint64_t at = q->settle_end_ms, fp_at;
 
 	if (q->eng && q->close_ms && (!at || q->close_ms < at))
 		at = q->close_ms;
-	if (q->eng && q->fp_lazy && (!at || q->fp_tick_ms < at))
-		at = q->fp_tick_ms;
+	if (q->eng && (fp_at = fastpath_conn_due(q)) && (!at || fp_at < at))
+		at = fp_at;
 	timer_set(&d->loop, &q->timer, at);
 }
 
