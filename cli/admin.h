@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The iwx subcommands that inspect a running iwxd (root only), and the exchange they
- * share with those that change it (fastpath.h): one request on iwxd's control socket,
+ * share with those that change it (attach.h): one request on iwxd's control socket,
  * the reply's parts joined.
  */
 #ifndef IWX_CLI_ADMIN_H

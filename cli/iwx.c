@@ -6,7 +6,7 @@
 #include "admin.h"
 #include "decode.h"
 #include "exec.h"
-#include "fastpath.h"
+#include "attach.h"
 
 #ifndef IWX_VERSION
 #define IWX_VERSION "0.1.0"

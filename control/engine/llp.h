@@ -17,7 +17,7 @@
 #include "proto/ddp.h"
 #include "proto/term.h"
 
-struct iwx_qp;
+struct iwx_engine_qp;
 struct iwx_qp_stats;
 struct iwx_llp;
 
@@ -48,7 +48,7 @@ struct iwx_llp_ops {
 
 struct iwx_llp {
 	const struct iwx_llp_ops *ops;
-	struct iwx_qp		*qp;		/* the queue pair above: set by iwx_qp_create */
+	struct iwx_engine_qp		*qp;		/* the queue pair above: set by iwx_qp_create */
 	struct iwx_qp_stats	*stats;		/* ... whose traffic counters this layer keeps */
 	uint32_t		max_payload[2];	/* the largest untagged [0] and tagged [1] segment's payload */
 	/*
@@ -74,7 +74,7 @@ struct iwx_llp_seg {
 /* What the queue pair offers its lower layer (qp.c). */
 
 /* The next segment to send, if any may go now. */
-bool iwx_qp_next_segment(struct iwx_qp *qp, struct iwx_llp_seg *s);
+bool iwx_qp_next_segment(struct iwx_engine_qp *qp, struct iwx_llp_seg *s);
 
 /*
  * An arriving segment whose header is known: where its payload goes (*dst, NULL for
@@ -88,16 +88,16 @@ int iwx_qp_place(void *qp, const struct iwx_ddp_seg *seg, uint8_t **dst,
 int iwx_qp_take(void *qp, const struct iwx_ddp_seg *seg);
 
 /* The payload of the segment being received is going to [dst, dst + len) (dst NULL: not). */
-void iwx_qp_placing(struct iwx_qp *qp, uint8_t *dst, uint32_t len);
+void iwx_qp_placing(struct iwx_engine_qp *qp, uint8_t *dst, uint32_t len);
 
 /* Where a tagged segment's payload goes, or the Terminate's cause (RFC 5041 §7.2). */
-int iwx_qp_tagged_target(const struct iwx_qp *qp, const struct iwx_ddp_seg *seg, uint8_t **dst,
+int iwx_qp_tagged_target(const struct iwx_engine_qp *qp, const struct iwx_ddp_seg *seg, uint8_t **dst,
 			 struct iwx_term_cause *cause);
 
 /* The lower layer found an error the peer must hear of: a Terminate goes out. */
-void iwx_qp_fail(struct iwx_qp *qp, struct iwx_term_cause cause, const struct iwx_ddp_seg *seg);
+void iwx_qp_fail(struct iwx_engine_qp *qp, struct iwx_term_cause cause, const struct iwx_ddp_seg *seg);
 
 /* The stream ended or broke without a Terminate (local: an error of ours, not the peer's close). */
-void iwx_qp_lost(struct iwx_qp *qp, bool local);
+void iwx_qp_lost(struct iwx_engine_qp *qp, bool local);
 
 #endif /* IWX_LLP_H */

@@ -250,7 +250,7 @@ static void advance(struct llp_sctp *t)
 static void chunk_in(struct llp_sctp *t, const uint8_t *data, size_t len, uint32_t tsn,
 		     uint16_t sid)
 {
-	struct iwx_qp *qp = t->llp.qp;
+	struct iwx_engine_qp *qp = t->llp.qp;
 	struct iwx_term_cause cause;
 	struct iwx_ddp_seg seg;
 	uint8_t *dst = NULL;

@@ -14,7 +14,7 @@
 #include "proto/mpa_rx.h"
 
 #include "bufpool.h"
-#include "fast_rx.h"
+#include "llp_tcp_fast.h"
 #include "llp_tcp.h"
 #include "qp.h"
 
@@ -168,7 +168,7 @@ static bool tcp_tx_idle(const struct iwx_llp *llp)
 
 /* ----------------------------------------------------------------- receive */
 
-/* A segment taken: the fast path learns where the parser is (fast_rx.h). */
+/* A segment taken: the fast path learns where the parser is (llp_tcp_fast.h). */
 static int tcp_take(void *ctx, const struct iwx_ddp_seg *seg)
 {
 	struct llp_tcp *t = ctx;
@@ -176,7 +176,7 @@ static int tcp_take(void *ctx, const struct iwx_ddp_seg *seg)
 
 	if (err)
 		return err;
-	/* the fast path may place behind an invalidation once it is done (fast_rx.h) */
+	/* the fast path may place behind an invalidation once it is done (llp_tcp_fast.h) */
 	if (iwx_rdmap_opcode_has_inval(seg->opcode))
 		iwx_fast_rx_release(&t->fast, t->rx->len_pos);
 	/*

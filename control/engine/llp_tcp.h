@@ -3,7 +3,7 @@
  * A queue pair's lower layer on kernel TCP: DDP segments framed as MPA FPDUs
  * (RFC 5044 §4-§6) on one socket in full operation. FPDUs go out in batches that
  * start TCP segments where a receiver can place them on their own; payload comes
- * in straight from the socket into its target. With the fast path (fast_rx.h), what
+ * in straight from the socket into its target. With the fast path (llp_tcp_fast.h), what
  * BPF placed already is taken from its records and discarded from the socket unread.
  */
 #ifndef IWX_LLP_TCP_H

@@ -28,7 +28,7 @@ struct pd {
 };
 
 struct mr {
-	struct iwx_mr	mr;	/* first: lookup hands out &mr */
+	struct iwx_region	mr;	/* first: lookup hands out &mr */
 	struct pd	*pd;
 };
 
@@ -41,7 +41,7 @@ struct iwx_mem {
 	unsigned int	rnd_left;
 };
 
-static void tell(const struct iwx_mem *m, uint32_t gone, const struct iwx_mr *now)
+static void tell(const struct iwx_mem *m, uint32_t gone, const struct iwx_region *now)
 {
 	if (m->watch)
 		m->watch(m->watch_ctx, gone, now);
@@ -216,7 +216,7 @@ int iwx_mem_dereg(struct iwx_mem *m, uint64_t owner, uint32_t stag)
 	return 0;
 }
 
-const struct iwx_mr *iwx_mem_lookup(const struct iwx_mem *m, uint32_t stag)
+const struct iwx_region *iwx_mem_lookup(const struct iwx_mem *m, uint32_t stag)
 {
 	struct mr *e = mr_of(m, stag);
 
@@ -258,7 +258,7 @@ int64_t iwx_mem_revalidate(struct iwx_mem *m, uint64_t owner, uint32_t stag)
 	return e->mr.desc.stag;
 }
 
-int iwx_mem_for_each(const struct iwx_mem *m, int (*fn)(const struct iwx_mr *mr, void *ctx),
+int iwx_mem_for_each(const struct iwx_mem *m, int (*fn)(const struct iwx_region *mr, void *ctx),
 		     void *ctx)
 {
 	uint32_t pos = 0;

@@ -19,7 +19,7 @@ struct iwx_mem;
  * A registered region: what the checks see, and where the bytes are in this process
  * (memory the client shares with the daemon: never the client's own address space).
  */
-struct iwx_mr {
+struct iwx_region {
 	struct iwx_stag_desc	desc;	/* stag, pd, valid, access, base_to, len */
 	uint8_t			*addr;	/* the byte at desc.base_to */
 	uint64_t		owner;	/* the client that registered it: an identity never reused */
@@ -33,7 +33,7 @@ struct iwx_mem *iwx_mem_new(void);
  * not NULL, a region as it now is (registered, invalidated, revalidated). A watcher that
  * hands STags on (the fast path) must have stopped every use of gone when it returns.
  */
-typedef void (*iwx_mem_watch_fn)(void *ctx, uint32_t gone, const struct iwx_mr *now);
+typedef void (*iwx_mem_watch_fn)(void *ctx, uint32_t gone, const struct iwx_region *now);
 void iwx_mem_watch(struct iwx_mem *m, iwx_mem_watch_fn fn, void *ctx);
 void iwx_mem_free(struct iwx_mem *m);
 
@@ -68,7 +68,7 @@ int iwx_mem_dereg(struct iwx_mem *m, uint64_t owner, uint32_t stag);
  * or invalidated; NULL when no such STag exists. The caller runs the checks of
  * proto/ddp_check.h on ->desc.
  */
-const struct iwx_mr *iwx_mem_lookup(const struct iwx_mem *m, uint32_t stag);
+const struct iwx_region *iwx_mem_lookup(const struct iwx_mem *m, uint32_t stag);
 
 /*
  * Invalidate stag (RFC 5040 §5.3, Send with Invalidate; or a local invalidate):
@@ -81,7 +81,7 @@ int iwx_mem_invalidate(struct iwx_mem *m, uint32_t stag, uint32_t pd);
 int64_t iwx_mem_revalidate(struct iwx_mem *m, uint64_t owner, uint32_t stag);
 
 /* Visit every region (for `iwx stags`); stop when fn returns non-zero. */
-int iwx_mem_for_each(const struct iwx_mem *m, int (*fn)(const struct iwx_mr *mr, void *ctx),
+int iwx_mem_for_each(const struct iwx_mem *m, int (*fn)(const struct iwx_region *mr, void *ctx),
 		     void *ctx);
 
 #endif /* IWX_MEM_H */

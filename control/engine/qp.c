@@ -89,7 +89,7 @@ struct tx_msg {
 	uint8_t			inline_buf[IWX_TERM_MAX_LEN];
 };
 
-struct iwx_qp {
+struct iwx_engine_qp {
 	struct iwx_llp		*llp;		/* what carries the segments */
 	enum iwx_qp_state	state;
 	struct iwx_mem		*mem;
@@ -128,14 +128,14 @@ struct iwx_qp {
 	struct iwx_qp_stats	stats;
 };
 
-static void complete(struct iwx_qp *qp, const struct iwx_wc *wc)
+static void complete(struct iwx_engine_qp *qp, const struct iwx_wc *wc)
 {
 	/* sized to hold every request held at once: the caller's part is in qp.h */
 	if (ring_push(&qp->cq, wc))
 		abort();
 }
 
-static void complete_send_wr(struct iwx_qp *qp, const struct iwx_send_wr *wr, uint8_t status,
+static void complete_send_wr(struct iwx_engine_qp *qp, const struct iwx_send_wr *wr, uint8_t status,
 			     uint32_t byte_len)
 {
 	struct iwx_wc wc = {
@@ -150,7 +150,7 @@ static void complete_send_wr(struct iwx_qp *qp, const struct iwx_send_wr *wr, ui
 }
 
 /* RFC 5040 §5.4 and §7: everything outstanding completes in error, in order. */
-static void flush_all(struct iwx_qp *qp)
+static void flush_all(struct iwx_engine_qp *qp)
 {
 	while (qp->inflight.n) {
 		const struct inflight *f = ring_at(&qp->inflight, 0);
@@ -178,7 +178,7 @@ static void flush_all(struct iwx_qp *qp)
 }
 
 /* Stop for good: no Terminate (one came in, or the stream is gone). */
-static void enter_error(struct iwx_qp *qp, struct iwx_term_cause cause, bool local)
+static void enter_error(struct iwx_engine_qp *qp, struct iwx_term_cause cause, bool local)
 {
 	if (qp->state == IWX_QP_ERROR)
 		return;
@@ -200,7 +200,7 @@ static void enter_error(struct iwx_qp *qp, struct iwx_term_cause cause, bool loc
  * An error found here: the Terminate goes out after the FPDU now being sent, nothing
  * after it (RFC 5040 §5.4), and every request is flushed. Only the first error counts.
  */
-static void fail(struct iwx_qp *qp, struct iwx_term_cause cause, const struct iwx_ddp_seg *seg,
+static void fail(struct iwx_engine_qp *qp, struct iwx_term_cause cause, const struct iwx_ddp_seg *seg,
 		 const struct iwx_read_req *rr)
 {
 	if (qp->state != IWX_QP_RTS)
@@ -216,16 +216,16 @@ static void fail(struct iwx_qp *qp, struct iwx_term_cause cause, const struct iw
 /* ------------------------------------------------------------ local memory */
 
 /* Bytes [to, to + len) of mr, checked by the caller (len > 0). */
-static struct span span_of(const struct iwx_mr *mr, uint64_t to, uint32_t len)
+static struct span span_of(const struct iwx_region *mr, uint64_t to, uint32_t len)
 {
 	return (struct span){ .p = mr->addr + (to - mr->desc.base_to), .len = len };
 }
 
 /* Resolve an sge to its bytes, checking region, PD and access (local_write for sinks). */
-static int resolve(const struct iwx_qp *qp, const struct iwx_sge *sge, bool local_write,
+static int resolve(const struct iwx_engine_qp *qp, const struct iwx_sge *sge, bool local_write,
 		   struct span *out)
 {
-	const struct iwx_mr *mr = iwx_mem_lookup(qp->mem, sge->lkey);
+	const struct iwx_region *mr = iwx_mem_lookup(qp->mem, sge->lkey);
 	uint8_t need = local_write ? IWX_ACCESS_LOCAL_WRITE : 0;
 
 	if (!mr || !mr->desc.valid || mr->desc.pd != qp->pd || (mr->desc.access & need) != need)
@@ -266,7 +266,7 @@ static uint8_t wr_rdmap_opcode(uint8_t op)
 	return map[op];
 }
 
-static void start_msg(struct iwx_qp *qp, const struct iwx_ddp_msg *m)
+static void start_msg(struct iwx_engine_qp *qp, const struct iwx_ddp_msg *m)
 {
 	/* checked at creation: every segment carries a payload */
 	iwx_ddp_segmenter_init_payload(&qp->msg.seg, m,
@@ -274,7 +274,7 @@ static void start_msg(struct iwx_qp *qp, const struct iwx_ddp_msg *m)
 	qp->msg.active = true;
 }
 
-static void start_terminate(struct iwx_qp *qp)
+static void start_terminate(struct iwx_engine_qp *qp)
 {
 	struct iwx_ddp_msg m = { .opcode = IWX_OP_TERMINATE, .msn = qp->tx_msn[IWX_QN_TERMINATE]++ };
 
@@ -288,7 +288,7 @@ static void start_terminate(struct iwx_qp *qp)
 }
 
 /* RFC 5040 §5.2.2: Read Responses go out in the order the Requests came. */
-static void start_read_response(struct iwx_qp *qp)
+static void start_read_response(struct iwx_engine_qp *qp)
 {
 	const struct inbound_read *in = ring_at(&qp->reads_in, 0);
 	struct iwx_ddp_msg m = {
@@ -308,7 +308,7 @@ static void start_read_response(struct iwx_qp *qp)
  * is gone. RFC 5040 §7.1 rule 1: a Terminate goes instead of the request, which
  * completes with a local protection error; after the requests before it, in order.
  */
-static void fail_sq_head(struct iwx_qp *qp)
+static void fail_sq_head(struct iwx_engine_qp *qp)
 {
 	struct inflight f = { .wr = *(const struct iwx_send_wr *)ring_at(&qp->sq, 0), .done = true,
 			      .status = IWX_WC_LOC_PROT_ERR };
@@ -319,7 +319,7 @@ static void fail_sq_head(struct iwx_qp *qp)
 }
 
 /* Start the send queue's head, if its turn has come. false: nothing to start now. */
-static bool start_sq_head(struct iwx_qp *qp)
+static bool start_sq_head(struct iwx_engine_qp *qp)
 {
 	const struct iwx_send_wr *wr = ring_at(&qp->sq, 0);
 	struct iwx_ddp_msg m = { .opcode = wr_rdmap_opcode(wr->opcode) };
@@ -372,7 +372,7 @@ static bool start_sq_head(struct iwx_qp *qp)
 }
 
 /* Complete requests from the head of inflight while they are done. */
-static void retire(struct iwx_qp *qp)
+static void retire(struct iwx_engine_qp *qp)
 {
 	while (qp->inflight.n) {
 		const struct inflight *f = ring_at(&qp->inflight, 0);
@@ -385,7 +385,7 @@ static void retire(struct iwx_qp *qp)
 }
 
 /* The oldest Read still waiting for its Response (Responses come in order). */
-static struct inflight *oldest_read(struct iwx_qp *qp)
+static struct inflight *oldest_read(struct iwx_engine_qp *qp)
 {
 	for (uint32_t i = 0; i < qp->inflight.n; i++) {
 		struct inflight *f = ring_at(&qp->inflight, i);
@@ -397,7 +397,7 @@ static struct inflight *oldest_read(struct iwx_qp *qp)
 }
 
 /* The last segment of the current message is in the lower layer's hands. */
-static void finish_msg(struct iwx_qp *qp)
+static void finish_msg(struct iwx_engine_qp *qp)
 {
 	struct tx_msg *msg = &qp->msg;
 
@@ -418,7 +418,7 @@ static void finish_msg(struct iwx_qp *qp)
 	retire(qp);
 }
 
-bool iwx_qp_next_segment(struct iwx_qp *qp, struct iwx_llp_seg *s)
+bool iwx_qp_next_segment(struct iwx_engine_qp *qp, struct iwx_llp_seg *s)
 {
 	struct tx_msg *msg = &qp->msg;
 
@@ -457,7 +457,7 @@ bool iwx_qp_next_segment(struct iwx_qp *qp, struct iwx_llp_seg *s)
 }
 
 /* Hand the lower layer what may go; after a Terminate is out, stop (RFC 5040 §5.4). */
-static void transmit(struct iwx_qp *qp, bool *want_write)
+static void transmit(struct iwx_engine_qp *qp, bool *want_write)
 {
 	*want_write = false;
 	if (qp->hold_tx)
@@ -477,7 +477,7 @@ static struct iwx_term_cause cause_of_check(uint32_t r)
 }
 
 /* The receive buffer a Send of MSN msn goes to, if posted. */
-static const struct iwx_recv_wr *recv_wr_for(const struct iwx_qp *qp, uint32_t msn)
+static const struct iwx_recv_wr *recv_wr_for(const struct iwx_engine_qp *qp, uint32_t msn)
 {
 	uint32_t i = msn - qp->rx_msn[IWX_QN_SEND];
 
@@ -485,7 +485,7 @@ static const struct iwx_recv_wr *recv_wr_for(const struct iwx_qp *qp, uint32_t m
 }
 
 /* Where bytes [mo, mo+len) of a receive buffer are, if within one sge here. */
-static uint8_t *recv_target(const struct iwx_qp *qp, const struct iwx_recv_wr *wr, uint32_t mo,
+static uint8_t *recv_target(const struct iwx_engine_qp *qp, const struct iwx_recv_wr *wr, uint32_t mo,
 			    uint32_t len)
 {
 	for (uint8_t i = 0; i < wr->num_sge; i++) {
@@ -501,15 +501,15 @@ static uint8_t *recv_target(const struct iwx_qp *qp, const struct iwx_recv_wr *w
 	return NULL;
 }
 
-void iwx_qp_placing(struct iwx_qp *qp, uint8_t *dst, uint32_t len)
+void iwx_qp_placing(struct iwx_engine_qp *qp, uint8_t *dst, uint32_t len)
 {
 	qp->rx_dst = (struct span){ .p = dst, .len = dst ? len : 0 };
 }
 
-int iwx_qp_tagged_target(const struct iwx_qp *qp, const struct iwx_ddp_seg *seg, uint8_t **dst,
+int iwx_qp_tagged_target(const struct iwx_engine_qp *qp, const struct iwx_ddp_seg *seg, uint8_t **dst,
 			 struct iwx_term_cause *cause)
 {
-	const struct iwx_mr *mr = iwx_mem_lookup(qp->mem, seg->stag);
+	const struct iwx_region *mr = iwx_mem_lookup(qp->mem, seg->stag);
 	uint8_t need = seg->opcode == IWX_OP_WRITE ? IWX_ACCESS_REMOTE_WRITE : IWX_ACCESS_LOCAL_WRITE;
 	uint32_t r = iwx_check_tagged(mr ? &mr->desc : NULL, seg->stag, qp->pd, need, seg->to,
 				      seg->len);
@@ -528,7 +528,7 @@ int iwx_qp_tagged_target(const struct iwx_qp *qp, const struct iwx_ddp_seg *seg,
  * is known: a header the CRC will fail cannot aim it elsewhere (siw terminates on any
  * other; RFC 5041 does not forbid them, so they are staged and placed once the CRC holds).
  */
-static bool cut_next(const struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
+static bool cut_next(const struct iwx_engine_qp *qp, const struct iwx_ddp_seg *seg)
 {
 	return qp->rx_next.valid && seg->stag == qp->rx_next.stag && seg->to == qp->rx_next.to;
 }
@@ -536,7 +536,7 @@ static bool cut_next(const struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
 int iwx_qp_place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 		 struct iwx_term_cause *cause)
 {
-	struct iwx_qp *qp = ctx;
+	struct iwx_engine_qp *qp = ctx;
 	struct iwx_untagged_queue q;
 	uint32_t r, buf_len;
 
@@ -583,7 +583,7 @@ int iwx_qp_place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 	return 0;
 }
 
-static int scatter(const struct iwx_qp *qp, const struct iwx_recv_wr *wr, uint32_t mo,
+static int scatter(const struct iwx_engine_qp *qp, const struct iwx_recv_wr *wr, uint32_t mo,
 		   const uint8_t *src, uint32_t len)
 {
 	for (uint8_t i = 0; i < wr->num_sge && len; i++) {
@@ -611,7 +611,7 @@ static int scatter(const struct iwx_qp *qp, const struct iwx_recv_wr *wr, uint32
  * A tagged segment whose FPDU checked: place it if it was staged, its target looked up
  * again (it may have gone since its header came), and expect the one after it.
  */
-static void take_tagged(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
+static void take_tagged(struct iwx_engine_qp *qp, const struct iwx_ddp_seg *seg)
 {
 	struct iwx_term_cause cause;
 	uint8_t *dst;
@@ -629,7 +629,7 @@ static void take_tagged(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
 	qp->rx_next.to = seg->to + seg->len;
 }
 
-static void take_send(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
+static void take_send(struct iwx_engine_qp *qp, const struct iwx_ddp_seg *seg)
 {
 	/* place() found it posted; a message's last segment comes in MSN order (RFC 5041 §5.3) */
 	const struct iwx_recv_wr *wr = recv_wr_for(qp, seg->msn);
@@ -663,11 +663,11 @@ static void take_send(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
 	qp->rx_msn[IWX_QN_SEND]++;
 }
 
-static void take_read_request(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
+static void take_read_request(struct iwx_engine_qp *qp, const struct iwx_ddp_seg *seg)
 {
 	struct iwx_term_cause cause;
 	struct inbound_read in = { 0 };
-	const struct iwx_mr *mr;
+	const struct iwx_region *mr;
 	uint32_t r;
 
 	if (iwx_read_req_decode(seg, &in.rr, &cause)) {
@@ -687,7 +687,7 @@ static void take_read_request(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
 	qp->rx_msn[IWX_QN_READ_REQ]++;
 }
 
-static void take_read_response(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
+static void take_read_response(struct iwx_engine_qp *qp, const struct iwx_ddp_seg *seg)
 {
 	struct inflight *f = oldest_read(qp);
 
@@ -720,7 +720,7 @@ static uint8_t status_of_remote(struct iwx_term_cause c)
  * Does the Terminate name a segment of the Write being sent from the send queue? Its
  * copy of the segment's DDP header (RFC 5040 §4.8) gives the STag and tagged offset.
  */
-static bool term_names_sending_write(const struct iwx_qp *qp, const struct iwx_term *t)
+static bool term_names_sending_write(const struct iwx_engine_qp *qp, const struct iwx_term *t)
 {
 	const struct iwx_send_wr *wr = qp->sq.n ? ring_at(&qp->sq, 0) : NULL;
 	struct iwx_term_cause ignored;
@@ -733,7 +733,7 @@ static bool term_names_sending_write(const struct iwx_qp *qp, const struct iwx_t
 	return seg.stag == wr->rkey && seg.to - wr->remote_addr <= sge_total(wr->sge, wr->num_sge);
 }
 
-static void take_terminate(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
+static void take_terminate(struct iwx_engine_qp *qp, const struct iwx_ddp_seg *seg)
 {
 	struct iwx_term t;
 	struct iwx_term_cause cause;
@@ -761,7 +761,7 @@ static void take_terminate(struct iwx_qp *qp, const struct iwx_ddp_seg *seg)
 
 int iwx_qp_take(void *ctx, const struct iwx_ddp_seg *seg)
 {
-	struct iwx_qp *qp = ctx;
+	struct iwx_engine_qp *qp = ctx;
 
 	qp->stats.rx_fpdus++;
 	qp->hold_tx = false;
@@ -792,13 +792,13 @@ int iwx_qp_take(void *ctx, const struct iwx_ddp_seg *seg)
 	return qp->state != IWX_QP_RTS ? -ENOTCONN : 0;
 }
 
-void iwx_qp_fail(struct iwx_qp *qp, struct iwx_term_cause cause, const struct iwx_ddp_seg *seg)
+void iwx_qp_fail(struct iwx_engine_qp *qp, struct iwx_term_cause cause, const struct iwx_ddp_seg *seg)
 {
 	qp->hold_tx = false;	/* the peer has spoken, if wrongly: the Terminate goes */
 	fail(qp, cause, seg, NULL);
 }
 
-void iwx_qp_lost(struct iwx_qp *qp, bool local)
+void iwx_qp_lost(struct iwx_engine_qp *qp, bool local)
 {
 	enter_error(qp, IWX_CAUSE_MPA(IWX_MPA_EC_STREAM_LOST), local);
 }
@@ -811,7 +811,7 @@ void iwx_qp_lost(struct iwx_qp *qp, bool local)
  * the agreed ready-to-receive message, a zero-length Write or Read (a zero-length
  * Send would take one of the Responder's receive buffers; iwx does not offer it).
  */
-static void start_stream(struct iwx_qp *qp)
+static void start_stream(struct iwx_engine_qp *qp)
 {
 	const struct iwx_mpa_agreed *a = &qp->agreed;
 	struct iwx_send_wr rtr = { .flags = WR_INTERNAL, .num_sge = 1 };
@@ -831,7 +831,7 @@ static void start_stream(struct iwx_qp *qp)
  * allocator touches the pages at a block's ends, and the elements' pages are touched as
  * they are used, so an idle queue pair's rings take little memory however deep they are.
  */
-static int rings_init(struct iwx_qp *qp, uint32_t sq, uint32_t rq, uint32_t cq, uint32_t inflight,
+static int rings_init(struct iwx_engine_qp *qp, uint32_t sq, uint32_t rq, uint32_t cq, uint32_t inflight,
 		      uint32_t reads_in)
 {
 	const struct {
@@ -861,7 +861,7 @@ static int rings_init(struct iwx_qp *qp, uint32_t sq, uint32_t rq, uint32_t cq, 
 	return 0;
 }
 
-struct iwx_qp *iwx_qp_create(struct iwx_llp *llp, const struct iwx_mpa_agreed *agreed,
+struct iwx_engine_qp *iwx_qp_create(struct iwx_llp *llp, const struct iwx_mpa_agreed *agreed,
 			     struct iwx_mem *mem, uint32_t pd, const struct iwx_qp_attr *attr)
 {
 	uint32_t sq = attr && attr->sq_depth ? attr->sq_depth : 256;
@@ -870,7 +870,7 @@ struct iwx_qp *iwx_qp_create(struct iwx_llp *llp, const struct iwx_mpa_agreed *a
 	uint64_t inflight = (uint64_t)sq + agreed->ord;
 	/* a completion for every request held at once (see iwx_qp_poll) */
 	uint64_t cq = sq + inflight + rq;
-	struct iwx_qp *qp;
+	struct iwx_engine_qp *qp;
 
 	if (!llp)
 		return NULL;
@@ -898,7 +898,7 @@ struct iwx_qp *iwx_qp_create(struct iwx_llp *llp, const struct iwx_mpa_agreed *a
 	return qp;
 }
 
-void iwx_qp_destroy(struct iwx_qp *qp)
+void iwx_qp_destroy(struct iwx_engine_qp *qp)
 {
 	if (!qp)
 		return;
@@ -907,7 +907,7 @@ void iwx_qp_destroy(struct iwx_qp *qp)
 	free(qp);
 }
 
-int iwx_qp_post_send(struct iwx_qp *qp, const struct iwx_send_wr *wr)
+int iwx_qp_post_send(struct iwx_engine_qp *qp, const struct iwx_send_wr *wr)
 {
 	if (qp->state != IWX_QP_RTS)
 		return -ENOTCONN;
@@ -916,7 +916,7 @@ int iwx_qp_post_send(struct iwx_qp *qp, const struct iwx_send_wr *wr)
 	return ring_push(&qp->sq, wr);
 }
 
-int iwx_qp_post_recv(struct iwx_qp *qp, const struct iwx_recv_wr *wr)
+int iwx_qp_post_recv(struct iwx_engine_qp *qp, const struct iwx_recv_wr *wr)
 {
 	if (qp->state != IWX_QP_RTS)
 		return -ENOTCONN;
@@ -925,7 +925,7 @@ int iwx_qp_post_recv(struct iwx_qp *qp, const struct iwx_recv_wr *wr)
 	return ring_push(&qp->rq, wr);
 }
 
-int iwx_qp_progress(struct iwx_qp *qp, bool *want_write)
+int iwx_qp_progress(struct iwx_engine_qp *qp, bool *want_write)
 {
 	bool ww = false;
 
@@ -938,7 +938,7 @@ int iwx_qp_progress(struct iwx_qp *qp, bool *want_write)
 	return qp->state == IWX_QP_ERROR ? -ENOTCONN : 0;
 }
 
-int iwx_qp_poll(struct iwx_qp *qp, struct iwx_wc *wc, int n)
+int iwx_qp_poll(struct iwx_engine_qp *qp, struct iwx_wc *wc, int n)
 {
 	int i;
 
@@ -949,33 +949,33 @@ int iwx_qp_poll(struct iwx_qp *qp, struct iwx_wc *wc, int n)
 	return i;
 }
 
-uint32_t iwx_qp_unpolled(const struct iwx_qp *qp)
+uint32_t iwx_qp_unpolled(const struct iwx_engine_qp *qp)
 {
 	return qp->cq.n;
 }
 
-void iwx_qp_abort(struct iwx_qp *qp)
+void iwx_qp_abort(struct iwx_engine_qp *qp)
 {
 	enter_error(qp, IWX_CAUSE_MPA(IWX_MPA_EC_STREAM_LOST), true);
 }
 
-enum iwx_qp_state iwx_qp_get_state(const struct iwx_qp *qp)
+enum iwx_qp_state iwx_qp_get_state(const struct iwx_engine_qp *qp)
 {
 	return qp->state;
 }
 
-void iwx_qp_shut_send(struct iwx_qp *qp)
+void iwx_qp_shut_send(struct iwx_engine_qp *qp)
 {
 	qp->llp->ops->stop(qp->llp, true);
 }
 
-bool iwx_qp_tx_idle(const struct iwx_qp *qp)
+bool iwx_qp_tx_idle(const struct iwx_engine_qp *qp)
 {
 	return !qp->sq.n && !qp->msg.active && qp->llp->ops->tx_idle(qp->llp) && !qp->reads_in.n &&
 	       !qp->term_pending;
 }
 
-bool iwx_qp_error(const struct iwx_qp *qp, struct iwx_term_cause *cause, bool *local)
+bool iwx_qp_error(const struct iwx_engine_qp *qp, struct iwx_term_cause *cause, bool *local)
 {
 	if (qp->state == IWX_QP_RTS)
 		return false;
@@ -986,7 +986,7 @@ bool iwx_qp_error(const struct iwx_qp *qp, struct iwx_term_cause *cause, bool *l
 	return true;
 }
 
-void iwx_qp_stats(const struct iwx_qp *qp, struct iwx_qp_stats *st)
+void iwx_qp_stats(const struct iwx_engine_qp *qp, struct iwx_qp_stats *st)
 {
 	*st = qp->stats;
 }
@@ -996,7 +996,7 @@ static bool span_within(const struct span *s, uintptr_t base, size_t len)
 	return s->len && (uintptr_t)s->p < base + len && (uintptr_t)s->p + s->len > base;
 }
 
-bool iwx_qp_refers_to(const struct iwx_qp *qp, const void *addr, size_t len)
+bool iwx_qp_refers_to(const struct iwx_engine_qp *qp, const void *addr, size_t len)
 {
 	uintptr_t base = (uintptr_t)addr;
 
@@ -1012,7 +1012,7 @@ bool iwx_qp_refers_to(const struct iwx_qp *qp, const void *addr, size_t len)
 	return qp->llp->ops->refers_to(qp->llp, base, len);
 }
 
-void iwx_qp_settle(struct iwx_qp *qp, bool hold)
+void iwx_qp_settle(struct iwx_engine_qp *qp, bool hold)
 {
 	if (qp->agreed.initiator && !(hold && qp->stats.rx_fpdus))	/* it spoke: it is ready */
 		qp->hold_tx = hold;

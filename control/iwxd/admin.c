@@ -36,7 +36,7 @@ static void listing_add(struct listing *l, const void *e)
 	memcpy(l->buf + (size_t)l->n++ * l->esize, e, l->esize);
 }
 
-static int count_mr(const struct iwx_mr *mr, void *ctx)
+static int count_mr(const struct iwx_region *mr, void *ctx)
 {
 	(void)mr;
 	(*(uint32_t *)ctx)++;
@@ -116,7 +116,7 @@ static void list_conns(struct iwxd *d, struct listing *l)
 }
 
 /* Is mr in its client's arena (else in memory moved out of the client's way)? */
-static bool in_arena(const struct listing *l, const struct iwx_mr *mr)
+static bool in_arena(const struct listing *l, const struct iwx_region *mr)
 {
 	for (const struct client *c = l->d->clients; c; c = c->next)
 		if (c->ident == mr->owner)
@@ -125,7 +125,7 @@ static bool in_arena(const struct listing *l, const struct iwx_mr *mr)
 	return false;
 }
 
-static int add_stag(const struct iwx_mr *mr, void *ctx)
+static int add_stag(const struct iwx_region *mr, void *ctx)
 {
 	struct iwx_ipc_stag_info e = {
 		.stag = mr->desc.stag, .client = mr->owner, .pd = mr->desc.pd, .valid = mr->desc.valid,

@@ -181,7 +181,7 @@ static void mem_put(struct fastpath *fp, uint32_t i)
 /* ------------------------------------------------------------------- regions */
 
 /* The memory mr lies in, as iwxd maps it: its client's arena, or a shared memory. */
-static const struct iwx_arena *backing(struct iwxd *d, const struct iwx_mr *mr)
+static const struct iwx_arena *backing(struct iwxd *d, const struct iwx_region *mr)
 {
 	for (struct client *c = d->clients; c; c = c->next) {
 		uintptr_t a = (uintptr_t)mr->addr, base = (uintptr_t)c->arena.base;
@@ -208,7 +208,7 @@ static void unpublish(struct fastpath *fp, uint32_t stag)
 	mem_put(fp, st.mem);
 }
 
-static void publish(struct iwxd *d, const struct iwx_mr *mr)
+static void publish(struct iwxd *d, const struct iwx_region *mr)
 {
 	struct fastpath *fp = d->fp;
 	const struct iwx_arena *a;
@@ -233,7 +233,7 @@ static void publish(struct iwxd *d, const struct iwx_mr *mr)
 }
 
 /* iwx_mem's watcher: the programs see a region as iwxd does, once the change is made. */
-static void region_changed(void *ctx, uint32_t gone, const struct iwx_mr *now)
+static void region_changed(void *ctx, uint32_t gone, const struct iwx_region *now)
 {
 	struct iwxd *d = ctx;
 
@@ -243,7 +243,7 @@ static void region_changed(void *ctx, uint32_t gone, const struct iwx_mr *now)
 		publish(d, now);
 }
 
-static int publish_each(const struct iwx_mr *mr, void *ctx)
+static int publish_each(const struct iwx_region *mr, void *ctx)
 {
 	publish(ctx, mr);
 	return 0;

@@ -205,7 +205,7 @@ static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr 
 	bool given = false;	/* the fds are the client's alone once sent (ring memfds) */
 	uint32_t out_len = 0;
 	int64_t v;
-	const struct iwx_mr *mr;
+	const struct iwx_region *mr;
 	struct vcq *cq;
 	struct vqp *q;
 

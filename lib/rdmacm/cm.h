@@ -6,7 +6,7 @@
  * each device once); its queue pairs are the drop-in libibverbs' (lib/ibverbs).
  *
  *   events.c    event channels, libiwx's events turned into rdma_cm's, in its order
- *   cm.c        ids: address and route resolution, listen, connect, accept, disconnect
+ *   cm_id.c     ids: address and route resolution, listen, connect, accept, disconnect
  *   qp.c        rdma_create_qp and its CQs, QP attributes for applications' own QPs
  *   addrinfo.c  rdma_getaddrinfo
  *   ep.c        the synchronous endpoints: rdma_create_ep, rdma_get_request

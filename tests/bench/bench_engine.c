@@ -43,7 +43,7 @@ struct rdma {
 	struct iwx_qp_attr	attr;
 	struct iwx_mem		*mem;
 	uint32_t		pd;
-	struct iwx_qp		*qp;
+	struct iwx_engine_qp		*qp;
 	int			lfd;		/* server, until it accepts */
 	struct iwx_recv_wr	early[EARLY_RECVS];
 	int			nearly;

@@ -35,7 +35,7 @@ struct end {
 	struct iwx_mem	*mem;
 	uint32_t	pd, stag;
 	uint8_t		*buf;
-	struct iwx_qp	*qp;
+	struct iwx_engine_qp	*qp;
 };
 
 static struct netns_pair ns;

@@ -44,7 +44,7 @@ struct end {
 	struct iwx_mem		*mem;
 	uint32_t		pd, stag;
 	uint8_t			*buf;
-	struct iwx_qp		*qp;
+	struct iwx_engine_qp		*qp;
 	struct socket		*so;	/* the association, the queue pair's once it has one */
 };
 

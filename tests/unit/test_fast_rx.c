@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The engine's side of a fast path slot (control/engine/fast_rx.c), on a slot in memory:
+ * The engine's side of a fast path slot (control/engine/llp_tcp_fast.c), on a slot in memory:
  * with markers, records come in the order their packets did, and the engine must find
  * the one at the position it reads next among those after it, and size each FPDU with
  * the markers that fall in it.
@@ -11,7 +11,7 @@
 
 #include "proto/wire.h"
 
-#include "fast_rx.h"
+#include "llp_tcp_fast.h"
 
 #define ANCHOR	1000000u	/* TCP sequence number of stream position 0 */
 

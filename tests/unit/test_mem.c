@@ -75,7 +75,7 @@ Test(mem, reg_lookup_dereg)
 {
 	uint32_t pd = pd_new(7);
 	uint32_t stag = reg(7, pd, 100, 0x1000, IWX_ACCESS_REMOTE_WRITE);
-	const struct iwx_mr *mr = iwx_mem_lookup(m, stag);
+	const struct iwx_region *mr = iwx_mem_lookup(m, stag);
 
 	cr_assert_not_null(mr);
 	cr_assert_eq(mr->desc.stag, stag);
@@ -175,7 +175,7 @@ Test(mem, invalidate_revalidate)
 {
 	uint32_t pd = pd_new(1), other = pd_new(1);
 	uint32_t stag = reg(1, pd, 64, 0, RW);
-	const struct iwx_mr *mr = iwx_mem_lookup(m, stag);
+	const struct iwx_region *mr = iwx_mem_lookup(m, stag);
 
 	cr_assert_eq(iwx_mem_invalidate(m, stag, other), -EACCES, "another PD");
 	cr_assert_eq(iwx_mem_invalidate(m, stag ^ 0x100, pd), -EINVAL, "no such STag");
@@ -218,7 +218,7 @@ static int cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int count_mr(const struct iwx_mr *mr, void *ctx)
+static int count_mr(const struct iwx_region *mr, void *ctx)
 {
 	(void)mr;
 	++*(size_t *)ctx;
@@ -240,7 +240,7 @@ Test(mem, many_registrations_spread)
 		cr_assert_neq(idx[i], 0);
 	}
 	for (int i = 0; i < N; i++) {
-		const struct iwx_mr *mr = iwx_mem_lookup(m, stags[i]);
+		const struct iwx_region *mr = iwx_mem_lookup(m, stags[i]);
 
 		cr_assert_not_null(mr, "registration %d", i);
 		cr_assert_eq(mr->desc.base_to, (uint64_t)i);
@@ -298,7 +298,7 @@ Test(mem, churn_against_reference)
 			for (size_t i = 0; i < n; i++)
 				cr_assert_eq(iwx_mem_lookup(m, live[i])->desc.stag, live[i]);
 			for (int i = 0; i < 64; i++) {
-				const struct iwx_mr *mr = gone[i] ? iwx_mem_lookup(m, gone[i]) : NULL;
+				const struct iwx_region *mr = gone[i] ? iwx_mem_lookup(m, gone[i]) : NULL;
 
 				/* a gone STag's index may be live again, but not under the same STag
 				 * unless by chance the same key was drawn: then it is in live[] */
@@ -316,7 +316,7 @@ Test(mem, churn_against_reference)
 	}
 }
 
-static int stop_at_third(const struct iwx_mr *mr, void *ctx)
+static int stop_at_third(const struct iwx_region *mr, void *ctx)
 {
 	(void)mr;
 	return ++*(int *)ctx == 3 ? 42 : 0;
@@ -337,7 +337,7 @@ Test(mem, for_each_stops)
 /* The desc of an incoming STag, or NULL: what the checks take. */
 static const struct iwx_stag_desc *desc_of(uint32_t stag)
 {
-	const struct iwx_mr *mr = iwx_mem_lookup(m, stag);
+	const struct iwx_region *mr = iwx_mem_lookup(m, stag);
 
 	return mr ? &mr->desc : NULL;
 }

@@ -31,7 +31,7 @@
 struct side {
 	struct iwx_mem	*mem;
 	uint32_t	pd;
-	struct iwx_qp	*qp;
+	struct iwx_engine_qp	*qp;
 	uint8_t		*buf;		/* registered: local write, remote read and write */
 	uint32_t	stag;
 	int		fd;

@@ -19,7 +19,7 @@
 
 #include "admin.h"
 #include "exit.h"
-#include "fastpath.h"
+#include "attach.h"
 #include "json.h"
 #include "table.h"
 

@@ -7,8 +7,8 @@
  * the socket instead of reading them. Stream positions are the parser's (from 0 at full
  * operation); the anchor turns them into TCP sequence numbers.
  */
-#ifndef IWX_FAST_RX_H
-#define IWX_FAST_RX_H
+#ifndef IWX_LLP_TCP_FAST_H
+#define IWX_LLP_TCP_FAST_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -74,4 +74,4 @@ void iwx_fast_rx_drop(struct iwx_fast_rx *f);
 /* The oldest committed record, taken: the slot may reuse its entry. */
 void iwx_fast_rx_pop(struct iwx_fast_rx *f);
 
-#endif /* IWX_FAST_RX_H */
+#endif /* IWX_LLP_TCP_FAST_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The iwx subcommands of iwxd's fast path (root only). */
-#ifndef IWX_CLI_FASTPATH_H
-#define IWX_CLI_FASTPATH_H
+#ifndef IWX_CLI_ATTACH_H
+#define IWX_CLI_ATTACH_H
 
 /*
  * iwx attach dev IFNAME [-m tc|xdp] [-s SOCKET], iwx detach dev IFNAME [-s SOCKET],
@@ -12,4 +12,4 @@ int cmd_attach(int argc, char **argv);
 int cmd_detach(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 
-#endif /* IWX_CLI_FASTPATH_H */
+#endif /* IWX_CLI_ATTACH_H */

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* The fast path's records and answers, on the engine's side (fast_rx.h). */
+/* The fast path's records and answers, on the engine's side (llp_tcp_fast.h). */
 #include <stddef.h>
 
 #include "proto/wire.h"
 
-#include "fast_rx.h"
+#include "llp_tcp_fast.h"
 
 /* The slot is written by programs on other CPUs while this reads it. */
 #define LOAD(x)		__atomic_load_n(&(x), __ATOMIC_ACQUIRE)
