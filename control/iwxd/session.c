@@ -99,11 +99,13 @@ union request {
 
 /* What a request's handler leaves for its reply, besides the status it returns. */
 struct reply {
+	const struct iwx_ipc_hdr *req;	/* what it answers */
 	uint32_t	len;		/* of the body; none goes with an error */
 	int		fds[4];
 	unsigned	nfds;
 	bool		given;		/* the fds are the client's alone once sent (ring memfds) */
 	int		close_fd;	/* closed once sent too, or -1 */
+	bool		sent;		/* the handler answered itself */
 };
 
 static int req_hello(struct iwxd *d, struct client *c, union request *r, struct reply *out)
@@ -362,76 +364,92 @@ static int req_disconnect(struct iwxd *d, struct client *c, union request *r, st
 	return cm_disconnect(d, c, r->id.id);
 }
 
-static uint32_t body_len(uint16_t op)
+/* STATUS, the listings and FP_*: admin.c answers them itself, the listings in parts. */
+static int req_admin(struct iwxd *d, struct client *c, union request *r, struct reply *out)
 {
-	switch (op) {
-	case IWX_IPC_HELLO:		return sizeof(struct iwx_ipc_hello);
-	case IWX_IPC_MR_REG:		return sizeof(struct iwx_ipc_mr_reg);
-	case IWX_IPC_SHM_CREATE:	return sizeof(struct iwx_ipc_shm);
-	case IWX_IPC_CQ_CREATE:		return sizeof(struct iwx_ipc_cq_create);
-	case IWX_IPC_QP_CREATE:		return sizeof(struct iwx_ipc_qp_create);
-	case IWX_IPC_CONNECT:		return sizeof(struct iwx_ipc_connect);
-	case IWX_IPC_LISTEN:		return sizeof(struct iwx_ipc_listen);
-	case IWX_IPC_ACCEPT:
-	case IWX_IPC_REJECT:		return sizeof(struct iwx_ipc_answer);
-	case IWX_IPC_FP_ATTACH:
-	case IWX_IPC_FP_DETACH:		return sizeof(struct iwx_ipc_fp_attach);
-	case IWX_IPC_PD_ALLOC:
-	case IWX_IPC_STATUS:
-	case IWX_IPC_LIST_CONNS:
-	case IWX_IPC_LIST_STAGS:
-	case IWX_IPC_FP_STATS:
-	case IWX_IPC_LIST_USERS:	return 0;
-	default:			return sizeof(struct iwx_ipc_id);
-	}
+	admin_request(d, c, out->req, r);
+	out->sent = true;
+	return 0;
+}
+
+static int req_unknown(struct iwxd *d, struct client *c, union request *r, struct reply *out)
+{
+	(void)d, (void)c, (void)r, (void)out;
+	return -EOPNOTSUPP;
+}
+
+/* Who may send a request. */
+enum sender {
+	ANY_CLIENT,	/* HELLO itself */
+	AFTER_HELLO,
+	ROOT_ONLY,	/* HELLO or not: `iwx status` asks nothing else */
+};
+
+/* Each request: the length its body must have, who may send it, and what answers it. */
+struct request_kind {
+	uint32_t	len;
+	enum sender	who;
+	int (*handle)(struct iwxd *d, struct client *c, union request *r, struct reply *out);
+};
+
+#define BODY(name)	sizeof(struct iwx_ipc_##name)
+
+static const struct request_kind requests[] = {
+	[IWX_IPC_HELLO]		= { BODY(hello),	ANY_CLIENT,	req_hello },
+	[IWX_IPC_PD_ALLOC]	= { 0,			AFTER_HELLO,	req_pd_alloc },
+	[IWX_IPC_PD_FREE]	= { BODY(id),		AFTER_HELLO,	req_pd_free },
+	[IWX_IPC_MR_REG]	= { BODY(mr_reg),	AFTER_HELLO,	req_mr_reg },
+	[IWX_IPC_MR_DEREG]	= { BODY(id),		AFTER_HELLO,	req_mr_dereg },
+	[IWX_IPC_CQ_CREATE]	= { BODY(cq_create),	AFTER_HELLO,	req_cq_create },
+	[IWX_IPC_CQ_DESTROY]	= { BODY(id),		AFTER_HELLO,	req_cq_destroy },
+	[IWX_IPC_QP_CREATE]	= { BODY(qp_create),	AFTER_HELLO,	req_qp_create },
+	[IWX_IPC_QP_DESTROY]	= { BODY(id),		AFTER_HELLO,	req_qp_destroy },
+	[IWX_IPC_CONNECT]	= { BODY(connect),	AFTER_HELLO,	req_connect },
+	[IWX_IPC_LISTEN]	= { BODY(listen),	AFTER_HELLO,	req_listen },
+	[IWX_IPC_LISTEN_CLOSE]	= { BODY(id),		AFTER_HELLO,	req_listen_close },
+	[IWX_IPC_ACCEPT]	= { BODY(answer),	AFTER_HELLO,	req_accept },
+	[IWX_IPC_REJECT]	= { BODY(answer),	AFTER_HELLO,	req_reject },
+	[IWX_IPC_DISCONNECT]	= { BODY(id),		AFTER_HELLO,	req_disconnect },
+	[IWX_IPC_STATUS]	= { 0,			ROOT_ONLY,	req_admin },
+	[IWX_IPC_LIST_CONNS]	= { 0,			ROOT_ONLY,	req_admin },
+	[IWX_IPC_LIST_STAGS]	= { 0,			ROOT_ONLY,	req_admin },
+	[IWX_IPC_MR_INVALIDATE]	= { BODY(id),		AFTER_HELLO,	req_mr_invalidate },
+	[IWX_IPC_MR_REVALIDATE]	= { BODY(id),		AFTER_HELLO,	req_mr_revalidate },
+	[IWX_IPC_SHM_CREATE]	= { BODY(shm),		AFTER_HELLO,	req_shm_create },
+	[IWX_IPC_SHM_FREE]	= { BODY(id),		AFTER_HELLO,	req_shm_free },
+	[IWX_IPC_FP_ATTACH]	= { BODY(fp_attach),	ROOT_ONLY,	req_admin },
+	[IWX_IPC_FP_DETACH]	= { BODY(fp_attach),	ROOT_ONLY,	req_admin },
+	[IWX_IPC_FP_STATS]	= { 0,			ROOT_ONLY,	req_admin },
+	[IWX_IPC_LIST_USERS]	= { 0,			ROOT_ONLY,	req_admin },
+};
+
+/* An op not in the table is answered as it always was: as one on an id iwxd does not support. */
+static const struct request_kind unknown = { BODY(id), AFTER_HELLO, req_unknown };
+
+static const struct request_kind *kind_of(uint16_t op)
+{
+	if (op < sizeof(requests) / sizeof(requests[0]) && requests[op].handle)
+		return &requests[op];
+	return &unknown;
 }
 
 static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *h,
 		     union request *r)
 {
-	struct reply out = { .close_fd = -1 };
+	const struct request_kind *k = kind_of(h->op);
+	struct reply out = { .req = h, .close_fd = -1 };
 	int err;
 
-	if (h->len != body_len(h->op)) {
+	if (h->len != k->len)
 		err = -EINVAL;
-		goto reply;
-	}
-	if ((h->op >= IWX_IPC_STATUS && h->op <= IWX_IPC_LIST_STAGS) ||
-	    (h->op >= IWX_IPC_FP_ATTACH && h->op <= IWX_IPC_LIST_USERS)) {
-		if (c->uid != 0) {
-			err = -EPERM;
-			goto reply;
-		}
-		admin_request(d, c, h, r);
-		return;
-	}
-	if (h->op != IWX_IPC_HELLO && !c->hello) {
+	else if (k->who == ROOT_ONLY && c->uid != 0)
+		err = -EPERM;
+	else if (k->who == AFTER_HELLO && !c->hello)
 		err = -ENOTCONN;	/* HELLO first */
-		goto reply;
-	}
-	switch (h->op) {
-	case IWX_IPC_HELLO:		err = req_hello(d, c, r, &out);		break;
-	case IWX_IPC_PD_ALLOC:		err = req_pd_alloc(d, c, r, &out);	break;
-	case IWX_IPC_PD_FREE:		err = req_pd_free(d, c, r, &out);	break;
-	case IWX_IPC_MR_REG:		err = req_mr_reg(d, c, r, &out);	break;
-	case IWX_IPC_MR_DEREG:		err = req_mr_dereg(d, c, r, &out);	break;
-	case IWX_IPC_MR_INVALIDATE:	err = req_mr_invalidate(d, c, r, &out);	break;
-	case IWX_IPC_MR_REVALIDATE:	err = req_mr_revalidate(d, c, r, &out);	break;
-	case IWX_IPC_SHM_CREATE:	err = req_shm_create(d, c, r, &out);	break;
-	case IWX_IPC_SHM_FREE:		err = req_shm_free(d, c, r, &out);	break;
-	case IWX_IPC_CQ_CREATE:		err = req_cq_create(d, c, r, &out);	break;
-	case IWX_IPC_CQ_DESTROY:	err = req_cq_destroy(d, c, r, &out);	break;
-	case IWX_IPC_QP_CREATE:		err = req_qp_create(d, c, r, &out);	break;
-	case IWX_IPC_QP_DESTROY:	err = req_qp_destroy(d, c, r, &out);	break;
-	case IWX_IPC_CONNECT:		err = req_connect(d, c, r, &out);	break;
-	case IWX_IPC_LISTEN:		err = req_listen(d, c, r, &out);	break;
-	case IWX_IPC_LISTEN_CLOSE:	err = req_listen_close(d, c, r, &out);	break;
-	case IWX_IPC_ACCEPT:		err = req_accept(d, c, r, &out);	break;
-	case IWX_IPC_REJECT:		err = req_reject(d, c, r, &out);	break;
-	case IWX_IPC_DISCONNECT:	err = req_disconnect(d, c, r, &out);	break;
-	default:			err = -EOPNOTSUPP;			break;
-	}
-reply:
+	else
+		err = k->handle(d, c, r, &out);
+	if (out.sent)
+		return;
 	if (err) {
 		out.len = 0;
 		log_debug("client %u: request %u: %s", c->id, h->op, strerror(-err));
