@@ -83,8 +83,34 @@ static void hello_undo(struct iwxd *d, struct client *c)
 	doorbell_close(d, c);
 }
 
-static int hello(struct iwxd *d, struct client *c, struct iwx_ipc_hello *h, int fds[4])
+/* The body of each request; its reply's is written over it. */
+union request {
+	struct iwx_ipc_hello		hello;
+	struct iwx_ipc_id		id;
+	struct iwx_ipc_mr_reg		mr;
+	struct iwx_ipc_shm		shm;
+	struct iwx_ipc_cq_create	cq;
+	struct iwx_ipc_qp_create	qp;
+	struct iwx_ipc_connect		connect;
+	struct iwx_ipc_listen		listen;
+	struct iwx_ipc_answer		answer;
+	struct iwx_ipc_fp_attach	fp;
+};
+
+/* What a request's handler leaves for its reply, besides the status it returns. */
+struct reply {
+	const struct iwx_ipc_hdr *req;	/* what it answers */
+	uint32_t	len;		/* of the body; none goes with an error */
+	int		fds[4];
+	unsigned	nfds;
+	bool		given;		/* the fds are the client's alone once sent (ring memfds) */
+	int		close_fd;	/* closed once sent too, or -1 */
+	bool		sent;		/* the handler answered itself */
+};
+
+static int req_hello(struct iwxd *d, struct client *c, union request *r, struct reply *out)
 {
+	struct iwx_ipc_hello *h = &r->hello;
 	size_t size = h->arena_size ? h->arena_size : DEFAULT_ARENA;
 	int err;
 
@@ -110,12 +136,12 @@ static int hello(struct iwxd *d, struct client *c, struct iwx_ipc_hello *h, int 
 	c->bell_w.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	c->bell_w.fn = on_bell;
 	c->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	err = c->bell_w.fd < 0 || c->notify_fd < 0 ? -errno : doorbell_open(d, c, &fds[3]);
+	err = c->bell_w.fd < 0 || c->notify_fd < 0 ? -errno : doorbell_open(d, c, &out->fds[3]);
 	if (!err)
 		err = watch_add(&d->loop, &c->bell_w, EPOLLIN);
 	if (err) {
 		if (c->bells)
-			close(fds[3]);
+			close(out->fds[3]);
 		hello_undo(d, c);
 		return err;
 	}
@@ -131,12 +157,28 @@ static int hello(struct iwxd *d, struct client *c, struct iwx_ipc_hello *h, int 
 	h->max_qps = d->o.max[LIMIT_QPS];
 	h->max_qp_depth = IWX_IPC_MAX_QP_DEPTH;
 	h->max_cq_entries = IWX_IPC_MAX_CQ_ENTRIES;
-	fds[0] = c->arena.fd;
-	fds[1] = c->bell_w.fd;
-	fds[2] = c->notify_fd;
+	out->fds[0] = c->arena.fd;
+	out->fds[1] = c->bell_w.fd;
+	out->fds[2] = c->notify_fd;
+	out->nfds = 4;
+	out->close_fd = out->fds[3];	/* the doorbells, mapped: only the client needs them */
+	out->len = sizeof(*h);
 	log_info("client %u (pid %d, uid %u): arena of %zu bytes in a %s", c->id, (int)c->pid,
 		 (unsigned)c->uid, c->arena.size, c->arena.bpf ? "BPF array map" : "memfd");
 	return 0;
+}
+
+static int req_pd_alloc(struct iwxd *d, struct client *c, union request *r, struct reply *out)
+{
+	int err = client_room(d, c, LIMIT_PDS);
+	int64_t v = err ? err : iwx_mem_pd_alloc(d->mem, c->ident);
+
+	err = v < 0 ? (int)v : 0;
+	if (!err)
+		client_take(c, LIMIT_PDS);
+	r->id.id = v;
+	out->len = sizeof(r->id);
+	return err;
 }
 
 static bool pd_in_use(const struct iwxd *d, const struct client *c, uint32_t pd)
@@ -146,6 +188,16 @@ static bool pd_in_use(const struct iwxd *d, const struct client *c, uint32_t pd)
 		if (q->pd == pd)
 			return true;
 	return false;
+}
+
+static int req_pd_free(struct iwxd *d, struct client *c, union request *r, struct reply *out)
+{
+	int err = pd_in_use(d, c, r->id.id) ? -EBUSY : iwx_mem_pd_free(d->mem, c->ident, r->id.id);
+
+	(void)out;
+	if (!err)
+		client_give(c, LIMIT_PDS);
+	return err;
 }
 
 static int64_t mr_reg(struct iwxd *d, struct client *c, const struct iwx_ipc_mr_reg *r)
@@ -160,195 +212,254 @@ static int64_t mr_reg(struct iwxd *d, struct client *c, const struct iwx_ipc_mr_
 			   r->addr, r->access);
 }
 
-/* The body of each request, and how long it must be. */
-union request {
-	struct iwx_ipc_hello		hello;
-	struct iwx_ipc_id		id;
-	struct iwx_ipc_mr_reg		mr;
-	struct iwx_ipc_shm		shm;
-	struct iwx_ipc_cq_create	cq;
-	struct iwx_ipc_qp_create	qp;
-	struct iwx_ipc_connect		connect;
-	struct iwx_ipc_listen		listen;
-	struct iwx_ipc_answer		answer;
-	struct iwx_ipc_fp_attach	fp;
+static int req_mr_reg(struct iwxd *d, struct client *c, union request *r, struct reply *out)
+{
+	int err = client_room(d, c, LIMIT_MRS);
+	int64_t v = err ? err : mr_reg(d, c, &r->mr);
+
+	err = v < 0 ? (int)v : 0;
+	if (!err)
+		client_take(c, LIMIT_MRS);
+	r->mr.stag = v;
+	out->len = sizeof(r->mr);
+	return err;
+}
+
+static int req_mr_dereg(struct iwxd *d, struct client *c, union request *r, struct reply *out)
+{
+	int err = shm_mr_dereg(d, c, r->id.id);
+
+	(void)out;
+	if (!err)
+		client_give(c, LIMIT_MRS);
+	return err;
+}
+
+static int req_mr_invalidate(struct iwxd *d, struct client *c, union request *r,
+			     struct reply *out)
+{
+	const struct iwx_region *mr = iwx_mem_lookup(d->mem, r->id.id);
+
+	(void)out;
+	return mr && mr->owner == c->ident ? iwx_mem_invalidate(d->mem, r->id.id, mr->desc.pd) :
+					  -ENOENT;
+}
+
+static int req_mr_revalidate(struct iwxd *d, struct client *c, union request *r,
+			     struct reply *out)
+{
+	int64_t v = iwx_mem_revalidate(d->mem, c->ident, r->id.id);
+
+	r->id.id = v;
+	out->len = sizeof(r->id);
+	return v < 0 ? (int)v : 0;
+}
+
+static int req_shm_create(struct iwxd *d, struct client *c, union request *r, struct reply *out)
+{
+	int err = shm_create(d, c, &r->shm, &out->fds[0]);
+
+	out->nfds = err ? 0 : 1;
+	out->len = sizeof(r->shm);
+	return err;
+}
+
+static int req_shm_free(struct iwxd *d, struct client *c, union request *r, struct reply *out)
+{
+	(void)out;
+	return shm_free(d, c, r->id.id);
+}
+
+static int req_cq_create(struct iwxd *d, struct client *c, union request *r, struct reply *out)
+{
+	int err = 0;
+	struct vcq *cq = vcq_create(d, c, r->cq.entries, &out->fds[0], &err);
+
+	if (cq) {
+		r->cq.cq = cq->id;
+		r->cq.entries = cq->ring.size;
+		r->cq.map_size = cq->map_size;
+		r->cq.bell = cq->bell;
+		out->nfds = 1;
+		out->given = true;
+	}
+	out->len = sizeof(r->cq);
+	return err;
+}
+
+static int req_cq_destroy(struct iwxd *d, struct client *c, union request *r, struct reply *out)
+{
+	struct vcq *cq = vcq_find(d, c, r->id.id);
+	int err = !cq ? -ENOENT : cq->users ? -EBUSY : 0;
+
+	(void)out;
+	if (!err)
+		vcq_destroy(d, cq);
+	return err;
+}
+
+static int req_qp_create(struct iwxd *d, struct client *c, union request *r, struct reply *out)
+{
+	int err = 0;
+	struct vqp *q = vqp_create(d, c, &r->qp, &out->fds[0], &err);
+
+	if (q) {
+		r->qp.qp = q->num;
+		r->qp.sq_depth = q->sq.size;
+		r->qp.rq_depth = q->rq.size;
+		r->qp.map_size = q->map_size;
+		r->qp.bell = q->bell;
+		out->nfds = 1;
+		out->given = true;
+	}
+	out->len = sizeof(r->qp);
+	return err;
+}
+
+static int req_qp_destroy(struct iwxd *d, struct client *c, union request *r, struct reply *out)
+{
+	struct vqp *q = vqp_find(d, c, r->id.id);
+
+	(void)out;
+	if (!q)
+		return -ENOENT;
+	vqp_destroy(d, q);
+	return 0;
+}
+
+static int req_connect(struct iwxd *d, struct client *c, union request *r, struct reply *out)
+{
+	(void)out;
+	return cm_connect(d, c, &r->connect);
+}
+
+static int req_listen(struct iwxd *d, struct client *c, union request *r, struct reply *out)
+{
+	out->len = sizeof(r->listen);
+	return cm_listen(d, c, &r->listen);
+}
+
+static int req_listen_close(struct iwxd *d, struct client *c, union request *r,
+			    struct reply *out)
+{
+	(void)out;
+	return cm_listen_close(d, c, r->id.id);
+}
+
+static int req_accept(struct iwxd *d, struct client *c, union request *r, struct reply *out)
+{
+	(void)out;
+	return cm_answer(d, c, &r->answer, false);
+}
+
+static int req_reject(struct iwxd *d, struct client *c, union request *r, struct reply *out)
+{
+	(void)out;
+	return cm_answer(d, c, &r->answer, true);
+}
+
+static int req_disconnect(struct iwxd *d, struct client *c, union request *r, struct reply *out)
+{
+	(void)out;
+	return cm_disconnect(d, c, r->id.id);
+}
+
+/* STATUS, the listings and FP_*: admin.c answers them itself, the listings in parts. */
+static int req_admin(struct iwxd *d, struct client *c, union request *r, struct reply *out)
+{
+	admin_request(d, c, out->req, r);
+	out->sent = true;
+	return 0;
+}
+
+static int req_unknown(struct iwxd *d, struct client *c, union request *r, struct reply *out)
+{
+	(void)d, (void)c, (void)r, (void)out;
+	return -EOPNOTSUPP;
+}
+
+/* Who may send a request. */
+enum sender {
+	ANY_CLIENT,	/* HELLO itself */
+	AFTER_HELLO,
+	ROOT_ONLY,	/* HELLO or not: `iwx status` asks nothing else */
 };
 
-static uint32_t body_len(uint16_t op)
+/* Each request: the length its body must have, who may send it, and what answers it. */
+struct request_kind {
+	uint32_t	len;
+	enum sender	who;
+	int (*handle)(struct iwxd *d, struct client *c, union request *r, struct reply *out);
+};
+
+#define BODY(name)	sizeof(struct iwx_ipc_##name)
+
+static const struct request_kind requests[] = {
+	[IWX_IPC_HELLO]		= { BODY(hello),	ANY_CLIENT,	req_hello },
+	[IWX_IPC_PD_ALLOC]	= { 0,			AFTER_HELLO,	req_pd_alloc },
+	[IWX_IPC_PD_FREE]	= { BODY(id),		AFTER_HELLO,	req_pd_free },
+	[IWX_IPC_MR_REG]	= { BODY(mr_reg),	AFTER_HELLO,	req_mr_reg },
+	[IWX_IPC_MR_DEREG]	= { BODY(id),		AFTER_HELLO,	req_mr_dereg },
+	[IWX_IPC_CQ_CREATE]	= { BODY(cq_create),	AFTER_HELLO,	req_cq_create },
+	[IWX_IPC_CQ_DESTROY]	= { BODY(id),		AFTER_HELLO,	req_cq_destroy },
+	[IWX_IPC_QP_CREATE]	= { BODY(qp_create),	AFTER_HELLO,	req_qp_create },
+	[IWX_IPC_QP_DESTROY]	= { BODY(id),		AFTER_HELLO,	req_qp_destroy },
+	[IWX_IPC_CONNECT]	= { BODY(connect),	AFTER_HELLO,	req_connect },
+	[IWX_IPC_LISTEN]	= { BODY(listen),	AFTER_HELLO,	req_listen },
+	[IWX_IPC_LISTEN_CLOSE]	= { BODY(id),		AFTER_HELLO,	req_listen_close },
+	[IWX_IPC_ACCEPT]	= { BODY(answer),	AFTER_HELLO,	req_accept },
+	[IWX_IPC_REJECT]	= { BODY(answer),	AFTER_HELLO,	req_reject },
+	[IWX_IPC_DISCONNECT]	= { BODY(id),		AFTER_HELLO,	req_disconnect },
+	[IWX_IPC_STATUS]	= { 0,			ROOT_ONLY,	req_admin },
+	[IWX_IPC_LIST_CONNS]	= { 0,			ROOT_ONLY,	req_admin },
+	[IWX_IPC_LIST_STAGS]	= { 0,			ROOT_ONLY,	req_admin },
+	[IWX_IPC_MR_INVALIDATE]	= { BODY(id),		AFTER_HELLO,	req_mr_invalidate },
+	[IWX_IPC_MR_REVALIDATE]	= { BODY(id),		AFTER_HELLO,	req_mr_revalidate },
+	[IWX_IPC_SHM_CREATE]	= { BODY(shm),		AFTER_HELLO,	req_shm_create },
+	[IWX_IPC_SHM_FREE]	= { BODY(id),		AFTER_HELLO,	req_shm_free },
+	[IWX_IPC_FP_ATTACH]	= { BODY(fp_attach),	ROOT_ONLY,	req_admin },
+	[IWX_IPC_FP_DETACH]	= { BODY(fp_attach),	ROOT_ONLY,	req_admin },
+	[IWX_IPC_FP_STATS]	= { 0,			ROOT_ONLY,	req_admin },
+	[IWX_IPC_LIST_USERS]	= { 0,			ROOT_ONLY,	req_admin },
+};
+
+/* An op not in the table is answered as it always was: as one on an id iwxd does not support. */
+static const struct request_kind unknown = { BODY(id), AFTER_HELLO, req_unknown };
+
+static const struct request_kind *kind_of(uint16_t op)
 {
-	switch (op) {
-	case IWX_IPC_HELLO:		return sizeof(struct iwx_ipc_hello);
-	case IWX_IPC_MR_REG:		return sizeof(struct iwx_ipc_mr_reg);
-	case IWX_IPC_SHM_CREATE:	return sizeof(struct iwx_ipc_shm);
-	case IWX_IPC_CQ_CREATE:		return sizeof(struct iwx_ipc_cq_create);
-	case IWX_IPC_QP_CREATE:		return sizeof(struct iwx_ipc_qp_create);
-	case IWX_IPC_CONNECT:		return sizeof(struct iwx_ipc_connect);
-	case IWX_IPC_LISTEN:		return sizeof(struct iwx_ipc_listen);
-	case IWX_IPC_ACCEPT:
-	case IWX_IPC_REJECT:		return sizeof(struct iwx_ipc_answer);
-	case IWX_IPC_FP_ATTACH:
-	case IWX_IPC_FP_DETACH:		return sizeof(struct iwx_ipc_fp_attach);
-	case IWX_IPC_PD_ALLOC:
-	case IWX_IPC_STATUS:
-	case IWX_IPC_LIST_CONNS:
-	case IWX_IPC_LIST_STAGS:
-	case IWX_IPC_FP_STATS:
-	case IWX_IPC_LIST_USERS:	return 0;
-	default:			return sizeof(struct iwx_ipc_id);
-	}
+	if (op < sizeof(requests) / sizeof(requests[0]) && requests[op].handle)
+		return &requests[op];
+	return &unknown;
 }
 
 static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *h,
 		     union request *r)
 {
-	int fds[4], nfds = 0, err = 0, bells_fd = -1;
-	bool given = false;	/* the fds are the client's alone once sent (ring memfds) */
-	uint32_t out_len = 0;
-	int64_t v;
-	const struct iwx_region *mr;
-	struct vcq *cq;
-	struct vqp *q;
+	const struct request_kind *k = kind_of(h->op);
+	struct reply out = { .req = h, .close_fd = -1 };
+	int err;
 
-	if (h->len != body_len(h->op)) {
+	if (h->len != k->len)
 		err = -EINVAL;
-		goto reply;
-	}
-	if ((h->op >= IWX_IPC_STATUS && h->op <= IWX_IPC_LIST_STAGS) ||
-	    (h->op >= IWX_IPC_FP_ATTACH && h->op <= IWX_IPC_LIST_USERS)) {
-		if (c->uid != 0) {
-			err = -EPERM;
-			goto reply;
-		}
-		admin_request(d, c, h, r);
-		return;
-	}
-	if (h->op != IWX_IPC_HELLO && !c->hello) {
+	else if (k->who == ROOT_ONLY && c->uid != 0)
+		err = -EPERM;
+	else if (k->who == AFTER_HELLO && !c->hello)
 		err = -ENOTCONN;	/* HELLO first */
-		goto reply;
-	}
-	switch (h->op) {
-	case IWX_IPC_HELLO:
-		err = hello(d, c, &r->hello, fds);
-		nfds = err ? 0 : 4;
-		bells_fd = err ? -1 : fds[3];	/* mapped: only the client needs it */
-		out_len = sizeof(r->hello);
-		break;
-	case IWX_IPC_PD_ALLOC:
-		err = client_room(d, c, LIMIT_PDS);
-		v = err ? err : iwx_mem_pd_alloc(d->mem, c->ident);
-		err = v < 0 ? (int)v : 0;
-		if (!err)
-			client_take(c, LIMIT_PDS);
-		r->id.id = v;
-		out_len = sizeof(r->id);
-		break;
-	case IWX_IPC_PD_FREE:
-		err = pd_in_use(d, c, r->id.id) ? -EBUSY : iwx_mem_pd_free(d->mem, c->ident, r->id.id);
-		if (!err)
-			client_give(c, LIMIT_PDS);
-		break;
-	case IWX_IPC_MR_REG:
-		err = client_room(d, c, LIMIT_MRS);
-		v = err ? err : mr_reg(d, c, &r->mr);
-		err = v < 0 ? (int)v : 0;
-		if (!err)
-			client_take(c, LIMIT_MRS);
-		r->mr.stag = v;
-		out_len = sizeof(r->mr);
-		break;
-	case IWX_IPC_MR_DEREG:
-		err = shm_mr_dereg(d, c, r->id.id);
-		if (!err)
-			client_give(c, LIMIT_MRS);
-		break;
-	case IWX_IPC_MR_INVALIDATE:
-		mr = iwx_mem_lookup(d->mem, r->id.id);
-		err = mr && mr->owner == c->ident ? iwx_mem_invalidate(d->mem, r->id.id, mr->desc.pd) :
-						 -ENOENT;
-		break;
-	case IWX_IPC_MR_REVALIDATE:
-		v = iwx_mem_revalidate(d->mem, c->ident, r->id.id);
-		err = v < 0 ? (int)v : 0;
-		r->id.id = v;
-		out_len = sizeof(r->id);
-		break;
-	case IWX_IPC_SHM_CREATE:
-		err = shm_create(d, c, &r->shm, &fds[0]);
-		nfds = err ? 0 : 1;
-		out_len = sizeof(r->shm);
-		break;
-	case IWX_IPC_SHM_FREE:
-		err = shm_free(d, c, r->id.id);
-		break;
-	case IWX_IPC_CQ_CREATE:
-		cq = vcq_create(d, c, r->cq.entries, &fds[0], &err);
-		if (cq) {
-			r->cq.cq = cq->id;
-			r->cq.entries = cq->ring.size;
-			r->cq.map_size = cq->map_size;
-			r->cq.bell = cq->bell;
-			nfds = 1;
-			given = true;
-		}
-		out_len = sizeof(r->cq);
-		break;
-	case IWX_IPC_CQ_DESTROY:
-		cq = vcq_find(d, c, r->id.id);
-		err = !cq ? -ENOENT : cq->users ? -EBUSY : 0;
-		if (!err)
-			vcq_destroy(d, cq);
-		break;
-	case IWX_IPC_QP_CREATE:
-		q = vqp_create(d, c, &r->qp, &fds[0], &err);
-		if (q) {
-			r->qp.qp = q->num;
-			r->qp.sq_depth = q->sq.size;
-			r->qp.rq_depth = q->rq.size;
-			r->qp.map_size = q->map_size;
-			r->qp.bell = q->bell;
-			nfds = 1;
-			given = true;
-		}
-		out_len = sizeof(r->qp);
-		break;
-	case IWX_IPC_QP_DESTROY:
-		q = vqp_find(d, c, r->id.id);
-		err = q ? 0 : -ENOENT;
-		if (q)
-			vqp_destroy(d, q);
-		break;
-	case IWX_IPC_CONNECT:
-		err = cm_connect(d, c, &r->connect);
-		break;
-	case IWX_IPC_LISTEN:
-		err = cm_listen(d, c, &r->listen);
-		out_len = sizeof(r->listen);
-		break;
-	case IWX_IPC_LISTEN_CLOSE:
-		err = cm_listen_close(d, c, r->id.id);
-		break;
-	case IWX_IPC_ACCEPT:
-	case IWX_IPC_REJECT:
-		err = cm_answer(d, c, &r->answer, h->op == IWX_IPC_REJECT);
-		break;
-	case IWX_IPC_DISCONNECT:
-		err = cm_disconnect(d, c, r->id.id);
-		break;
-	default:
-		err = -EOPNOTSUPP;
-		break;
-	}
-reply:
+	else
+		err = k->handle(d, c, r, &out);
+	if (out.sent)
+		return;
 	if (err) {
-		out_len = 0;
+		out.len = 0;
 		log_debug("client %u: request %u: %s", c->id, h->op, strerror(-err));
 	}
-	outbox_reply(d, c, h, err, r, out_len, fds, nfds);
+	outbox_reply(d, c, h, err, r, out.len, out.fds, out.nfds);
 	/* the arena, eventfds and shared memory stay ours too; the outbox sent a duplicate */
-	for (int i = 0; given && i < nfds; i++)
-		close(fds[i]);
-	if (bells_fd >= 0)
-		close(bells_fd);
+	for (unsigned i = 0; out.given && i < out.nfds; i++)
+		close(out.fds[i]);
+	if (out.close_fd >= 0)
+		close(out.close_fd);
 }
 
 static void on_client(struct iwxd *d, struct watch *w, uint32_t events)
