@@ -27,7 +27,7 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
-#include "faults.h"
+#include "faults_shared.h"
 
 /* set by the loader */
 __u64 seed;

@@ -6,7 +6,7 @@
  * datagrams to a port), or races one segment with a forged copy; the htb qdisc its
  * reordering needs; and the filter that drops the forged copies marked for it.
  */
-#include "../bpf/faults.h"
+#include "faults_shared.h"
 #ifndef IWX_FAULTS_H
 #define IWX_FAULTS_H
 

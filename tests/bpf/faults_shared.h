@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What the fault injector (faults.bpf.c) and its loader (tests/support/faults.c) share. */
-#ifndef IWX_TEST_FAULTS_H
-#define IWX_TEST_FAULTS_H
+#ifndef IWX_TEST_FAULTS_SHARED_H
+#define IWX_TEST_FAULTS_SHARED_H
 
 /* skb->mark of a duplicate: the injector lets it pass when it comes round again */
 #define FAULTS_CLONE_MARK	0x1f1f0001u
@@ -20,4 +20,4 @@ enum faults_forge {
 };
 #define FAULTS_FORGE_TOS_MARK	0xb8	/* the IPv4 TOS the filter drops */
 
-#endif /* IWX_TEST_FAULTS_H */
+#endif /* IWX_TEST_FAULTS_SHARED_H */
