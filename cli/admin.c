@@ -3,7 +3,7 @@
  * iwx status, conns, stags, counters: what a running iwxd holds. One request on its
  * control socket (IWX_IPC_STATUS, _LIST_CONNS, _LIST_STAGS: root only, no HELLO), the
  * reply's parts joined, then aligned columns or JSON. The exchange, its errors and the
- * options are also those of the fast path's commands (fastpath.c).
+ * options are also those of the fast path's commands (attach.c).
  */
 #include <arpa/inet.h>
 #include <errno.h>

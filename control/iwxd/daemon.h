@@ -7,6 +7,7 @@
  *
  *   iwxd.c     options, signals, the daemon's turn (and when it may sleep)
  *   loop.c     the event loop: epoll watches, timers by deadline, identifiers
+ *   log.c      iwxd's log: a line per event on stderr, by level (log.h)
  *   closer.c   closing what clients may make linger, on a thread of its own (closer.h)
  *   session.c  a client: authentication, requests, resources, teardown
  *   outbox.c   what iwxd says to a client, in order (outbox.h)
@@ -21,6 +22,7 @@
  *   linger.c   sockets that sent a Terminate, read until the peer's FIN before the close
  *   admin.c    status and listings for `iwx`
  *   fastpath.c the BPF programs that place as packets arrive, and their maps (fastpath.h)
+ *   fastpath_xdp.c ... attached at XDP, through libxdp (fastpath_xdp.h)
  *   sctp_io.c  SCTP for DDP over SCTP: the stack, its UDP socket, clock, readiness (sctp_io.h)
  */
 #ifndef IWX_DAEMON_H

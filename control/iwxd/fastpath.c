@@ -510,7 +510,7 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 		log_warn("qp %u: not followed by the fast path: %s", q->num, strerror(-err));
 		return;
 	}
-		fp->conns_warned = false;
+	fp->conns_warned = false;
 	fp->follows[slot] = (struct fp_follow){ .q = q, .slot = slot };
 	q->fp = &fp->follows[slot];
 }
