@@ -32,9 +32,10 @@ struct iwx_stag_desc {
  * A tagged segment of len bytes at to, placed through d (NULL: no such STag) on a
  * stream of protection domain pd; need is IWX_ACCESS_REMOTE_WRITE for an RDMA
  * Write, IWX_ACCESS_LOCAL_WRITE for a Read Response.
- * RFC 5041 §7.1 order: STag valid, STag of this stream, buffer allows placement,
- * TO within range, TO+len within range, no 64-bit wrap. Access is RDMAP's check
- * (RFC 5040 §7.2: remote protection error), DDP has no code for it.
+ * RFC 5041 §7.1's checks: STag valid, STag of this stream, buffer allows placement,
+ * TO within range, TO+len within range, no 64-bit wrap; the wrap is checked before the
+ * bounds, as a wrapping segment is outside every region too and TO_WRAP says why. Access
+ * is RDMAP's check (RFC 5040 §7.2: remote protection error), DDP has no code for it.
  * RFC 5041 §5.2: a zero-length tagged segment is not checked at all.
  */
 static inline __u32 iwx_check_tagged(const struct iwx_stag_desc *d, __u32 stag, __u32 pd,
