@@ -314,6 +314,13 @@ static __always_inline bool tcp_csum_good(struct pkt *p, const struct tcp_pkt *t
 
 /* ------------------------------------------------------------ the walk */
 
+/*
+ * Besides the skip reasons (enum iwx_fp_skip, each a counter's index): the verdict on an
+ * FPDU that is placed. No reason, so past them all; under 128, so that x86 compares it in
+ * a one-byte immediate.
+ */
+#define IWX_FP_PLACED		64u
+
 struct walk {
 	struct pkt		*p;
 	struct iwx_fp_slot	*s;
@@ -339,7 +346,7 @@ static __always_inline bool seq_before(__u32 a, __u32 b)
 static __always_inline void skip(struct walk *w, __u32 why)
 {
 	if (why >= IWX_FP_SKIP_N)
-		return;
+		return;	/* not a reason: the bound the verifier needs on the counters' index */
 	/* a message's first segment can wait for iwxd's next read: nothing waits on it */
 	if (why != IWX_FP_SKIP_FIRST)
 		w->unplaced = true;
@@ -587,7 +594,7 @@ static __always_inline __u32 place(struct walk *w, const __u8 *hdr, __u32 ulen, 
 		if (w->ahead)
 			w->ifc->ahead++;
 	}
-	return IWX_FP_SKIP_N;
+	return IWX_FP_PLACED;
 }
 
 /* Is hdr (ULPDU_LENGTH and what follows) the start of an FPDU of RDMAP over DDP? */
@@ -639,7 +646,7 @@ static __always_inline long walk_one(struct walk *w, const bool markers)
 {
 	struct iwx_fp_slot *s = w->s;
 	__u8 hdr[TAGGED_HDR] = {};
-	__u32 ulen, fpdu, why;
+	__u32 ulen, fpdu, verdict;
 	__u8 op;
 
 	if (!read_hdr(w, hdr, markers))
@@ -656,34 +663,34 @@ static __always_inline long walk_one(struct walk *w, const bool markers)
 	op = hdr[3] & IWX_RDMAP_OPCODE_MASK;
 
 	if (w->refuse)
-		why = w->refuse - 1;
+		verdict = w->refuse - 1;
 	else if (s->state != IWX_FP_SYNC || w->island)
-		why = IWX_FP_SKIP_UNSYNC;
+		verdict = IWX_FP_SKIP_UNSYNC;
 	else if (w->off + fpdu > w->end)
-		why = IWX_FP_SKIP_SPLIT;
+		verdict = IWX_FP_SKIP_SPLIT;
 	else if (seq_before(w->seq, w->win_lo) || seq_before(w->win_hi, w->seq + fpdu))
-		why = IWX_FP_SKIP_WINDOW;
+		verdict = IWX_FP_SKIP_WINDOW;
 	else if (s->held)
-		why = IWX_FP_SKIP_HELD;
+		verdict = IWX_FP_SKIP_HELD;
 	else
-		why = IWX_FP_SKIP_N;
+		verdict = IWX_FP_PLACED;	/* unless the FPDU itself stands against it */
 
 	if (!(hdr[2] & IWX_DDP_FLAG_TAGGED)) {
-		if (why == IWX_FP_SKIP_N)
-			why = IWX_FP_SKIP_UNTAGGED;
+		if (verdict == IWX_FP_PLACED)
+			verdict = IWX_FP_SKIP_UNTAGGED;
 		/* what comes after an invalidation or a Terminate waits until iwxd has taken it */
 		if (op == IWX_OP_SEND_INV || op == IWX_OP_SEND_SE_INV || op == IWX_OP_TERMINATE) {
 			s->held = 1;
 			/* where iwxd says it took it: its ULPDU_LENGTH, after a marker that leads */
 			s->hold_seq = at_byte(w, 0, markers) - w->off + w->seq;
 		}
-	} else if (why == IWX_FP_SKIP_N && ulen == IWX_DDP_TAGGED_HDR_LEN) {
-		why = IWX_FP_SKIP_EMPTY;
-	} else if (why == IWX_FP_SKIP_N) {
-		why = place(w, hdr, ulen, markers);
+	} else if (verdict == IWX_FP_PLACED && ulen == IWX_DDP_TAGGED_HDR_LEN) {
+		verdict = IWX_FP_SKIP_EMPTY;
+	} else if (verdict == IWX_FP_PLACED) {
+		verdict = place(w, hdr, ulen, markers);
 	}
-	if (why != IWX_FP_SKIP_N)
-		skip(w, why);
+	if (verdict != IWX_FP_PLACED)
+		skip(w, verdict);
 
 	/* an FPDU that ends in the packet has its header whole in it */
 	if (at_byte(w, TAGGED_HDR - 1, markers) < w->end)
