@@ -314,6 +314,14 @@ static __always_inline bool tcp_csum_good(struct pkt *p, const struct tcp_pkt *t
 
 /* ------------------------------------------------------------ the walk */
 
+/*
+ * Besides the skip reasons (enum iwx_fp_skip, each a counter's index): the verdict on an
+ * FPDU that is placed, and on a packet that nothing refuses whole. No reasons, so past
+ * them all; under 128, so that x86 compares them in a one-byte immediate.
+ */
+#define IWX_FP_PLACED		64u
+#define IWX_FP_NO_REFUSAL	65u
+
 struct walk {
 	struct pkt		*p;
 	struct iwx_fp_slot	*s;
@@ -322,7 +330,7 @@ struct walk {
 	__u32			off, end;	/* the next FPDU and the end of the payload */
 	__u32			seq;		/* of off */
 	__u32			win_lo, win_hi;	/* rcv_nxt, right edge of the window */
-	__u32			refuse;		/* a reason for the whole packet, + 1 */
+	__u32			refusal;	/* a reason for the whole packet, or IWX_FP_NO_REFUSAL */
 	__u32			base;		/* markers: TCP sequence number of stream position 0 */
 	bool			ahead;		/* the packet came before bytes in front of it */
 	bool			island;		/* followed, not placed: after a gap (walk_packet) */
@@ -339,7 +347,7 @@ static __always_inline bool seq_before(__u32 a, __u32 b)
 static __always_inline void skip(struct walk *w, __u32 why)
 {
 	if (why >= IWX_FP_SKIP_N)
-		return;
+		return;	/* not a reason: the bound the verifier needs on the counters' index */
 	/* a message's first segment can wait for iwxd's next read: nothing waits on it */
 	if (why != IWX_FP_SKIP_FIRST)
 		w->unplaced = true;
@@ -587,7 +595,7 @@ static __always_inline __u32 place(struct walk *w, const __u8 *hdr, __u32 ulen, 
 		if (w->ahead)
 			w->ifc->ahead++;
 	}
-	return IWX_FP_SKIP_N;
+	return IWX_FP_PLACED;
 }
 
 /* Is hdr (ULPDU_LENGTH and what follows) the start of an FPDU of RDMAP over DDP? */
@@ -639,7 +647,7 @@ static __always_inline long walk_one(struct walk *w, const bool markers)
 {
 	struct iwx_fp_slot *s = w->s;
 	__u8 hdr[TAGGED_HDR] = {};
-	__u32 ulen, fpdu, why;
+	__u32 ulen, fpdu, verdict;
 	__u8 op;
 
 	if (!read_hdr(w, hdr, markers))
@@ -655,35 +663,35 @@ static __always_inline long walk_one(struct walk *w, const bool markers)
 		fpdu += IWX_MPA_MARKER_LEN * iwx_mpa_markers_in(w->seq - w->base, fpdu);
 	op = hdr[3] & IWX_RDMAP_OPCODE_MASK;
 
-	if (w->refuse)
-		why = w->refuse - 1;
+	if (w->refusal != IWX_FP_NO_REFUSAL)
+		verdict = w->refusal;
 	else if (s->state != IWX_FP_SYNC || w->island)
-		why = IWX_FP_SKIP_UNSYNC;
+		verdict = IWX_FP_SKIP_UNSYNC;
 	else if (w->off + fpdu > w->end)
-		why = IWX_FP_SKIP_SPLIT;
+		verdict = IWX_FP_SKIP_SPLIT;
 	else if (seq_before(w->seq, w->win_lo) || seq_before(w->win_hi, w->seq + fpdu))
-		why = IWX_FP_SKIP_WINDOW;
+		verdict = IWX_FP_SKIP_WINDOW;
 	else if (s->held)
-		why = IWX_FP_SKIP_HELD;
+		verdict = IWX_FP_SKIP_HELD;
 	else
-		why = IWX_FP_SKIP_N;
+		verdict = IWX_FP_PLACED;	/* unless the FPDU itself stands against it */
 
 	if (!(hdr[2] & IWX_DDP_FLAG_TAGGED)) {
-		if (why == IWX_FP_SKIP_N)
-			why = IWX_FP_SKIP_UNTAGGED;
+		if (verdict == IWX_FP_PLACED)
+			verdict = IWX_FP_SKIP_UNTAGGED;
 		/* what comes after an invalidation or a Terminate waits until iwxd has taken it */
 		if (op == IWX_OP_SEND_INV || op == IWX_OP_SEND_SE_INV || op == IWX_OP_TERMINATE) {
 			s->held = 1;
 			/* where iwxd says it took it: its ULPDU_LENGTH, after a marker that leads */
 			s->hold_seq = at_byte(w, 0, markers) - w->off + w->seq;
 		}
-	} else if (why == IWX_FP_SKIP_N && ulen == IWX_DDP_TAGGED_HDR_LEN) {
-		why = IWX_FP_SKIP_EMPTY;
-	} else if (why == IWX_FP_SKIP_N) {
-		why = place(w, hdr, ulen, markers);
+	} else if (verdict == IWX_FP_PLACED && ulen == IWX_DDP_TAGGED_HDR_LEN) {
+		verdict = IWX_FP_SKIP_EMPTY;
+	} else if (verdict == IWX_FP_PLACED) {
+		verdict = place(w, hdr, ulen, markers);
 	}
-	if (why != IWX_FP_SKIP_N)
-		skip(w, why);
+	if (verdict != IWX_FP_PLACED)
+		skip(w, verdict);
 
 	/* an FPDU that ends in the packet has its header whole in it */
 	if (at_byte(w, TAGGED_HDR - 1, markers) < w->end)
@@ -1040,11 +1048,11 @@ static __always_inline int tcp_tsval(struct pkt *p, const struct tcp_pkt *t, __u
 
 /*
  * Would kernel TCP refuse this segment of an ESTABLISHED connection before it queues its
- * bytes? A reason + 1, or 0. What tcp_validate_incoming and tcp_ack check against the
- * socket's state: the timestamp (PAWS, RFC 7323 §5: TSval not older than ts_recent;
- * stricter than TCP, which lets a segment without one through), the ACK (RFC 5961 §5.2:
- * not of data never sent, not older than the peer's largest window), segment signatures
- * (TCP-MD5, TCP-AO: the program cannot check them).
+ * bytes? A reason, or IWX_FP_NO_REFUSAL. What tcp_validate_incoming and tcp_ack check
+ * against the socket's state: the timestamp (PAWS, RFC 7323 §5: TSval not older than
+ * ts_recent; stricter than TCP, which lets a segment without one through), the ACK (RFC
+ * 5961 §5.2: not of data never sent, not older than the peer's largest window), segment
+ * signatures (TCP-MD5, TCP-AO: the program cannot check them).
  */
 static __always_inline __u32 tcp_refusal(struct pkt *p, const struct tcp_pkt *t, struct tcp_sock *tp)
 {
@@ -1053,39 +1061,40 @@ static __always_inline __u32 tcp_refusal(struct pkt *p, const struct tcp_pkt *t,
 	int ts;
 
 	if (tp->inet_conn.icsk_inet.sk.__sk_common.skc_state != TCP_ESTABLISHED)
-		return IWX_FP_SKIP_TCP_STATE + 1;
+		return IWX_FP_SKIP_TCP_STATE;
 	if ((bpf_core_field_exists(tp->md5sig_info) && tp->md5sig_info) ||
 	    (bpf_core_field_exists(tp->ao_info) && tp->ao_info))
-		return IWX_FP_SKIP_TCP_STATE + 1;
+		return IWX_FP_SKIP_TCP_STATE;
 	if (acked < win)
 		win = acked;
 	if (seq_before(tp->snd_nxt, t->ack) || seq_before(t->ack, una - win))
-		return IWX_FP_SKIP_ACK + 1;
+		return IWX_FP_SKIP_ACK;
 	if (!BPF_CORE_READ_BITFIELD(tp, rx_opt.tstamp_ok))
-		return 0;
+		return IWX_FP_NO_REFUSAL;
 	ts = tcp_tsval(p, t, &tsval);
 	if (ts != 1 || (tp->rx_opt.ts_recent && seq_before(tsval, tp->rx_opt.ts_recent)))
-		return IWX_FP_SKIP_PAWS + 1;
-	return 0;
+		return IWX_FP_SKIP_PAWS;
+	return IWX_FP_NO_REFUSAL;
 }
 
-/* The packet, before its socket is looked at: a reason + 1 to refuse all of it, or 0. */
+/* The packet, before its socket is looked at: a reason to refuse all of it, or none
+ * (IWX_FP_NO_REFUSAL). */
 static __always_inline __u32 packet_refusal(struct pkt *p, const struct tcp_pkt *t)
 {
 	if ((t->flags & (TCPF_URG | TCPF_RST | TCPF_SYN | TCPF_ACK)) != TCPF_ACK)
-		return IWX_FP_SKIP_TCP_FLAGS + 1;	/* urgent data leaves the stream (RFC 9293 §3.8.5) */
+		return IWX_FP_SKIP_TCP_FLAGS;	/* urgent data leaves the stream (RFC 9293 §3.8.5) */
 	if (p->other_host)
-		return IWX_FP_SKIP_NOT_HOST + 1;
+		return IWX_FP_SKIP_NOT_HOST;
 	if (t->ip_bad)
-		return IWX_FP_SKIP_IP_HEADER + 1;
+		return IWX_FP_SKIP_IP_HEADER;
 	if (!p->csum_good && !tcp_csum_good(p, t))
-		return IWX_FP_SKIP_CSUM + 1;
-	return 0;
+		return IWX_FP_SKIP_CSUM;
+	return IWX_FP_NO_REFUSAL;
 }
 
 /*
  * The socket the 4-tuple leads to: is it the connection's? Its window, and whether TCP
- * would refuse the segment (w->refuse, unless the packet is refused already).
+ * would refuse the segment (w->refusal, unless the packet is refused already).
  */
 static __always_inline bool socket_of(void *ctx, struct pkt *p, const struct tcp_pkt *t,
 				      const struct iwx_fp_conn *conn, struct walk *w)
@@ -1116,8 +1125,8 @@ static __always_inline bool socket_of(void *ctx, struct pkt *p, const struct tcp
 	if (tp && tp->inet_conn.icsk_inet.sk.__sk_common.skc_cookie.counter == (long long)conn->cookie) {
 		w->win_lo = tp->rcv_nxt;
 		w->win_hi = tp->rcv_wup + tp->rcv_wnd;
-		if (!w->refuse)
-			w->refuse = tcp_refusal(p, t, tp);
+		if (w->refusal == IWX_FP_NO_REFUSAL)
+			w->refusal = tcp_refusal(p, t, tp);
 		mine = true;
 	}
 	bpf_sk_release(sk);
@@ -1167,7 +1176,7 @@ static __always_inline void fastpath(void *ctx, struct pkt *p)
 	w.ifc = bpf_map_lookup_elem(&iwx_fp_ifaces, &p->ifindex);
 	if (!s)
 		goto out;
-	w.refuse = packet_refusal(p, &t);
+	w.refusal = packet_refusal(p, &t);
 	if (!socket_of(ctx, p, &t, conn, &w))
 		goto out;	/* a socket iwxd no longer has (it ended or iwxd died) */
 	if (!claim(s)) {

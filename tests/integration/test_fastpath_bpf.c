@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * The fast path's program (bpf/fastpath.bpf.c) alone, through BPF_PROG_TEST_RUN: crafted
+ * The fast path's programs (bpf/fastpath.bpf.c) alone, through BPF_PROG_TEST_RUN: crafted
  * frames for a real TCP connection between two test namespaces, maps filled as iwxd
  * would. Each check refuses what it must, under the right counter, and what passes lands
- * exactly where its STag says; the guard bytes around the region stay as they were.
+ * exactly where its STag says; the guard bytes around the region stay as they were. Every
+ * test runs twice: at TC ingress (iwx_tc; suites fastpath_bpf, fastpath_bpf6) and at XDP
+ * (iwx_xdp; the same suites' _xdp twins).
  */
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
@@ -56,7 +58,7 @@ static struct {
 	uint32_t	tsval;
 	uint8_t		dst_mac[6];
 } seg, good_seg;
-static bool at_xdp;	/* run iwx_xdp, not iwx_tc */
+static bool at_xdp;	/* the program under test is iwx_xdp, not iwx_tc */
 
 /* ------------------------------------------------------------- the connection */
 
@@ -207,16 +209,18 @@ static void setup_maps(void)
 	publish(STAG, PD, WRITE_ACCESS, BASE_TO, REGION_LEN);
 }
 
-static void start(bool ipv6)
+static void start(bool ipv6, bool xdp)
 {
 	if (geteuid() != 0)
 		cr_skip_test("needs root for namespaces and BPF");
 	v6 = ipv6;
+	at_xdp = xdp;
 	cr_assert_eq(netns_pair_setup(&ns), 0);
 	skel = fastpath_bpf__open();
 	cr_assert_not_null(skel);
-	bpf_program__set_autoload(skel->progs.iwx_xdp, true);	/* iwxd loads it through libxdp */
-	at_xdp = false;
+	/* only the program under test: each keeps the verifier busy for a second or more */
+	bpf_program__set_autoload(skel->progs.iwx_tc, !xdp);
+	bpf_program__set_autoload(skel->progs.iwx_xdp, xdp);	/* iwxd loads it through libxdp */
 	bpf_map__set_max_entries(skel->maps.iwx_fp_cpus, libbpf_num_possible_cpus());
 	cr_assert_eq(fastpath_bpf__load(skel), 0, "the verifier accepts the fast path");
 	setup_maps();
@@ -228,12 +232,22 @@ static void start(bool ipv6)
 
 static void up4(void)
 {
-	start(false);
+	start(false, false);
+}
+
+static void up4_xdp(void)
+{
+	start(false, true);
 }
 
 static void up6(void)
 {
-	start(true);
+	start(true, false);
+}
+
+static void up6_xdp(void)
+{
+	start(true, true);
 }
 
 static void down(void)
@@ -254,7 +268,22 @@ static void down(void)
 }
 
 TestSuite(fastpath_bpf, .init = up4, .fini = down, .timeout = 30);
+TestSuite(fastpath_bpf_xdp, .init = up4_xdp, .fini = down, .timeout = 30);
 TestSuite(fastpath_bpf6, .init = up6, .fini = down, .timeout = 30);
+TestSuite(fastpath_bpf6_xdp, .init = up6_xdp, .fini = down, .timeout = 30);
+
+/* A test of both programs, one body: in suite (iwx_tc) and in suite_xdp (iwx_xdp). */
+#define TEST_BOTH(suite, name)			\
+	static void name(void);			\
+	Test(suite, name)			\
+	{					\
+		name();				\
+	}					\
+	Test(suite##_xdp, name)			\
+	{					\
+		name();				\
+	}					\
+	static void name(void)
 
 /* ---------------------------------------------------------------- the frames */
 
@@ -479,23 +508,23 @@ static void places_one_write(bool vlan)
 		  "the message goes on after it");
 }
 
-Test(fastpath_bpf, places_a_write_at_its_tagged_offset)
+TEST_BOTH(fastpath_bpf, places_a_write_at_its_tagged_offset)
 {
 	places_one_write(false);
 }
 
-Test(fastpath_bpf, places_behind_a_vlan_tag)
+TEST_BOTH(fastpath_bpf, places_behind_a_vlan_tag)
 {
 	places_one_write(true);
 }
 
-Test(fastpath_bpf6, places_a_write_over_ipv6)
+TEST_BOTH(fastpath_bpf6, places_a_write_over_ipv6)
 {
 	places_one_write(false);
 }
 
 /* Five FPDUs in one packet (as GRO merges them), one across two 4 KiB elements: all placed. */
-Test(fastpath_bpf, many_fpdus_in_one_packet)
+TEST_BOTH(fastpath_bpf, many_fpdus_in_one_packet)
 {
 	uint8_t buf[4096];
 	size_t n = 0;
@@ -513,7 +542,7 @@ Test(fastpath_bpf, many_fpdus_in_one_packet)
 }
 
 /* An FPDU cut by the packet's end is not placed; the next packet goes on after it. */
-Test(fastpath_bpf, an_fpdu_cut_across_packets_is_left_and_followed)
+TEST_BOTH(fastpath_bpf, an_fpdu_cut_across_packets_is_left_and_followed)
 {
 	uint8_t buf[4096];
 	size_t n, m;
@@ -532,7 +561,7 @@ Test(fastpath_bpf, an_fpdu_cut_across_packets_is_left_and_followed)
 }
 
 /* A packet the 4-tuple does not name a known connection for: nothing at all. */
-Test(fastpath_bpf, unknown_connection)
+TEST_BOTH(fastpath_bpf, unknown_connection)
 {
 	uint8_t buf[2048];
 	size_t n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 100);
@@ -546,7 +575,7 @@ Test(fastpath_bpf, unknown_connection)
 }
 
 /* The right 4-tuple, but far outside the receive window: never placed. */
-Test(fastpath_bpf, outside_the_window)
+TEST_BOTH(fastpath_bpf, outside_the_window)
 {
 	uint8_t buf[2048];
 	size_t n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 100);
@@ -562,7 +591,7 @@ Test(fastpath_bpf, outside_the_window)
 	assert_guards(0, 0);
 }
 
-Test(fastpath_bpf, rst_syn_or_no_ack)
+TEST_BOTH(fastpath_bpf, rst_syn_or_no_ack)
 {
 	uint8_t buf[2048];
 	size_t n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 100);
@@ -609,28 +638,28 @@ static void refused_then_placed(void (*spoil)(struct frame *), enum iwx_fp_skip 
 }
 
 /* RFC 5961 §5.2: an ACK of data this side never sent; TCP drops the segment */
-Test(fastpath_bpf, an_ack_of_data_never_sent)
+TEST_BOTH(fastpath_bpf, an_ack_of_data_never_sent)
 {
 	seg.ack += 100000;
 	refused_then_placed(NULL, IWX_FP_SKIP_ACK);
 }
 
 /* ... and one older than the peer's window allows (here: of nothing acknowledged yet) */
-Test(fastpath_bpf, an_ack_too_old)
+TEST_BOTH(fastpath_bpf, an_ack_too_old)
 {
 	seg.ack -= 1000;
 	refused_then_placed(NULL, IWX_FP_SKIP_ACK);
 }
 
 /* RFC 7323 §5: PAWS drops a TSval older than the last one TCP took */
-Test(fastpath_bpf, an_old_timestamp)
+TEST_BOTH(fastpath_bpf, an_old_timestamp)
 {
 	seg.tsval -= 100000;
 	refused_then_placed(NULL, IWX_FP_SKIP_PAWS);
 }
 
 /* The connection agreed on timestamps: a segment without one is not placed */
-Test(fastpath_bpf, no_timestamp_where_agreed)
+TEST_BOTH(fastpath_bpf, no_timestamp_where_agreed)
 {
 	seg.ts = false;
 	refused_then_placed(NULL, IWX_FP_SKIP_PAWS);
@@ -641,21 +670,17 @@ static void another_host(void)
 	memcpy(seg.dst_mac, "\x02\x00\x00\x00\x00\x01", 6);
 }
 
-/* A frame for another host's MAC (promiscuous mode, a bridge): IP drops it */
-Test(fastpath_bpf, another_hosts_mac)
+/*
+ * A frame for another host's MAC (promiscuous mode, a bridge): IP drops it. iwx_tc has
+ * eth_type_trans's word for it (pkt_type), iwx_xdp compares the MAC with the device's.
+ */
+TEST_BOTH(fastpath_bpf, another_hosts_mac)
 {
 	another_host();
 	refused_then_placed(NULL, IWX_FP_SKIP_NOT_HOST);
 }
 
-Test(fastpath_bpf, another_hosts_mac_at_xdp)
-{
-	at_xdp = true;
-	another_host();
-	refused_then_placed(NULL, IWX_FP_SKIP_NOT_HOST);
-}
-
-Test(fastpath_bpf, a_broadcast_frame)
+TEST_BOTH(fastpath_bpf, a_broadcast_frame)
 {
 	memset(seg.dst_mac, 0xff, 6);
 	refused_then_placed(NULL, IWX_FP_SKIP_NOT_HOST);
@@ -667,14 +692,8 @@ static void bad_ip_sum(struct frame *f)
 }
 
 /* ip_rcv_core drops a bad IPv4 header checksum (the TCP checksum does not cover it) */
-Test(fastpath_bpf, a_bad_ipv4_header_checksum)
+TEST_BOTH(fastpath_bpf, a_bad_ipv4_header_checksum)
 {
-	refused_then_placed(bad_ip_sum, IWX_FP_SKIP_IP_HEADER);
-}
-
-Test(fastpath_bpf, a_bad_ipv4_header_checksum_at_xdp)
-{
-	at_xdp = true;
 	refused_then_placed(bad_ip_sum, IWX_FP_SKIP_IP_HEADER);
 }
 
@@ -691,13 +710,13 @@ static void urgent(struct frame *f)
 	tcp[17] = c;
 }
 
-Test(fastpath_bpf, urgent_data)
+TEST_BOTH(fastpath_bpf, urgent_data)
 {
 	refused_then_placed(urgent, IWX_FP_SKIP_TCP_FLAGS);
 }
 
 /* A socket past ESTABLISHED (the peer closed its side: CLOSE_WAIT) places nothing */
-Test(fastpath_bpf, a_socket_not_established)
+TEST_BOTH(fastpath_bpf, a_socket_not_established)
 {
 	uint8_t buf[2048];
 	size_t n;
@@ -718,7 +737,7 @@ Test(fastpath_bpf, a_socket_not_established)
 }
 
 /* A segment TCP will drop for its checksum must not have been placed. */
-Test(fastpath_bpf, bad_tcp_checksum)
+TEST_BOTH(fastpath_bpf, bad_tcp_checksum)
 {
 	uint8_t buf[2048];
 	size_t n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 100);
@@ -739,17 +758,17 @@ static void refused(uint8_t op, uint32_t stag, uint64_t to, uint32_t len, enum i
 	cr_assert_eq(slots[0].next_seq, rcv_nxt + n, "followed all the same");
 }
 
-Test(fastpath_bpf, unknown_stag)
+TEST_BOTH(fastpath_bpf, unknown_stag)
 {
 	refused(IWX_OP_WRITE, STAG ^ 0x100, BASE_TO, 100, IWX_FP_SKIP_STAG);
 }
 
-Test(fastpath_bpf, stag_with_another_key)
+TEST_BOTH(fastpath_bpf, stag_with_another_key)
 {
 	refused(IWX_OP_WRITE, STAG ^ 1, BASE_TO, 100, IWX_FP_SKIP_STAG);
 }
 
-Test(fastpath_bpf, invalid_stag)
+TEST_BOTH(fastpath_bpf, invalid_stag)
 {
 	struct iwx_fp_stag st;
 	uint32_t stag = STAG;
@@ -760,25 +779,25 @@ Test(fastpath_bpf, invalid_stag)
 	refused(IWX_OP_WRITE, STAG, BASE_TO, 100, IWX_FP_SKIP_STAG);
 }
 
-Test(fastpath_bpf, stag_of_another_protection_domain)
+TEST_BOTH(fastpath_bpf, stag_of_another_protection_domain)
 {
 	publish(STAG, PD + 1, WRITE_ACCESS, BASE_TO, REGION_LEN);
 	refused(IWX_OP_WRITE, STAG, BASE_TO, 100, IWX_FP_SKIP_STAG_PD);
 }
 
-Test(fastpath_bpf, no_remote_write_access)
+TEST_BOTH(fastpath_bpf, no_remote_write_access)
 {
 	publish(STAG, PD, IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_READ, BASE_TO, REGION_LEN);
 	refused(IWX_OP_WRITE, STAG, BASE_TO, 100, IWX_FP_SKIP_ACCESS);
 }
 
-Test(fastpath_bpf, read_response_needs_local_write)
+TEST_BOTH(fastpath_bpf, read_response_needs_local_write)
 {
 	publish(STAG, PD, IWX_ACCESS_REMOTE_WRITE, BASE_TO, REGION_LEN);
 	refused(IWX_OP_READ_RESP, STAG, BASE_TO, 100, IWX_FP_SKIP_ACCESS);
 }
 
-Test(fastpath_bpf, read_response_is_placed)
+TEST_BOTH(fastpath_bpf, read_response_is_placed)
 {
 	uint8_t buf[2048];
 	size_t n;
@@ -793,24 +812,24 @@ Test(fastpath_bpf, read_response_is_placed)
 	assert_guards(REGION_OFF + 10, REGION_OFF + 1010);
 }
 
-Test(fastpath_bpf, past_the_region_end)
+TEST_BOTH(fastpath_bpf, past_the_region_end)
 {
 	refused(IWX_OP_WRITE, STAG, BASE_TO + REGION_LEN - 50, 100, IWX_FP_SKIP_BOUNDS);
 }
 
-Test(fastpath_bpf, before_the_region)
+TEST_BOTH(fastpath_bpf, before_the_region)
 {
 	refused(IWX_OP_WRITE, STAG, BASE_TO - 1, 100, IWX_FP_SKIP_BOUNDS);
 }
 
-Test(fastpath_bpf, tagged_offset_wraps)
+TEST_BOTH(fastpath_bpf, tagged_offset_wraps)
 {
 	publish(STAG, PD, WRITE_ACCESS, ~0ull - 200, 100);
 	refused(IWX_OP_WRITE, STAG, ~0ull - 20, 100, IWX_FP_SKIP_TO_WRAP);
 }
 
 /* Not confirmed: the program proposes the packet's start and places nothing. */
-Test(fastpath_bpf, uncertain_boundary_is_proposed_not_placed)
+TEST_BOTH(fastpath_bpf, uncertain_boundary_is_proposed_not_placed)
 {
 	uint8_t buf[2048];
 	size_t n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 100);
@@ -831,7 +850,7 @@ Test(fastpath_bpf, uncertain_boundary_is_proposed_not_placed)
 }
 
 /* A packet after a gap is followed as an island; the gap filled, the stream goes on past it. */
-Test(fastpath_bpf, a_reordered_packet_is_joined)
+TEST_BOTH(fastpath_bpf, a_reordered_packet_is_joined)
 {
 	uint8_t buf[3][2048];
 	size_t n = 0;
@@ -857,7 +876,7 @@ Test(fastpath_bpf, a_reordered_packet_is_joined)
 }
 
 /* Two gaps: the boundary is lost; nothing placed until iwxd confirms a proposal. */
-Test(fastpath_bpf, a_second_gap_loses_the_boundary)
+TEST_BOTH(fastpath_bpf, a_second_gap_loses_the_boundary)
 {
 	uint8_t buf[2048];
 	size_t n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 100);
@@ -877,7 +896,7 @@ Test(fastpath_bpf, a_second_gap_loses_the_boundary)
 }
 
 /* What is not DDP/RDMAP: the program stops following the stream (iwxd will end it). */
-Test(fastpath_bpf, a_bad_header_stops_the_stream)
+TEST_BOTH(fastpath_bpf, a_bad_header_stops_the_stream)
 {
 	uint8_t buf[2048];
 	size_t n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 100);
@@ -893,7 +912,7 @@ Test(fastpath_bpf, a_bad_header_stops_the_stream)
 }
 
 /* A packet resent, all before where the stream is: counted, not walked again. */
-Test(fastpath_bpf, a_resent_packet_is_behind)
+TEST_BOTH(fastpath_bpf, a_resent_packet_is_behind)
 {
 	uint8_t buf[2048];
 	size_t n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 100);
@@ -907,7 +926,7 @@ Test(fastpath_bpf, a_resent_packet_is_behind)
 }
 
 /* A Send with Invalidate holds the Writes behind it until iwxd has taken it. */
-Test(fastpath_bpf, writes_behind_a_send_with_invalidate_wait)
+TEST_BOTH(fastpath_bpf, writes_behind_a_send_with_invalidate_wait)
 {
 	uint8_t buf[4096];
 	size_t s = fpdu_send(buf, IWX_OP_SEND_INV, STAG, 20), n;
@@ -927,7 +946,7 @@ Test(fastpath_bpf, writes_behind_a_send_with_invalidate_wait)
 }
 
 /* iwxd has not taken the records: once the ring is full, nothing more is placed. */
-Test(fastpath_bpf, a_full_ring_stops_placement)
+TEST_BOTH(fastpath_bpf, a_full_ring_stops_placement)
 {
 	uint8_t buf[4096];
 	size_t one = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 1), n = 0;
@@ -952,7 +971,7 @@ Test(fastpath_bpf, a_full_ring_stops_placement)
  * CRC will catch has moved) is left to iwxd, which checks the CRC first; so is the one
  * after it, which continues the message but not that header. The next is placed.
  */
-Test(fastpath_bpf, a_segment_that_does_not_continue_its_message_is_left_to_iwxd)
+TEST_BOTH(fastpath_bpf, a_segment_that_does_not_continue_its_message_is_left_to_iwxd)
 {
 	uint8_t buf[2048];
 	size_t n;
@@ -970,7 +989,7 @@ Test(fastpath_bpf, a_segment_that_does_not_continue_its_message_is_left_to_iwxd)
 }
 
 /* After a message's last segment, the next message's first is iwxd's; its second is placed. */
-Test(fastpath_bpf, a_messages_first_segment_is_left_to_iwxd)
+TEST_BOTH(fastpath_bpf, a_messages_first_segment_is_left_to_iwxd)
 {
 	uint8_t buf[2048];
 	size_t n, m;
@@ -993,7 +1012,7 @@ Test(fastpath_bpf, a_messages_first_segment_is_left_to_iwxd)
 }
 
 /* An island that loses its way (a header cut by the packet's end) leaves the proposal intact. */
-Test(fastpath_bpf, a_failed_island_proposes_from_the_packet_start)
+TEST_BOTH(fastpath_bpf, a_failed_island_proposes_from_the_packet_start)
 {
 	uint8_t buf[2048];
 	size_t n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 100);
@@ -1034,7 +1053,7 @@ static int bells(int *slot)
  * A lazy iwxd (asleep on its low-water mark) is rung for the first packet it must read
  * itself, once, and not for packets all placed; wake_seq tells it where that packet ends.
  */
-Test(fastpath_bpf, a_lazy_iwxd_is_rung_for_what_it_must_read)
+TEST_BOTH(fastpath_bpf, a_lazy_iwxd_is_rung_for_what_it_must_read)
 {
 	uint8_t buf[2048];
 	uint32_t seq = rcv_nxt;
@@ -1086,7 +1105,7 @@ Test(fastpath_bpf, a_lazy_iwxd_is_rung_for_what_it_must_read)
  * The last segment of a Read Response completes a Read: placed, and iwxd rung for it,
  * the bell saying that it may stay lazy (it takes the records, and sleeps on).
  */
-Test(fastpath_bpf, the_end_of_a_read_response_rings)
+TEST_BOTH(fastpath_bpf, the_end_of_a_read_response_rings)
 {
 	uint8_t buf[2048];
 	size_t n;
@@ -1109,7 +1128,7 @@ Test(fastpath_bpf, the_end_of_a_read_response_rings)
  * A message's first segment, left to iwxd, does not wake it: it waits for iwxd's next
  * read like the placed FPDUs behind it. Unless it ends a Read Response: its Read completes.
  */
-Test(fastpath_bpf, a_first_segment_rings_only_where_a_read_completes)
+TEST_BOTH(fastpath_bpf, a_first_segment_rings_only_where_a_read_completes)
 {
 	uint8_t buf[2048];
 	size_t n;
@@ -1257,7 +1276,7 @@ static struct iwx_fp_counters iface(void)
  * inside its DDP header, and one right before its CRC; it crosses a 4 KiB element of the
  * memory. The second has a pad byte. Both land byte-exact; their records are without markers.
  */
-Test(fastpath_bpf, markers_are_left_out_of_what_is_placed)
+TEST_BOTH(fastpath_bpf, markers_are_left_out_of_what_is_placed)
 {
 	uint32_t a, b;
 
@@ -1291,7 +1310,7 @@ Test(fastpath_bpf, markers_are_left_out_of_what_is_placed)
  * placed and counted ahead. The same bytes in order (the markers fall alike 2048 bytes
  * before) are placed, not ahead.
  */
-Test(fastpath_bpf, a_packet_ahead_of_tcp_is_placed_by_its_markers)
+TEST_BOTH(fastpath_bpf, a_packet_ahead_of_tcp_is_placed_by_its_markers)
 {
 	uint32_t a, b, n;
 
@@ -1326,7 +1345,7 @@ Test(fastpath_bpf, a_packet_ahead_of_tcp_is_placed_by_its_markers)
  * A packet that starts inside an FPDU: the marker in that FPDU points before the packet,
  * the next marker at the next FPDU's header. The first is not placed, the next one is.
  */
-Test(fastpath_bpf, a_packet_from_inside_an_fpdu_places_the_next)
+TEST_BOTH(fastpath_bpf, a_packet_from_inside_an_fpdu_places_the_next)
 {
 	uint32_t b;
 
@@ -1347,7 +1366,7 @@ Test(fastpath_bpf, a_packet_from_inside_an_fpdu_places_the_next)
 }
 
 /* A marker inside an FPDU with a wrong FPDUPTR, or reserved bits set: none of it is placed. */
-Test(fastpath_bpf, a_marker_that_does_not_point_at_its_fpdu_places_nothing)
+TEST_BOTH(fastpath_bpf, a_marker_that_does_not_point_at_its_fpdu_places_nothing)
 {
 	uint32_t a, b;
 
@@ -1374,7 +1393,7 @@ Test(fastpath_bpf, a_marker_that_does_not_point_at_its_fpdu_places_nothing)
  * gap's bytes could carry it: a tagged offset before where it goes on, or past what the
  * gap holds, is left to iwxd.
  */
-Test(fastpath_bpf, ahead_of_a_gap_only_where_the_message_can_have_got_to_is_placed)
+TEST_BOTH(fastpath_bpf, ahead_of_a_gap_only_where_the_message_can_have_got_to_is_placed)
 {
 	uint32_t b, c, d;
 
@@ -1398,7 +1417,7 @@ Test(fastpath_bpf, ahead_of_a_gap_only_where_the_message_can_have_got_to_is_plac
 }
 
 /* No marker in the packet that points at an FPDU starting in it: nothing to place from. */
-Test(fastpath_bpf, a_packet_without_a_marker_that_tells_is_unsync)
+TEST_BOTH(fastpath_bpf, a_packet_without_a_marker_that_tells_is_unsync)
 {
 	fill_pattern(data, sizeof(data), 11);
 	with_markers(0);
@@ -1418,7 +1437,7 @@ Test(fastpath_bpf, a_packet_without_a_marker_that_tells_is_unsync)
  * An FPDU that starts on a 512-byte mark is led by that marker (FPDUPTR 0), its header
  * after it: placed, its record at the marker. Found so in a packet's middle as well.
  */
-Test(fastpath_bpf, an_fpdu_on_a_mark_is_led_by_its_marker)
+TEST_BOTH(fastpath_bpf, an_fpdu_on_a_mark_is_led_by_its_marker)
 {
 	uint32_t a, b;
 
