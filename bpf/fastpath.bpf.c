@@ -321,6 +321,7 @@ static __always_inline bool tcp_csum_good(struct pkt *p, const struct tcp_pkt *t
  */
 #define IWX_FP_PLACED		64u
 #define IWX_FP_NO_REFUSAL	65u
+_Static_assert(IWX_FP_SKIP_N < IWX_FP_PLACED, "a skip reason would read as placed");
 
 struct walk {
 	struct pkt		*p;
