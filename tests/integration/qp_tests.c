@@ -125,12 +125,12 @@ void qp_write_send_read(struct qp_pair *p, uint32_t len)
 }
 
 /*
- * A Write, a Send and a Read of each size, every byte checked: about the largest tagged
- * and untagged payloads of SCTP's segments (at an EMSS of 1444: 1424 and 1416, the
- * shim's headers), and megabytes.
+ * A Write, a Send and a Read of each size, every byte checked: on each side of the
+ * largest tagged and untagged payloads of SCTP's segments (at an EMSS of 1444: 1424 and
+ * 1416, the shim's headers) and MPA's with CRCs (at 1448: 1428 and 1424), and megabytes.
  */
 static const uint32_t sizes[] = {
-	0, 1, 1423, 1424, 1425, 1416, 65536, 1u << 20, 16u << 20,
+	0, 1, 1416, 1423, 1424, 1425, 1427, 1428, 1429, 65536, 1u << 20, 16u << 20,
 };
 
 void qp_test_every_operation_at_every_size(struct qp_pair *p)
