@@ -234,6 +234,46 @@ void qp_test_send_with_no_posted_receive(struct qp_pair *p)
 	qp_assert_error(&p->a, IWX_CAUSE_DDP_U(IWX_DDP_U_MSN_NO_BUF), false);
 }
 
+/* RFC 5041 §7.1: a message longer than the buffer it goes to; the receive is flushed. */
+void qp_test_send_longer_than_the_receive_buffer(struct qp_pair *p)
+{
+	struct iwx_recv_wr recv = { .wr_id = 7, .num_sge = 1 };
+	struct iwx_send_wr send = { .wr_id = 2, .opcode = IWX_WR_SEND, .num_sge = 1 };
+	struct iwx_wc wc;
+
+	qp_pair_connect(p);
+	recv.sge[0] = qp_sge(&p->b, 0, 3000);
+	send.sge[0] = qp_sge(&p->a, 0, 5000);
+	cr_assert_eq(iwx_qp_post_recv(p->b.qp, &recv), 0);
+	cr_assert_eq(iwx_qp_post_send(p->a.qp, &send), 0);
+	qp_pair_run_until_stopped(p);
+	qp_assert_error(&p->b, IWX_CAUSE_DDP_U(IWX_DDP_U_TOO_LONG), true);
+	qp_assert_error(&p->a, IWX_CAUSE_DDP_U(IWX_DDP_U_TOO_LONG), false);
+	cr_assert_eq(iwx_qp_poll(p->b.qp, &wc, 1), 1);
+	cr_assert_eq(wc.wr_id, 7);
+	cr_assert_eq(wc.status, IWX_WC_WR_FLUSH_ERR);
+}
+
+/* B may not invalidate what another PD holds (RFC 5040 §7.2); nothing is invalidated. */
+void qp_test_send_with_invalidate_of_another_pds_stag(struct qp_pair *p)
+{
+	struct iwx_recv_wr recv = { .wr_id = 7, .num_sge = 1 };
+	struct iwx_send_wr send = { .wr_id = 5, .opcode = IWX_WR_SEND_SE_INV, .num_sge = 1 };
+	uint32_t other;
+
+	qp_pair_connect(p);
+	other = reg(&p->b, iwx_mem_pd_alloc(p->b.mem, QP_OWNER), 4096, 0);
+	recv.sge[0] = qp_sge(&p->b, 0, 16);
+	send.sge[0] = qp_sge(&p->a, 0, 4);
+	send.inval_stag = other;
+	cr_assert_eq(iwx_qp_post_recv(p->b.qp, &recv), 0);
+	cr_assert_eq(iwx_qp_post_send(p->a.qp, &send), 0);
+	qp_pair_run_until_stopped(p);
+	qp_assert_error(&p->b, IWX_CAUSE_RDMAP_PROT(IWX_RDMAP_EC_CANNOT_INVALIDATE), true);
+	qp_assert_error(&p->a, IWX_CAUSE_RDMAP_PROT(IWX_RDMAP_EC_CANNOT_INVALIDATE), false);
+	cr_assert(iwx_mem_lookup(p->b.mem, other)->desc.valid, "not invalidated");
+}
+
 /* A Read Request B cannot answer: B terminates, A's Read completes in error. */
 static void bad_read(struct qp_pair *p, uint32_t rkey, uint64_t off, struct iwx_term_cause want)
 {
@@ -258,4 +298,11 @@ void qp_test_read_with_bad_source_completes_in_error(struct qp_pair *p)
 {
 	qp_pair_connect(p);
 	bad_read(p, p->b.stag, QP_BUF_LEN - 10, IWX_CAUSE_RDMAP_PROT(IWX_RDMAP_EC_BASE_BOUNDS));
+}
+
+void qp_test_read_of_unreadable_region(struct qp_pair *p)
+{
+	qp_pair_connect(p);
+	bad_read(p, reg(&p->b, p->b.pd, 4096, IWX_ACCESS_REMOTE_WRITE), 0,
+		 IWX_CAUSE_RDMAP_PROT(IWX_RDMAP_EC_ACCESS));
 }

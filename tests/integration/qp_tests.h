@@ -23,9 +23,10 @@
 	X(s, p, write_without_remote_write_access) X(s, p, write_to_stag_of_another_pd) \
 	X(s, p, write_whose_tagged_offset_wraps) \
 	/* a bad Send */ \
-	X(s, p, send_with_no_posted_receive) \
+	X(s, p, send_with_no_posted_receive) X(s, p, send_longer_than_the_receive_buffer) \
+	X(s, p, send_with_invalidate_of_another_pds_stag) \
 	/* a bad Read Request: B terminates, A's Read completes in error */ \
-	X(s, p, read_with_bad_source_completes_in_error)
+	X(s, p, read_with_bad_source_completes_in_error) X(s, p, read_of_unreadable_region)
 
 #define QP_TEST_DECLARE(suite, pair, name)	void qp_test_##name(struct qp_pair *p);
 QP_TEST_LIST(QP_TEST_DECLARE, , )
