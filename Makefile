@@ -148,9 +148,10 @@ $(LIB_A): $(LIBIWX_OBJS)
 $(PROTO_A): $(PROTO_SRCS:%.c=$(BUILD)/%.o)
 $(IPC_A): $(IPC_SRCS:%.c=$(BUILD)/%.o)
 $(UTIL_A): $(UTIL_SRCS:%.c=$(BUILD)/%.o)
-$(LIB_A) $(PROTO_A) $(IPC_A) $(UTIL_A):
+# The Makefile too: a source moved to another archive must leave the one it was in.
+$(LIB_A) $(PROTO_A) $(IPC_A) $(UTIL_A): Makefile
 	$(call msg,AR,$@)
-	$(Q)rm -f $@ && $(AR) rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
 $(LIB_SO): $(LIBIWX_OBJS)
 	$(call msg,LD,$@)
