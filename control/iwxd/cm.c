@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +22,6 @@
 #include "util/container_of.h"
 
 #define ACCEPT_BATCH	16
-
-static uint32_t epoll_of(short poll_events)
-{
-	return (poll_events & POLLIN ? EPOLLIN : 0) | (poll_events & POLLOUT ? EPOLLOUT : 0);
-}
 
 static socklen_t addr_len(const struct sockaddr_storage *a)
 {
@@ -65,17 +59,12 @@ static void pconn_unannounce(struct pconn *p)
 void cm_pconn_free(struct iwxd *d, struct pconn *p)
 {
 	pconn_unannounce(p);
-	if (p->sctp)
-		sctp_io_unwatch(d, p->conn.sctp.so, &p->w);
-	else
-		watch_del(&d->loop, &p->w);	/* -1 once the set-up let go of its socket */
+	conn_sock_let_go(d, &p->sock, &p->conn, p->sctp);
 	iwx_conn_close(&p->conn);
 	if (p->path) {
 		sctp_io_path_put(p->path);	/* after the close, which may still send on it */
 		p->owner->user->sctp_setups--;
 	}
-	if (p->sctp)
-		sctp_io_release(d);
 	if (p->qp && p->qp->setup == p)
 		p->qp->setup = NULL;
 	IWX_LIST_UNLINK(&d->pconns, p);
@@ -143,8 +132,8 @@ static void pconn_done(struct iwxd *d, struct pconn *p)
 	struct iwx_conn *c = &p->conn;
 	struct iwx_ipc_event ev;
 
-	watch_del(&d->loop, &p->w);
-	p->w.fd = -1;	/* TCP: the socket is the queue pair's, or watched again (pconn_watch) */
+	/* TCP waits for nothing now: not watched while the application decides */
+	conn_sock_follow(d, &p->sock, c, p->sctp);
 	outbox_event_of_conn(&ev, c);
 	switch (c->state) {
 	case IWX_CONN_REQUEST_IN:
@@ -160,8 +149,7 @@ static void pconn_done(struct iwxd *d, struct pconn *p)
 		log_info("qp %u: established over %s: MPA rev %u, CRC %s, IRD %u ORD %u", p->qp->num,
 			 c->ops->name, c->agreed.mode.rev,
 			 c->agreed.mode.crc ? "on" : "off", c->agreed.ird, c->agreed.ord);
-		if (p->sctp)
-			sctp_io_unwatch(d, c->sctp.so, &p->w);	/* the queue pair's now */
+		conn_sock_let_go(d, &p->sock, c, p->sctp);	/* the queue pair's now */
 		vqp_established(d, p->qp, c, p->sctp);
 		break;
 	case IWX_CONN_REJECTED:
@@ -213,15 +201,14 @@ static void pconn_step(struct iwxd *d, struct pconn *p)
 		pconn_done(d, p);
 		return;
 	}
-	if (!p->sctp)	/* else usrsctp says when to look again */
-		watch_mod(&d->loop, &p->w, epoll_of(iwx_conn_tcp_events(&p->conn)));
+	conn_sock_follow(d, &p->sock, &p->conn, p->sctp);
 	pconn_rearm(d, p);
 }
 
 static void on_pconn(struct iwxd *d, struct watch *w, uint32_t events)
 {
 	(void)events;
-	pconn_step(d, container_of(w, struct pconn, w));
+	pconn_step(d, container_of(w, struct pconn, sock.w));
 }
 
 /* An unanswered request is rejected; a set-up whose step is due takes it. */
@@ -253,22 +240,10 @@ static struct pconn *pconn_new(struct iwxd *d, struct client *c)
 	p->id = loop_new_id(&d->loop);
 	iwx_ids_add(&d->ids, p->id, KIND_PCONN, p);
 	p->owner = c;
-	p->w.fd = -1;
-	p->w.fn = on_pconn;
+	conn_sock_init(&p->sock, on_pconn);
 	p->next = d->pconns;
 	d->pconns = p;
 	return p;
-}
-
-/* Start waiting on the set-up's socket. */
-static int pconn_watch(struct iwxd *d, struct pconn *p)
-{
-	if (p->sctp) {
-		sctp_io_watch(d, p->conn.sctp.so, &p->w);
-		return 0;
-	}
-	p->w.fd = p->conn.tcp.fd;
-	return watch_add(&d->loop, &p->w, epoll_of(iwx_conn_tcp_events(&p->conn)));
 }
 
 /* An SCTP set-up for p: the options say what both ends may ask for. */
@@ -277,7 +252,6 @@ static int pconn_sctp(struct iwxd *d, struct pconn *p)
 	if (!sctp_io_on(d))
 		return -EPROTONOSUPPORT;	/* iwxd --sctp-port 0 */
 	p->sctp = true;
-	sctp_io_hold(d);
 	return 0;
 }
 
@@ -314,7 +288,7 @@ int cm_connect(struct iwxd *d, struct client *c, const struct iwx_ipc_connect *r
 		err = iwx_conn_tcp_connect(&p->conn, (const struct sockaddr *)&req->addr, len, &p->opts);
 	}
 	if (!err)
-		err = pconn_watch(d, p);
+		err = conn_sock_follow(d, &p->sock, &p->conn, p->sctp);
 	if (err) {
 		cm_pconn_free(d, p);
 		return err;
@@ -347,7 +321,7 @@ static void on_listen(struct iwxd *d, struct watch *w, uint32_t events)
 			cm_pconn_free(d, p);
 			return;
 		}
-		if (pconn_watch(d, p)) {
+		if (conn_sock_follow(d, &p->sock, &p->conn, p->sctp)) {
 			cm_pconn_free(d, p);
 			return;
 		}
@@ -513,7 +487,7 @@ static int answer(struct iwxd *d, struct pconn *p, struct vqp *q, bool reject)
 		q->setup = p;
 		vqp_set_state(q, IWX_SHQ_CONNECTING);
 	}
-	if (p->conn.state == IWX_CONN_SEND_REPLY && (p->sctp || !pconn_watch(d, p)))
+	if (p->conn.state == IWX_CONN_SEND_REPLY && !conn_sock_follow(d, &p->sock, &p->conn, p->sctp))
 		pconn_step(d, p);
 	else if (p->conn.state == IWX_CONN_REQUEST_IN)
 		announce(d, p);		/* no answer could be made of it: ask again */

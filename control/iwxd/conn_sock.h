@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A queue pair's socket as iwxd's loop holds it, whatever the transport under it: a TCP
+ * A connection's socket as iwxd's loop holds it, whatever the transport under it: a TCP
  * descriptor on epoll, or an SCTP association whose watch usrsctp runs whenever it changes
- * (sctp_io.h). The engine owns the socket and closes it; this is what iwxd watches and
- * asks of it meanwhile, so that vqp.c needs no branch on the transport.
+ * (sctp_io.h). The set-up (conn.h), then the engine, owns the socket and closes it; this is
+ * what iwxd watches and asks of it meanwhile, so that cm.c and vqp.c need no branch on
+ * the transport to do so.
  */
 #ifndef IWXD_CONN_SOCK_H
 #define IWXD_CONN_SOCK_H
@@ -36,8 +37,18 @@ void conn_sock_take(struct iwxd *d, struct conn_sock *s, const struct iwx_conn *
  */
 int conn_sock_watch(struct iwxd *d, struct conn_sock *s);
 
-/* TCP: wait for events only (0: not at all, so that not even a hang-up wakes us). */
-void conn_sock_interest(struct iwxd *d, struct conn_sock *s, uint32_t events);
+/* TCP: wait for events only (0: not at all, so that not even a hang-up wakes us). 0 or -errno. */
+int conn_sock_interest(struct iwxd *d, struct conn_sock *s, uint32_t events);
+
+/*
+ * A set-up's socket, after each of its steps: taken and watched once the set-up has one
+ * (over SCTP it holds the stack), for what its state waits for (TCP; none while the
+ * application decides or once established); forgotten untouched once the set-up closed
+ * it. 0, or -errno when it could not be watched.
+ */
+int conn_sock_follow(struct iwxd *d, struct conn_sock *s, const struct iwx_conn *c, bool sctp);
+/* The set-up c goes, or hands its socket on: unwatched (what c closed, untouched), released. */
+void conn_sock_let_go(struct iwxd *d, struct conn_sock *s, const struct iwx_conn *c, bool sctp);
 
 /* A reset (TCP's RST, SCTP's ABORT) rather than a graceful end when it closes. */
 void conn_sock_abort_on_close(struct conn_sock *s);

@@ -18,7 +18,7 @@
  *   vqp.c      a queue pair's rings <-> the engine (qp.c) <-> completion rings
  *   vcq.c      a completion queue: its ring, shared with the client, and its wake-ups
  *   cm.c       connection management: connect, listen, accept, reject, disconnect
- *   conn_sock.c a queue pair's socket in the loop, TCP's or SCTP's alike (conn_sock.h)
+ *   conn_sock.c a set-up's or queue pair's socket in the loop, TCP's or SCTP's alike (conn_sock.h)
  *   linger.c   sockets that sent a Terminate, read until the peer's FIN before the close
  *   admin.c    status and listings for `iwx`
  *   fastpath.c the BPF programs that place as packets arrive, and their maps (fastpath.h)
@@ -237,7 +237,7 @@ struct listener {
 
 /* A stream being set up: active (qp set from the start) or passive (from a listener). */
 struct pconn {
-	struct watch		w;
+	struct conn_sock	sock;		/* the set-up's socket, as watched */
 	uint32_t		id;
 	struct iwx_conn		conn;		/* the set-up, over either transport */
 	bool			sctp;		/* over SCTP: it holds the stack (sctp_io_hold) */
