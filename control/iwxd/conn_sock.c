@@ -33,19 +33,6 @@ void conn_sock_take(struct iwxd *d, struct conn_sock *s, const struct iwx_conn *
 	}
 }
 
-int conn_sock_watch(struct iwxd *d, struct conn_sock *s)
-{
-	int err;
-
-	if (s->so) {
-		sctp_io_watch(d, s->so, &s->w);
-		return 0;
-	}
-	err = watch_add(&d->loop, &s->w, EPOLLIN);
-	s->events = err ? 0 : EPOLLIN;
-	return err;
-}
-
 int conn_sock_interest(struct iwxd *d, struct conn_sock *s, uint32_t events)
 {
 	int err = 0;
@@ -61,6 +48,14 @@ int conn_sock_interest(struct iwxd *d, struct conn_sock *s, uint32_t events)
 	if (!err)
 		s->events = events;
 	return err;
+}
+
+int conn_sock_watch(struct iwxd *d, struct conn_sock *s)
+{
+	if (!s->so)
+		return conn_sock_interest(d, s, EPOLLIN);
+	sctp_io_watch(d, s->so, &s->w);
+	return 0;
 }
 
 /* Forget s's socket untouched if the set-up c closed it (the kernel took it off epoll). */
