@@ -13,6 +13,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include <iwx/verbs.h>	/* IWX_MAX_SGE */
 
 #include "proto/ddp.h"
 #include "proto/term.h"
@@ -59,22 +63,45 @@ struct iwx_llp {
 	bool			checked;
 };
 
-/* The next segment to send, as the queue pair gives it. */
+/*
+ * The next segment to send, as the queue pair gives it. Its payload stays where it is,
+ * in pieces: in registered memory, which stays mapped until the lower layer says it let
+ * go of the message (iwx_qp_sent) while refers_to covers the pieces it still holds; or,
+ * transient, in the queue pair's own memory, valid until the next call only.
+ */
 struct iwx_llp_seg {
 	const struct iwx_ddp_msg *msg;		/* the message it belongs to */
 	uint8_t			hdr[IWX_DDP_UNTAGGED_HDR_LEN];	/* its DDP header (RFC 5041 §4) */
 	size_t			hdr_len;
 	uint32_t		off, len;	/* its payload's place in the message */
-	const uint8_t		*payload;	/* len bytes, valid until the next call, within
-						   the same transmit call */
+	struct iovec		piece[IWX_MAX_SGE];	/* the payload: len bytes in all */
+	uint8_t			npiece;
+	bool			transient;	/* to be copied before the next call */
 	bool			last;		/* the message's last segment */
 	bool			term;		/* a Terminate: nothing may follow it (RFC 5040 §5.4) */
 };
+
+/* Copy a segment's payload to dst (s->len bytes). */
+static inline void iwx_llp_seg_copy(const struct iwx_llp_seg *s, uint8_t *dst)
+{
+	for (uint8_t i = 0; i < s->npiece; i++) {
+		memcpy(dst, s->piece[i].iov_base, s->piece[i].iov_len);
+		dst += s->piece[i].iov_len;
+	}
+}
 
 /* What the queue pair offers its lower layer (qp.c). */
 
 /* The next segment to send, if any may go now. */
 bool iwx_qp_next_segment(struct iwx_engine_qp *qp, struct iwx_llp_seg *s);
+
+/*
+ * The lower layer let go of the oldest message whose last segment it was given and had
+ * not let go of yet: the transport took all of it, or it holds a copy. Only then does
+ * the message complete (RFC 5041 §5.4: once the LLP has it), so that its source may be
+ * reused.
+ */
+void iwx_qp_sent(struct iwx_engine_qp *qp);
 
 /*
  * An arriving segment whose header is known: where its payload goes (*dst, NULL for

@@ -82,8 +82,10 @@ static void sctp_transmit(struct iwx_llp *llp, bool *want_write)
 			if (!iwx_qp_next_segment(llp->qp, &s))
 				return;
 			hl = iwx_shim_hdr_encode(t->tx, s.msg, s.off, s.last);
-			if (s.len)
-				memcpy(t->tx + hl, s.payload, s.len);
+			/* usrsctp_sendv takes one buffer: the chunk is a copy, the message let go */
+			iwx_llp_seg_copy(&s, t->tx + hl);
+			if (s.last)
+				iwx_qp_sent(llp->qp);
 			t->tx_len = hl + s.len;
 			t->tx_sid = iwx_shim_stream(s.msg->opcode);
 			llp->stats->tx_fpdus++;

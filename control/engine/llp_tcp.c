@@ -23,12 +23,14 @@
 #define TX_BUDGET	128	/* FPDUs built per transmit call, so receive is not starved */
 #define BATCH_BYTES	65536	/* FPDUs handed to TCP in one sendmsg, about (one GSO packet) */
 #define BATCH_FPDUS	160	/* ... and at most this many */
+#define BATCH_PIECES	256	/* ... in at most this many pieces (IOV_MAX is 1024) */
+#define COPY_MAX	512	/* payloads up to this are copied: cheaper than a piece of their own */
 #define RX_BUDGET	256	/* socket reads per receive call */
 #define FPDU_BUF	(IWX_MPA_MAX_ULPDU + 1024)
 
 /*
- * Borrowed while a batch is being sent, while bytes are being staged, while the fast
- * path's records are committed to (bufpool.h)
+ * Borrowed while a batch is being sent (its bytes of our own), while bytes are being
+ * staged, while the fast path's records are committed to (bufpool.h)
  */
 static struct iwx_bufpool batch_pool = IWX_BUFPOOL_INIT(BATCH_BYTES + FPDU_BUF);
 static struct iwx_bufpool stage_pool = IWX_BUFPOOL_INIT(STAGE_LEN);
@@ -39,10 +41,18 @@ struct llp_tcp {
 	int			fd;
 
 	struct iwx_mpa_tx	tx;
-	uint8_t			*fpdu;		/* the batch being sent: whole FPDUs, back to back
-						   (NULL: none borrowed, nothing left to send) */
+	/*
+	 * The batch being sent: whole FPDUs, back to back, as pieces: heads, tails and
+	 * copied payloads in own, other payloads where they are in registered memory.
+	 */
+	struct iovec		piece[BATCH_PIECES];
+	uint32_t		npiece;
+	uint32_t		piece_at;	/* the first piece not wholly sent */
+	uint8_t			*own;		/* NULL: none borrowed, nothing left to send */
+	size_t			own_len;
 	size_t			fpdu_len, fpdu_sent;
 	uint32_t		fpdu_start[BATCH_FPDUS];	/* where each FPDU of the batch begins */
+	bool			fpdu_ends_msg[BATCH_FPDUS];	/* its message's last */
 	uint32_t		nfpdu;
 	uint32_t		cur;		/* the FPDU fpdu_sent is in */
 	bool			fresh;		/* what goes next starts a new TCP packet (after EOR) */
@@ -66,6 +76,53 @@ static const struct llp_tcp *ctcp_of(const struct iwx_llp *llp)
 
 /* ---------------------------------------------------------------- transmit */
 
+/* Add len bytes at p to the batch, continuing its last piece if they follow it. */
+static void put_piece(struct llp_tcp *t, void *p, size_t len)
+{
+	struct iovec *last = t->npiece ? &t->piece[t->npiece - 1] : NULL;
+
+	if (!len)
+		return;
+	if (last && (uint8_t *)last->iov_base + last->iov_len == p)
+		last->iov_len += len;
+	else
+		t->piece[t->npiece++] = (struct iovec){ .iov_base = p, .iov_len = len };
+}
+
+/*
+ * Frame a segment into the batch: its payload sent from where it is, the head and tail
+ * around it ours; or all of it copied, when small, transient or broken by markers.
+ */
+static size_t add_fpdu(struct llp_tcp *t, const struct iwx_llp_seg *s)
+{
+	uint8_t *at = t->own + t->own_len;
+	size_t head_len, tail_len;
+	ssize_t n;
+
+	if (s->transient || s->len <= COPY_MAX || t->tx.markers) {
+		n = iwx_mpa_fpdu_buildv(&t->tx, at, FPDU_BUF, s->hdr, s->hdr_len, s->piece,
+					s->npiece, s->len);
+		if (n < 0)
+			abort();	/* sized by MULPDU: cannot happen */
+		put_piece(t, at, n);
+		t->own_len += n;
+		return n;
+	}
+	n = iwx_mpa_fpdu_frame(&t->tx, at, s->hdr, s->hdr_len, s->piece, s->npiece, s->len,
+			       at + IWX_MPA_HEAD_MAX, &tail_len);
+	if (n < 0)
+		abort();	/* no markers, sized by MULPDU: cannot happen */
+	head_len = n;
+	put_piece(t, at, head_len);
+	for (uint8_t i = 0; i < s->npiece; i++)
+		put_piece(t, s->piece[i].iov_base, s->piece[i].iov_len);
+	/* the tail right after the head: the next FPDU's head continues its piece */
+	memmove(at + head_len, at + IWX_MPA_HEAD_MAX, tail_len);
+	put_piece(t, at + head_len, tail_len);
+	t->own_len += head_len + tail_len;
+	return head_len + s->len + tail_len;
+}
+
 /*
  * Fill the next batch: whole FPDUs of one message, back to back, for one sendmsg
  * ending in MSG_EOR. TCP starts a new packet for data after an end of record and cuts
@@ -76,27 +133,26 @@ static const struct llp_tcp *ctcp_of(const struct iwx_llp *llp)
  */
 static bool fill_batch(struct llp_tcp *t, int *budget)
 {
-	t->fpdu_len = t->fpdu_sent = 0;
-	t->nfpdu = t->cur = 0;
-	while (*budget > 0 && t->nfpdu < BATCH_FPDUS && t->fpdu_len < BATCH_BYTES) {
+	t->fpdu_len = t->fpdu_sent = t->own_len = 0;
+	t->nfpdu = t->cur = t->npiece = t->piece_at = 0;
+	while (*budget > 0 && t->nfpdu < BATCH_FPDUS && t->fpdu_len < BATCH_BYTES &&
+	       t->npiece + 2 + IWX_MAX_SGE <= BATCH_PIECES) {
 		struct iwx_llp_seg s;
-		ssize_t n;
+		size_t n;
 
 		if (!iwx_qp_next_segment(t->llp.qp, &s))
 			break;
-		if (!t->fpdu && !(t->fpdu = iwx_bufpool_get(&batch_pool))) {
+		if (!t->own && !(t->own = iwx_bufpool_get(&batch_pool))) {
 			iwx_qp_lost(t->llp.qp, true);	/* a Terminate would need the buffer */
 			return false;
 		}
-		n = iwx_mpa_fpdu_build(&t->tx, t->fpdu + t->fpdu_len, FPDU_BUF, s.hdr, s.hdr_len,
-				       s.payload, s.len);
-		if (n < 0)
-			abort();	/* sized by MULPDU: cannot happen */
-		t->fpdu_start[t->nfpdu++] = t->fpdu_len;
+		n = add_fpdu(t, &s);
+		t->fpdu_start[t->nfpdu] = t->fpdu_len;
+		t->fpdu_ends_msg[t->nfpdu++] = s.last;
 		t->fpdu_len += n;
 		t->llp.stats->tx_fpdus++;
 		(*budget)--;
-		if ((size_t)n != t->emss || s.last)
+		if (n != t->emss || s.last)
 			break;
 	}
 	return t->nfpdu > 0;
@@ -106,6 +162,40 @@ static bool fill_batch(struct llp_tcp *t, int *budget)
 static size_t fpdu_end(const struct llp_tcp *t, uint32_t i)
 {
 	return i + 1 < t->nfpdu ? t->fpdu_start[i + 1] : t->fpdu_len;
+}
+
+/* sendmsg the batch's next len bytes, MSG_EOR after them. */
+static ssize_t send_pieces(struct llp_tcp *t, size_t len)
+{
+	uint32_t k = t->piece_at;
+	size_t before = 0, whole;
+	struct msghdr mh = { .msg_iov = &t->piece[t->piece_at] };
+	ssize_t n;
+
+	while (before + t->piece[k].iov_len < len)
+		before += t->piece[k++].iov_len;
+	/* the last piece cut short for the call */
+	whole = t->piece[k].iov_len;
+	t->piece[k].iov_len = len - before;
+	mh.msg_iovlen = k + 1 - t->piece_at;
+	n = sendmsg(t->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT | MSG_EOR);
+	t->piece[k].iov_len = whole;
+	return n;
+}
+
+/* n bytes of the batch's pieces were sent. */
+static void skip_pieces(struct llp_tcp *t, size_t n)
+{
+	while (n) {
+		struct iovec *v = &t->piece[t->piece_at];
+		size_t k = MIN(n, v->iov_len);
+
+		v->iov_base = (uint8_t *)v->iov_base + k;
+		v->iov_len -= k;
+		n -= k;
+		if (!v->iov_len)
+			t->piece_at++;
+	}
 }
 
 static void send_batches(struct llp_tcp *t, bool *want_write)
@@ -124,8 +214,7 @@ static void send_batches(struct llp_tcp *t, bool *want_write)
 		 */
 		bool at_fpdu = t->fpdu_start[t->cur] == t->fpdu_sent;
 		size_t end = at_fpdu ? t->fpdu_len : fpdu_end(t, t->cur);
-		ssize_t n = send(t->fd, t->fpdu + t->fpdu_sent, end - t->fpdu_sent,
-				 MSG_NOSIGNAL | MSG_DONTWAIT | MSG_EOR);
+		ssize_t n = send_pieces(t, end - t->fpdu_sent);
 
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR) {
@@ -144,8 +233,10 @@ static void send_batches(struct llp_tcp *t, bool *want_write)
 			llp->stats->tx_fpdus_aligned++;
 		t->fresh = t->fpdu_sent + n == end;	/* all taken: the end of record holds */
 		t->fpdu_sent += n;
-		while (t->cur < t->nfpdu && fpdu_end(t, t->cur) <= t->fpdu_sent)
-			t->cur++;
+		skip_pieces(t, n);
+		for (; t->cur < t->nfpdu && fpdu_end(t, t->cur) <= t->fpdu_sent; t->cur++)
+			if (t->fpdu_ends_msg[t->cur])
+				iwx_qp_sent(llp->qp);	/* TCP has all of it */
 		llp->stats->tx_bytes += n;
 	}
 	*want_write = true;
@@ -158,7 +249,7 @@ static void tcp_transmit(struct iwx_llp *llp, bool *want_write)
 	send_batches(t, want_write);
 	/* a batch partly sent stays whole for the next turn (never lose or reorder bytes) */
 	if (t->fpdu_sent == t->fpdu_len)
-		t->fpdu = iwx_bufpool_put(&batch_pool, t->fpdu);
+		t->own = iwx_bufpool_put(&batch_pool, t->own);
 }
 
 static bool tcp_tx_idle(const struct iwx_llp *llp)
@@ -431,8 +522,13 @@ static bool span_within(const uint8_t *p, uint32_t n, uintptr_t base, size_t len
 
 static bool tcp_refers_to(const struct iwx_llp *llp, uintptr_t base, size_t len)
 {
-	const struct iwx_fast_rx *f = &ctcp_of(llp)->fast;
+	const struct llp_tcp *t = ctcp_of(llp);
+	const struct iwx_fast_rx *f = &t->fast;
 
+	/* payloads still to be sent from where they are */
+	for (uint32_t i = t->piece_at; i < t->npiece; i++)
+		if (span_within(t->piece[i].iov_base, t->piece[i].iov_len, base, len))
+			return true;
 	for (uint32_t i = 0; i < f->n; i++) {
 		uint32_t k = (f->slot->tail + i) & (IWX_FP_RING - 1);
 
@@ -449,7 +545,7 @@ static void tcp_destroy(struct iwx_llp *llp)
 	if (t->fd >= 0)
 		close(t->fd);
 	free(t->rx);
-	iwx_bufpool_put(&batch_pool, t->fpdu);
+	iwx_bufpool_put(&batch_pool, t->own);
 	iwx_bufpool_put(&stage_pool, t->stage);
 	iwx_bufpool_put(&targets_pool, t->fast.dst);
 	free(t);

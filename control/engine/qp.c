@@ -5,18 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/param.h>	/* MIN */
+#include <sys/uio.h>
 
 #include "proto/ddp.h"
 
-#include "bufpool.h"
 #include "llp.h"
 #include "qp.h"
 
-#define GATHER_LEN	65536	/* a segment's payload from several sges (an LLP's is less) */
 #define WR_INTERNAL	0x80	/* the RTR message: never completes to the application */
-
-/* the queue pairs' gather buffers: one is held only within a transmit turn */
-static struct iwx_bufpool gather_pool = IWX_BUFPOOL_INIT(GATHER_LEN);
 
 /* A fixed-size queue of elements of one type. */
 struct ring {
@@ -70,6 +66,7 @@ struct inflight {
 	struct iwx_send_wr	wr;
 	bool			done;		/* a Read is done when its Response is placed */
 	uint8_t			status;
+	uint32_t		given;		/* tx_given once its last segment was given */
 };
 
 /* A peer's Read Request being answered (RFC 5040 §5.2.1: in the order received). */
@@ -108,8 +105,8 @@ struct iwx_engine_qp {
 	uint32_t		rx_msn[IWX_QN_COUNT];	/* next MSN expected on each queue */
 
 	struct tx_msg		msg;
-	uint8_t			*gather;	/* a segment's payload from several sges: borrowed
-						   for a transmit turn (bufpool.h) */
+	uint32_t		tx_given;	/* messages whose last segment went to the LLP */
+	uint32_t		tx_sent;	/* ... and that it let go of (iwx_qp_sent) */
 
 	bool			hold_tx;	/* nothing goes out before the peer's first FPDU */
 	struct span		rx_dst;		/* the segment in flight is received in place here
@@ -149,14 +146,23 @@ static void complete_send_wr(struct iwx_engine_qp *qp, const struct iwx_send_wr 
 		complete(qp, &wc);
 }
 
+/* Has the lower layer let go of the message inflight f? */
+static bool let_go(const struct iwx_engine_qp *qp, const struct inflight *f)
+{
+	return (int32_t)(qp->tx_sent - f->given) >= 0;
+}
+
 /* RFC 5040 §5.4 and §7: everything outstanding completes in error, in order. */
 static void flush_all(struct iwx_engine_qp *qp)
 {
 	while (qp->inflight.n) {
 		const struct inflight *f = ring_at(&qp->inflight, 0);
 
-		complete_send_wr(qp, &f->wr, f->done ? f->status : IWX_WC_WR_FLUSH_ERR,
-				 f->done && f->status == IWX_WC_SUCCESS ?
+		/* one the lower layer still held may not have reached the peer */
+		bool done = f->done && let_go(qp, f);
+
+		complete_send_wr(qp, &f->wr, done ? f->status : IWX_WC_WR_FLUSH_ERR,
+				 done && f->status == IWX_WC_SUCCESS ?
 				 sge_total(f->wr.sge, f->wr.num_sge) : 0);
 		ring_pop(&qp->inflight);
 	}
@@ -237,21 +243,24 @@ static int resolve(const struct iwx_engine_qp *qp, const struct iwx_sge *sge, bo
 	return 0;
 }
 
-/* Copy len bytes from the span list, starting off bytes in, to dst. */
-static void gather(const struct span *s, uint8_t n, uint32_t off, uint8_t *dst, uint32_t len)
+/* The len bytes of the span list from off on, as pieces; how many. */
+static uint8_t pieces(const struct span *s, uint8_t n, uint32_t off, uint32_t len,
+		      struct iovec *out)
 {
+	uint8_t k = 0;
+
 	for (uint8_t i = 0; i < n && len; i++) {
 		if (off >= s[i].len) {
 			off -= s[i].len;
 			continue;
 		}
-		uint32_t k = MIN(len, s[i].len - off);
+		uint32_t run = MIN(len, s[i].len - off);
 
-		memcpy(dst, s[i].p + off, k);
-		dst += k;
-		len -= k;
+		out[k++] = (struct iovec){ .iov_base = s[i].p + off, .iov_len = run };
+		len -= run;
 		off = 0;
 	}
+	return k;
 }
 
 /* ---------------------------------------------------------------- transmit */
@@ -311,7 +320,7 @@ static void start_read_response(struct iwx_engine_qp *qp)
 static void fail_sq_head(struct iwx_engine_qp *qp)
 {
 	struct inflight f = { .wr = *(const struct iwx_send_wr *)ring_at(&qp->sq, 0), .done = true,
-			      .status = IWX_WC_LOC_PROT_ERR };
+			      .status = IWX_WC_LOC_PROT_ERR, .given = qp->tx_given };
 
 	ring_push(&qp->inflight, &f);	/* start_sq_head made sure of room */
 	ring_pop(&qp->sq);
@@ -377,7 +386,7 @@ static void retire(struct iwx_engine_qp *qp)
 	while (qp->inflight.n) {
 		const struct inflight *f = ring_at(&qp->inflight, 0);
 
-		if (!f->done)
+		if (!f->done || !let_go(qp, f))
 			return;
 		complete_send_wr(qp, &f->wr, f->status, sge_total(f->wr.sge, f->wr.num_sge));
 		ring_pop(&qp->inflight);
@@ -402,19 +411,26 @@ static void finish_msg(struct iwx_engine_qp *qp)
 	struct tx_msg *msg = &qp->msg;
 
 	msg->active = false;
+	qp->tx_given++;
 	if (msg->is_term) {
 		qp->term_built = true;	/* once it is given, nothing follows (§5.4) */
 		return;
 	}
 	if (!msg->from_sq)
 		return;
-	struct inflight f = { .wr = *(const struct iwx_send_wr *)ring_at(&qp->sq, 0) };
+	struct inflight f = { .wr = *(const struct iwx_send_wr *)ring_at(&qp->sq, 0),
+			      .given = qp->tx_given };
 
-	/* RFC 5041 §5.4: a message is complete once the LLP has it; a Read once answered */
+	/* RFC 5041 §5.4: a message is complete once the LLP has it (iwx_qp_sent); a Read once answered */
 	f.done = f.wr.opcode != IWX_WR_READ;
 	qp->reads_out += !f.done;
 	ring_push(&qp->inflight, &f);	/* start_sq_head made sure of room */
 	ring_pop(&qp->sq);
+}
+
+void iwx_qp_sent(struct iwx_engine_qp *qp)
+{
+	qp->tx_sent++;
 	retire(qp);
 }
 
@@ -422,33 +438,21 @@ bool iwx_qp_next_segment(struct iwx_engine_qp *qp, struct iwx_llp_seg *s)
 {
 	struct tx_msg *msg = &qp->msg;
 
-	for (;;) {
-		while (!msg->active) {
-			if (qp->term_pending)
-				start_terminate(qp);
-			else if (qp->state != IWX_QP_RTS)
-				return false;
-			else if (qp->reads_in.n)
-				start_read_response(qp);
-			else if ((!qp->sq.n || !start_sq_head(qp)) && !qp->term_pending)
-				return false;
-		}
-		if (msg->nsrc <= 1 || qp->gather || (qp->gather = iwx_bufpool_get(&gather_pool)))
-			break;
-		/* no memory to gather into: an error of our own, and the Terminate needs none */
-		fail(qp, IWX_CAUSE_LOCAL_CATASTROPHIC, NULL, NULL);
-		msg->active = false;	/* already failing: it goes anyway, with nothing sent */
+	while (!msg->active) {
+		if (qp->term_pending)
+			start_terminate(qp);
+		else if (qp->state != IWX_QP_RTS)
+			return false;
+		else if (qp->reads_in.n)
+			start_read_response(qp);
+		else if ((!qp->sq.n || !start_sq_head(qp)) && !qp->term_pending)
+			return false;
 	}
 	s->msg = &msg->seg.msg;
 	s->hdr_len = iwx_ddp_segmenter_next(&msg->seg, s->hdr, &s->off, &s->len);
-	if (msg->nsrc == 1) {
-		s->payload = msg->src[0].p + s->off;
-	} else if (!msg->nsrc) {
-		s->payload = msg->inline_buf;	/* no bytes, but somewhere */
-	} else {
-		gather(msg->src, msg->nsrc, s->off, qp->gather, s->len);
-		s->payload = qp->gather;
-	}
+	s->npiece = pieces(msg->src, msg->nsrc, s->off, s->len, s->piece);
+	/* a Read Request's or a Terminate's payload is built in the message itself */
+	s->transient = msg->nsrc == 1 && msg->src[0].p == msg->inline_buf;
 	s->last = msg->seg.done;
 	s->term = msg->is_term;
 	if (s->last)
@@ -463,8 +467,6 @@ static void transmit(struct iwx_engine_qp *qp, bool *want_write)
 	if (qp->hold_tx)
 		return;
 	qp->llp->ops->transmit(qp->llp, want_write);
-	/* what was gathered is the lower layer's now (llp.h): the buffer goes back */
-	qp->gather = iwx_bufpool_put(&gather_pool, qp->gather);
 	if (qp->term_built && qp->state == IWX_QP_CLOSING && qp->llp->ops->tx_idle(qp->llp))
 		enter_error(qp, qp->cause, true);
 }
@@ -751,7 +753,8 @@ static void take_terminate(struct iwx_engine_qp *qp, const struct iwx_ddp_seg *s
 	} else if (term_names_sending_write(qp, &t)) {
 		/* ... and so does one about the Write still going out: it failed, not flushed */
 		struct inflight w = { .wr = *(const struct iwx_send_wr *)ring_at(&qp->sq, 0),
-				      .done = true, .status = status_of_remote(t.cause) };
+				      .done = true, .status = status_of_remote(t.cause),
+				      .given = qp->tx_given };
 
 		ring_push(&qp->inflight, &w);	/* start_sq_head made sure of room */
 		ring_pop(&qp->sq);
@@ -889,7 +892,6 @@ struct iwx_engine_qp *iwx_qp_create(struct iwx_llp *llp, const struct iwx_mpa_ag
 		qp->tx_msn[i] = qp->rx_msn[i] = 1;	/* RFC 5041 §4.3: MSNs start at one */
 	/* a Read Request, a Terminate fit one segment */
 	if (llp->max_payload[0] <= IWX_RDMAP_READ_REQ_LEN || !llp->max_payload[1] ||
-	    llp->max_payload[0] > GATHER_LEN || llp->max_payload[1] > GATHER_LEN ||
 	    rings_init(qp, sq, rq, cq, inflight, agreed->ird + 1)) {
 		iwx_qp_destroy(qp);
 		return NULL;

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "proto/wire.h"
 
@@ -110,5 +111,24 @@ size_t iwx_mpa_fpdu_len(const struct iwx_mpa_tx *tx, size_t ulpdu_len);
 ssize_t iwx_mpa_fpdu_build(struct iwx_mpa_tx *tx, uint8_t *out, size_t cap,
 			   const void *hdr, size_t hdr_len,
 			   const void *payload, size_t payload_len);
+
+/* The same, the payload in npiece pieces (payload_len bytes in all). */
+ssize_t iwx_mpa_fpdu_buildv(struct iwx_mpa_tx *tx, uint8_t *out, size_t cap,
+			    const void *hdr, size_t hdr_len,
+			    const struct iovec *piece, unsigned npiece, size_t payload_len);
+
+#define IWX_MPA_HEAD_MAX	(IWX_MPA_HDR_LEN + IWX_DDP_UNTAGGED_HDR_LEN)
+#define IWX_MPA_TAIL_MAX	(3 + IWX_MPA_CRC_LEN)
+
+/*
+ * Frame one ULPDU on a stream without markers, its payload left where it is (to be sent
+ * from there): the FPDU's head (length field and hdr) to head, its tail (pad and CRC) to
+ * tail, the CRC computed over the payload's pieces in place. The head's length, *tail_len
+ * the tail's; advances the stream position. -EINVAL with markers; -EMSGSIZE as above.
+ */
+ssize_t iwx_mpa_fpdu_frame(struct iwx_mpa_tx *tx, uint8_t head[IWX_MPA_HEAD_MAX],
+			   const void *hdr, size_t hdr_len,
+			   const struct iovec *piece, unsigned npiece, size_t payload_len,
+			   uint8_t tail[IWX_MPA_TAIL_MAX], size_t *tail_len);
 
 #endif /* IWX_MPA_H */

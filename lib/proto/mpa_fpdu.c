@@ -70,11 +70,12 @@ static void copy_out(void *ctx, const void *buf, size_t len)
 	*out += len;
 }
 
-ssize_t iwx_mpa_fpdu_build(struct iwx_mpa_tx *tx, uint8_t *out, size_t cap,
-			   const void *hdr, size_t hdr_len,
-			   const void *payload, size_t payload_len)
+static const uint8_t zeros[4];
+
+ssize_t iwx_mpa_fpdu_buildv(struct iwx_mpa_tx *tx, uint8_t *out, size_t cap,
+			    const void *hdr, size_t hdr_len,
+			    const struct iovec *piece, unsigned npiece, size_t payload_len)
 {
-	static const uint8_t zeros[4];
 	size_t ulpdu_len = hdr_len + payload_len;
 	struct iwx_mpa_marking m;
 	uint8_t *at = out;
@@ -91,7 +92,8 @@ ssize_t iwx_mpa_fpdu_build(struct iwx_mpa_tx *tx, uint8_t *out, size_t cap,
 	iwx_mpa_marking_start(&m, tx->pos, tx->markers, copy_out, &at);
 	iwx_mpa_marking_put(&m, &be_len, sizeof(be_len));
 	iwx_mpa_marking_put(&m, hdr, hdr_len);
-	iwx_mpa_marking_put(&m, payload, payload_len);
+	for (unsigned i = 0; i < npiece; i++)
+		iwx_mpa_marking_put(&m, piece[i].iov_base, piece[i].iov_len);
 	iwx_mpa_marking_put(&m, zeros, iwx_mpa_pad_len(ulpdu_len));
 	if (tx->crc)
 		crc = iwx_crc32c(out, at - out);
@@ -100,4 +102,43 @@ ssize_t iwx_mpa_fpdu_build(struct iwx_mpa_tx *tx, uint8_t *out, size_t cap,
 
 	tx->pos = m.pos + IWX_MPA_CRC_LEN;
 	return at - out;
+}
+
+ssize_t iwx_mpa_fpdu_build(struct iwx_mpa_tx *tx, uint8_t *out, size_t cap,
+			   const void *hdr, size_t hdr_len,
+			   const void *payload, size_t payload_len)
+{
+	struct iovec piece = { .iov_base = (void *)payload, .iov_len = payload_len };
+
+	return iwx_mpa_fpdu_buildv(tx, out, cap, hdr, hdr_len, &piece, 1, payload_len);
+}
+
+ssize_t iwx_mpa_fpdu_frame(struct iwx_mpa_tx *tx, uint8_t head[IWX_MPA_HEAD_MAX],
+			   const void *hdr, size_t hdr_len,
+			   const struct iovec *piece, unsigned npiece, size_t payload_len,
+			   uint8_t tail[IWX_MPA_TAIL_MAX], size_t *tail_len)
+{
+	size_t ulpdu_len = hdr_len + payload_len, pad = iwx_mpa_pad_len(ulpdu_len);
+	size_t head_len = IWX_MPA_HDR_LEN + hdr_len;
+	uint32_t crc = 0;
+
+	if (tx->markers)
+		return -EINVAL;
+	if (ulpdu_len > IWX_MPA_MAX_ULPDU || hdr_len > IWX_DDP_UNTAGGED_HDR_LEN)
+		return -EMSGSIZE;
+	head[0] = ulpdu_len >> 8;
+	head[1] = ulpdu_len;
+	memcpy(head + IWX_MPA_HDR_LEN, hdr, hdr_len);
+	memset(tail, 0, pad);
+	if (tx->crc) {
+		uint32_t state = iwx_crc32c_update(IWX_CRC32C_INIT, head, head_len);
+
+		for (unsigned i = 0; i < npiece; i++)
+			state = iwx_crc32c_update(state, piece[i].iov_base, piece[i].iov_len);
+		crc = iwx_crc32c_final(iwx_crc32c_update(state, tail, pad));
+	}
+	iwx_crc32c_put(tail + pad, crc);
+	*tail_len = pad + IWX_MPA_CRC_LEN;
+	tx->pos += head_len + payload_len + *tail_len;
+	return head_len;
 }

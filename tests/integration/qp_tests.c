@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* The queue pair tests of qp_tests.h, on whichever transport the pair was given. */
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "qp_tests.h"
 #include "testutil.h"
@@ -96,6 +98,73 @@ void qp_test_many_outstanding_writes_and_sends(struct qp_pair *p)
 		cr_assert_arr_eq(B->buf + (size_t)N * LEN + i * 64, A->buf + (size_t)(2 * i + 1) * LEN,
 				 64, "Send %d", 2 * i + 1);
 	}
+}
+
+/*
+ * A Write's source is the application's again once the Write completes (RFC 5041 §5.4:
+ * the lower layer has it), even when it is sent from where it is. B reads nothing while
+ * A sends until its transport takes no more, A overwrites the source of every Write that
+ * completed, then B takes all: it has every Write as it was at posting.
+ */
+void qp_test_write_source_reused_once_completed(struct qp_pair *p)
+{
+	enum { N = 200, LEN = 16 << 10 };	/* a Write fits one batch of FPDUs */
+	struct qp_end *A = &p->a, *B = &p->b;
+	struct iwx_wc wa[N + 1], wb[1];
+	uint8_t *want = malloc((size_t)N * LEN);
+	int done = 0, still = 0;
+
+	cr_assert_not_null(want);
+	qp_pair_connect(p);
+	struct iwx_recv_wr recv = { .wr_id = 9, .num_sge = 1,
+				    .sge = { qp_sge(B, (size_t)N * LEN, 64) } };
+	struct iwx_send_wr send = { .wr_id = N, .opcode = IWX_WR_SEND, .flags = IWX_WR_SIGNALED,
+				    .num_sge = 1, .sge = { qp_sge(A, (size_t)N * LEN, 64) } };
+
+	/* one Send there and back first: the initiator sends nothing before the peer has */
+	cr_assert_eq(iwx_qp_post_recv(B->qp, &recv), 0);
+	cr_assert_eq(iwx_qp_post_send(A->qp, &send), 0);
+	qp_pair_run_until(p, 1, 1, wa, wb);
+	cr_assert_eq(wb[0].status, IWX_WC_SUCCESS);
+
+	fill_pattern(A->buf, (size_t)N * LEN, 7);
+	memcpy(want, A->buf, (size_t)N * LEN);
+	cr_assert_eq(iwx_qp_post_recv(B->qp, &recv), 0);
+	for (int i = 0; i < N; i++) {
+		struct iwx_send_wr w = { .wr_id = i, .opcode = IWX_WR_WRITE, .flags = IWX_WR_SIGNALED,
+					 .num_sge = 1, .sge = { qp_sge(A, (size_t)i * LEN, LEN) },
+					 .rkey = B->stag, .remote_addr = (uintptr_t)B->buf + (size_t)i * LEN };
+
+		cr_assert_eq(iwx_qp_post_send(A->qp, &w), 0);
+	}
+	cr_assert_eq(iwx_qp_post_send(A->qp, &send), 0);	/* B has all once it has this */
+	/* A alone, until nothing more completes for 20 turns (2000 at most) */
+	for (int turn = 0; turn < 2000 && still < 20 && done < N; turn++) {
+		bool want_write;
+		int n;
+
+		iwx_qp_progress(A->qp, &want_write);
+		n = iwx_qp_poll(A->qp, wa + done, N - done);
+		for (int k = done; k < done + n; k++) {
+			cr_assert_eq(wa[k].status, IWX_WC_SUCCESS);
+			memset(A->buf + wa[k].wr_id * LEN, 0xee, LEN);	/* the application's again */
+		}
+		done += n;
+		still = n ? 0 : still + 1;
+		usleep(1000);
+	}
+	cr_assert_gt(done, 0, "no Write completed before B read");
+	cr_assert_lt(done, N, "the transport took all %d Writes: the test proves nothing", N);
+	qp_pair_run_until(p, N + 1 - done, 1, wa + done, wb);
+	for (int i = 0; i <= N; i++) {
+		cr_assert_eq(wa[i].wr_id, (uint64_t)i, "in order");
+		cr_assert_eq(wa[i].status, IWX_WC_SUCCESS);
+	}
+	cr_assert_eq(wb[0].status, IWX_WC_SUCCESS);
+	for (int i = 0; i < N; i++)
+		cr_assert_arr_eq(B->buf + (size_t)i * LEN, want + (size_t)i * LEN, LEN,
+				 "Write %d (%d completed before B read)", i, done);
+	free(want);
 }
 
 void qp_write_send_read(struct qp_pair *p, uint32_t len)

@@ -17,7 +17,7 @@
 #define QP_TEST_LIST(X, s, p) \
 	/* data, every byte checked */ \
 	X(s, p, write_read_and_send_megabytes) X(s, p, many_outstanding_writes_and_sends) \
-	X(s, p, every_operation_at_every_size) \
+	X(s, p, every_operation_at_every_size) X(s, p, write_source_reused_once_completed) \
 	/* a bad RDMA Write: B terminates */ \
 	X(s, p, write_to_unknown_stag) X(s, p, write_with_wrong_key) X(s, p, write_out_of_bounds) \
 	X(s, p, write_without_remote_write_access) X(s, p, write_to_stag_of_another_pd) \

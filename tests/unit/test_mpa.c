@@ -314,3 +314,51 @@ Test(mpa_fpdu, markers_cap_the_fpdu_at_64k)
 	cr_assert_eq(iwx_mpa_fpdu_build(&tx, out, sizeof(out), hdr, 14, pay, 65521), -EMSGSIZE);
 	cr_assert_gt(iwx_mpa_fpdu_build(&tx, out, sizeof(out), hdr, 14, pay, 65000), 0);
 }
+
+/*
+ * Framed around a payload left where it is (its pieces sent as they are), an FPDU is
+ * the FPDU built in one buffer, byte for byte and CRC, at every pad length, CRC on and off.
+ */
+Test(mpa_fpdu, framed_in_place_equals_built)
+{
+	static uint8_t pay[1500];
+	uint8_t hdr[18], built[1600], framed[1600], head[IWX_MPA_HEAD_MAX], tail[IWX_MPA_TAIL_MAX];
+
+	for (size_t i = 0; i < sizeof(pay); i++)
+		pay[i] = i * 7 + 3;
+	for (int crc = 0; crc < 2; crc++) {
+		struct iwx_mpa_mode mode = { .rev = 1, .crc = crc };
+		struct iwx_mpa_tx tb, tf;
+
+		iwx_mpa_tx_init(&tb, &mode);
+		iwx_mpa_tx_init(&tf, &mode);
+		for (uint32_t len = 1000; len < 1004; len++) {
+			struct iwx_ddp_msg m = { .opcode = IWX_OP_SEND, .msn = 1, .len = len };
+			size_t hl = iwx_ddp_hdr_encode(hdr, &m, 0, true), tail_len;
+			/* three pieces, the first one byte */
+			struct iovec piece[3] = { { pay, 1 }, { pay + 1, 600 }, { pay + 601, len - 601 } };
+			ssize_t nb = iwx_mpa_fpdu_buildv(&tb, built, sizeof(built), hdr, hl, piece, 3, len);
+			ssize_t nh = iwx_mpa_fpdu_frame(&tf, head, hdr, hl, piece, 3, len, tail, &tail_len);
+
+			cr_assert_eq(nh, (ssize_t)(2 + hl));
+			cr_assert_eq(nb, (ssize_t)(nh + len + tail_len), "%u bytes", len);
+			memcpy(framed, head, nh);
+			memcpy(framed + nh, pay, len);
+			memcpy(framed + nh + len, tail, tail_len);
+			cr_assert_arr_eq(framed, built, nb, "%u bytes, crc %d", len, crc);
+			cr_assert_eq(tf.pos, tb.pos);
+		}
+	}
+}
+
+Test(mpa_fpdu, framing_in_place_refuses_markers)
+{
+	struct iwx_mpa_mode mode = { .rev = 1, .crc = true, .markers_tx = true };
+	struct iwx_mpa_tx tx;
+	uint8_t hdr[18] = { 0 }, head[IWX_MPA_HEAD_MAX], tail[IWX_MPA_TAIL_MAX];
+	struct iovec piece = { hdr, 8 };
+	size_t tail_len;
+
+	iwx_mpa_tx_init(&tx, &mode);
+	cr_assert_eq(iwx_mpa_fpdu_frame(&tx, head, hdr, 14, &piece, 1, 8, tail, &tail_len), -EINVAL);
+}
