@@ -118,15 +118,9 @@ run_iperf() {
 	in_a timeout $((secs + 30)) iperf3 -c "$addr_b" -p "$port_iperf" -t "$secs" -J \
 		>"$out/iperf3.json" 2>&1 || { cp "$out/iperf3.json" "$out/client.log"; client_failed iperf3; }
 	stop_server iperf3
-	# the receiver's figure: "bits_per_second" inside "sum_received"; each end's CPU
-	result=$(awk '/"cpu_utilization_percent"/ { c = 1 }
-		c && /"host_total"/ { h = $2; gsub(/[^0-9.]/, "", h) }
-		c && /"remote_total"/ { r = $2; gsub(/[^0-9.]/, "", r); c = 0 }
-		/"sum_received"/ { f = 1 }
-		f && /"bits_per_second"/ && g == "" { g = $2; gsub(/[^0-9.eE+-]/, "", g) }
-		END { if (g != "") printf "mode=iperf3 gbps=%.3f client_cpu_pct=%.0f server_cpu_pct=%.0f",
-			g / 1e9, h, r }' "$out/iperf3.json")
-	[ -n "$result" ] || die "no bits_per_second in iperf3's JSON"
+	result=$(iperf3_figures "$out/iperf3.json")
+	[ -n "$result" ] || die "no goodput or CPU in iperf3's JSON"
+	result="mode=iperf3 $result"
 }
 
 # A TCP run's CPU per GiB moved, from its CPU percentages and goodput, added to $result.

@@ -7,8 +7,19 @@
 # iperf3 with one stream (its large writes, then MSS-sized writes with TCP_NODELAY, the
 # engine's one send() per FPDU) and an 8-byte ping-pong on a TCP socket. Each
 # measurement runs RUNS times, the variants alternating; the table shows medians and
-# ratios, then where the time went (CPU of each process, iwxd's doorbells and wake-ups),
-# and what registering 1 MiB and 64 MiB of ordinary memory costs (bench_reg).
+# ratios, then where the time went (CPU of each process, iwxd's doorbells and wake-ups).
+# Then the cost per byte against TCP, from the same runs of iperf3's one stream and the
+# 1 MiB Writes: CPU ms per GiB of the process that moves the bytes on each side (iperf3's
+# own figures from its JSON, end.cpu_utilization_percent's host_total and remote_total
+# times end.sum_received.seconds; iwxd's run time in /proc/PID/schedstat), of it with its
+# application (the benchmark programs' getrusage), of each side's CPU, busy (the CPU
+# meter: whatever ran there), and of the receiving namespace without the machine's other
+# load (its processes, and the softirq on its CPU not charged to them); all as charged,
+# with the softirq that ran while a process was current counted as its own. Then messages
+# per second at 64 B, 4 KiB and 64 KiB: Sends through the daemons, 8 outstanding, against
+# messages on a TCP socket under the same flow control (bench_verbs -m tcp-send: a credit
+# from the receiving program each 4 messages, the sender within 16 of the last), the two
+# alternating. And what registering 1 MiB and 64 MiB of ordinary memory costs (bench_reg).
 # Last, iwxd's fast path (iwx attach): 1 MiB RDMA Writes (received in b) and Reads
 # (received in a) through the daemons with it off, at TC ingress, at XDP, and off with
 # the veth ends as XDP leaves them (a pass-through XDP program, xdp_pass.bpf.o: no GRO, no
@@ -17,7 +28,7 @@
 # namespace's CPU per GiB received, the share of the payload the BPF programs placed, and
 # the receiving iwxd's system calls per MiB (perf stat, when it works here).
 #
-#   scripts/bench.sh                  # 3 runs of 3 s each: about 5 minutes
+#   scripts/bench.sh                  # 3 runs of 3 s each: about 6 minutes
 #   scripts/bench.sh -n 5 -t 5 --no-pin
 #   scripts/bench.sh --fastpath-only --plot
 #   scripts/bench.sh --guard          # the quick check: about a minute, exit 1 on a regression
@@ -51,7 +62,7 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib-bench.sh
 . scripts/lib-bench.sh
 
-runs=3 secs=3 pin=1 rps=1 fast_only=0 guard=0 plot= mpa_opt=() attach_opt=()
+runs=3 secs=3 pin=1 rps=1 fast_only=0 guard=0 plot='' mpa_opt=() attach_opt=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--fastpath-only) fast_only=1; shift ;;
@@ -72,6 +83,7 @@ verbs=build/bench/bench_verbs engine=build/bench/bench_engine iwxd=build/iwxd
 reg=build/bench/bench_reg iwx=build/iwx meter=build/bench/softirq_time
 xdp_pass_obj=build/bpf/xdp_pass.bpf.o
 out=	# the temporary directory: sockets, logs, results
+server_pid=	# the server program under timeout, for the cost table (cost_begin)
 made_ns=()	# namespaces this script created
 daemons=()	# PIDs of the iwxds it started
 server=	# the one benchmark server it runs in the background, while it runs
@@ -80,6 +92,7 @@ metering=	# the CPU meter (softirq_time), while it runs
 fp_mode=off	# where the daemons' fast path is attached: off, tc or xdp; xdp-off: neither,
 		# the veth ends in XDP mode (xdp_pass.bpf.o) for XDP's baseline
 probe=	# a or b: run() measures that side as the receiver (probe_begin, probe_end)
+cost=	# 1: run() and iperf() also measure what the run cost (meter_start, cost_end)
 
 cleanup_extra() { # lib-bench.sh's cleanup: after the server, before the namespaces
 	[ -n "$counter" ] && stop_pid "$counter"
@@ -220,8 +233,8 @@ meter_start() {
 
 # Its figures in $meter_ns, in ns: the time it measured; the receiving CPU ($1, 0 or 1)'s
 # busy time (not idle, or idle but in softirq) and softirq, the other CPU's the same, and the
-# softirq while process $2 was current; "na" if it said nothing. Not in a subshell: it
-# waits for the meter, its child, to have written them.
+# softirq while the processes $2 (PIDs, blank-separated) were current; "na" if it said
+# nothing. Not in a subshell: it waits for the meter, its child, to have written them.
 meter_stop() {
 	local st=0
 
@@ -237,7 +250,7 @@ meter_stop() {
 	meter_ns=$(awk -v c="$1" -v p="$2" '$1 == "wall" { wall = $2 }
 		$1 == "cpu" && $2 == c { rb = -$5 + $4; rs = $3 }
 		$1 == "cpu" && $2 == 1 - c { tb = -$5 + $4; ts = $3 }
-		$1 == "tgid" && $2 == p { pid = $3 }
+		$1 == "tgid" && index(" " p " ", " " $2 " ") { pid += $3 }
 		END { printf "%.0f %.0f %.0f %.0f %.0f %.0f\n", wall, wall + rb, rs, wall + tb, ts, pid }' \
 		"$out/meter.txt")
 }
@@ -306,19 +319,17 @@ probe_end() {
 # daemons' (percent of one CPU over the run) appended; and what probe_end adds when
 # $probe names the receiving side.
 run() {
-	local bin=$1 port=$2 mode=$3 size=${4:-} t0 t1 a0 a1 b0 b1 scpu
+	local bin=$1 port=$2 mode=$3 size=${4:-} t0 t1 a0 a1 b0 b1 k v
 	local -a sopt=() copt=()
 
 	if [ "$bin" = "$verbs" ]; then
 		sopt=(-D "$sock_b")
 		copt=(-D "$sock_a")
 	fi
-	if [ "$mode" = tcp-pingpong ]; then
-		sopt+=(-m tcp-pingpong)
-	else
-		sopt+=("${mpa_opt[@]}")
-		copt+=("${mpa_opt[@]}")
-	fi
+	case $mode in
+	tcp-*) sopt+=(-m "$mode") ;;
+	*) sopt+=("${mpa_opt[@]}"); copt+=("${mpa_opt[@]}") ;;
+	esac
 	if [ -n "$size" ]; then
 		copt+=(-S "$size")
 		# the server's arena: its 8 buffers and its control slots (default 64 MiB)
@@ -329,22 +340,26 @@ run() {
 	start_server "$bin" -s -a "$addr_b" -p "$port" "${sopt[@]}"
 	wait_listen "$port"
 	[ -z "$probe" ] || probe_begin
-	a0=$(ticks "$pid_a") b0=$(ticks "$pid_b") t0=$(now_ns)
+	[ -z "$cost" ] || cost_begin
+	a0=$(run_ns "$pid_a") b0=$(run_ns "$pid_b") t0=$(now_ns)
 	if ! result=$(in_a timeout $((secs + 60)) "$bin" -c -a "$addr_b" -p "$port" -m "$mode" \
 			-t "$secs" "${copt[@]}" 2>"$out/client.log"); then
 		client_failed "$bin $mode"
 	fi
 	stop_server "$bin $mode"
-	t1=$(now_ns) a1=$(ticks "$pid_a") b1=$(ticks "$pid_b")
-	scpu=$(sed -n 's/.*server_cpu_pct=\([0-9.]*\).*/\1/p' "$out/server.log")
-	result="$result server_cpu_pct=${scpu:-na}"
-	if [ "$bin" = "$verbs" ] && [ "$mode" != tcp-pingpong ]; then
-		result="$result $(awk -v a="$((a1 - a0))" -v b="$((b1 - b0))" -v t="$((t1 - t0))" \
-			-v hz="$(getconf CLK_TCK)" 'BEGIN {
-			printf "iwxd_a_cpu_pct=%.0f iwxd_b_cpu_pct=%.0f", 100 * a / hz / (t / 1e9),
-				100 * b / hz / (t / 1e9) }')"
+	t1=$(now_ns) a1=$(run_ns "$pid_a") b1=$(run_ns "$pid_b")
+	for k in server_cpu_pct server_cpu_ms; do
+		v=$(sed -n "s/.*$k=\([0-9.]*\).*/\1/p" "$out/server.log")
+		result="$result $k=${v:-na}"
+	done
+	if [ "$bin" = "$verbs" ] && [[ $mode != tcp-* ]]; then
+		# each daemon's run time over the run, connection set-up and close included
+		result="$result $(awk -v a="$((a1 - a0))" -v b="$((b1 - b0))" -v t="$((t1 - t0))" 'BEGIN {
+			printf "iwxd_a_cpu_pct=%.0f iwxd_b_cpu_pct=%.0f iwxd_a_cpu_ms=%.1f iwxd_b_cpu_ms=%.1f",
+				100 * a / t, 100 * b / t, a / 1e6, b / 1e6 }')"
 	fi
 	[ -z "$probe" ] || probe_end
+	[ -z "$cost" ] || cost_end
 }
 
 # One iperf3 run: a name, then client options. A line like the others in $result.
@@ -353,15 +368,68 @@ iperf() {
 	shift
 	start_server iperf3 -s -1 -B "$addr_b" -p "$port_iperf"
 	wait_listen "$port_iperf"
+	[ -z "$cost" ] || cost_begin
 	in_a timeout $((secs + 30)) iperf3 -c "$addr_b" -p "$port_iperf" -t "$secs" -J "$@" \
 		>"$out/iperf3.json" 2>&1 || { cat "$out/iperf3.json" >&2; die "$name client failed"; }
 	stop_server "$name"
-	# the receiver's figure: "bits_per_second" inside "sum_received"
-	result=$(awk '/"sum_received"/ { f = 1 }
-		f && /"bits_per_second"/ { v = $2; gsub(/[^0-9.eE+-]/, "", v); printf "%.3f", v / 1e9; exit }' \
-		"$out/iperf3.json")
-	[ -n "$result" ] || die "no bits_per_second in iperf3's JSON"
-	result="mode=$name seconds=$secs gbps=$result"
+	result=$(iperf3_figures "$out/iperf3.json")
+	[ -n "$result" ] || die "no goodput or CPU in iperf3's JSON"
+	result="mode=$name $result"
+	[ -z "$cost" ] || cost_end
+}
+
+# Before a run whose cost cost_end takes, its server listening: the server program's PID
+# (timeout's child), and the CPU meter started.
+cost_begin() {
+	server_pid=$(pgrep -P "$server") || die "no server program under timeout ($server)"
+	meter_start
+}
+
+# What the run in $result cost, appended to it in CPU ms per GiB of its client's bytes:
+# on each side the process that moves the bytes (iwxd; iperf3 itself, whose kernel moves
+# them in its system calls), then with its application (iwxd with the benchmark program;
+# iperf3 alone), each as charged (the softirq that ran while it was current included);
+# each namespace's CPU, busy (the meter's: whatever ran there, softirq from idle included;
+# pinned, CPU 0 sends and CPU 1 receives); and the receiving namespace's own: its
+# processes and the softirq on its CPU that was not charged to them (from idle, or charged
+# to another process, this machine's other load), which leaves that other load out.
+cost_end() {
+	local meter_ns rx_pids=$server_pid
+
+	[[ $result != *iwxd_b_cpu_ms=* ]] || rx_pids="$pid_b $server_pid"
+	meter_stop 1 "$rx_pids"
+	result="$result $(awk -v line="$result" -v m="$meter_ns" 'BEGIN {
+		n = split(line, kv, " ")
+		for (i = 1; i <= n; i++) {
+			k = v = kv[i]; sub(/=.*/, "", k); sub(/^[^=]*=/, "", v); f[k] = v
+		}
+		gib = f["bytes"] / 2^30
+		if (gib <= 0) gib = 1e-9
+		if ("iwxd_a_cpu_ms" in f) {
+			tx = f["iwxd_a_cpu_ms"]; txs = tx + f["client_cpu_ms"]
+			rx = f["iwxd_b_cpu_ms"]; rxs = rx + f["server_cpu_ms"]
+		} else {
+			tx = txs = f["client_cpu_ms"]; rx = rxs = f["server_cpu_ms"]
+		}
+		if (f["client_cpu_ms"] == "na" || f["server_cpu_ms"] == "na")
+			printf "tx_own_ms_gib=na tx_side_ms_gib=na rx_own_ms_gib=na rx_side_ms_gib=na"
+		else
+			printf "tx_own_ms_gib=%.0f tx_side_ms_gib=%.0f rx_own_ms_gib=%.0f rx_side_ms_gib=%.0f",
+				tx / gib, txs / gib, rx / gib, rxs / gib
+		# wall, CPU 1 busy and softirq, CPU 0 busy and softirq, softirq charged to rx_pids (ns)
+		split(m, q)
+		if (m == "na" || f["server_cpu_ms"] == "na")
+			printf " tx_cpu_ms_gib=na rx_cpu_ms_gib=na rx_ns_ms_gib=na"
+		else
+			printf " tx_cpu_ms_gib=%.0f rx_cpu_ms_gib=%.0f rx_ns_ms_gib=%.0f", q[4] / 1e6 / gib,
+				q[2] / 1e6 / gib, (rxs + (q[3] - q[6]) / 1e6) / gib
+	}')"
+}
+
+# Messages per second of the run in $result, appended to it.
+msgs_rate() {
+	result="$result msgs_per_s=$(awk -v n="$(field msgs "$result")" \
+		-v s="$(field seconds "$result")" 'BEGIN { printf "%.0f", (s > 0 ? n / s : 0) }')"
 }
 
 # Per request: key divided by the messages (or round trips) of the run.
@@ -373,6 +441,16 @@ record_per() { # name key count-key
 # ------------------------------------------------------------- medians and tables
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+
+# Median of the runs' ratios of one figure to another, run by run (e.g. a variant's to off's).
+ratio_med() { # file file-to
+	paste -d' ' "$1" "$2" | awk '$1 != "na" && $2 != "na" && $2 > 0 { print $1 / $2 }' \
+		>"$out/ratio"
+	median "$out/ratio"
+}
+
+size_name() { awk -v s="$1" 'BEGIN { if (s >= 2^20) printf "%d MiB", s / 2^20;
+	else if (s >= 2^10) printf "%d KiB", s / 2^10; else printf "%d B", s }'; }
 pct() { if [ "$1" = na ]; then echo "-"; else echo "$1%"; fi; }
 
 aligned() { # measurement: the share of FPDUs handed to TCP whole, through iwxd / engine
@@ -389,20 +467,27 @@ steer=$(steer_note)
 echo "  ${pin_a:+namespace a (clients, iwxd a) on CPU 0, b (servers, iwxd b) on CPU 1$steer; }iwxd" \
 	"--settle-ms 0$([[ " ${mpa_opt[*]} " == *" -N "* ]] && echo "; no MPA CRC")$(
 	[[ " ${mpa_opt[*]} " == *" -M "* ]] && echo "; MPA markers")"
+# the cost table's figures (cost_end), and the message sizes of the messages' table
+cost_keys=(tx_own_ms_gib tx_side_ms_gib tx_cpu_ms_gib rx_own_ms_gib rx_side_ms_gib rx_cpu_ms_gib
+	rx_ns_ms_gib)
+msg_sizes=(64 4096 65536)
 if [ "$fast_only" = 0 ] && [ "$guard" = 0 ]; then
 	for r in $(seq "$runs"); do
-		iperf iperf3
+		cost=1 iperf iperf3
 		echo "[$r/$runs] $result"
-		record iperf3 gbps
+		record iperf3 gbps "${cost_keys[@]}"
 		iperf iperf3-mss -N -l "$emss"
 		echo "[$r/$runs] $result"
 		record iperf3-mss gbps
 		for m in write read send pingpong; do
 			for b in verbs engine; do
-				if [ "$b" = verbs ]; then
-					run "$verbs" "$port_verbs" "$m"
-				else
+				if [ "$b" = engine ]; then
 					run "$engine" "$port_engine" "$m"
+				elif [ "$m" = write ]; then
+					cost=1 run "$verbs" "$port_verbs" "$m"
+					record verbs-write "${cost_keys[@]}"
+				else
+					run "$verbs" "$port_verbs" "$m"
 				fi
 				echo "[$r/$runs] $b $result"
 				case $m in
@@ -421,6 +506,18 @@ if [ "$fast_only" = 0 ] && [ "$guard" = 0 ]; then
 		run "$verbs" "$port_tcp" tcp-pingpong
 		echo "[$r/$runs] $result"
 		record tcp-pingpong rtt_us_median rtt_us_p99
+		for s in "${msg_sizes[@]}"; do
+			for v in $(fp_order "$r" verbs tcp); do
+				if [ "$v" = verbs ]; then
+					run "$verbs" "$port_verbs" send "$s"
+				else
+					run "$verbs" "$port_tcp" tcp-send "$s"
+				fi
+				msgs_rate
+				echo "[$r/$runs] $v $result"
+				record "msgs-$v-$s" msgs_per_s
+			done
+		done
 	done
 
 	ip3=$(median "$out/iperf3.gbps")
@@ -469,12 +566,59 @@ if [ "$fast_only" = 0 ] && [ "$guard" = 0 ]; then
 	done
 
 	echo
+	echo "Cost per byte, iperf3's one stream against the 1 MiB RDMA Writes through iwxd (their"
+	echo "runs above): CPU in ms per GiB moved (medians; the ratios are medians of each run's"
+	echo "ratio). A side's process: the one moving the bytes (iperf3, whose kernel moves them in"
+	echo "its system calls; iwxd), as charged (softirq that ran while it was current included),"
+	echo "from iperf3's JSON and /proc/PID/schedstat; with its application: iwxd and the"
+	echo "benchmark program. A side's CPU${pin_a:+ (a on 0, b on 1)}: busy, measured by the CPU meter over the"
+	echo "whole run, whatever ran there (softirq from idle and this machine's other load included)."
+	echo "The receiver's namespace: its processes as charged, and the softirq on its CPU that was"
+	echo "not charged to them (run from idle, or while another process was current): the whole"
+	echo "receiving side without the machine's other load."
+	echo
+	row "CPU per GiB" "iperf3, one stream" "RDMA Write, 1 MiB, through iwxd" "iwx / iperf3"
+	row --- --- --- ---
+	cost_row() { # label key
+		row "$1" "$(median "$out/iperf3.$2" 0) ms" "$(median "$out/verbs-write.$2" 0) ms" \
+			"$(ratio_med "$out/verbs-write.$2" "$out/iperf3.$2")"
+	}
+	cost_row "sender's process (iperf3 / iwxd a)" tx_own_ms_gib
+	cost_row "… with its application (iperf3 / iwxd a + client)" tx_side_ms_gib
+	cost_row "sender's CPU${pin_a:+ (0)}, busy" tx_cpu_ms_gib
+	cost_row "receiver's process (iperf3 / iwxd b)" rx_own_ms_gib
+	cost_row "… with its application (iperf3 / iwxd b + server)" rx_side_ms_gib
+	cost_row "receiver's CPU${pin_a:+ (1)}, busy" rx_cpu_ms_gib
+	cost_row "receiver's namespace: its processes, softirq on its CPU outside them" rx_ns_ms_gib
+
+	echo
+	echo "Messages per second at each size: Sends through iwxd, 8 outstanding, and messages on a TCP"
+	echo "socket (bench_verbs -m tcp-send) under the same flow control: the receiving program"
+	echo "returns a credit each 4 messages and the sender stays within 16 of the last (for iwx"
+	echo "too: its receives posted). Medians; the ratio is the median of each run's, the two"
+	echo "alternating."
+	echo
+	row "message size" "iwx Sends through iwxd, per s" "TCP messages, per s" "iwx / TCP"
+	row --- --- --- ---
+	for s in "${msg_sizes[@]}"; do
+		row "$(size_name "$s")" "$(median "$out/msgs-verbs-$s.msgs_per_s" 0)" \
+			"$(median "$out/msgs-tcp-$s.msgs_per_s" 0)" \
+			"$(ratio_med "$out/msgs-verbs-$s.msgs_per_s" "$out/msgs-tcp-$s.msgs_per_s")"
+	done
+
+	echo
 	echo "Runs:"
 	for f in iperf3.gbps iperf3-mss.gbps verbs-write.gbps engine-write.gbps verbs-read.gbps \
 		engine-read.gbps verbs-send.gbps engine-send.gbps verbs-pingpong.rtt_us_median \
 		verbs-pingpong.rtt_us_p99 engine-pingpong.rtt_us_median engine-pingpong.rtt_us_p99 \
-		tcp-pingpong.rtt_us_median tcp-pingpong.rtt_us_p99; do
+		tcp-pingpong.rtt_us_median tcp-pingpong.rtt_us_p99 iperf3.tx_side_ms_gib \
+		verbs-write.tx_side_ms_gib iperf3.rx_ns_ms_gib verbs-write.rx_ns_ms_gib; do
 		printf '  %-32s [%s]\n' "$f" "$(runs_of "$out/$f")"
+	done
+	for s in "${msg_sizes[@]}"; do
+		for v in verbs tcp; do
+			printf '  %-32s [%s]\n' "msgs-$v-$s.msgs_per_s" "$(runs_of "$out/msgs-$v-$s.msgs_per_s")"
+		done
 	done
 
 	echo
@@ -511,13 +655,6 @@ fp_measure() {
 		"$(field rx_iwxd_softirq_ms_gib "$result")), receiver's CPU" \
 		"$(field rx_cpu_ms_gib "$result") ms, both $(field cpus_ms_gib "$result") ms;" \
 		"placed $(field placed_pct "$result")%; syscalls/MiB $(field sys_per_mib "$result")"
-}
-
-# Median of the runs' ratios of one variant's figure to off's, run by run.
-ratio_med() { # file file-off
-	paste -d' ' "$1" "$2" | awk '$1 != "na" && $2 != "na" && $2 > 0 { print $1 / $2 }' \
-		>"$out/ratio"
-	median "$out/ratio"
 }
 
 # ------------------------------------------------------------- the guard
@@ -678,8 +815,6 @@ done
 # ------------------------------------------------------------- the sweep, the plot
 
 sizes=(4096 16384 65536 262144 1048576 4194304 8388608)
-size_name() { awk -v s="$1" 'BEGIN { if (s >= 2^20) printf "%d MiB", s / 2^20;
-	else printf "%d KiB", s / 2^10 }'; }
 
 echo
 echo "Fast path: RDMA Writes of $(size_name "${sizes[0]}") to $(size_name "${sizes[-1]}")," \

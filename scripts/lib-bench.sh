@@ -185,6 +185,25 @@ record() { # name key...: $result's values, one line each in $out/name.key
 	for key in "$@"; do field "$key" "$result" >>"$out/$name.$key"; done
 }
 
+# iperf3's figures from its JSON (-J; 3.12 pretty-prints one key a line): from end's
+# "sum_received", the receiver's seconds, bytes and goodput; from "cpu_utilization_percent",
+# each end's own CPU (clock(): user and system time, softirq it was charged for included)
+# in percent of one CPU over its test, "host_total" the client's and "remote_total" the
+# server's, and that in ms over the receiver's seconds. One line of key=value pairs.
+iperf3_figures() { # file
+	awk 'function num(v) { gsub(/[^0-9.eE+-]/, "", v); return v }
+		/"sum_received"/ { f = 1 }
+		f && /"seconds"/ && s == "" { s = num($2) }
+		f && /"bytes"/ && b == "" { b = num($2) }
+		f && /"bits_per_second"/ && g == "" { g = num($2) }
+		/"cpu_utilization_percent"/ { c = 1 }
+		c && /"host_total"/ { h = num($2) }
+		c && /"remote_total"/ { r = num($2); c = 0 }
+		END { if (g != "" && r != "") printf "gbps=%.3f seconds=%.3f bytes=%.0f " \
+			"client_cpu_pct=%.1f server_cpu_pct=%.1f client_cpu_ms=%.1f server_cpu_ms=%.1f",
+			g / 1e9, s, b, h, r, h * s * 10, r * s * 10 }' "$1"
+}
+
 # ------------------------------------------------------------- medians and tables
 
 median() { # file [decimals]

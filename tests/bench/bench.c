@@ -1,26 +1,27 @@
 // SPDX-License-Identifier: MIT
 /*
  * RDMA Write, RDMA Read and Send goodput, and Send ping-pong round trips, over one
- * queue pair; and a plain-TCP ping-pong to compare with. One program, server and
+ * queue pair; and a plain-TCP ping-pong and plain-TCP messages to compare with. One program, server and
  * client, built twice: bench_verbs (libiwx and iwxd, the product path) and
  * bench_engine (the engine in this process); bench.h tells the difference.
  * scripts/bench.sh runs both over a veth pair, next to iperf3.
  *
  *   bench_X -s [-a ADDR] [-p PORT] [-D SOCKET] [-A ARENA] [-N] [-M] [--llp LLP]
- *           [-m tcp-pingpong [-S SIZE]]
+ *           [-m tcp-pingpong [-S SIZE] | -m tcp-send]
  *   bench_X -c -a ADDR [-p PORT] [-D SOCKET] -m MODE [-S SIZE] [-t SECONDS] [-d DEPTH] [-N] [-M]
  *           [--llp LLP]
  *
  * MODE: write, read, send (SIZE bytes each, DEPTH outstanding, default 1 MiB, 64 KiB
- * for send, depth 8), pingpong, tcp-pingpong (SIZE 8). -D names iwxd's socket and -A
+ * for send, depth 8), pingpong, tcp-pingpong (SIZE 8), tcp-send (SIZE bytes each on a
+ * TCP socket, 64 KiB by default, with the Sends' flow control: see server_tcp_send). -D names iwxd's socket and -A
  * the server's arena (bench_verbs only: a server allocates its buffers once the client
  * says what it wants, from an arena opened before). --llp sctp (bench_engine only, both
  * sides) runs the queue pair on the DDP adaptation over usrsctp (llp_sctp.c), SCTP in UDP
  * datagrams to and from PORT, instead of MPA over TCP: scripts/bench-sctp.sh runs it.
  * -N asks for no MPA CRC, which takes both sides: either one asking for it turns it on. -M asks for MPA markers in what
  * this side receives (RFC 5044 §4.3; per direction: both sides for both). The client's first Send tells
- * the server the mode, size and depth, so the server needs -m only for tcp-pingpong,
- * which speaks no iWARP (and then the client's -S, if not 8). The server answers with
+ * the server the mode, size and depth, so the server needs -m only for tcp-pingpong
+ * and tcp-send, which speak no iWARP (tcp-pingpong: and the client's -S, if not 8). The server answers with
  * its buffer's {addr, rkey, len} and how many Sends it has receives for; the client
  * sends no more than that beyond what the server's credit messages report taken. A
  * closing FIN/FINACK exchange confirms that every byte arrived (Writes and Sends
@@ -32,7 +33,7 @@
  * The client prints one line of key=value pairs, e.g.
  *   mode=write size=1048576 depth=8 seconds=3.01 msgs=... bytes=... gbps=... fpdus=...
  *	fpdus_aligned=... aligned_pct=... doorbells_c=... wakeups_c=... doorbells_s=...
- *	wakeups_s=... client_cpu_pct=...
+ *	wakeups_s=... client_cpu_pct=... client_cpu_ms=...
  *   mode=pingpong size=8 seconds=3.00 n=... rtt_us_median=... rtt_us_p99=... fpdus=...
  * fpdus and fpdus_aligned count both sides' FPDUs from the first request measured to
  * the last (aligned_pct is "na" when a side could not tell); doorbells and wakeups are
@@ -67,9 +68,9 @@
 #define NRECV_CTL	32	/* receives besides those for data Sends */
 #define ARENA_DEFAULT	(64u << 20)
 
-enum mode { M_WRITE, M_READ, M_SEND, M_PINGPONG, M_TCP_PINGPONG, M_COUNT };
+enum mode { M_WRITE, M_READ, M_SEND, M_PINGPONG, M_TCP_PINGPONG, M_TCP_SEND, M_COUNT };
 static const char *const mode_names[M_COUNT] = {
-	"write", "read", "send", "pingpong", "tcp-pingpong",
+	"write", "read", "send", "pingpong", "tcp-pingpong", "tcp-send",
 };
 
 enum msg_type { T_HELLO = 1, T_INFO, T_DATA, T_CREDIT, T_FIN, T_FINACK, T_PING, T_PONG };
@@ -554,10 +555,10 @@ static void print_counters(const struct ep *e, const struct rdma_counters *c, do
 		printf(" aligned_pct=%.1f", 100.0 * aligned / fpdus);
 	else
 		printf(" aligned_pct=na");
-	printf(" doorbells_c=%lu wakeups_c=%lu doorbells_s=%lu wakeups_s=%lu client_cpu_pct=%.0f\n",
+	printf(" doorbells_c=%lu wakeups_c=%lu doorbells_s=%lu wakeups_s=%lu",
 	       (unsigned long)c->doorbells, (unsigned long)c->wakeups,
-	       (unsigned long)be64toh(e->finack.v[4]), (unsigned long)be64toh(e->finack.v[5]),
-	       100.0 * cpu / 1e9 / secs);
+	       (unsigned long)be64toh(e->finack.v[4]), (unsigned long)be64toh(e->finack.v[5]));
+	print_client_cpu(cpu, secs);
 }
 
 static int finish(struct ep *e)
@@ -756,12 +757,11 @@ static int io_full(int fd, void *buf, size_t len, bool out)
 	return 1;
 }
 
-static int server_tcp(const struct sockaddr_in *addr, uint32_t size)
+/* Listen on addr and take one client: its socket, options set, or -errno (said). */
+static int tcp_accept(const struct sockaddr_in *addr)
 {
 	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, fd, r;
 	struct pollfd pl = { .fd = lfd, .events = POLLIN };
-	uint8_t *buf = xalloc(size);
-	uint64_t n = 0;
 
 	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    bind(lfd, (const struct sockaddr *)addr, sizeof(*addr)) || listen(lfd, 1))
@@ -772,8 +772,38 @@ static int server_tcp(const struct sockaddr_in *addr, uint32_t size)
 	close(lfd);
 	if (fd < 0)
 		return errf(-errno, "accept");
-	if ((r = tcp_opts(fd)))
-		return r;
+	return (r = tcp_opts(fd)) ? r : fd;
+}
+
+/* Connect to addr, retrying a refused connect for a while: the socket, options set, or -errno. */
+static int tcp_connect(const struct sockaddr_in *addr)
+{
+	uint64_t retry_end = iwx_now_ms() + CONNECT_RETRY_MS;
+	int fd, r;
+
+	for (;;) {
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return errf(-errno, "socket");
+		if (!connect(fd, (const struct sockaddr *)addr, sizeof(*addr)))
+			break;
+		r = -errno;
+		close(fd);
+		if (r != -ECONNREFUSED || iwx_now_ms() >= retry_end)
+			return errf(r, "connecting to the server");
+		usleep(50000);
+	}
+	return (r = tcp_opts(fd)) ? r : fd;
+}
+
+static int server_tcp(const struct sockaddr_in *addr, uint32_t size)
+{
+	uint8_t *buf = xalloc(size);
+	uint64_t n = 0;
+	int fd = tcp_accept(addr), r;
+
+	if (fd < 0)
+		return fd;
 	while ((r = io_full(fd, buf, size, false)) == 1) {
 		if ((r = io_full(fd, buf, size, true)) != 1)
 			return errf(r ? r : -ECONNRESET, "sending a pong");
@@ -789,26 +819,14 @@ static int server_tcp(const struct sockaddr_in *addr, uint32_t size)
 
 static int client_tcp(const struct sockaddr_in *addr, uint32_t size, uint32_t ms)
 {
-	uint64_t retry_end = iwx_now_ms() + CONNECT_RETRY_MS, t0, end, cpu0;
+	uint64_t t0, end, cpu0;
 	uint8_t *buf = xalloc(size);
 	size_t n = 0, cap;
 	uint64_t *rtt = rtt_array(ms, &cap);
-	int fd, r;
+	int fd = tcp_connect(addr), r;
 
-	for (;;) {
-		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			return errf(-errno, "socket");
-		if (!connect(fd, (const struct sockaddr *)addr, sizeof(*addr)))
-			break;
-		r = -errno;
-		close(fd);
-		if (r != -ECONNREFUSED || iwx_now_ms() >= retry_end)
-			return errf(r, "connecting to the server");
-		usleep(50000);
-	}
-	if ((r = tcp_opts(fd)))
-		return r;
+	if (fd < 0)
+		return fd;
 	t0 = now_ns();
 	end = t0 + (uint64_t)ms * 1000000;
 	cpu0 = cpu_ns();
@@ -827,9 +845,108 @@ static int client_tcp(const struct sockaddr_in *addr, uint32_t size, uint32_t ms
 
 	close(fd);
 	print_rtts("tcp-pingpong", size, rtt, n, secs);
-	printf(" client_cpu_pct=%.0f\n", 100.0 * cpu / 1e9 / secs);
+	print_client_cpu(cpu, secs);
 	free(rtt);
 	free(buf);
+	return 0;
+}
+
+/*
+ * tcp-send: SIZE-byte messages on a plain socket under the Sends' flow control (the
+ * server's credits, above): the receiver returns its count of messages (8 bytes,
+ * cumulative) each depth / 2 of them, and the sender stays within 2 x depth of the last
+ * count. The client's first 8 bytes say the size and depth; its shutdown ends the stream,
+ * and the server's last count confirms that every message arrived.
+ */
+static int server_tcp_send(const struct sockaddr_in *addr)
+{
+	uint32_t hello[2], size, depth;
+	uint64_t bytes = 0, msgs = 0, every, count, t0, cpu0, window;
+	uint8_t *buf;
+	ssize_t n;
+	int fd = tcp_accept(addr), r;
+
+	if (fd < 0)
+		return fd;
+	if ((r = io_full(fd, hello, sizeof(hello), false)) != 1)
+		return errf(r ? r : -ECONNRESET, "receiving the size and depth");
+	size = be32toh(hello[0]);
+	depth = be32toh(hello[1]);
+	if (size < 8 || size > MAX_SIZE || !depth || depth > MAX_DEPTH)
+		return errf(-EPROTO, "bad size %u or depth %u", size, depth);
+	every = depth / 2 ? depth / 2 : 1;
+	window = 2ull * depth * size;	/* the most the sender has in flight */
+	buf = xalloc(window);
+	t0 = now_ns();
+	cpu0 = cpu_ns();
+	while ((n = recv(fd, buf, window, 0)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errf(-errno, "receiving messages");
+		bytes += n;
+		if (bytes / size / every == msgs / every) {
+			msgs = bytes / size;
+			continue;
+		}
+		msgs = bytes / size;
+		count = htobe64(msgs);
+		if ((r = io_full(fd, &count, sizeof(count), true)) != 1)
+			return errf(r ? r : -ECONNRESET, "sending a count");
+	}
+	if (bytes % size)
+		return errf(-EPROTO, "the stream ended inside a message");
+	count = htobe64(msgs);
+	if ((r = io_full(fd, &count, sizeof(count), true)) != 1)
+		return errf(r ? r : -ECONNRESET, "sending the last count");
+	print_server("tcp-send", size, depth, msgs, bytes, cpu_ns() - cpu0, (now_ns() - t0) / 1000000);
+	close(fd);
+	free(buf);
+	return 0;
+}
+
+static int client_tcp_send(const struct sockaddr_in *addr, uint32_t size, uint32_t depth,
+			   uint32_t ms)
+{
+	uint32_t hello[2] = { htobe32(size), htobe32(depth) };
+	uint64_t sent = 0, counted = 0, count, t0, end, cpu0;
+	uint8_t *msg = xalloc(size);
+	int fd = tcp_connect(addr), r;
+
+	if (fd < 0)
+		return fd;
+	if ((r = io_full(fd, hello, sizeof(hello), true)) != 1)
+		return errf(r ? r : -ECONNRESET, "sending the size and depth");
+	t0 = now_ns();
+	end = t0 + (uint64_t)ms * 1000000;
+	cpu0 = cpu_ns();
+	while (now_ns() < end) {
+		if (sent < counted + 2ull * depth) {
+			if ((r = io_full(fd, msg, size, true)) != 1)
+				return errf(r ? r : -ECONNRESET, "sending a message");
+			sent++;
+		} else if ((r = io_full(fd, &count, sizeof(count), false)) == 1) {
+			counted = be64toh(count);
+		} else {
+			return errf(r ? r : -ECONNRESET, "receiving a count");
+		}
+	}
+	if (shutdown(fd, SHUT_WR))
+		return errf(-errno, "shutdown");
+	while ((r = io_full(fd, &count, sizeof(count), false)) == 1)
+		counted = be64toh(count);
+	if (r < 0)
+		return errf(r, "receiving the last count");
+	if (counted != sent)
+		return errf(-EIO, "the server received %lu messages of %lu", (unsigned long)counted,
+			    (unsigned long)sent);
+	double secs = (now_ns() - t0) / 1e9;
+	uint64_t cpu = cpu_ns() - cpu0;
+
+	close(fd);
+	print_goodput("tcp-send", size, depth, secs, sent, sent * size);
+	print_client_cpu(cpu, secs);
+	free(msg);
 	return 0;
 }
 
@@ -839,11 +956,11 @@ static void usage(int status)
 {
 	fprintf(status ? stderr : stdout,
 		"usage: bench_%s -s [-a ADDR] [-p PORT] [-D SOCKET] [-A ARENA] [-N] [-M] [--llp LLP]\n"
-		"                    [-m tcp-pingpong [-S SIZE]]\n"
+		"                    [-m tcp-pingpong [-S SIZE] | -m tcp-send]\n"
 		"       bench_%s -c -a ADDR [-p PORT] [-D SOCKET] -m MODE [-S SIZE] [-t SECONDS]\n"
 		"                    [-d DEPTH] [-N] [-M] [--llp LLP]\n"
-		"MODE: write, read, send, pingpong, tcp-pingpong\n"
-		"SIZE default: 1 MiB (write, read), 64 KiB (send), 8 (ping-pongs);\n"
+		"MODE: write, read, send, pingpong, tcp-pingpong, tcp-send\n"
+		"SIZE default: 1 MiB (write, read), 64 KiB (send, tcp-send), 8 (ping-pongs);\n"
 		"DEPTH 8 (up to %d); SECONDS 3.\n"
 		"-D: iwxd's socket, -A: the server's arena (default 64M): bench_verbs only\n"
 		"-N: ask for no MPA CRC (both sides must)\n"
@@ -899,12 +1016,13 @@ int main(int argc, char **argv)
 	if (optind != argc || role < 0)
 		usage(2);
 	if (!size)
-		size = e.mode == M_WRITE || e.mode == M_READ ? 1 << 20 : e.mode == M_SEND ? 64 << 10 : 8;
+		size = e.mode == M_WRITE || e.mode == M_READ ? 1 << 20 :
+		       e.mode == M_SEND || e.mode == M_TCP_SEND ? 64 << 10 : 8;
 	if (size < 8 || size > MAX_SIZE ||
 	    (role == 0 && (e.mode == M_COUNT || !addr.sin_addr.s_addr || seconds < 0.01 ||
 			   seconds > 3600 || depth < 1 || depth > MAX_DEPTH)))
 		usage(2);
-	if (role == 1 && e.mode != M_COUNT && e.mode != M_TCP_PINGPONG)
+	if (role == 1 && e.mode != M_COUNT && e.mode < M_TCP_PINGPONG)
 		usage(2);
 	e.server = role == 1;
 	e.size = size;
@@ -914,6 +1032,9 @@ int main(int argc, char **argv)
 
 	if (e.mode == M_TCP_PINGPONG)
 		return (e.server ? server_tcp(&addr, e.size) : client_tcp(&addr, e.size, e.ms)) ? 1 : 0;
+	if (e.mode == M_TCP_SEND)
+		return (e.server ? server_tcp_send(&addr) :
+				   client_tcp_send(&addr, e.size, e.depth, e.ms)) ? 1 : 0;
 
 	err = e.server ? server_rdma(&e, &addr) : client_rdma(&e, &addr);
 	if (e.r)

@@ -15,8 +15,10 @@
  * server's FINACK, once they are all in, ends the measured time (as the FINACK ends a
  * Write's in bench.c). The lines printed are bench.c's (bench_util.c): the client's
  *   mode=plain size=MAXSEG depth=na seconds=... msgs=... bytes=... gbps=... client_cpu_pct=...
+ *	client_cpu_ms=...
  * the server's
  *   role=server mode=plain size=MAXSEG depth=na rx_msgs=... rx_bytes=... server_cpu_pct=...
+ *	server_cpu_ms=...
  * and, on stderr, the carrier's usrsctp counters. Exit status 0 on success, 1 on error.
  */
 #include <arpa/inet.h>
@@ -315,7 +317,7 @@ static int client(struct ep *e, const struct sockaddr_in *addr, double seconds)
 		return errf(-EIO, "the server received %lu bytes of %lu",
 			    (unsigned long)be64toh(e->finack.v[1]), (unsigned long)e->bytes);
 	print_goodput("plain", e->maxseg, 0, secs, e->msgs, e->bytes);
-	printf(" client_cpu_pct=%.0f\n", 100.0 * cpu / 1e9 / secs);
+	print_client_cpu(cpu, secs);
 	return 0;
 }
 

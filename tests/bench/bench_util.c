@@ -107,9 +107,14 @@ void print_server(const char *mode, uint32_t size, uint32_t depth, uint64_t rx_m
 
 	if (depth)
 		snprintf(d, sizeof(d), "%u", depth);
-	printf("role=server mode=%s size=%u depth=%s rx_msgs=%lu rx_bytes=%lu server_cpu_pct=%.0f\n",
-	       mode, size, d, (unsigned long)rx_msgs, (unsigned long)rx_bytes,
-	       ms ? 100.0 * cpu / 1e6 / ms : 0.0);
+	printf("role=server mode=%s size=%u depth=%s rx_msgs=%lu rx_bytes=%lu server_cpu_pct=%.0f "
+	       "server_cpu_ms=%.1f\n", mode, size, d, (unsigned long)rx_msgs, (unsigned long)rx_bytes,
+	       ms ? 100.0 * cpu / 1e6 / ms : 0.0, cpu / 1e6);
+}
+
+void print_client_cpu(uint64_t cpu, double secs)
+{
+	printf(" client_cpu_pct=%.0f client_cpu_ms=%.1f\n", 100.0 * cpu / 1e9 / secs, cpu / 1e6);
 }
 
 static int cmp_u64(const void *a, const void *b)

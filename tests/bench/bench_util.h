@@ -34,9 +34,11 @@ long long parse_size(const char *s);
  * (depth 0: "na"), the rest of the line the caller's. */
 void print_goodput(const char *mode, uint32_t size, uint32_t depth, double secs, uint64_t msgs,
 		   uint64_t bytes);
-/* A server's line: what it received, and its CPU in percent of one over ms. */
+/* A server's line: what it received, and its CPU in percent of one over ms and in ms. */
 void print_server(const char *mode, uint32_t size, uint32_t depth, uint64_t rx_msgs,
 		  uint64_t rx_bytes, uint64_t cpu_ns, uint64_t ms);
+/* The end of a client's line: " client_cpu_pct=... client_cpu_ms=...", its CPU over secs. */
+void print_client_cpu(uint64_t cpu_ns, double secs);
 
 /* Room for one round trip every microsecond of ms (exits on failure); its size in *cap. */
 uint64_t *rtt_array(uint32_t ms, size_t *cap);
