@@ -21,6 +21,7 @@
 #   scripts/bench.sh -n 5 -t 5 --no-pin
 #   scripts/bench.sh --fastpath-only --plot
 #   scripts/bench.sh --guard          # the quick check: about a minute, exit 1 on a regression
+#   scripts/bench.sh --pingpong-only  # the three 8-byte ping-pongs: about a minute
 #
 # --no-pin: by default (with two CPUs or more) namespace a (the clients, its iwxd) runs
 # on CPU 0 and namespace b (the servers, its iwxd) on CPU 1, the same for every variant,
@@ -43,6 +44,9 @@
 # is below 0.9 of off, the receiver's CPU per GiB at TC above 1.1 of off, or RDMA Write /
 # iperf3 more than 25% below BENCHMARKS.md's "Guard reference:" line (without that line,
 # that check is skipped). Not with --fastpath-only or --plot.
+# --pingpong-only: only the ping-pongs (through iwxd, the engine, TCP), alternating, and
+# their rows; each with the CPU its processes took per round trip (µs: client, server,
+# and through iwxd both daemons). Not with --guard, --fastpath-only or --plot.
 # Every step is bounded by timeout(1); on any exit the daemons, the namespaces and the
 # temporary directory this script made go, by the PIDs and names it recorded.
 set -euo pipefail
@@ -51,11 +55,12 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib-bench.sh
 . scripts/lib-bench.sh
 
-runs=3 secs=3 pin=1 rps=1 fast_only=0 guard=0 plot= mpa_opt=() attach_opt=()
+runs=3 secs=3 pin=1 rps=1 fast_only=0 guard=0 pp_only=0 plot= mpa_opt=() attach_opt=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--fastpath-only) fast_only=1; shift ;;
 	--guard) guard=1; shift ;;
+	--pingpong-only) pp_only=1; shift ;;
 	--no-crc) mpa_opt+=(-N); attach_opt+=(--without-crc); shift ;;
 	--markers) mpa_opt+=(-M); shift ;;
 	--plot) plot=${plot:-docs/bench-fastpath.png}; shift ;;
@@ -99,6 +104,9 @@ die() { echo "bench: $*" >&2; exit 1; }
 [[ $secs =~ ^[1-9][0-9]*$ ]] || die "-t takes a positive number of seconds"
 if [ "$guard" = 1 ] && { [ "$fast_only" = 1 ] || [ -n "$plot" ]; }; then
 	die "--guard runs alone: not with --fastpath-only or --plot"
+fi
+if [ "$pp_only" = 1 ] && { [ "$guard" = 1 ] || [ "$fast_only" = 1 ] || [ -n "$plot" ]; }; then
+	die "--pingpong-only runs alone: not with --guard, --fastpath-only or --plot"
 fi
 for tool in ip ss timeout awk ethtool; do
 	command -v "$tool" >/dev/null || die "$tool is missing"
@@ -344,7 +352,23 @@ run() {
 			printf "iwxd_a_cpu_pct=%.0f iwxd_b_cpu_pct=%.0f", 100 * a / hz / (t / 1e9),
 				100 * b / hz / (t / 1e9) }')"
 	fi
+	if [[ $mode == *pingpong ]]; then result="$result $(cpu_per_rt "$result")"; fi
 	[ -z "$probe" ] || probe_end
+}
+
+# A ping-pong's CPU per round trip, in µs: its processes' (client, server, and the daemons
+# when through iwxd; percent of one CPU over the run) over its round trips.
+cpu_per_rt() { # result line
+	awk -v line="$1" 'BEGIN {
+		n = split(line, kv, " ")
+		for (i = 1; i <= n; i++) { split(kv[i], p, "="); v[p[1]] = p[2] }
+		split("client_cpu_pct server_cpu_pct iwxd_a_cpu_pct iwxd_b_cpu_pct", k)
+		for (i = 1; i <= 4; i++) {
+			if (!(k[i] in v)) continue
+			if (v[k[i]] == "na") { print "cpu_us_rt=na"; exit }
+			pct += v[k[i]]
+		}
+		printf "cpu_us_rt=%.1f", (v["n"] > 0 ? pct / 100 * v["seconds"] / v["n"] * 1e6 : 0) }'
 }
 
 # One iperf3 run: a name, then client options. A line like the others in $result.
@@ -389,15 +413,19 @@ steer=$(steer_note)
 echo "  ${pin_a:+namespace a (clients, iwxd a) on CPU 0, b (servers, iwxd b) on CPU 1$steer; }iwxd" \
 	"--settle-ms 0$([[ " ${mpa_opt[*]} " == *" -N "* ]] && echo "; no MPA CRC")$(
 	[[ " ${mpa_opt[*]} " == *" -M "* ]] && echo "; MPA markers")"
+modes="write read send pingpong"
+[ "$pp_only" = 0 ] || modes=pingpong
 if [ "$fast_only" = 0 ] && [ "$guard" = 0 ]; then
 	for r in $(seq "$runs"); do
-		iperf iperf3
-		echo "[$r/$runs] $result"
-		record iperf3 gbps
-		iperf iperf3-mss -N -l "$emss"
-		echo "[$r/$runs] $result"
-		record iperf3-mss gbps
-		for m in write read send pingpong; do
+		if [ "$pp_only" = 0 ]; then
+			iperf iperf3
+			echo "[$r/$runs] $result"
+			record iperf3 gbps
+			iperf iperf3-mss -N -l "$emss"
+			echo "[$r/$runs] $result"
+			record iperf3-mss gbps
+		fi
+		for m in $modes; do
 			for b in verbs engine; do
 				if [ "$b" = verbs ]; then
 					run "$verbs" "$port_verbs" "$m"
@@ -406,7 +434,7 @@ if [ "$fast_only" = 0 ] && [ "$guard" = 0 ]; then
 				fi
 				echo "[$r/$runs] $b $result"
 				case $m in
-				pingpong) record "$b-$m" rtt_us_median rtt_us_p99; n=n ;;
+				pingpong) record "$b-$m" rtt_us_median rtt_us_p99 cpu_us_rt; n=n ;;
 				*) record "$b-$m" gbps; n=msgs ;;
 				esac
 				record "$b-$m" aligned_pct client_cpu_pct server_cpu_pct
@@ -420,7 +448,7 @@ if [ "$fast_only" = 0 ] && [ "$guard" = 0 ]; then
 		done
 		run "$verbs" "$port_tcp" tcp-pingpong
 		echo "[$r/$runs] $result"
-		record tcp-pingpong rtt_us_median rtt_us_p99
+		record tcp-pingpong rtt_us_median rtt_us_p99 cpu_us_rt
 	done
 
 	ip3=$(median "$out/iperf3.gbps")
@@ -432,23 +460,29 @@ if [ "$fast_only" = 0 ] && [ "$guard" = 0 ]; then
 	echo
 	row measurement "through iwxd" ratio "engine, no daemon" ratio "FPDUs whole, iwxd / engine"
 	row --- --- --- --- --- ---
-	row "iperf3, one stream" "$ip3 Gbit/s" 1.00 "" "" ""
-	v=$(median "$out/iperf3-mss.gbps")
-	row "iperf3, $emss-byte writes, TCP_NODELAY" "$v Gbit/s" "$(ratio "$v" "$ip3")" "" "" ""
-	for m in write read send; do
-		case $m in
-		write) label="RDMA Write, 1 MiB, 8 outstanding" ;;
-		read) label="RDMA Read, 1 MiB, 8 outstanding" ;;
-		send) label="Send, 64 KiB, 8 outstanding" ;;
-		esac
-		v=$(median "$out/verbs-$m.gbps") e=$(median "$out/engine-$m.gbps")
-		row "$label" "$v Gbit/s" "$(ratio "$v" "$ip3")" "$e Gbit/s" "$(ratio "$e" "$ip3")" \
-			"$(aligned "$m")"
-	done
+	if [ "$pp_only" = 0 ]; then
+		row "iperf3, one stream" "$ip3 Gbit/s" 1.00 "" "" ""
+		v=$(median "$out/iperf3-mss.gbps")
+		row "iperf3, $emss-byte writes, TCP_NODELAY" "$v Gbit/s" "$(ratio "$v" "$ip3")" "" "" ""
+		for m in write read send; do
+			case $m in
+			write) label="RDMA Write, 1 MiB, 8 outstanding" ;;
+			read) label="RDMA Read, 1 MiB, 8 outstanding" ;;
+			send) label="Send, 64 KiB, 8 outstanding" ;;
+			esac
+			v=$(median "$out/verbs-$m.gbps") e=$(median "$out/engine-$m.gbps")
+			row "$label" "$v Gbit/s" "$(ratio "$v" "$ip3")" "$e Gbit/s" "$(ratio "$e" "$ip3")" \
+				"$(aligned "$m")"
+		done
+	fi
 	v=$(median "$out/verbs-pingpong.rtt_us_median") e=$(median "$out/engine-pingpong.rtt_us_median")
 	row "Send ping-pong, 8 bytes" "$v µs round trip" "$(ratio "$v" "$tcp")" "$e µs" \
 		"$(ratio "$e" "$tcp")" "$(aligned pingpong)"
 	row "TCP ping-pong, 8 bytes" "$tcp µs round trip" 1.00 "" "" ""
+	v=$(median "$out/verbs-pingpong.cpu_us_rt" 1) e=$(median "$out/engine-pingpong.cpu_us_rt" 1)
+	t=$(median "$out/tcp-pingpong.cpu_us_rt" 1)
+	row "… CPU per round trip, ping-pong / TCP's" "$v / $t µs" "$(ratio "$v" "$t")" "$e µs" \
+		"$(ratio "$e" "$t")" ""
 
 	echo
 	echo "Where the time went (medians): CPU in percent of one CPU over the run; doorbells"
@@ -459,7 +493,7 @@ if [ "$fast_only" = 0 ] && [ "$guard" = 0 ]; then
 	row "through iwxd" client server "iwxd a" "iwxd b" "doorbells a / b" "wake-ups a / b" \
 		"engine: client / server"
 	row --- --- --- --- --- --- --- ---
-	for m in write read send pingpong; do
+	for m in $modes; do
 		f=$out/verbs-$m g=$out/engine-$m
 		row "$m" "$(median "$f.client_cpu_pct" 0)%" "$(median "$f.server_cpu_pct" 0)%" \
 			"$(median "$f.iwxd_a_cpu_pct" 0)%" "$(median "$f.iwxd_b_cpu_pct" 0)%" \
@@ -474,9 +508,11 @@ if [ "$fast_only" = 0 ] && [ "$guard" = 0 ]; then
 		engine-read.gbps verbs-send.gbps engine-send.gbps verbs-pingpong.rtt_us_median \
 		verbs-pingpong.rtt_us_p99 engine-pingpong.rtt_us_median engine-pingpong.rtt_us_p99 \
 		tcp-pingpong.rtt_us_median tcp-pingpong.rtt_us_p99; do
+		[ -e "$out/$f" ] || continue	# --pingpong-only: no goodput runs
 		printf '  %-32s [%s]\n' "$f" "$(runs_of "$out/$f")"
 	done
 
+	[ "$pp_only" = 0 ] || exit 0
 	echo
 	echo "Registering ordinary memory (malloc'd, touched): medians of 21 iwx_reg_mr and"
 	echo "iwx_dereg_mr through iwxd a; its pages move into memory iwxd shares, and back."

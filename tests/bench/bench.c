@@ -761,7 +761,7 @@ static int server_tcp(const struct sockaddr_in *addr, uint32_t size)
 	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, fd, r;
 	struct pollfd pl = { .fd = lfd, .events = POLLIN };
 	uint8_t *buf = xalloc(size);
-	uint64_t n = 0;
+	uint64_t n = 0, t0, cpu0;
 
 	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    bind(lfd, (const struct sockaddr *)addr, sizeof(*addr)) || listen(lfd, 1))
@@ -774,6 +774,8 @@ static int server_tcp(const struct sockaddr_in *addr, uint32_t size)
 		return errf(-errno, "accept");
 	if ((r = tcp_opts(fd)))
 		return r;
+	t0 = now_ns();
+	cpu0 = cpu_ns();
 	while ((r = io_full(fd, buf, size, false)) == 1) {
 		if ((r = io_full(fd, buf, size, true)) != 1)
 			return errf(r ? r : -ECONNRESET, "sending a pong");
@@ -783,7 +785,8 @@ static int server_tcp(const struct sockaddr_in *addr, uint32_t size)
 		return errf(r, "receiving a ping");
 	close(fd);
 	free(buf);
-	printf("role=server mode=tcp-pingpong size=%u n=%lu\n", size, (unsigned long)n);
+	print_server("tcp-pingpong", size, 0, n, n * size, cpu_ns() - cpu0,
+		     (now_ns() - t0) / 1000000);
 	return 0;
 }
 
