@@ -261,6 +261,7 @@ struct iwxd_opts {
 	int		timeout_ms;	/* TCP connect and each MPA frame of a set-up */
 	uint16_t	sctp_port;	/* UDP port of DDP over SCTP (RFC 6951); 0: none */
 	bool		memlock;	/* hold each client to its RLIMIT_MEMLOCK too (limits.c) */
+	int		spin_us;	/* after activity, turn this long without sleeping */
 	uint64_t	max[LIMIT_N];
 };
 
@@ -280,6 +281,7 @@ struct iwxd {
 	struct iwx_link		ready;		/* clients with queue pairs to service, in turn */
 	struct iwx_link		bell_active;	/* clients whose bells rang lately (doorbell.c) */
 	bool			asleep;		/* doorbell_sleep: clients are asked to write */
+	uint64_t		spin_end_us;	/* the loop turns without sleeping until then */
 	struct listener		*listeners;
 	struct pconn		*pconns;
 	struct lingering	*lingering;	/* linger.c: closed once the peer has read our Terminate */
@@ -355,8 +357,11 @@ void doorbell_close(struct iwxd *d, struct client *c);
 /* A bit of c's for a new queue pair q or completion queue cq (one of them): it, or -errno. */
 int64_t doorbell_bind(struct client *c, struct vqp *q, struct vcq *cq);
 void doorbell_unbind(struct client *c, uint32_t bell);
-/* Take what the active clients rang: queue pairs go on the ready list (vqp_ready, vqp_room). */
-void doorbell_take(struct iwxd *d);
+/*
+ * Take what the active clients rang: queue pairs go on the ready list (vqp_ready,
+ * vqp_room). Whether any client's bells named new work.
+ */
+bool doorbell_take(struct iwxd *d);
 /*
  * Around a sleep: on, ask the active clients to write their eventfds after ringing too
  * (the others already do), and say whether iwxd may sleep (no bell rang meanwhile); off,

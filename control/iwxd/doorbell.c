@@ -154,7 +154,7 @@ static bool rang(const struct client *c)
  * What c rang since the last look, taken; the words are looked at only where the summary
  * says. Bells of no new work EMPTY_TURNS times in a row mute it (now: the turn's time).
  */
-static void take(struct iwxd *d, struct client *c, uint64_t now)
+static bool take(struct iwxd *d, struct client *c, uint64_t now)
 {
 	bool work = false;
 
@@ -172,10 +172,10 @@ static void take(struct iwxd *d, struct client *c, uint64_t now)
 	if (work) {
 		c->bell_empty = 0;
 		c->bell_mute_ms = 0;
-		return;
+		return true;
 	}
 	if (++c->bell_empty < EMPTY_TURNS)
-		return;
+		return false;
 	c->bell_empty = 0;
 	c->bell_mute_ms = c->bell_mute_ms ? c->bell_mute_ms * 2 : MUTE_MS;
 	if (c->bell_mute_ms > IDLE_MS)
@@ -183,11 +183,13 @@ static void take(struct iwxd *d, struct client *c, uint64_t now)
 	c->bell_muted_ms = now + c->bell_mute_ms;
 	d->st.bells_muted++;
 	__atomic_store_n(&c->bells->need_wakeup, 0, __ATOMIC_SEQ_CST);
+	return false;
 }
 
-void doorbell_take(struct iwxd *d)
+bool doorbell_take(struct iwxd *d)
 {
 	uint64_t now = iwx_now_ms();
+	bool work = false;
 
 	IWX_LINK_EACH(struct client, c, &d->bell_active, bell_link) {
 		if (muted(c, now))
@@ -203,7 +205,7 @@ void doorbell_take(struct iwxd *d)
 		}
 		if (rang(c)) {
 			c->bell_quiet_ms = now + IDLE_MS;
-			take(d, c, now);
+			work |= take(d, c, now);
 			continue;
 		}
 		if (now < c->bell_quiet_ms)
@@ -214,13 +216,14 @@ void doorbell_take(struct iwxd *d)
 		if (rang(c)) {
 			__atomic_store_n(&c->bells->need_wakeup, d->asleep, __ATOMIC_SEQ_CST);
 			c->bell_quiet_ms = now + IDLE_MS;
-			take(d, c, now);
+			work |= take(d, c, now);
 		} else {
 			iwx_link_del(&c->bell_link);
 		}
 	}
 	/* pairs with client_ring's: the rings are read after the bits are taken */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return work;
 }
 
 bool doorbell_sleep(struct iwxd *d, bool on)

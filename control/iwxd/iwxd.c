@@ -7,7 +7,7 @@
  * One thread, one epoll loop. The loop services the queue pairs whose doorbells rang
  * (doorbell.c) or whose streams moved, and sleeps only after telling the clients so
  * (need_wakeup in each client's doorbells): while it is busy, posting costs a client
- * no system call.
+ * no system call. After a client posted it stays awake --spin-us (spin()).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -15,6 +15,7 @@
 #include <grp.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@
 #include "util/container_of.h"
 
 #define IDLE_MS		60000	/* the longest sleep: nothing is due sooner */
+#define SPIN_US		100	/* --spin-us's default */
 #define OPT_LIMIT	256	/* getopt's value of the option of limit i: OPT_LIMIT + i */
 
 static void on_signal(struct iwxd *d, struct watch *w, uint32_t events)
@@ -191,14 +193,37 @@ static void reap(struct iwxd *d)
 	}
 }
 
+/*
+ * Whether an idle turn is followed by another without sleeping: for --spin-us after a
+ * client last posted (posted: its bells named new work this turn). Meanwhile the reply to
+ * what it posted is taken without a wake-up, and its next request needs no doorbell
+ * write, as a client answers a completion within microseconds. Each such turn yields
+ * the CPU first: the client may be waiting for it on this CPU. Only posting counts, not
+ * the streams: a receiver of bulk data keeps sleeping between its packets.
+ */
+static bool spin(struct iwxd *d, bool posted, bool idle)
+{
+	uint64_t now;
+
+	if (!d->o.spin_us)
+		return false;
+	now = iwx_now_us();
+	if (posted)
+		d->spin_end_us = now + (uint64_t)d->o.spin_us;
+	if (!idle || now >= d->spin_end_us)
+		return false;
+	sched_yield();
+	return true;
+}
+
 static void run(struct iwxd *d)
 {
 	while (!d->stop) {
-		bool work, sleepy;
+		bool posted, work, idle, sleepy;
 		uint64_t now;
 		int n;
 
-		doorbell_take(d);
+		posted = doorbell_take(d);
 		work = vqp_service_ready(d);
 		now = iwx_now_ms();
 		loop_timers_begin(&d->loop, now, IDLE_MS);
@@ -208,7 +233,8 @@ static void run(struct iwxd *d)
 		sctp_io_timers(d, now);
 		reap(d);
 		/* publish "asleep", then look once more: a bell that raced with it is seen */
-		sleepy = !work && iwx_link_empty(&d->ready);
+		idle = !work && iwx_link_empty(&d->ready);
+		sleepy = !spin(d, posted, idle) && idle;
 		if (sleepy && !doorbell_sleep(d, true)) {
 			doorbell_sleep(d, false);
 			sleepy = false;
@@ -262,6 +288,10 @@ static void usage(FILE *f)
 		"                        address, and where peers' iwxd are reached (default 9899;\n"
 		"                        0: no SCTP, and IWX_TRANSPORT_SCTP fails EPROTONOSUPPORT);\n"
 		"                        through AF_XDP on interfaces 'iwx attach' names\n"
+		"      --spin-us US      after a client posted, keep serving US microseconds\n"
+		"                        without sleeping, yielding the CPU between turns: the\n"
+		"                        reply and its next request need no wake-up (default %d;\n"
+		"                        0: sleep once idle)\n"
 		"      --memlock         hold each client (root's aside) also to its process's\n"
 		"                        RLIMIT_MEMLOCK (ulimit -l) when it connected, as the\n"
 		"                        kernel's RDMA stack holds registered memory: its arena\n"
@@ -282,7 +312,7 @@ static void usage(FILE *f)
 		"(RLIMIT_NOFILE) to the system's most for a process (fs.nr_open) where it may,\n"
 		"else to its hard limit. Out of them, what needs one fails with EMFILE, and\n"
 		"accepting clients pauses until one is free.\n",
-		IWX_DEFAULT_SOCKET, USER_SHARE);
+		IWX_DEFAULT_SOCKET, SPIN_US, USER_SHARE);
 	for (int i = 0; i < LIMIT_N; i++) {
 		char flag[32], dflt[48];
 
@@ -335,13 +365,14 @@ int main(int argc, char **argv)
 		{ "timeout-ms", required_argument, NULL, 't' }, { "verbose", no_argument, NULL, 'v' },
 		{ "sctp-port", required_argument, NULL, 'u' },
 		{ "memlock", no_argument, NULL, 'l' },
+		{ "spin-us", required_argument, NULL, 'y' },
 		{ "help", no_argument, NULL, 'h' },
 	};
 	struct option longopts[sizeof(fixed) / sizeof(fixed[0]) + LIMIT_N + 1] = { 0 };
 	struct iwxd d = {
 		.o = { .socket = iwx_ipc_socket_path(NULL),
 		       .gid = (gid_t)-1, .crc = true, .settle_ms = 200, .timeout_ms = 10000,
-		       .sctp_port = IWX_SCTP_PORT },
+		       .sctp_port = IWX_SCTP_PORT, .spin_us = SPIN_US },
 		.loop.epfd = -1, .listen_w.fd = -1,
 	};
 	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]);
@@ -399,6 +430,13 @@ int main(int argc, char **argv)
 			d.o.timeout_ms = strtol(optarg, &end, 10);
 			if (*end || d.o.timeout_ms < 1 || d.o.timeout_ms > 600000) {
 				fprintf(stderr, "iwxd: --timeout-ms takes 1 to 600000, not %s\n", optarg);
+				return 2;
+			}
+			break;
+		case 'y':
+			d.o.spin_us = strtol(optarg, &end, 10);
+			if (*end || !*optarg || d.o.spin_us < 0 || d.o.spin_us > 1000000) {
+				fprintf(stderr, "iwxd: --spin-us takes 0 to 1000000, not %s\n", optarg);
 				return 2;
 			}
 			break;

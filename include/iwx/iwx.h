@@ -193,9 +193,10 @@ void iwx_ack_comp(struct iwx_device *dev);
 int iwx_ack_comp_cqs(struct iwx_device *dev, struct iwx_cq **cqs, int n);
 
 /*
- * Wait up to timeout_ms (-1: for ever) until cq has a completion: arm, poll, sleep.
- * Returns the number taken into wc (>= 1), 0 on time-out, or -ESHUTDOWN when iwxd
- * has gone away (every queue pair is then lost).
+ * Wait up to timeout_ms (-1: for ever) until cq has a completion: poll, yielding the
+ * CPU, for up to $IWX_SPIN_US microseconds (default 100; 0: not at all; not while cq's
+ * waits outlast it), then arm, poll, sleep. Returns the number taken into wc (>= 1), 0
+ * on time-out, or -ESHUTDOWN when iwxd has gone away (every queue pair is then lost).
  */
 int iwx_wait_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc, int timeout_ms);
 

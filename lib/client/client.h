@@ -62,6 +62,7 @@ struct iwx_device {
 	int			ready_fd;	/* eventfd: set while events are queued */
 	int			event_fd;	/* epoll of sock and ready_fd: iwx_event_fd */
 	bool			ready;		/* ready_fd is set */
+	uint32_t		spin_us;	/* iwx_wait_cq polls this long before sleeping */
 	uint32_t		seq;
 	uint32_t		client_id;
 	uint8_t			*arena;
@@ -105,6 +106,7 @@ struct iwx_cq {
 	bool			app_armed;	/* by iwx_req_notify_cq, not yet acked */
 	bool			app_fired;	/* ... and its wake-up came */
 	uint32_t		translated;	/* ring entries before this have the application's wr_id */
+	bool			slow;		/* its last wait outlasted the spin: the next sleeps at once */
 	struct iwx_cq		*next;
 };
 

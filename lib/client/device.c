@@ -17,6 +17,8 @@
 #define DEFAULT_ARENA	(64u << 20)
 #define CALL_TIMEOUT_MS	10000	/* iwxd answers at once; longer means it is stuck */
 #define ALLOC_ALIGN	64
+#define SPIN_US		100	/* $IWX_SPIN_US's default */
+#define SPIN_US_MAX	1000000
 
 _Static_assert((int)IWX_EVENT_DISCONNECTED == IWX_IPC_EV_DISCONNECTED, "event numbering");
 _Static_assert(IWX_MAX_PRIVATE_DATA == IWX_IPC_PRIVDATA, "private data");
@@ -154,6 +156,19 @@ const char *iwx_socket_path(const struct iwx_open_opts *opts)
 	return iwx_ipc_socket_path(opts ? opts->socket : NULL);
 }
 
+/* How long iwx_wait_cq polls before it sleeps: $IWX_SPIN_US (µs), else the default. */
+static uint32_t spin_us(void)
+{
+	const char *s = getenv("IWX_SPIN_US");
+	char *end;
+	unsigned long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return SPIN_US;
+	v = strtoul(s, &end, 10);
+	return *end || v > SPIN_US_MAX ? SPIN_US : (uint32_t)v;
+}
+
 struct iwx_device *iwx_open(const struct iwx_open_opts *opts)
 {
 	struct iwx_ipc_hello hello = { .version = IWX_IPC_VERSION,
@@ -168,6 +183,7 @@ struct iwx_device *iwx_open(const struct iwx_open_opts *opts)
 		return NULL;
 	dev->bell_fd = dev->notify_fd = dev->event_fd = -1;
 	dev->events_tail = &dev->events;
+	dev->spin_us = spin_us();
 	iwx_link_init(&dev->qps);
 	dev->ready_fd = -1;
 	dev->sock = iwx_ipc_connect(iwx_socket_path(opts), 0);

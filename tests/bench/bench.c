@@ -799,11 +799,13 @@ static int tcp_connect(const struct sockaddr_in *addr)
 static int server_tcp(const struct sockaddr_in *addr, uint32_t size)
 {
 	uint8_t *buf = xalloc(size);
-	uint64_t n = 0;
+	uint64_t n = 0, t0, cpu0;
 	int fd = tcp_accept(addr), r;
 
 	if (fd < 0)
 		return fd;
+	t0 = now_ns();
+	cpu0 = cpu_ns();
 	while ((r = io_full(fd, buf, size, false)) == 1) {
 		if ((r = io_full(fd, buf, size, true)) != 1)
 			return errf(r ? r : -ECONNRESET, "sending a pong");
@@ -813,7 +815,8 @@ static int server_tcp(const struct sockaddr_in *addr, uint32_t size)
 		return errf(r, "receiving a ping");
 	close(fd);
 	free(buf);
-	printf("role=server mode=tcp-pingpong size=%u n=%lu\n", size, (unsigned long)n);
+	print_server("tcp-pingpong", size, 0, n, n * size, cpu_ns() - cpu0,
+		     (now_ns() - t0) / 1000000);
 	return 0;
 }
 
