@@ -192,6 +192,7 @@ static const struct {
 	TRAFFIC(tx_fpdus), TRAFFIC(rx_fpdus), TRAFFIC(tx_bytes), TRAFFIC(rx_bytes),
 	TRAFFIC(tx_fpdus_aligned), TRAFFIC(placed_segments), TRAFFIC(fast_fpdus), TRAFFIC(fast_bytes),
 	TRAFFIC(fast_discards), TRAFFIC(fast_refuted), TRAFFIC(fast_unchecked),
+	TRAFFIC(tx_zc_calls), TRAFFIC(tx_zc_copied),
 	COUNTER(doorbells), COUNTER(wakeups), COUNTER(linger_full), COUNTER(bells_muted),
 };
 
@@ -810,8 +811,8 @@ static const struct admin_cmd counters_cmd = {
 	"COUNTER VALUE line each under a header, names as the JSON keys: conns_established,\n"
 	"conns_failed, conns_rejected, terms_sent, terms_received, tx_fpdus, rx_fpdus,\n"
 	"tx_bytes, rx_bytes, tx_fpdus_aligned, placed_segments, fast_fpdus, fast_bytes,\n"
-	"fast_discards, fast_refuted, fast_unchecked, doorbells, wakeups, linger_full,\n"
-	"bells_muted.\n",
+	"fast_discards, fast_refuted, fast_unchecked, tx_zc_calls, tx_zc_copied, doorbells,\n"
+	"wakeups, linger_full, bells_muted.\n",
 	NULL,
 	show_counters,
 };

@@ -28,6 +28,7 @@ struct iwx_conn_opts {
 	const uint8_t		*pd;		/* private data for the Request or Reply */
 	uint16_t		pd_len;
 	int			timeout_ms;	/* the transport's set-up, and the wait for each MPA frame; 0: 10 s */
+	uint32_t		zerocopy_min;	/* TCP: MSG_ZEROCOPY from this many bytes (llp_tcp.h); 0: never */
 };
 
 enum iwx_conn_state {

@@ -146,7 +146,7 @@ static struct iwx_llp *tcp_llp_new(struct iwx_conn *c)
 	int fd = c->tcp.fd;
 
 	c->tcp.fd = -1;		/* the lower layer's, closed with it */
-	return iwx_llp_tcp_new(fd, &c->agreed, c->emss);
+	return iwx_llp_tcp_new(fd, &c->agreed, c->emss, c->opts.zerocopy_min);
 }
 
 static const struct iwx_conn_ops tcp_ops = {

@@ -17,6 +17,7 @@
 #include "llp_tcp_fast.h"
 #include "llp_tcp.h"
 #include "qp.h"
+#include "tcp_zc.h"
 
 #define STAGE_LEN	65536	/* read-ahead for headers; payload is received in place */
 #define DIRECT_MIN	1024	/* receive straight into the target from this many bytes */
@@ -27,12 +28,16 @@
 #define COPY_MAX	512	/* payloads up to this are copied: cheaper than a piece of their own */
 #define RX_BUDGET	256	/* socket reads per receive call */
 #define FPDU_BUF	(IWX_MPA_MAX_ULPDU + 1024)
+/* a zero-copy batch's bytes of our own: heads and tails, or one transient FPDU */
+#define ZC_OWN_BYTES	(BATCH_FPDUS * (IWX_MPA_HEAD_MAX + IWX_MPA_TAIL_MAX) + IWX_TERM_MAX_LEN)
 
 /*
  * Borrowed while a batch is being sent (its bytes of our own), while bytes are being
  * staged, while the fast path's records are committed to (bufpool.h)
  */
 static struct iwx_bufpool batch_pool = IWX_BUFPOOL_INIT(BATCH_BYTES + FPDU_BUF);
+static struct iwx_bufpool zc_own_pool = IWX_BUFPOOL_INIT(ZC_OWN_BYTES);	/* ... held until
+									   the kernel let go */
 static struct iwx_bufpool stage_pool = IWX_BUFPOOL_INIT(STAGE_LEN);
 static struct iwx_bufpool targets_pool = IWX_BUFPOOL_INIT(IWX_FP_RING * sizeof(uint8_t *));
 
@@ -50,6 +55,8 @@ struct llp_tcp {
 	uint32_t		piece_at;	/* the first piece not wholly sent */
 	uint8_t			*own;		/* NULL: none borrowed, nothing left to send */
 	size_t			own_len;
+	size_t			borrowed;	/* payload bytes sent from where they are */
+	bool			zc_used;	/* a call sent some of the batch without a copy */
 	size_t			fpdu_len, fpdu_sent;
 	uint32_t		fpdu_start[BATCH_FPDUS];	/* where each FPDU of the batch begins */
 	bool			fpdu_ends_msg[BATCH_FPDUS];	/* its message's last */
@@ -57,6 +64,13 @@ struct llp_tcp {
 	uint32_t		cur;		/* the FPDU fpdu_sent is in */
 	bool			fresh;		/* what goes next starts a new TCP packet (after EOR) */
 	uint32_t		emss;
+	/*
+	 * MSG_ZEROCOPY (NULL: off), and where the payload the message being sent took from
+	 * registered memory lies (a batch ends with the message it ends, so the message
+	 * ending is the batch's last: what the batches since the last message end held)
+	 */
+	struct iwx_tcp_zc	*zc;
+	uintptr_t		msg_lo, msg_hi;
 
 	struct iwx_mpa_rx	*rx;
 	uint8_t			*stage;		/* header read-ahead (NULL: none borrowed) */
@@ -89,6 +103,32 @@ static void put_piece(struct llp_tcp *t, void *p, size_t len)
 		t->piece[t->npiece++] = (struct iovec){ .iov_base = p, .iov_len = len };
 }
 
+/* Add a payload piece sent from where it is. */
+static void put_borrowed(struct llp_tcp *t, void *p, size_t len)
+{
+	uintptr_t lo = (uintptr_t)p;
+
+	put_piece(t, p, len);
+	t->borrowed += len;
+	if (t->msg_lo == t->msg_hi) {
+		t->msg_lo = lo;
+		t->msg_hi = lo + len;
+	} else {
+		t->msg_lo = MIN(t->msg_lo, lo);
+		t->msg_hi = MAX(t->msg_hi, lo + len);
+	}
+}
+
+static struct iwx_bufpool *own_pool(const struct llp_tcp *t)
+{
+	return t->zc ? &zc_own_pool : &batch_pool;
+}
+
+static size_t own_cap(const struct llp_tcp *t)
+{
+	return own_pool(t)->len;
+}
+
 /*
  * Frame a segment into the batch: its payload sent from where it is, the head and tail
  * around it ours; or all of it copied, when small, transient or broken by markers.
@@ -99,9 +139,10 @@ static size_t add_fpdu(struct llp_tcp *t, const struct iwx_llp_seg *s)
 	size_t head_len, tail_len;
 	ssize_t n;
 
-	if (s->transient || s->len <= COPY_MAX || t->tx.markers) {
-		n = iwx_mpa_fpdu_buildv(&t->tx, at, FPDU_BUF, s->hdr, s->hdr_len, s->piece,
-					s->npiece, s->len);
+	/* with zero copy, what is ours must be held until the kernel let go: no more than needed */
+	if (s->transient || (!t->zc && (s->len <= COPY_MAX || t->tx.markers))) {
+		n = iwx_mpa_fpdu_buildv(&t->tx, at, own_cap(t) - t->own_len, s->hdr, s->hdr_len,
+					s->piece, s->npiece, s->len);
 		if (n < 0)
 			abort();	/* sized by MULPDU: cannot happen */
 		put_piece(t, at, n);
@@ -115,12 +156,23 @@ static size_t add_fpdu(struct llp_tcp *t, const struct iwx_llp_seg *s)
 	head_len = n;
 	put_piece(t, at, head_len);
 	for (uint8_t i = 0; i < s->npiece; i++)
-		put_piece(t, s->piece[i].iov_base, s->piece[i].iov_len);
+		put_borrowed(t, s->piece[i].iov_base, s->piece[i].iov_len);
 	/* the tail right after the head: the next FPDU's head continues its piece */
 	memmove(at + head_len, at + IWX_MPA_HEAD_MAX, tail_len);
 	put_piece(t, at + head_len, tail_len);
 	t->own_len += head_len + tail_len;
 	return head_len + s->len + tail_len;
+}
+
+/* The batch was sent: its buffer goes back, or waits for the kernel to let go of it. */
+static void let_go_own(struct llp_tcp *t)
+{
+	if (t->own && t->zc_used)
+		iwx_tcp_zc_hold(t->zc, t->own);	/* fill_batch made sure of room */
+	else
+		iwx_bufpool_put(own_pool(t), t->own);
+	t->own = NULL;
+	t->zc_used = false;
 }
 
 /*
@@ -133,8 +185,12 @@ static size_t add_fpdu(struct llp_tcp *t, const struct iwx_llp_seg *s)
  */
 static bool fill_batch(struct llp_tcp *t, int *budget)
 {
-	t->fpdu_len = t->fpdu_sent = t->own_len = 0;
+	if (t->zc_used)
+		let_go_own(t);	/* the kernel may still send from it */
+	t->fpdu_len = t->fpdu_sent = t->own_len = t->borrowed = 0;
 	t->nfpdu = t->cur = t->npiece = t->piece_at = 0;
+	if (t->zc && !iwx_tcp_zc_room(t->zc))
+		return false;	/* the message this batch may end could not wait for the kernel */
 	while (*budget > 0 && t->nfpdu < BATCH_FPDUS && t->fpdu_len < BATCH_BYTES &&
 	       t->npiece + 2 + IWX_MAX_SGE <= BATCH_PIECES) {
 		struct iwx_llp_seg s;
@@ -142,7 +198,7 @@ static bool fill_batch(struct llp_tcp *t, int *budget)
 
 		if (!iwx_qp_next_segment(t->llp.qp, &s))
 			break;
-		if (!t->own && !(t->own = iwx_bufpool_get(&batch_pool))) {
+		if (!t->own && !(t->own = iwx_bufpool_get(own_pool(t)))) {
 			iwx_qp_lost(t->llp.qp, true);	/* a Terminate would need the buffer */
 			return false;
 		}
@@ -164,12 +220,39 @@ static size_t fpdu_end(const struct llp_tcp *t, uint32_t i)
 	return i + 1 < t->nfpdu ? t->fpdu_start[i + 1] : t->fpdu_len;
 }
 
+/* TCP has all of the message the batch ends: let go of it, or wait for the kernel to. */
+static void msg_taken(struct llp_tcp *t)
+{
+	uint32_t k = 1;
+
+	if (t->zc)
+		k = iwx_tcp_zc_taken(t->zc, t->msg_lo, t->msg_hi);
+	t->msg_lo = t->msg_hi = 0;
+	while (k--)
+		iwx_qp_sent(t->llp.qp);
+}
+
+/* Messages the kernel let go of since: completed. false: the stream is broken. */
+static bool zc_reap(struct llp_tcp *t)
+{
+	int k = iwx_tcp_zc_reap(t->zc, t->fd);
+
+	t->llp.stats->tx_zc_copied = t->zc->copied;
+	if (k < 0)
+		return false;
+	while (k--)
+		iwx_qp_sent(t->llp.qp);
+	return true;
+}
+
 /* sendmsg the batch's next len bytes, MSG_EOR after them. */
 static ssize_t send_pieces(struct llp_tcp *t, size_t len)
 {
 	uint32_t k = t->piece_at;
 	size_t before = 0, whole;
 	struct msghdr mh = { .msg_iov = &t->piece[t->piece_at] };
+	int flags = MSG_NOSIGNAL | MSG_DONTWAIT | MSG_EOR;
+	bool zc = t->zc && iwx_tcp_zc_use(t->zc, t->borrowed);
 	ssize_t n;
 
 	while (before + t->piece[k].iov_len < len)
@@ -178,7 +261,17 @@ static ssize_t send_pieces(struct llp_tcp *t, size_t len)
 	whole = t->piece[k].iov_len;
 	t->piece[k].iov_len = len - before;
 	mh.msg_iovlen = k + 1 - t->piece_at;
-	n = sendmsg(t->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT | MSG_EOR);
+	n = sendmsg(t->fd, &mh, flags | (zc ? MSG_ZEROCOPY : 0));
+	if (n < 0 && zc && errno == ENOBUFS) {
+		/* no room for the kernel's notice (optmem_max): a copy this time */
+		zc = false;
+		n = sendmsg(t->fd, &mh, flags);
+	}
+	if (n > 0 && zc) {
+		iwx_tcp_zc_called(t->zc);
+		t->llp.stats->tx_zc_calls++;
+		t->zc_used = true;
+	}
 	t->piece[k].iov_len = whole;
 	return n;
 }
@@ -236,7 +329,7 @@ static void send_batches(struct llp_tcp *t, bool *want_write)
 		skip_pieces(t, n);
 		for (; t->cur < t->nfpdu && fpdu_end(t, t->cur) <= t->fpdu_sent; t->cur++)
 			if (t->fpdu_ends_msg[t->cur])
-				iwx_qp_sent(llp->qp);	/* TCP has all of it */
+				msg_taken(t);
 		llp->stats->tx_bytes += n;
 	}
 	*want_write = true;
@@ -246,15 +339,23 @@ static void tcp_transmit(struct iwx_llp *llp, bool *want_write)
 {
 	struct llp_tcp *t = tcp_of(llp);
 
+	*want_write = false;
+	if (t->zc && !iwx_tcp_zc_idle(t->zc) && !zc_reap(t)) {
+		iwx_qp_lost(llp->qp, false);
+		return;
+	}
+
 	send_batches(t, want_write);
 	/* a batch partly sent stays whole for the next turn (never lose or reorder bytes) */
 	if (t->fpdu_sent == t->fpdu_len)
-		t->own = iwx_bufpool_put(&batch_pool, t->own);
+		let_go_own(t);
 }
 
 static bool tcp_tx_idle(const struct iwx_llp *llp)
 {
-	return ctcp_of(llp)->fpdu_sent == ctcp_of(llp)->fpdu_len;
+	const struct llp_tcp *t = ctcp_of(llp);
+
+	return t->fpdu_sent == t->fpdu_len && (!t->zc || iwx_tcp_zc_idle(t->zc));
 }
 
 /* ----------------------------------------------------------------- receive */
@@ -495,7 +596,9 @@ static void tcp_receive(struct iwx_llp *llp)
 ended:
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			break;
-		/* the stream ended or broke without a Terminate */
+		/* the stream ended or broke without a Terminate: what the kernel let go of completes */
+		if (t->zc)
+			zc_reap(t);
 		iwx_qp_lost(llp->qp, n < 0);
 		break;
 	}
@@ -525,10 +628,12 @@ static bool tcp_refers_to(const struct iwx_llp *llp, uintptr_t base, size_t len)
 	const struct llp_tcp *t = ctcp_of(llp);
 	const struct iwx_fast_rx *f = &t->fast;
 
-	/* payloads still to be sent from where they are */
+	/* payloads still to be sent from where they are, or that the kernel still sends */
 	for (uint32_t i = t->piece_at; i < t->npiece; i++)
 		if (span_within(t->piece[i].iov_base, t->piece[i].iov_len, base, len))
 			return true;
+	if (t->zc && iwx_tcp_zc_refers_to(t->zc, base, len))
+		return true;
 	for (uint32_t i = 0; i < f->n; i++) {
 		uint32_t k = (f->slot->tail + i) & (IWX_FP_RING - 1);
 
@@ -542,10 +647,19 @@ static void tcp_destroy(struct iwx_llp *llp)
 {
 	struct llp_tcp *t = tcp_of(llp);
 
+	if (t->zc && !iwx_tcp_zc_idle(t->zc)) {
+		/* reset: the kernel drops what it holds of ours now, before we give it back */
+		struct linger l = { .l_onoff = 1, .l_linger = 0 };
+
+		setsockopt(t->fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+	}
 	if (t->fd >= 0)
 		close(t->fd);
 	free(t->rx);
-	iwx_bufpool_put(&batch_pool, t->own);
+	iwx_bufpool_put(own_pool(t), t->own);
+	if (t->zc)
+		iwx_tcp_zc_fini(t->zc);
+	free(t->zc);
 	iwx_bufpool_put(&stage_pool, t->stage);
 	iwx_bufpool_put(&targets_pool, t->fast.dst);
 	free(t);
@@ -556,7 +670,8 @@ static const struct iwx_llp_ops tcp_ops = {
 	.stop = tcp_stop, .refers_to = tcp_refers_to, .destroy = tcp_destroy,
 };
 
-struct iwx_llp *iwx_llp_tcp_new(int fd, const struct iwx_mpa_agreed *agreed, uint32_t emss)
+struct iwx_llp *iwx_llp_tcp_new(int fd, const struct iwx_mpa_agreed *agreed, uint32_t emss,
+			       uint32_t zerocopy_min)
 {
 	struct llp_tcp *t = calloc(1, sizeof(*t));
 	uint32_t mulpdu;
@@ -582,6 +697,12 @@ struct iwx_llp *iwx_llp_tcp_new(int fd, const struct iwx_mpa_agreed *agreed, uin
 		return NULL;
 	}
 	iwx_mpa_rx_init(t->rx, &agreed->mode, &rx_ops, t);
+	/* zero copy where the socket takes it (markers: copies, 512 bytes apart); else copies */
+	if (zerocopy_min && !agreed->mode.markers_tx && (t->zc = malloc(sizeof(*t->zc))) &&
+	    iwx_tcp_zc_init(t->zc, fd, zerocopy_min, &zc_own_pool)) {
+		free(t->zc);
+		t->zc = NULL;
+	}
 	return &t->llp;
 }
 

@@ -2,7 +2,8 @@
 /*
  * A queue pair's lower layer on kernel TCP: DDP segments framed as MPA FPDUs
  * (RFC 5044 §4-§6) on one socket in full operation. FPDUs go out in batches that
- * start TCP segments where a receiver can place them on their own; payload comes
+ * start TCP segments where a receiver can place them on their own, their payload sent
+ * from where it is (with MSG_ZEROCOPY, if asked, without a copy at all); payload comes
  * in straight from the socket into its target. With the fast path (llp_tcp_fast.h), what
  * BPF placed already is taken from its records and discarded from the socket unread.
  */
@@ -19,9 +20,12 @@
 /*
  * The lower layer on fd, a connection in full operation with agreed (from conn.c),
  * emss its effective MSS. It takes fd: closed by its destroy, or at once when this
- * fails (NULL).
+ * fails (NULL). zerocopy_min: batches of FPDUs with this many payload bytes from
+ * registered memory or more go with MSG_ZEROCOPY (tcp_zc.h), their messages completing
+ * once the kernel let go of their pages; 0, or a socket that refuses it: never.
  */
-struct iwx_llp *iwx_llp_tcp_new(int fd, const struct iwx_mpa_agreed *agreed, uint32_t emss);
+struct iwx_llp *iwx_llp_tcp_new(int fd, const struct iwx_mpa_agreed *agreed, uint32_t emss,
+				uint32_t zerocopy_min);
 
 /*
  * Take the records of what the fast path placed from slot (fastpath_maps.h), whose

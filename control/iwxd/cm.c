@@ -46,6 +46,7 @@ static void opts_of(const struct iwxd *d, const struct iwx_ipc_cm_param *p,
 	memcpy(pd, p->pd, o->pd_len);
 	o->pd = pd;
 	o->timeout_ms = d->o.timeout_ms;
+	o->zerocopy_min = d->o.zerocopy_min;
 }
 
 /* A request announced to the client is answered (or gone): it no longer counts. */

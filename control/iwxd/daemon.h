@@ -262,6 +262,7 @@ struct iwxd_opts {
 	uint16_t	sctp_port;	/* UDP port of DDP over SCTP (RFC 6951); 0: none */
 	bool		memlock;	/* hold each client to its RLIMIT_MEMLOCK too (limits.c) */
 	int		spin_us;	/* after activity, turn this long without sleeping */
+	uint32_t	zerocopy_min;	/* TCP: MSG_ZEROCOPY from this many bytes (0: never) */
 	uint64_t	max[LIMIT_N];
 };
 

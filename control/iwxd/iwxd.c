@@ -292,6 +292,11 @@ static void usage(FILE *f)
 		"                        without sleeping, yielding the CPU between turns: the\n"
 		"                        reply and its next request need no wake-up (default %d;\n"
 		"                        0: sleep once idle)\n"
+		"      --zerocopy BYTES  send payload from registered memory with MSG_ZEROCOPY, in\n"
+		"                        calls carrying BYTES (K, M) or more of it: a Send, Write\n"
+		"                        or Read Response completes once the kernel let go of its\n"
+		"                        pages (default: off, copied once; on a veth it measured\n"
+		"                        4x slower: see BENCHMARKS.md); TCP only, not with markers\n"
 		"      --memlock         hold each client (root's aside) also to its process's\n"
 		"                        RLIMIT_MEMLOCK (ulimit -l) when it connected, as the\n"
 		"                        kernel's RDMA stack holds registered memory: its arena\n"
@@ -366,6 +371,7 @@ int main(int argc, char **argv)
 		{ "sctp-port", required_argument, NULL, 'u' },
 		{ "memlock", no_argument, NULL, 'l' },
 		{ "spin-us", required_argument, NULL, 'y' },
+		{ "zerocopy", required_argument, NULL, 'z' },
 		{ "help", no_argument, NULL, 'h' },
 	};
 	struct option longopts[sizeof(fixed) / sizeof(fixed[0]) + LIMIT_N + 1] = { 0 };
@@ -433,6 +439,16 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'z': {
+			uint64_t v;
+
+			if (parse_limit(optarg, true, UINT32_MAX, &v)) {
+				fprintf(stderr, "iwxd: --zerocopy takes 1 to 4294967295 bytes, not %s\n", optarg);
+				return 2;
+			}
+			d.o.zerocopy_min = v;
+			break;
+		}
 		case 'y':
 			d.o.spin_us = strtol(optarg, &end, 10);
 			if (*end || !*optarg || d.o.spin_us < 0 || d.o.spin_us > 1000000) {

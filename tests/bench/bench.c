@@ -961,7 +961,7 @@ static void usage(int status)
 		"usage: bench_%s -s [-a ADDR] [-p PORT] [-D SOCKET] [-A ARENA] [-N] [-M] [--llp LLP]\n"
 		"                    [-m tcp-pingpong [-S SIZE] | -m tcp-send]\n"
 		"       bench_%s -c -a ADDR [-p PORT] [-D SOCKET] -m MODE [-S SIZE] [-t SECONDS]\n"
-		"                    [-d DEPTH] [-N] [-M] [--llp LLP]\n"
+		"                    [-d DEPTH] [-N] [-M] [--llp LLP] [-Z BYTES]\n"
 		"MODE: write, read, send, pingpong, tcp-pingpong, tcp-send\n"
 		"SIZE default: 1 MiB (write, read), 64 KiB (send, tcp-send), 8 (ping-pongs);\n"
 		"DEPTH 8 (up to %d); SECONDS 3.\n"
@@ -970,7 +970,9 @@ static void usage(int status)
 		"-M: ask for MPA markers in what this side receives\n"
 		"--llp LLP: the lower layer, tcp (MPA over TCP, the default) or sctp (the DDP\n"
 		"    adaptation over usrsctp, in UDP datagrams to and from -p PORT; no MPA CRC or\n"
-		"    markers): bench_engine only, both sides\n",
+		"    markers): bench_engine only, both sides\n"
+		"-Z BYTES: send with MSG_ZEROCOPY from BYTES of payload per call (as iwxd\n"
+		"    --zerocopy): bench_engine only, over TCP\n",
 		rdma_backend, rdma_backend, MAX_DEPTH);
 	exit(status);
 }
@@ -981,10 +983,10 @@ int main(int argc, char **argv)
 	struct ep e = { .mode = M_COUNT, .o = { .arena = ARENA_DEFAULT, .timeout_ms = SETUP_MS } };
 	int role = -1, c, err;
 	double seconds = 3;
-	long long size = 0, depth = 8, arena;
+	long long size = 0, depth = 8, arena, zc;
 	static const struct option longs[] = { { "llp", required_argument, NULL, 'L' }, { 0 } };
 
-	while ((c = getopt_long(argc, argv, "sca:p:m:S:t:d:D:A:NMh", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "sca:p:m:S:t:d:D:A:NMZ:h", longs, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			for (e.mode = 0; e.mode < M_COUNT; e.mode++)
@@ -999,6 +1001,12 @@ int main(int argc, char **argv)
 		case 'D': e.o.daemon = optarg; break;
 		case 'N': e.o.no_crc = true; break;
 		case 'M': e.o.markers = true; break;
+		case 'Z':
+			zc = parse_size(optarg);
+			if (zc <= 0 || zc > UINT32_MAX)
+				usage(2);
+			e.o.zerocopy_min = zc;
+			break;
 		case 'L':
 			if (strcmp(optarg, "tcp") && strcmp(optarg, "sctp"))
 				usage(2);

@@ -34,6 +34,7 @@ struct rdma_opts {
 	int		timeout_ms;	/* each step of the connection set-up */
 	const char	*llp;		/* engine: "sctp" for the DDP adaptation over usrsctp in
 					 * UDP (bench_carrier.c), else (NULL, "tcp") MPA over TCP */
+	uint32_t	zerocopy_min;	/* engine, TCP: MSG_ZEROCOPY from this many bytes (0: never) */
 };
 
 /* This side's counters since it started; the benchmark takes differences. */

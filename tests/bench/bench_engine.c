@@ -49,6 +49,7 @@ struct rdma {
 	int			nearly;
 	void			*bufs[MAX_BUFS];
 	int			nbufs;
+	uint32_t		zerocopy_min;	/* -Z */
 	/* --llp sctp */
 	bool			sctp;
 	struct iwx_conn	sconn;
@@ -77,6 +78,7 @@ static struct rdma *rdma_new(const struct rdma_opts *o)
 		.timeout_ms = o->timeout_ms,
 	};
 	r->attr = (struct iwx_qp_attr){ .sq_depth = o->sq_depth, .rq_depth = o->rq_depth };
+	r->zerocopy_min = o->zerocopy_min;
 	r->sctp = o->llp && !strcmp(o->llp, "sctp");
 	if (r->sctp)	/* SCTP's CRC32c, and chunks have no markers */
 		r->copts.local.crc = r->copts.local.markers = false;
@@ -101,7 +103,8 @@ static int start_qp(struct rdma *r)
 		r->qp = iwx_qp_create(iwx_llp_sctp_new(r->so, r->sconn.emss, r->sconn.sctp.peer_tsn),
 				       &r->sconn.agreed, r->mem, r->pd, &r->attr);
 	} else {
-		r->qp = iwx_qp_create(iwx_llp_tcp_new(r->conn.tcp.fd, &r->conn.agreed, r->conn.emss),
+		r->qp = iwx_qp_create(iwx_llp_tcp_new(r->conn.tcp.fd, &r->conn.agreed, r->conn.emss,
+						      r->zerocopy_min),
 				       &r->conn.agreed, r->mem, r->pd, &r->attr);
 	}
 	if (!r->qp) {

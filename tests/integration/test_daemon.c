@@ -14,6 +14,7 @@
 
 #include "capture.h"
 #include "conn.h"
+#include "ipc/ipc.h"
 #include "iwxd_pair.h"
 #include "testutil.h"
 #include "util/clock.h"
@@ -23,22 +24,26 @@
 static struct iwxd_pair pair;
 static struct endpoint a, b;
 
-static void start(size_t arena)
+static void start(size_t arena, const char *opts)
 {
 	if (geteuid() != 0)
 		cr_skip_test("needs root for namespaces");
-	cr_assert_eq(iwxd_pair_up(&pair, "--settle-ms 0 --timeout-ms 2000 --arena-max 512M", &a, &b,
-				  arena), 0);
+	cr_assert_eq(iwxd_pair_up(&pair, opts, &a, &b, arena), 0);
 }
 
 static void up(void)
 {
-	start(0);
+	start(0, "--settle-ms 0 --timeout-ms 2000 --arena-max 512M");
 }
 
 static void up_large(void)
 {
-	start(200u << 20);
+	start(200u << 20, "--settle-ms 0 --timeout-ms 2000 --arena-max 512M");
+}
+
+static void up_zerocopy(void)
+{
+	start(200u << 20, "--settle-ms 0 --timeout-ms 2000 --arena-max 512M --zerocopy 16K");
 }
 
 static void down(void)
@@ -57,6 +62,7 @@ static void up_settle(void)
 TestSuite(daemon, .init = up, .fini = down, .timeout = 60);
 TestSuite(daemon_settle, .init = up_settle, .fini = down, .timeout = 60);
 TestSuite(daemon_large, .init = up_large, .fini = down, .timeout = 120);
+TestSuite(daemon_zerocopy, .init = up_zerocopy, .fini = down, .timeout = 120);
 
 static void post_rdma(struct endpoint *e, uint64_t id, uint8_t op, uint8_t flags,
 		      const struct buf *local, const struct buf *remote, size_t len)
@@ -128,8 +134,11 @@ Test(daemon, write_read_send)
 	cr_assert_str_eq((char *)rbuf.p, "hello, iwx");
 }
 
-/* Writes, Reads and Sends from 0 bytes to 64 MiB, every byte checked. */
-Test(daemon_large, sizes_up_to_64_mib)
+/*
+ * Writes, Reads and Sends from 0 bytes to 64 MiB, every byte checked, each Write's
+ * source overwritten as soon as it completed.
+ */
+static void sizes_up_to_64_mib(void)
 {
 	static const size_t sizes[] = { 0, 1, 4095, 4097, (1 << 20) + 3, 64u << 20 };
 	const size_t max = 64u << 20;
@@ -167,6 +176,21 @@ Test(daemon_large, sizes_up_to_64_mib)
 		cr_assert_eq(memcmp(dst.p, want, n), 0, "%zu bytes received as sent", n);
 		free(want);
 	}
+}
+
+Test(daemon_large, sizes_up_to_64_mib)
+{
+	sizes_up_to_64_mib();
+}
+
+/* The same sent without a copy: completions wait for the kernel to let go of the pages. */
+Test(daemon_zerocopy, sizes_up_to_64_mib)
+{
+	struct iwx_qp_stats st;
+
+	sizes_up_to_64_mib();
+	cr_assert_eq(iwxd_pair_traffic(&pair, 0, &st), 0);
+	cr_assert_gt(st.tx_zc_calls, 0, "iwxd a sent without a copy");
 }
 
 /* A gathered Write from three regions, and a gathered Send into a scattered receive. */

@@ -19,7 +19,7 @@
 
 #define PORT	7174
 
-static struct qp_tcp tcp;
+static struct qp_tcp tcp, tcp_zc;
 static pid_t capture_pid = -1;
 static char tmpdir[64];
 
@@ -46,6 +46,22 @@ static void init(void)
 TestSuite(engine, .init = init, .fini = fini, .timeout = 60);
 
 QP_TESTS(engine, &tcp.pair)
+
+static void init_zc(void)
+{
+	qp_tcp_init(&tcp_zc, PORT + 1);
+	tcp_zc.pair.zerocopy_min = 1;	/* every batch with payload from registered memory */
+}
+
+static void fini_zc(void)
+{
+	qp_pair_fini(&tcp_zc.pair);
+}
+
+/* The same with MSG_ZEROCOPY: completions wait for the kernel's notices (tcp_zc.h). */
+TestSuite(engine_zc, .init = init_zc, .fini = fini_zc, .timeout = 60);
+
+QP_TESTS(engine_zc, &tcp_zc.pair)
 
 /* Megabytes (qp_tests.h) in batches of FPDUs that each start a TCP segment (llp_tcp.c). */
 Test(engine, most_fpdus_go_to_tcp_whole)

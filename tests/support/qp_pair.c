@@ -32,7 +32,8 @@ static void make_qp(struct qp_end *e)
 /* Both set-ups driven from this thread until ESTABLISHED, b accepting what a asks. */
 static void establish(struct qp_pair *p)
 {
-	struct iwx_conn_opts o = { .local = local, .timeout_ms = 5000 };
+	struct iwx_conn_opts o = { .local = local, .timeout_ms = 5000,
+				   .zerocopy_min = p->zerocopy_min };
 	uint64_t deadline = iwx_now_ms() + 10000;
 
 	p->t->start(p, &o);

@@ -52,6 +52,7 @@ struct qp_pair {
 	const struct qp_transport *t;
 	struct qp_end		a, b;		/* a initiates, b responds */
 	bool			accepted;	/* b's set-up has started */
+	uint32_t		zerocopy_min;	/* TCP: both ends' (iwx_conn_opts), set before connecting */
 };
 
 /* Set up both connections, and a queue pair on each: ends a and b ready, buffers zeroed. */

@@ -66,7 +66,7 @@ static void side_init(struct side *s, int fd, struct iwx_mpa_agreed ag,
 	cr_assert_not_null(s->buf);
 	s->stag = reg(s, s->buf, BUF_LEN,
 		      IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_READ | IWX_ACCESS_REMOTE_WRITE);
-	s->qp = iwx_qp_create(iwx_llp_tcp_new(fd, &ag, 1448), &ag, s->mem, s->pd, attr);
+	s->qp = iwx_qp_create(iwx_llp_tcp_new(fd, &ag, 1448, 0), &ag, s->mem, s->pd, attr);
 	cr_assert_not_null(s->qp);
 }
 
