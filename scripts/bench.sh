@@ -7,7 +7,8 @@
 # iperf3 with one stream (its large writes, then MSS-sized writes with TCP_NODELAY, the
 # engine's one send() per FPDU) and an 8-byte ping-pong on a TCP socket. Each
 # measurement runs RUNS times, the variants alternating; the table shows medians and
-# ratios, then where the time went (CPU of each process, iwxd's doorbells and wake-ups).
+# ratios (each ping-pong's CPU per round trip too: client, server and, through iwxd, both
+# daemons), then where the time went (CPU of each process, iwxd's doorbells and wake-ups).
 # Then the cost per byte against TCP, from the same runs of iperf3's one stream and the
 # 1 MiB Writes: CPU ms per GiB of the process that moves the bytes on each side (iperf3's
 # own figures from its JSON, end.cpu_utilization_percent's host_total and remote_total
@@ -358,8 +359,29 @@ run() {
 			printf "iwxd_a_cpu_pct=%.0f iwxd_b_cpu_pct=%.0f iwxd_a_cpu_ms=%.1f iwxd_b_cpu_ms=%.1f",
 				100 * a / t, 100 * b / t, a / 1e6, b / 1e6 }')"
 	fi
+	if [[ $mode == *pingpong ]]; then result="$result $(cpu_per_rt "$result")"; fi
 	[ -z "$probe" ] || probe_end
 	[ -z "$cost" ] || cost_end
+}
+
+# A ping-pong's CPU per round trip, in µs: its processes' CPU over the run (the client's
+# and the server's, and through iwxd both daemons', set-up and close included) over its
+# round trips. In ms where the line has them (the daemons' from /proc/PID/schedstat),
+# else percent of one CPU times the client's seconds; na when one is missing.
+cpu_per_rt() { # result line
+	awk -v line="$1" 'BEGIN {
+		n = split(line, kv, " ")
+		for (i = 1; i <= n; i++) {
+			k = x = kv[i]; sub(/=.*/, "", k); sub(/^[^=]*=/, "", x); v[k] = x
+		}
+		split("client server iwxd_a iwxd_b", who)
+		for (i = 1; i <= 4; i++) {
+			ms = who[i] "_cpu_ms"; pct = who[i] "_cpu_pct"
+			if (ms in v && v[ms] != "na") cpu += v[ms]
+			else if (pct in v && v[pct] != "na") cpu += v[pct] / 100 * v["seconds"] * 1e3
+			else if (i <= 2 || ms in v || pct in v) { print "cpu_us_rt=na"; exit }
+		}
+		printf "cpu_us_rt=%.1f", (v["n"] > 0 ? cpu * 1e3 / v["n"] : 0) }'
 }
 
 # One iperf3 run: a name, then client options. A line like the others in $result.
@@ -440,7 +462,10 @@ record_per() { # name key count-key
 
 # ------------------------------------------------------------- medians and tables
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+ratio() { # a b: a / b, na when either is
+	if [ "$1" = na ] || [ "$2" = na ]; then echo na; return; fi
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
+}
 
 # Median of the runs' ratios of one figure to another, run by run (e.g. a variant's to off's).
 ratio_med() { # file file-to
@@ -491,7 +516,7 @@ if [ "$fast_only" = 0 ] && [ "$guard" = 0 ]; then
 				fi
 				echo "[$r/$runs] $b $result"
 				case $m in
-				pingpong) record "$b-$m" rtt_us_median rtt_us_p99; n=n ;;
+				pingpong) record "$b-$m" rtt_us_median rtt_us_p99 cpu_us_rt; n=n ;;
 				*) record "$b-$m" gbps; n=msgs ;;
 				esac
 				record "$b-$m" aligned_pct client_cpu_pct server_cpu_pct
@@ -505,7 +530,7 @@ if [ "$fast_only" = 0 ] && [ "$guard" = 0 ]; then
 		done
 		run "$verbs" "$port_tcp" tcp-pingpong
 		echo "[$r/$runs] $result"
-		record tcp-pingpong rtt_us_median rtt_us_p99
+		record tcp-pingpong rtt_us_median rtt_us_p99 cpu_us_rt
 		for s in "${msg_sizes[@]}"; do
 			for v in $(fp_order "$r" verbs tcp); do
 				if [ "$v" = verbs ]; then
@@ -526,6 +551,8 @@ if [ "$fast_only" = 0 ] && [ "$guard" = 0 ]; then
 	echo "Medians of $runs runs of $secs s. Goodput ratios are to iperf3's one stream, round"
 	echo "trips to TCP's (lower is better). FPDUs whole: tx_fpdus_aligned / tx_fpdus of both"
 	echo "sides over the measured time (through iwxd: the daemons' STATUS before and after)."
+	echo "CPU per round trip: the client's and the server's CPU over the run and, through iwxd,"
+	echo "both daemons' (set-up and close included), over the round trips."
 	echo
 	row measurement "through iwxd" ratio "engine, no daemon" ratio "FPDUs whole, iwxd / engine"
 	row --- --- --- --- --- ---
@@ -546,6 +573,10 @@ if [ "$fast_only" = 0 ] && [ "$guard" = 0 ]; then
 	row "Send ping-pong, 8 bytes" "$v µs round trip" "$(ratio "$v" "$tcp")" "$e µs" \
 		"$(ratio "$e" "$tcp")" "$(aligned pingpong)"
 	row "TCP ping-pong, 8 bytes" "$tcp µs round trip" 1.00 "" "" ""
+	v=$(median "$out/verbs-pingpong.cpu_us_rt" 1) e=$(median "$out/engine-pingpong.cpu_us_rt" 1)
+	t=$(median "$out/tcp-pingpong.cpu_us_rt" 1)
+	row "… CPU per round trip, ping-pong / TCP's" "$v / $t µs" "$(ratio "$v" "$t")" "$e µs" \
+		"$(ratio "$e" "$t")" ""
 
 	echo
 	echo "Where the time went (medians): CPU in percent of one CPU over the run; doorbells"
@@ -611,7 +642,8 @@ if [ "$fast_only" = 0 ] && [ "$guard" = 0 ]; then
 	for f in iperf3.gbps iperf3-mss.gbps verbs-write.gbps engine-write.gbps verbs-read.gbps \
 		engine-read.gbps verbs-send.gbps engine-send.gbps verbs-pingpong.rtt_us_median \
 		verbs-pingpong.rtt_us_p99 engine-pingpong.rtt_us_median engine-pingpong.rtt_us_p99 \
-		tcp-pingpong.rtt_us_median tcp-pingpong.rtt_us_p99 iperf3.tx_side_ms_gib \
+		tcp-pingpong.rtt_us_median tcp-pingpong.rtt_us_p99 verbs-pingpong.cpu_us_rt \
+		engine-pingpong.cpu_us_rt tcp-pingpong.cpu_us_rt iperf3.tx_side_ms_gib \
 		verbs-write.tx_side_ms_gib iperf3.rx_ns_ms_gib verbs-write.rx_ns_ms_gib; do
 		printf '  %-32s [%s]\n' "$f" "$(runs_of "$out/$f")"
 	done
