@@ -7,7 +7,8 @@
 # iperf3 with one stream (its large writes, then MSS-sized writes with TCP_NODELAY, the
 # engine's one send() per FPDU) and an 8-byte ping-pong on a TCP socket. Each
 # measurement runs RUNS times, the variants alternating; the table shows medians and
-# ratios, then where the time went (CPU of each process, iwxd's doorbells and wake-ups).
+# ratios (each ping-pong's CPU per round trip too: client, server and, through iwxd, both
+# daemons), then where the time went (CPU of each process, iwxd's doorbells and wake-ups).
 # Then the cost per byte against TCP, from the same runs of iperf3's one stream and the
 # 1 MiB Writes: CPU ms per GiB of the process that moves the bytes on each side (iperf3's
 # own figures from its JSON, end.cpu_utilization_percent's host_total and remote_total
@@ -32,6 +33,7 @@
 #   scripts/bench.sh -n 5 -t 5 --no-pin
 #   scripts/bench.sh --fastpath-only --plot
 #   scripts/bench.sh --guard          # the quick check: about a minute, exit 1 on a regression
+#   scripts/bench.sh --pingpong-only  # the three 8-byte ping-pongs: about 30 s
 #
 # --no-pin: by default (with two CPUs or more) namespace a (the clients, its iwxd) runs
 # on CPU 0 and namespace b (the servers, its iwxd) on CPU 1, the same for every variant,
@@ -54,6 +56,10 @@
 # is below 0.9 of off, the receiver's CPU per GiB at TC above 1.1 of off, or RDMA Write /
 # iperf3 more than 25% below BENCHMARKS.md's "Guard reference:" line (without that line,
 # that check is skipped). Not with --fastpath-only or --plot.
+# --pingpong-only: only the 8-byte ping-pongs (through iwxd, the engine, TCP), alternating,
+# and their rows: round trips and CPU per round trip, and where the time went; no iperf3,
+# goodput, cost per byte, messages per second, registration or fast path. Not with
+# --guard, --fastpath-only or --plot.
 # Every step is bounded by timeout(1); on any exit the daemons, the namespaces and the
 # temporary directory this script made go, by the PIDs and names it recorded.
 set -euo pipefail
@@ -62,11 +68,12 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib-bench.sh
 . scripts/lib-bench.sh
 
-runs=3 secs=3 pin=1 rps=1 fast_only=0 guard=0 plot='' mpa_opt=() attach_opt=()
+runs=3 secs=3 pin=1 rps=1 fast_only=0 guard=0 pp_only=0 plot='' mpa_opt=() attach_opt=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--fastpath-only) fast_only=1; shift ;;
 	--guard) guard=1; shift ;;
+	--pingpong-only) pp_only=1; shift ;;
 	--no-crc) mpa_opt+=(-N); attach_opt+=(--without-crc); shift ;;
 	--markers) mpa_opt+=(-M); shift ;;
 	--plot) plot=${plot:-docs/bench-fastpath.png}; shift ;;
@@ -113,10 +120,13 @@ die() { echo "bench: $*" >&2; exit 1; }
 if [ "$guard" = 1 ] && { [ "$fast_only" = 1 ] || [ -n "$plot" ]; }; then
 	die "--guard runs alone: not with --fastpath-only or --plot"
 fi
+if [ "$pp_only" = 1 ] && { [ "$guard" = 1 ] || [ "$fast_only" = 1 ] || [ -n "$plot" ]; }; then
+	die "--pingpong-only runs alone: not with --guard, --fastpath-only or --plot"
+fi
 for tool in ip ss timeout awk ethtool; do
 	command -v "$tool" >/dev/null || die "$tool is missing"
 done
-command -v iperf3 >/dev/null ||
+[ "$pp_only" = 1 ] || command -v iperf3 >/dev/null ||
 	die "iperf3 is missing: apt-get install -y iperf3 (scripts/install-deps.sh installs it)"
 [ -z "$plot" ] || command -v gnuplot >/dev/null ||
 	die "--plot needs gnuplot: apt-get install -y gnuplot-nox (scripts/install-deps.sh)"
@@ -358,8 +368,29 @@ run() {
 			printf "iwxd_a_cpu_pct=%.0f iwxd_b_cpu_pct=%.0f iwxd_a_cpu_ms=%.1f iwxd_b_cpu_ms=%.1f",
 				100 * a / t, 100 * b / t, a / 1e6, b / 1e6 }')"
 	fi
+	if [[ $mode == *pingpong ]]; then result="$result $(cpu_per_rt "$result")"; fi
 	[ -z "$probe" ] || probe_end
 	[ -z "$cost" ] || cost_end
+}
+
+# A ping-pong's CPU per round trip, in µs: its processes' CPU over the run (the client's
+# and the server's, and through iwxd both daemons', set-up and close included) over its
+# round trips. In ms where the line has them (the daemons' from /proc/PID/schedstat),
+# else percent of one CPU times the client's seconds; na when one is missing.
+cpu_per_rt() { # result line
+	awk -v line="$1" 'BEGIN {
+		n = split(line, kv, " ")
+		for (i = 1; i <= n; i++) {
+			k = x = kv[i]; sub(/=.*/, "", k); sub(/^[^=]*=/, "", x); v[k] = x
+		}
+		split("client server iwxd_a iwxd_b", who)
+		for (i = 1; i <= 4; i++) {
+			ms = who[i] "_cpu_ms"; pct = who[i] "_cpu_pct"
+			if (ms in v && v[ms] != "na") cpu += v[ms]
+			else if (pct in v && v[pct] != "na") cpu += v[pct] / 100 * v["seconds"] * 1e3
+			else if (i <= 2 || ms in v || pct in v) { print "cpu_us_rt=na"; exit }
+		}
+		printf "cpu_us_rt=%.1f", (v["n"] > 0 ? cpu * 1e3 / v["n"] : 0) }'
 }
 
 # One iperf3 run: a name, then client options. A line like the others in $result.
@@ -440,7 +471,10 @@ record_per() { # name key count-key
 
 # ------------------------------------------------------------- medians and tables
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+ratio() { # a b: a / b, na when either is
+	if [ "$1" = na ] || [ "$2" = na ]; then echo na; return; fi
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
+}
 
 # Median of the runs' ratios of one figure to another, run by run (e.g. a variant's to off's).
 ratio_med() { # file file-to
@@ -471,15 +505,19 @@ echo "  ${pin_a:+namespace a (clients, iwxd a) on CPU 0, b (servers, iwxd b) on 
 cost_keys=(tx_own_ms_gib tx_side_ms_gib tx_cpu_ms_gib rx_own_ms_gib rx_side_ms_gib rx_cpu_ms_gib
 	rx_ns_ms_gib)
 msg_sizes=(64 4096 65536)
+modes="write read send pingpong"	# bench_verbs' and bench_engine's, each run
+[ "$pp_only" = 0 ] || modes=pingpong
 if [ "$fast_only" = 0 ] && [ "$guard" = 0 ]; then
 	for r in $(seq "$runs"); do
-		cost=1 iperf iperf3
-		echo "[$r/$runs] $result"
-		record iperf3 gbps "${cost_keys[@]}"
-		iperf iperf3-mss -N -l "$emss"
-		echo "[$r/$runs] $result"
-		record iperf3-mss gbps
-		for m in write read send pingpong; do
+		if [ "$pp_only" = 0 ]; then
+			cost=1 iperf iperf3
+			echo "[$r/$runs] $result"
+			record iperf3 gbps "${cost_keys[@]}"
+			iperf iperf3-mss -N -l "$emss"
+			echo "[$r/$runs] $result"
+			record iperf3-mss gbps
+		fi
+		for m in $modes; do
 			for b in verbs engine; do
 				if [ "$b" = engine ]; then
 					run "$engine" "$port_engine" "$m"
@@ -491,7 +529,7 @@ if [ "$fast_only" = 0 ] && [ "$guard" = 0 ]; then
 				fi
 				echo "[$r/$runs] $b $result"
 				case $m in
-				pingpong) record "$b-$m" rtt_us_median rtt_us_p99; n=n ;;
+				pingpong) record "$b-$m" rtt_us_median rtt_us_p99 cpu_us_rt; n=n ;;
 				*) record "$b-$m" gbps; n=msgs ;;
 				esac
 				record "$b-$m" aligned_pct client_cpu_pct server_cpu_pct
@@ -505,7 +543,8 @@ if [ "$fast_only" = 0 ] && [ "$guard" = 0 ]; then
 		done
 		run "$verbs" "$port_tcp" tcp-pingpong
 		echo "[$r/$runs] $result"
-		record tcp-pingpong rtt_us_median rtt_us_p99
+		record tcp-pingpong rtt_us_median rtt_us_p99 cpu_us_rt
+		[ "$pp_only" = 0 ] || continue	# no messages per second
 		for s in "${msg_sizes[@]}"; do
 			for v in $(fp_order "$r" verbs tcp); do
 				if [ "$v" = verbs ]; then
@@ -523,29 +562,42 @@ if [ "$fast_only" = 0 ] && [ "$guard" = 0 ]; then
 	ip3=$(median "$out/iperf3.gbps")
 	tcp=$(median "$out/tcp-pingpong.rtt_us_median")
 	echo
-	echo "Medians of $runs runs of $secs s. Goodput ratios are to iperf3's one stream, round"
-	echo "trips to TCP's (lower is better). FPDUs whole: tx_fpdus_aligned / tx_fpdus of both"
+	if [ "$pp_only" = 0 ]; then
+		echo "Medians of $runs runs of $secs s. Goodput ratios are to iperf3's one stream, round"
+		echo "trips to TCP's (lower is better). FPDUs whole: tx_fpdus_aligned / tx_fpdus of both"
+	else
+		echo "Medians of $runs runs of $secs s. Ratios are to TCP's round trip (lower is better)."
+		echo "FPDUs whole: tx_fpdus_aligned / tx_fpdus of both"
+	fi
 	echo "sides over the measured time (through iwxd: the daemons' STATUS before and after)."
+	echo "CPU per round trip: the client's and the server's CPU over the run and, through iwxd,"
+	echo "both daemons' (set-up and close included), over the round trips."
 	echo
 	row measurement "through iwxd" ratio "engine, no daemon" ratio "FPDUs whole, iwxd / engine"
 	row --- --- --- --- --- ---
-	row "iperf3, one stream" "$ip3 Gbit/s" 1.00 "" "" ""
-	v=$(median "$out/iperf3-mss.gbps")
-	row "iperf3, $emss-byte writes, TCP_NODELAY" "$v Gbit/s" "$(ratio "$v" "$ip3")" "" "" ""
-	for m in write read send; do
-		case $m in
-		write) label="RDMA Write, 1 MiB, 8 outstanding" ;;
-		read) label="RDMA Read, 1 MiB, 8 outstanding" ;;
-		send) label="Send, 64 KiB, 8 outstanding" ;;
-		esac
-		v=$(median "$out/verbs-$m.gbps") e=$(median "$out/engine-$m.gbps")
-		row "$label" "$v Gbit/s" "$(ratio "$v" "$ip3")" "$e Gbit/s" "$(ratio "$e" "$ip3")" \
-			"$(aligned "$m")"
-	done
+	if [ "$pp_only" = 0 ]; then
+		row "iperf3, one stream" "$ip3 Gbit/s" 1.00 "" "" ""
+		v=$(median "$out/iperf3-mss.gbps")
+		row "iperf3, $emss-byte writes, TCP_NODELAY" "$v Gbit/s" "$(ratio "$v" "$ip3")" "" "" ""
+		for m in write read send; do
+			case $m in
+			write) label="RDMA Write, 1 MiB, 8 outstanding" ;;
+			read) label="RDMA Read, 1 MiB, 8 outstanding" ;;
+			send) label="Send, 64 KiB, 8 outstanding" ;;
+			esac
+			v=$(median "$out/verbs-$m.gbps") e=$(median "$out/engine-$m.gbps")
+			row "$label" "$v Gbit/s" "$(ratio "$v" "$ip3")" "$e Gbit/s" "$(ratio "$e" "$ip3")" \
+				"$(aligned "$m")"
+		done
+	fi
 	v=$(median "$out/verbs-pingpong.rtt_us_median") e=$(median "$out/engine-pingpong.rtt_us_median")
 	row "Send ping-pong, 8 bytes" "$v µs round trip" "$(ratio "$v" "$tcp")" "$e µs" \
 		"$(ratio "$e" "$tcp")" "$(aligned pingpong)"
 	row "TCP ping-pong, 8 bytes" "$tcp µs round trip" 1.00 "" "" ""
+	v=$(median "$out/verbs-pingpong.cpu_us_rt" 1) e=$(median "$out/engine-pingpong.cpu_us_rt" 1)
+	t=$(median "$out/tcp-pingpong.cpu_us_rt" 1)
+	row "… CPU per round trip, ping-pong / TCP's" "$v / $t µs" "$(ratio "$v" "$t")" "$e µs" \
+		"$(ratio "$e" "$t")" ""
 
 	echo
 	echo "Where the time went (medians): CPU in percent of one CPU over the run; doorbells"
@@ -556,7 +608,7 @@ if [ "$fast_only" = 0 ] && [ "$guard" = 0 ]; then
 	row "through iwxd" client server "iwxd a" "iwxd b" "doorbells a / b" "wake-ups a / b" \
 		"engine: client / server"
 	row --- --- --- --- --- --- --- ---
-	for m in write read send pingpong; do
+	for m in $modes; do
 		f=$out/verbs-$m g=$out/engine-$m
 		row "$m" "$(median "$f.client_cpu_pct" 0)%" "$(median "$f.server_cpu_pct" 0)%" \
 			"$(median "$f.iwxd_a_cpu_pct" 0)%" "$(median "$f.iwxd_b_cpu_pct" 0)%" \
@@ -565,62 +617,69 @@ if [ "$fast_only" = 0 ] && [ "$guard" = 0 ]; then
 			"$(median "$g.client_cpu_pct" 0)% / $(median "$g.server_cpu_pct" 0)%"
 	done
 
-	echo
-	echo "Cost per byte, iperf3's one stream against the 1 MiB RDMA Writes through iwxd (their"
-	echo "runs above): CPU in ms per GiB moved (medians; the ratios are medians of each run's"
-	echo "ratio). A side's process: the one moving the bytes (iperf3, whose kernel moves them in"
-	echo "its system calls; iwxd), as charged (softirq that ran while it was current included),"
-	echo "from iperf3's JSON and /proc/PID/schedstat; with its application: iwxd and the"
-	echo "benchmark program. A side's CPU${pin_a:+ (a on 0, b on 1)}: busy, measured by the CPU meter over the"
-	echo "whole run, whatever ran there (softirq from idle and this machine's other load included)."
-	echo "The receiver's namespace: its processes as charged, and the softirq on its CPU that was"
-	echo "not charged to them (run from idle, or while another process was current): the whole"
-	echo "receiving side without the machine's other load."
-	echo
-	row "CPU per GiB" "iperf3, one stream" "RDMA Write, 1 MiB, through iwxd" "iwx / iperf3"
-	row --- --- --- ---
-	cost_row() { # label key
-		row "$1" "$(median "$out/iperf3.$2" 0) ms" "$(median "$out/verbs-write.$2" 0) ms" \
-			"$(ratio_med "$out/verbs-write.$2" "$out/iperf3.$2")"
-	}
-	cost_row "sender's process (iperf3 / iwxd a)" tx_own_ms_gib
-	cost_row "… with its application (iperf3 / iwxd a + client)" tx_side_ms_gib
-	cost_row "sender's CPU${pin_a:+ (0)}, busy" tx_cpu_ms_gib
-	cost_row "receiver's process (iperf3 / iwxd b)" rx_own_ms_gib
-	cost_row "… with its application (iperf3 / iwxd b + server)" rx_side_ms_gib
-	cost_row "receiver's CPU${pin_a:+ (1)}, busy" rx_cpu_ms_gib
-	cost_row "receiver's namespace: its processes, softirq on its CPU outside them" rx_ns_ms_gib
+	if [ "$pp_only" = 0 ]; then	# neither iperf3 nor the messages ran
+		echo
+		echo "Cost per byte, iperf3's one stream against the 1 MiB RDMA Writes through iwxd (their"
+		echo "runs above): CPU in ms per GiB moved (medians; the ratios are medians of each run's"
+		echo "ratio). A side's process: the one moving the bytes (iperf3, whose kernel moves them in"
+		echo "its system calls; iwxd), as charged (softirq that ran while it was current included),"
+		echo "from iperf3's JSON and /proc/PID/schedstat; with its application: iwxd and the"
+		echo "benchmark program. A side's CPU${pin_a:+ (a on 0, b on 1)}: busy, measured by the CPU meter over the"
+		echo "whole run, whatever ran there (softirq from idle and this machine's other load included)."
+		echo "The receiver's namespace: its processes as charged, and the softirq on its CPU that was"
+		echo "not charged to them (run from idle, or while another process was current): the whole"
+		echo "receiving side without the machine's other load."
+		echo
+		row "CPU per GiB" "iperf3, one stream" "RDMA Write, 1 MiB, through iwxd" "iwx / iperf3"
+		row --- --- --- ---
+		cost_row() { # label key
+			row "$1" "$(median "$out/iperf3.$2" 0) ms" "$(median "$out/verbs-write.$2" 0) ms" \
+				"$(ratio_med "$out/verbs-write.$2" "$out/iperf3.$2")"
+		}
+		cost_row "sender's process (iperf3 / iwxd a)" tx_own_ms_gib
+		cost_row "… with its application (iperf3 / iwxd a + client)" tx_side_ms_gib
+		cost_row "sender's CPU${pin_a:+ (0)}, busy" tx_cpu_ms_gib
+		cost_row "receiver's process (iperf3 / iwxd b)" rx_own_ms_gib
+		cost_row "… with its application (iperf3 / iwxd b + server)" rx_side_ms_gib
+		cost_row "receiver's CPU${pin_a:+ (1)}, busy" rx_cpu_ms_gib
+		cost_row "receiver's namespace: its processes, softirq on its CPU outside them" rx_ns_ms_gib
 
-	echo
-	echo "Messages per second at each size: Sends through iwxd, 8 outstanding, and messages on a TCP"
-	echo "socket (bench_verbs -m tcp-send) under the same flow control: the receiving program"
-	echo "returns a credit each 4 messages and the sender stays within 16 of the last (for iwx"
-	echo "too: its receives posted). Medians; the ratio is the median of each run's, the two"
-	echo "alternating."
-	echo
-	row "message size" "iwx Sends through iwxd, per s" "TCP messages, per s" "iwx / TCP"
-	row --- --- --- ---
-	for s in "${msg_sizes[@]}"; do
-		row "$(size_name "$s")" "$(median "$out/msgs-verbs-$s.msgs_per_s" 0)" \
-			"$(median "$out/msgs-tcp-$s.msgs_per_s" 0)" \
-			"$(ratio_med "$out/msgs-verbs-$s.msgs_per_s" "$out/msgs-tcp-$s.msgs_per_s")"
-	done
+		echo
+		echo "Messages per second at each size: Sends through iwxd, 8 outstanding, and messages on a TCP"
+		echo "socket (bench_verbs -m tcp-send) under the same flow control: the receiving program"
+		echo "returns a credit each 4 messages and the sender stays within 16 of the last (for iwx"
+		echo "too: its receives posted). Medians; the ratio is the median of each run's, the two"
+		echo "alternating."
+		echo
+		row "message size" "iwx Sends through iwxd, per s" "TCP messages, per s" "iwx / TCP"
+		row --- --- --- ---
+		for s in "${msg_sizes[@]}"; do
+			row "$(size_name "$s")" "$(median "$out/msgs-verbs-$s.msgs_per_s" 0)" \
+				"$(median "$out/msgs-tcp-$s.msgs_per_s" 0)" \
+				"$(ratio_med "$out/msgs-verbs-$s.msgs_per_s" "$out/msgs-tcp-$s.msgs_per_s")"
+		done
+	fi
 
 	echo
 	echo "Runs:"
 	for f in iperf3.gbps iperf3-mss.gbps verbs-write.gbps engine-write.gbps verbs-read.gbps \
 		engine-read.gbps verbs-send.gbps engine-send.gbps verbs-pingpong.rtt_us_median \
 		verbs-pingpong.rtt_us_p99 engine-pingpong.rtt_us_median engine-pingpong.rtt_us_p99 \
-		tcp-pingpong.rtt_us_median tcp-pingpong.rtt_us_p99 iperf3.tx_side_ms_gib \
+		tcp-pingpong.rtt_us_median tcp-pingpong.rtt_us_p99 verbs-pingpong.cpu_us_rt \
+		engine-pingpong.cpu_us_rt tcp-pingpong.cpu_us_rt iperf3.tx_side_ms_gib \
 		verbs-write.tx_side_ms_gib iperf3.rx_ns_ms_gib verbs-write.rx_ns_ms_gib; do
+		[ -e "$out/$f" ] || continue	# --pingpong-only: not run
 		printf '  %-32s [%s]\n' "$f" "$(runs_of "$out/$f")"
 	done
 	for s in "${msg_sizes[@]}"; do
 		for v in verbs tcp; do
-			printf '  %-32s [%s]\n' "msgs-$v-$s.msgs_per_s" "$(runs_of "$out/msgs-$v-$s.msgs_per_s")"
+			f=msgs-$v-$s.msgs_per_s
+			[ -e "$out/$f" ] || continue
+			printf '  %-32s [%s]\n' "$f" "$(runs_of "$out/$f")"
 		done
 	done
 
+	[ "$pp_only" = 0 ] || exit 0
 	echo
 	echo "Registering ordinary memory (malloc'd, touched): medians of 21 iwx_reg_mr and"
 	echo "iwx_dereg_mr through iwxd a; its pages move into memory iwxd shares, and back."
