@@ -419,7 +419,7 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	LINE("FPDUs received", "%" PRIu64, s->traffic.rx_fpdus);
 	LINE("bytes sent", "%" PRIu64 " (%s)", s->traffic.tx_bytes, bytes_str(a, sizeof(a), s->traffic.tx_bytes));
 	LINE("bytes received", "%" PRIu64 " (%s)", s->traffic.rx_bytes, bytes_str(a, sizeof(a), s->traffic.rx_bytes));
-	LINE("at a packet start", "%s (%" PRIu64 " of %" PRIu64 " FPDUs)",
+	LINE("whole in a packet", "%s (%" PRIu64 " of %" PRIu64 " FPDUs)",
 	     pct_str(b, sizeof(b), s->traffic.tx_fpdus_aligned, s->traffic.tx_fpdus), s->traffic.tx_fpdus_aligned,
 	     s->traffic.tx_fpdus);
 	LINE("placed segments", "%" PRIu64, s->traffic.placed_segments);

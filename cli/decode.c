@@ -70,6 +70,7 @@ struct side {
 	uint64_t		fpdu_off;	/* where the FPDU being received began */
 	uint64_t		fpdus_checked;	/* FPDUs whose start was looked up */
 	uint64_t		fpdus_at_seg_start;
+	uint64_t		fpdus_whole;	/* ... within one segment (RFC 5044 §5: none split) */
 };
 
 struct decoder;
@@ -696,14 +697,23 @@ static void show_segment(struct side *s, const struct iwx_ddp_seg *seg)
  */
 static void count_fpdu_start(struct side *s)
 {
+	uint64_t end = s->rr_got + s->rx->stats.bytes;
+	size_t next;
+
 	if (s->fpdus_checked == s->rx->stats.fpdus)
 		return;
 	s->fpdus_checked++;
 	while (s->seg_head < s->seg_n && s->seg_starts[s->seg_head] < s->fpdu_off)
 		s->seg_head++;
-	if (s->seg_head < s->seg_n && s->seg_starts[s->seg_head] == s->fpdu_off)
+	next = s->seg_head;
+	if (next < s->seg_n && s->seg_starts[next] == s->fpdu_off) {
 		s->fpdus_at_seg_start++;
-	s->fpdu_off = s->rr_got + s->rx->stats.bytes;
+		next++;
+	}
+	/* whole in one segment: none began inside it (one beginning inside was seen by now) */
+	if (next == s->seg_n || s->seg_starts[next] >= end)
+		s->fpdus_whole++;
+	s->fpdu_off = end;
 }
 
 /* A captured segment's payload began at stream offset off (they come in order). */
@@ -922,8 +932,9 @@ static void json_side_summary(const char *key, const struct side *s)
 	bool first = true;
 
 	printf(",\"%s\":{\"fpdus\":%" PRIu64 ",\"fpdus_at_segment_start\":%" PRIu64 ",\"bytes\":%"
-	       PRIu64 ",\"markers\":%" PRIu64 ",\"segments\":{", key, s->stats.fpdus,
-	       s->fpdus_at_seg_start, s->stats.bytes, s->stats.markers);
+	       PRIu64 ",\"markers\":%" PRIu64 ",\"fpdus_whole\":%" PRIu64 ",\"segments\":{", key,
+	       s->stats.fpdus, s->fpdus_at_seg_start, s->stats.bytes, s->stats.markers,
+	       s->fpdus_whole);
 	for (int op = 0; op < IWX_OP_COUNT; op++) {
 		if (!s->ops[op])
 			continue;

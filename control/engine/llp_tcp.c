@@ -60,6 +60,7 @@ struct llp_tcp {
 	size_t			fpdu_len, fpdu_sent;
 	uint32_t		fpdu_start[BATCH_FPDUS];	/* where each FPDU of the batch begins */
 	bool			fpdu_ends_msg[BATCH_FPDUS];	/* its message's last */
+	bool			fpdu_starts_rec[BATCH_FPDUS];	/* a record (one sendmsg) starts here */
 	uint32_t		nfpdu;
 	uint32_t		cur;		/* the FPDU fpdu_sent is in */
 	bool			fresh;		/* what goes next starts a new TCP packet (after EOR) */
@@ -176,15 +177,18 @@ static void let_go_own(struct llp_tcp *t)
 }
 
 /*
- * Fill the next batch: whole FPDUs of one message, back to back, for one sendmsg
+ * Fill the next batch: whole FPDUs, back to back, in records, each sent by one sendmsg
  * ending in MSG_EOR. TCP starts a new packet for data after an end of record and cuts
- * it into segments at multiples of the MSS from there, so with every FPDU but the
- * last of a batch exactly EMSS long, each FPDU starts a segment (RFC 5044 §5), and a
- * receiver can place segments on their own. A batch ends with its message, with an
- * FPDU of any other size (markers: sizes vary), or when full. false: nothing to send.
+ * it into segments at multiples of the MSS from there, so a record whose FPDUs each lie
+ * within one EMSS-long stretch of it goes out in segments that start with an FPDU and
+ * hold whole ones (RFC 5044 §5): FPDUs of a full EMSS one per segment, smaller ones
+ * packed. An FPDU that would cross a stretch's end starts the next record. With zero
+ * copy a batch ends with a message (tcp_zc.h notes one per batch). false: nothing to send.
  */
 static bool fill_batch(struct llp_tcp *t, int *budget)
 {
+	size_t rec = 0;	/* where the record being filled starts */
+
 	if (t->zc_used)
 		let_go_own(t);	/* the kernel may still send from it */
 	t->fpdu_len = t->fpdu_sent = t->own_len = t->borrowed = 0;
@@ -203,12 +207,15 @@ static bool fill_batch(struct llp_tcp *t, int *budget)
 			return false;
 		}
 		n = add_fpdu(t, &s);
+		if ((t->fpdu_len - rec) % t->emss + n > t->emss)
+			rec = t->fpdu_len;
 		t->fpdu_start[t->nfpdu] = t->fpdu_len;
+		t->fpdu_starts_rec[t->nfpdu] = rec == t->fpdu_len;
 		t->fpdu_ends_msg[t->nfpdu++] = s.last;
 		t->fpdu_len += n;
 		t->llp.stats->tx_fpdus++;
 		(*budget)--;
-		if (n != t->emss || s.last)
+		if (t->zc && s.last)
 			break;
 	}
 	return t->nfpdu > 0;
@@ -218,6 +225,14 @@ static bool fill_batch(struct llp_tcp *t, int *budget)
 static size_t fpdu_end(const struct llp_tcp *t, uint32_t i)
 {
 	return i + 1 < t->nfpdu ? t->fpdu_start[i + 1] : t->fpdu_len;
+}
+
+/* Where the record FPDU i is in ends. */
+static size_t record_end(const struct llp_tcp *t, uint32_t i)
+{
+	while (++i < t->nfpdu && !t->fpdu_starts_rec[i])
+		;
+	return i < t->nfpdu ? t->fpdu_start[i] : t->fpdu_len;
 }
 
 /* TCP has all of the message the batch ends: let go of it, or wait for the kernel to. */
@@ -300,13 +315,13 @@ static void send_batches(struct llp_tcp *t, bool *want_write)
 		if (t->fpdu_sent == t->fpdu_len && !fill_batch(t, &budget))
 			return;
 		/*
-		 * To the batch's end; but when TCP took only part of an FPDU, to that FPDU's
+		 * To the record's end; but when TCP took only part of an FPDU, to that FPDU's
 		 * end, so that with MSG_EOR the FPDUs after it start a new packet again (the
 		 * rest of the cut one may have to start one of its own: TCP may have sent the
 		 * part it took).
 		 */
 		bool at_fpdu = t->fpdu_start[t->cur] == t->fpdu_sent;
-		size_t end = at_fpdu ? t->fpdu_len : fpdu_end(t, t->cur);
+		size_t end = at_fpdu ? record_end(t, t->cur) : fpdu_end(t, t->cur);
 		ssize_t n = send_pieces(t, end - t->fpdu_sent);
 
 		if (n < 0) {
@@ -318,8 +333,9 @@ static void send_batches(struct llp_tcp *t, bool *want_write)
 			return;
 		}
 		/*
-		 * FPDUs begun in a send from the start of a new TCP packet start a segment,
-		 * as far as the sender can tell (an upper bound: retransmission may merge).
+		 * FPDUs begun in a send from the start of a new TCP packet lie whole in a
+		 * segment, as far as the sender can tell (an upper bound: retransmission may
+		 * merge).
 		 */
 		for (uint32_t i = t->cur; t->fresh && at_fpdu && i < t->nfpdu &&
 		     t->fpdu_start[i] < t->fpdu_sent + n; i++)

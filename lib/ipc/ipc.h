@@ -191,7 +191,8 @@ struct iwx_ipc_event {
  */
 struct iwx_qp_stats {
 	uint64_t	tx_fpdus, rx_fpdus, tx_bytes, rx_bytes;
-	uint64_t	tx_fpdus_aligned;	/* handed to TCP whole in one send(): an upper bound on segment starts */
+	uint64_t	tx_fpdus_aligned;	/* handed to TCP whole in a record sent from its start:
+					   an upper bound on FPDUs whole in one segment */
 	uint64_t	placed_segments;	/* payload received straight into its target */
 	uint64_t	fast_fpdus;		/* placed on arrival: TCP, by the fast path (taken from its
 						   records); SCTP, from the packet (sctp_place.h) */

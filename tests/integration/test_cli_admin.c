@@ -230,7 +230,7 @@ Test(cli_admin, human_output)
 	cr_assert_eq(run_iwx(out, sizeof(out), "status -s %s", pair.sock[0]), 0, "%s", out);
 	cr_assert(strstr(out, pair.sock[0]), "%s", out);
 	cr_assert(strstr(out, "queue pairs"), "%s", out);
-	cr_assert(strstr(out, "at a packet start"), "%s", out);
+	cr_assert(strstr(out, "whole in a packet"), "%s", out);
 }
 
 /* ------------------------------------------------------- the fast path */

@@ -872,10 +872,11 @@ static void capture_cut(struct cap *c, uint16_t port, const struct exchange *x, 
 
 /*
  * Decoding path, the initiator's FPDUs of x began a segment n0 times, the
- * responder's n1 times: so say the summary (pct0, pct1) and the JSON. Removes path.
+ * responder's n1 times: so say the summary (pct0, pct1) and the JSON, which also says
+ * how many lay whole within one segment (w0, w1). Removes path.
  */
 static void assert_at_segment_start(const char *path, int n0, const char *pct0, int n1,
-				    const char *pct1)
+				    const char *pct1, int w0, int w1)
 {
 	char want[256];
 	char *out;
@@ -899,6 +900,14 @@ static void assert_at_segment_start(const char *path, int n0, const char *pct0, 
 	snprintf(want, sizeof(want), "\"responder\":{\"fpdus\":3,\"fpdus_at_segment_start\":%d,"
 		 "\"bytes\":", n1);
 	assert_has(out, want);
+	for (int d = 0; d < 2; d++) {
+		snprintf(want, sizeof(want), "\"%s\":{\"fpdus\":%d,", d ? "responder" : "initiator",
+			 d ? 3 : 6);
+		char *side = strstr(out, want), *whole = side ? strstr(side, "\"fpdus_whole\":") : NULL;
+
+		cr_assert_not_null(whole, "%s", out);
+		cr_assert_eq(atoi(whole + strlen("\"fpdus_whole\":")), d ? w1 : w0, "%s", out);
+	}
 	free(out);
 	unlink(path);
 }
@@ -1076,7 +1085,7 @@ Test(cli_decode, every_fpdu_in_a_segment_of_its_own)
 	for (int markers = 0; markers < 2; markers++) {
 		build_exchange(x, markers ? IWX_MPA_REV1 : IWX_MPA_REV2, markers, markers, markers);
 		capture_cut(&c, 40015, x, x->fpdu_at[0], x->nfpdu[0], x->fpdu_at[1], x->nfpdu[1]);
-		assert_at_segment_start(c.path, 6, "100.0%", 3, "100.0%");
+		assert_at_segment_start(c.path, 6, "100.0%", 3, "100.0%", 6, 3);
 	}
 	free(x);
 }
@@ -1095,7 +1104,8 @@ Test(cli_decode, two_fpdus_in_a_segment)
 		cut1[k] = x->fpdu_at[1][2 * k];	/* two, then the third alone */
 	capture_cut(&c, 40016, x, cut0, 3, cut1, 2);
 	free(x);
-	assert_at_segment_start(c.path, 3, "50.0%", 2, "66.6%");
+	/* packed, two to a segment: each whole in one */
+	assert_at_segment_start(c.path, 3, "50.0%", 2, "66.6%", 6, 3);
 }
 
 Test(cli_decode, fpdu_split_across_segments_moves_the_next_ones)
@@ -1130,7 +1140,8 @@ Test(cli_decode, fpdu_split_across_segments_moves_the_next_ones)
 	flow_fin(&c, &f);
 	cap_close(&c);
 	free(x);
-	assert_at_segment_start(c.path, 2, "33.3%", 1, "33.3%");
+	/* whole in one segment: all but the split Write 1, and the split Send */
+	assert_at_segment_start(c.path, 2, "33.3%", 1, "33.3%", 5, 2);
 }
 
 Test(cli_decode, invalid_reply_is_an_mpa_error)
