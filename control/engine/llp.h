@@ -92,8 +92,12 @@ static inline void iwx_llp_seg_copy(const struct iwx_llp_seg *s, uint8_t *dst)
 
 /* What the queue pair offers its lower layer (qp.c). */
 
-/* The next segment to send, if any may go now. */
-bool iwx_qp_next_segment(struct iwx_engine_qp *qp, struct iwx_llp_seg *s);
+/*
+ * The next segment to send, if any may go now; its DDP header and payload no more than
+ * most bytes (at least IWX_LLP_SEG_MIN; UINT32_MAX: the lower layer's largest).
+ */
+#define IWX_LLP_SEG_MIN	(IWX_DDP_UNTAGGED_HDR_LEN + 32)
+bool iwx_qp_next_segment(struct iwx_engine_qp *qp, struct iwx_llp_seg *s, uint32_t most);
 
 /*
  * The lower layer let go of the oldest message whose last segment it was given and had

@@ -79,7 +79,7 @@ static void sctp_transmit(struct iwx_llp *llp, bool *want_write)
 			struct iwx_llp_seg s;
 			size_t hl;
 
-			if (!iwx_qp_next_segment(llp->qp, &s))
+			if (!iwx_qp_next_segment(llp->qp, &s, UINT32_MAX))
 				return;
 			hl = iwx_shim_hdr_encode(t->tx, s.msg, s.off, s.last);
 			/* usrsctp_sendv takes one buffer: the chunk is a copy, the message let go */

@@ -61,6 +61,7 @@ struct llp_tcp {
 	uint32_t		fpdu_start[BATCH_FPDUS];	/* where each FPDU of the batch begins */
 	bool			fpdu_ends_msg[BATCH_FPDUS];	/* its message's last */
 	bool			fpdu_starts_rec[BATCH_FPDUS];	/* a record (one sendmsg) starts here */
+	bool			fpdu_starts_win[BATCH_FPDUS];	/* ... or an EMSS-long stretch of one */
 	uint32_t		nfpdu;
 	uint32_t		cur;		/* the FPDU fpdu_sent is in */
 	bool			fresh;		/* what goes next starts a new TCP packet (after EOR) */
@@ -177,13 +178,32 @@ static void let_go_own(struct llp_tcp *t)
 }
 
 /*
+ * The most a segment may take to fill the stretch of the record begun at rec up to its
+ * end, framed without markers (UINT32_MAX: the stretch is empty, any; 0: too little room
+ * for a segment worth its header).
+ */
+static uint32_t stretch_room(const struct llp_tcp *t, size_t rec)
+{
+	size_t used = (t->fpdu_len - rec) % t->emss;
+	uint32_t most;
+
+	if (!used)
+		return UINT32_MAX;
+	most = iwx_mpa_mulpdu(t->emss - used, false);
+	return most >= IWX_LLP_SEG_MIN && !t->tx.markers ? most : 0;
+}
+
+/*
  * Fill the next batch: whole FPDUs, back to back, in records, each sent by one sendmsg
  * ending in MSG_EOR. TCP starts a new packet for data after an end of record and cuts
  * it into segments at multiples of the MSS from there, so a record whose FPDUs each lie
  * within one EMSS-long stretch of it goes out in segments that start with an FPDU and
  * hold whole ones (RFC 5044 §5): FPDUs of a full EMSS one per segment, smaller ones
- * packed. An FPDU that would cross a stretch's end starts the next record. With zero
- * copy a batch ends with a message (tcp_zc.h notes one per batch). false: nothing to send.
+ * packed. A segment after a smaller one is cut to fill its stretch (DDP may cut a
+ * message anywhere), so that messages follow one another in one record, TCP's packets
+ * as large as a bulk sender's; one that would still cross a stretch's end (markers, or
+ * too little room) starts the next record. With zero copy a batch ends with a message
+ * (tcp_zc.h notes one per batch). false: nothing to send.
  */
 static bool fill_batch(struct llp_tcp *t, int *budget)
 {
@@ -197,10 +217,11 @@ static bool fill_batch(struct llp_tcp *t, int *budget)
 		return false;	/* the message this batch may end could not wait for the kernel */
 	while (*budget > 0 && t->nfpdu < BATCH_FPDUS && t->fpdu_len < BATCH_BYTES &&
 	       t->npiece + 2 + IWX_MAX_SGE <= BATCH_PIECES) {
+		uint32_t room = stretch_room(t, rec);
 		struct iwx_llp_seg s;
 		size_t n;
 
-		if (!iwx_qp_next_segment(t->llp.qp, &s))
+		if (!iwx_qp_next_segment(t->llp.qp, &s, room ? room : UINT32_MAX))
 			break;
 		if (!t->own && !(t->own = iwx_bufpool_get(own_pool(t)))) {
 			iwx_qp_lost(t->llp.qp, true);	/* a Terminate would need the buffer */
@@ -211,6 +232,7 @@ static bool fill_batch(struct llp_tcp *t, int *budget)
 			rec = t->fpdu_len;
 		t->fpdu_start[t->nfpdu] = t->fpdu_len;
 		t->fpdu_starts_rec[t->nfpdu] = rec == t->fpdu_len;
+		t->fpdu_starts_win[t->nfpdu] = (t->fpdu_len - rec) % t->emss == 0;
 		t->fpdu_ends_msg[t->nfpdu++] = s.last;
 		t->fpdu_len += n;
 		t->llp.stats->tx_fpdus++;
@@ -227,10 +249,10 @@ static size_t fpdu_end(const struct llp_tcp *t, uint32_t i)
 	return i + 1 < t->nfpdu ? t->fpdu_start[i + 1] : t->fpdu_len;
 }
 
-/* Where the record FPDU i is in ends. */
-static size_t record_end(const struct llp_tcp *t, uint32_t i)
+/* Where the record FPDU i is in ends (win: where its stretch of the record ends). */
+static size_t record_end(const struct llp_tcp *t, uint32_t i, bool win)
 {
-	while (++i < t->nfpdu && !t->fpdu_starts_rec[i])
+	while (++i < t->nfpdu && !(win ? t->fpdu_starts_win[i] : t->fpdu_starts_rec[i]))
 		;
 	return i < t->nfpdu ? t->fpdu_start[i] : t->fpdu_len;
 }
@@ -315,13 +337,13 @@ static void send_batches(struct llp_tcp *t, bool *want_write)
 		if (t->fpdu_sent == t->fpdu_len && !fill_batch(t, &budget))
 			return;
 		/*
-		 * To the record's end; but when TCP took only part of an FPDU, to that FPDU's
-		 * end, so that with MSG_EOR the FPDUs after it start a new packet again (the
-		 * rest of the cut one may have to start one of its own: TCP may have sent the
-		 * part it took).
+		 * To the record's end; but when TCP took only part of it, up to the end of
+		 * the stretch it stopped in, so that with MSG_EOR the stretches after it start
+		 * a new packet again (the rest of a cut FPDU may have to start one of its own:
+		 * TCP may have sent the part it took).
 		 */
 		bool at_fpdu = t->fpdu_start[t->cur] == t->fpdu_sent;
-		size_t end = at_fpdu ? record_end(t, t->cur) : fpdu_end(t, t->cur);
+		size_t end = record_end(t, t->cur, !(at_fpdu && t->fpdu_starts_win[t->cur]));
 		ssize_t n = send_pieces(t, end - t->fpdu_sent);
 
 		if (n < 0) {

@@ -434,7 +434,7 @@ void iwx_qp_sent(struct iwx_engine_qp *qp)
 	retire(qp);
 }
 
-bool iwx_qp_next_segment(struct iwx_engine_qp *qp, struct iwx_llp_seg *s)
+bool iwx_qp_next_segment(struct iwx_engine_qp *qp, struct iwx_llp_seg *s, uint32_t most)
 {
 	struct tx_msg *msg = &qp->msg;
 
@@ -449,7 +449,7 @@ bool iwx_qp_next_segment(struct iwx_engine_qp *qp, struct iwx_llp_seg *s)
 			return false;
 	}
 	s->msg = &msg->seg.msg;
-	s->hdr_len = iwx_ddp_segmenter_next(&msg->seg, s->hdr, &s->off, &s->len);
+	s->hdr_len = iwx_ddp_segmenter_next_at_most(&msg->seg, most, s->hdr, &s->off, &s->len);
 	s->npiece = pieces(msg->src, msg->nsrc, s->off, s->len, s->piece);
 	/* a Read Request's or a Terminate's payload is built in the message itself */
 	s->transient = msg->nsrc == 1 && msg->src[0].p == msg->inline_buf;

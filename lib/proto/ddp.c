@@ -138,11 +138,17 @@ size_t iwx_ddp_hdr_encode(uint8_t *hdr, const struct iwx_ddp_msg *msg, uint32_t 
 	return iwx_ddp_hdr_write(hdr, &seg);
 }
 
+/* The length of the header of each segment of msg. */
+static uint32_t msg_hdr_len(const struct iwx_ddp_msg *msg)
+{
+	return iwx_rdmap_opcode_tagged(msg->opcode) ? IWX_DDP_TAGGED_HDR_LEN :
+						      IWX_DDP_UNTAGGED_HDR_LEN;
+}
+
 int iwx_ddp_segmenter_init(struct iwx_ddp_segmenter *s, const struct iwx_ddp_msg *msg,
 			   uint32_t mulpdu)
 {
-	size_t hlen = iwx_rdmap_opcode_tagged(msg->opcode) ? IWX_DDP_TAGGED_HDR_LEN :
-							     IWX_DDP_UNTAGGED_HDR_LEN;
+	uint32_t hlen = msg_hdr_len(msg);
 
 	if (mulpdu > IWX_MPA_MAX_ULPDU)
 		mulpdu = IWX_MPA_MAX_ULPDU;
@@ -163,12 +169,15 @@ int iwx_ddp_segmenter_init_payload(struct iwx_ddp_segmenter *s, const struct iwx
 	return 0;
 }
 
-bool iwx_ddp_segmenter_step(struct iwx_ddp_segmenter *s, uint32_t *off, uint32_t *len,
-			    bool *last)
+/* The next segment's payload, no longer than most (1 or more). */
+static bool step_at_most(struct iwx_ddp_segmenter *s, uint32_t most, uint32_t *off, uint32_t *len,
+			 bool *last)
 {
 	uint32_t left = s->msg.len - s->off;
 	uint32_t n = left < s->max_payload ? left : s->max_payload;
 
+	if (n > most)
+		n = most;
 	if (s->done)
 		return false;
 	*off = s->off;
@@ -179,12 +188,25 @@ bool iwx_ddp_segmenter_step(struct iwx_ddp_segmenter *s, uint32_t *off, uint32_t
 	return true;
 }
 
+bool iwx_ddp_segmenter_step(struct iwx_ddp_segmenter *s, uint32_t *off, uint32_t *len,
+			    bool *last)
+{
+	return step_at_most(s, UINT32_MAX, off, len, last);
+}
+
+size_t iwx_ddp_segmenter_next_at_most(struct iwx_ddp_segmenter *s, uint32_t most, uint8_t *hdr,
+				      uint32_t *off, uint32_t *len)
+{
+	uint32_t hlen = msg_hdr_len(&s->msg);
+	bool last;
+
+	if (!step_at_most(s, most > hlen ? most - hlen : 1, off, len, &last))
+		return 0;
+	return iwx_ddp_hdr_encode(hdr, &s->msg, *off, last);
+}
+
 size_t iwx_ddp_segmenter_next(struct iwx_ddp_segmenter *s, uint8_t *hdr,
 			      uint32_t *off, uint32_t *len)
 {
-	bool last;
-
-	if (!iwx_ddp_segmenter_step(s, off, len, &last))
-		return 0;
-	return iwx_ddp_hdr_encode(hdr, &s->msg, *off, last);
+	return iwx_ddp_segmenter_next_at_most(s, UINT32_MAX, hdr, off, len);
 }

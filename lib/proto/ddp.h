@@ -108,6 +108,13 @@ size_t iwx_ddp_segmenter_next(struct iwx_ddp_segmenter *s, uint8_t *hdr,
 			      uint32_t *off, uint32_t *len);
 
 /*
+ * The same, its ULPDU (header and payload) no longer than most this once, which leaves
+ * room for the header and a byte: a segment may carry any part of its message.
+ */
+size_t iwx_ddp_segmenter_next_at_most(struct iwx_ddp_segmenter *s, uint32_t most, uint8_t *hdr,
+				      uint32_t *off, uint32_t *len);
+
+/*
  * The header fields of one segment of msg, payload at offset off, last or not
  * (payload, len and hdr are left zero): what every framing of a segment encodes.
  */

@@ -150,6 +150,34 @@ Test(ddp_segment, rfc5041_untagged_example)
 	cr_assert(s.last && s.mo == 1482 && s.msn == 7);
 }
 
+/* A segment cut short once (to fill what is left of a TCP segment): the next ones go on from it. */
+Test(ddp_segment, cut_short_once_then_full)
+{
+	struct iwx_ddp_msg m = { .opcode = IWX_OP_WRITE, .stag = 0x100, .to = 4096, .len = 3000 };
+	struct iwx_ddp_segmenter sg;
+	struct iwx_ddp_seg s;
+	struct iwx_term_cause c;
+	uint8_t hdr[18];
+	uint32_t off, len;
+
+	cr_assert_eq(iwx_ddp_segmenter_init(&sg, &m, 1500), 0);
+	/* a ULPDU of 114 bytes: the tagged header's 14 and 100 of payload */
+	cr_assert_eq(iwx_ddp_segmenter_next_at_most(&sg, 114, hdr, &off, &len), 14);
+	cr_assert(off == 0 && len == 100);
+	cr_assert_eq(iwx_ddp_decode(hdr, 14 + len, &s, &c), 0);
+	cr_assert(!s.last && s.to == 4096);
+	cr_assert_eq(iwx_ddp_segmenter_next(&sg, hdr, &off, &len), 14);
+	cr_assert(off == 100 && len == 1486);
+	/* room for the header alone still carries a byte, and the last says so */
+	cr_assert_eq(iwx_ddp_segmenter_next_at_most(&sg, 10, hdr, &off, &len), 14);
+	cr_assert(off == 1586 && len == 1);
+	cr_assert_eq(iwx_ddp_segmenter_next(&sg, hdr, &off, &len), 14);
+	cr_assert(off == 1587 && len == 1413);
+	cr_assert_eq(iwx_ddp_decode(hdr, 14 + len, &s, &c), 0);
+	cr_assert(s.last && s.to == 4096 + 1587);
+	cr_assert_eq(iwx_ddp_segmenter_next(&sg, hdr, &off, &len), 0);
+}
+
 Test(ddp_segment, rfc5041_tagged_example)
 {
 	struct iwx_ddp_msg m = { .opcode = IWX_OP_WRITE, .stag = 0xabcdef01, .to = 16384, .len = 2048 };
