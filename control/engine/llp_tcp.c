@@ -22,7 +22,7 @@
 #define STAGE_LEN	65536	/* read-ahead for headers; payload is received in place */
 #define DIRECT_MIN	1024	/* receive straight into the target from this many bytes */
 #define TX_BUDGET	128	/* FPDUs built per transmit call, so receive is not starved */
-#define BATCH_BYTES	65536	/* FPDUs handed to TCP in one sendmsg, about (one GSO packet) */
+#define BATCH_BYTES	131072	/* FPDUs filled per batch, about: two GSO packets (BENCHMARKS.md) */
 #define BATCH_FPDUS	160	/* ... and at most this many */
 #define BATCH_PIECES	256	/* ... in at most this many pieces (IOV_MAX is 1024) */
 #define COPY_MAX	512	/* payloads up to this are copied: cheaper than a piece of their own */
