@@ -55,7 +55,6 @@ struct llp_tcp {
 	uint32_t		piece_at;	/* the first piece not wholly sent */
 	uint8_t			*own;		/* NULL: none borrowed, nothing left to send */
 	size_t			own_len;
-	size_t			borrowed;	/* payload bytes sent from where they are */
 	bool			zc_used;	/* a call sent some of the batch without a copy */
 	size_t			fpdu_len, fpdu_sent;
 	uint32_t		fpdu_start[BATCH_FPDUS];	/* where each FPDU of the batch begins */
@@ -66,13 +65,7 @@ struct llp_tcp {
 	uint32_t		cur;		/* the FPDU fpdu_sent is in */
 	bool			fresh;		/* what goes next starts a new TCP packet (after EOR) */
 	uint32_t		emss;
-	/*
-	 * MSG_ZEROCOPY (NULL: off), and where the payload the message being sent took from
-	 * registered memory lies (a batch ends with the message it ends, so the message
-	 * ending is the batch's last: what the batches since the last message end held)
-	 */
-	struct iwx_tcp_zc	*zc;
-	uintptr_t		msg_lo, msg_hi;
+	struct iwx_tcp_zc	*zc;		/* MSG_ZEROCOPY (NULL: off) */
 
 	struct iwx_mpa_rx	*rx;
 	uint8_t			*stage;		/* header read-ahead (NULL: none borrowed) */
@@ -105,22 +98,6 @@ static void put_piece(struct llp_tcp *t, void *p, size_t len)
 		t->piece[t->npiece++] = (struct iovec){ .iov_base = p, .iov_len = len };
 }
 
-/* Add a payload piece sent from where it is. */
-static void put_borrowed(struct llp_tcp *t, void *p, size_t len)
-{
-	uintptr_t lo = (uintptr_t)p;
-
-	put_piece(t, p, len);
-	t->borrowed += len;
-	if (t->msg_lo == t->msg_hi) {
-		t->msg_lo = lo;
-		t->msg_hi = lo + len;
-	} else {
-		t->msg_lo = MIN(t->msg_lo, lo);
-		t->msg_hi = MAX(t->msg_hi, lo + len);
-	}
-}
-
 static struct iwx_bufpool *own_pool(const struct llp_tcp *t)
 {
 	return t->zc ? &zc_own_pool : &batch_pool;
@@ -151,16 +128,18 @@ static size_t add_fpdu(struct llp_tcp *t, const struct iwx_llp_seg *s)
 		t->own_len += n;
 		return n;
 	}
+	/* the tail right after the head: the next FPDU's head continues its piece */
+	head_len = IWX_MPA_HDR_LEN + s->hdr_len;
 	n = iwx_mpa_fpdu_frame(&t->tx, at, s->hdr, s->hdr_len, s->piece, s->npiece, s->len,
-			       at + IWX_MPA_HEAD_MAX, &tail_len);
+			       at + head_len, &tail_len);
 	if (n < 0)
 		abort();	/* no markers, sized by MULPDU: cannot happen */
-	head_len = n;
 	put_piece(t, at, head_len);
-	for (uint8_t i = 0; i < s->npiece; i++)
-		put_borrowed(t, s->piece[i].iov_base, s->piece[i].iov_len);
-	/* the tail right after the head: the next FPDU's head continues its piece */
-	memmove(at + head_len, at + IWX_MPA_HEAD_MAX, tail_len);
+	for (uint8_t i = 0; i < s->npiece; i++) {
+		put_piece(t, s->piece[i].iov_base, s->piece[i].iov_len);
+		if (t->zc)
+			iwx_tcp_zc_payload(t->zc, s->piece[i].iov_base, s->piece[i].iov_len);
+	}
 	put_piece(t, at + head_len, tail_len);
 	t->own_len += head_len + tail_len;
 	return head_len + s->len + tail_len;
@@ -178,19 +157,18 @@ static void let_go_own(struct llp_tcp *t)
 }
 
 /*
- * The most a segment may take to fill the stretch of the record begun at rec up to its
- * end, framed without markers (UINT32_MAX: the stretch is empty, any; 0: too little room
- * for a segment worth its header).
+ * The most a segment may take to fill the stretch of its record that FPDUs have used
+ * used bytes of, framed without markers: UINT32_MAX when the stretch is empty, or when
+ * too little is left for a segment worth its header (the next starts a record).
  */
-static uint32_t stretch_room(const struct llp_tcp *t, size_t rec)
+static uint32_t stretch_room(const struct llp_tcp *t, size_t used)
 {
-	size_t used = (t->fpdu_len - rec) % t->emss;
 	uint32_t most;
 
-	if (!used)
+	if (!used || t->tx.markers)
 		return UINT32_MAX;
 	most = iwx_mpa_mulpdu(t->emss - used, false);
-	return most >= IWX_LLP_SEG_MIN && !t->tx.markers ? most : 0;
+	return most >= IWX_LLP_SEG_MIN ? most : UINT32_MAX;
 }
 
 /*
@@ -207,32 +185,34 @@ static uint32_t stretch_room(const struct llp_tcp *t, size_t rec)
  */
 static bool fill_batch(struct llp_tcp *t, int *budget)
 {
-	size_t rec = 0;	/* where the record being filled starts */
+	size_t used = 0;	/* bytes of the current stretch FPDUs took */
 
 	if (t->zc_used)
 		let_go_own(t);	/* the kernel may still send from it */
-	t->fpdu_len = t->fpdu_sent = t->own_len = t->borrowed = 0;
+	t->fpdu_len = t->fpdu_sent = t->own_len = 0;
 	t->nfpdu = t->cur = t->npiece = t->piece_at = 0;
 	if (t->zc && !iwx_tcp_zc_room(t->zc))
 		return false;	/* the message this batch may end could not wait for the kernel */
+	if (t->zc)
+		iwx_tcp_zc_batch(t->zc);
 	while (*budget > 0 && t->nfpdu < BATCH_FPDUS && t->fpdu_len < BATCH_BYTES &&
 	       t->npiece + 2 + IWX_MAX_SGE <= BATCH_PIECES) {
-		uint32_t room = stretch_room(t, rec);
 		struct iwx_llp_seg s;
 		size_t n;
 
-		if (!iwx_qp_next_segment(t->llp.qp, &s, room ? room : UINT32_MAX))
+		if (!iwx_qp_next_segment(t->llp.qp, &s, stretch_room(t, used)))
 			break;
 		if (!t->own && !(t->own = iwx_bufpool_get(own_pool(t)))) {
 			iwx_qp_lost(t->llp.qp, true);	/* a Terminate would need the buffer */
 			return false;
 		}
 		n = add_fpdu(t, &s);
-		if ((t->fpdu_len - rec) % t->emss + n > t->emss)
-			rec = t->fpdu_len;
+		t->fpdu_starts_rec[t->nfpdu] = !t->nfpdu || used + n > t->emss;
+		if (t->fpdu_starts_rec[t->nfpdu])
+			used = 0;
+		t->fpdu_starts_win[t->nfpdu] = !used;
+		used = (used + n) % t->emss;
 		t->fpdu_start[t->nfpdu] = t->fpdu_len;
-		t->fpdu_starts_rec[t->nfpdu] = rec == t->fpdu_len;
-		t->fpdu_starts_win[t->nfpdu] = (t->fpdu_len - rec) % t->emss == 0;
 		t->fpdu_ends_msg[t->nfpdu++] = s.last;
 		t->fpdu_len += n;
 		t->llp.stats->tx_fpdus++;
@@ -260,11 +240,8 @@ static size_t record_end(const struct llp_tcp *t, uint32_t i, bool win)
 /* TCP has all of the message the batch ends: let go of it, or wait for the kernel to. */
 static void msg_taken(struct llp_tcp *t)
 {
-	uint32_t k = 1;
+	uint32_t k = t->zc ? iwx_tcp_zc_taken(t->zc) : 1;
 
-	if (t->zc)
-		k = iwx_tcp_zc_taken(t->zc, t->msg_lo, t->msg_hi);
-	t->msg_lo = t->msg_hi = 0;
 	while (k--)
 		iwx_qp_sent(t->llp.qp);
 }
@@ -289,7 +266,7 @@ static ssize_t send_pieces(struct llp_tcp *t, size_t len)
 	size_t before = 0, whole;
 	struct msghdr mh = { .msg_iov = &t->piece[t->piece_at] };
 	int flags = MSG_NOSIGNAL | MSG_DONTWAIT | MSG_EOR;
-	bool zc = t->zc && iwx_tcp_zc_use(t->zc, t->borrowed);
+	bool zc = t->zc && iwx_tcp_zc_use(t->zc);
 	ssize_t n;
 
 	while (before + t->piece[k].iov_len < len)

@@ -29,9 +29,28 @@ void iwx_tcp_zc_fini(struct iwx_tcp_zc *z)
 		iwx_bufpool_put(z->pool, z->hold[z->hold_head].buf);
 }
 
-bool iwx_tcp_zc_use(const struct iwx_tcp_zc *z, size_t payload)
+void iwx_tcp_zc_batch(struct iwx_tcp_zc *z)
 {
-	return z->min && payload >= z->min && z->next - z->done < IWX_TCP_ZC_CALLS;
+	z->batch = 0;
+}
+
+void iwx_tcp_zc_payload(struct iwx_tcp_zc *z, const void *p, size_t len)
+{
+	uintptr_t lo = (uintptr_t)p;
+
+	z->batch += len;
+	if (z->lo == z->hi) {
+		z->lo = lo;
+		z->hi = lo + len;
+	} else {
+		z->lo = lo < z->lo ? lo : z->lo;
+		z->hi = lo + len > z->hi ? lo + len : z->hi;
+	}
+}
+
+bool iwx_tcp_zc_use(const struct iwx_tcp_zc *z)
+{
+	return z->batch >= z->min && z->next - z->done < IWX_TCP_ZC_CALLS;
 }
 
 void iwx_tcp_zc_called(struct iwx_tcp_zc *z)
@@ -68,10 +87,11 @@ static uint32_t pop(struct iwx_tcp_zc *z)
 	return k;
 }
 
-uint32_t iwx_tcp_zc_taken(struct iwx_tcp_zc *z, uintptr_t lo, uintptr_t hi)
+uint32_t iwx_tcp_zc_taken(struct iwx_tcp_zc *z)
 {
 	z->msg[(z->head + z->n++) % IWX_TCP_ZC_MSGS] =
-		(struct iwx_tcp_zc_msg){ .end = z->next, .lo = lo, .hi = hi };
+		(struct iwx_tcp_zc_msg){ .end = z->next, .lo = z->lo, .hi = z->hi };
+	z->lo = z->hi = 0;
 	return pop(z);
 }
 

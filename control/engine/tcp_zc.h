@@ -46,6 +46,8 @@ struct iwx_tcp_zc {
 	struct iwx_tcp_zc_hold	hold[IWX_TCP_ZC_HOLDS];	/* oldest at hold_head */
 	uint32_t		hold_head, hold_n;
 	uint64_t		copied;		/* zero-copy calls the kernel copied anyway */
+	size_t			batch;		/* payload bytes of registered memory in the batch */
+	uintptr_t		lo, hi;		/* where the message being sent took them from */
 };
 
 /*
@@ -57,14 +59,14 @@ int iwx_tcp_zc_init(struct iwx_tcp_zc *z, int fd, uint32_t min, struct iwx_bufpo
 /* Give back the buffers held: the socket is gone, and the kernel's copies with it. */
 void iwx_tcp_zc_fini(struct iwx_tcp_zc *z);
 
-/* Is zero copy on at all? Then every message goes through iwx_tcp_zc_taken. */
-static inline bool iwx_tcp_zc_on(const struct iwx_tcp_zc *z)
-{
-	return z->min != 0;
-}
+/* A new batch is being filled. */
+void iwx_tcp_zc_batch(struct iwx_tcp_zc *z);
 
-/* Does a call carrying payload bytes of registered memory go without a copy? */
-bool iwx_tcp_zc_use(const struct iwx_tcp_zc *z, size_t payload);
+/* The batch sends len bytes of payload from registered memory at p. */
+void iwx_tcp_zc_payload(struct iwx_tcp_zc *z, const void *p, size_t len);
+
+/* Does a call of the batch go without a copy? */
+bool iwx_tcp_zc_use(const struct iwx_tcp_zc *z);
 
 /* A zero-copy call sent bytes: it has the next number. */
 void iwx_tcp_zc_called(struct iwx_tcp_zc *z);
@@ -74,10 +76,11 @@ void iwx_tcp_zc_called(struct iwx_tcp_zc *z);
 bool iwx_tcp_zc_room(const struct iwx_tcp_zc *z);
 
 /*
- * TCP took all of a message whose payload lies within [lo, hi): noted, to be let go of
- * in order. How many messages are let go of now (it, when nothing waits before it).
+ * TCP took all of the message whose payload iwx_tcp_zc_payload saw last: noted, to be
+ * let go of in order. How many messages are let go of now (it, when nothing waits before
+ * it). A batch ends with the message it ends, so the message is the batch's last.
  */
-uint32_t iwx_tcp_zc_taken(struct iwx_tcp_zc *z, uintptr_t lo, uintptr_t hi);
+uint32_t iwx_tcp_zc_taken(struct iwx_tcp_zc *z);
 
 /* Hold buf, from pool, until the zero-copy calls made so far are let go of. */
 void iwx_tcp_zc_hold(struct iwx_tcp_zc *z, void *buf);
