@@ -29,7 +29,7 @@
 # namespace's CPU per GiB received, the share of the payload the BPF programs placed, and
 # the receiving iwxd's system calls per MiB (perf stat, when it works here).
 #
-#   scripts/bench.sh                  # 3 runs of 3 s each: about 6 minutes
+#   scripts/bench.sh                  # 3 runs of 3 s each: about 8 minutes
 #   scripts/bench.sh -n 5 -t 5 --no-pin
 #   scripts/bench.sh --fastpath-only --plot
 #   scripts/bench.sh --guard          # the quick check: about a minute, exit 1 on a regression
