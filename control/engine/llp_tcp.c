@@ -61,9 +61,10 @@ struct llp_tcp {
 	bool			fpdu_ends_msg[BATCH_FPDUS];	/* its message's last */
 	bool			fpdu_starts_rec[BATCH_FPDUS];	/* a record (one sendmsg) starts here */
 	bool			fpdu_starts_win[BATCH_FPDUS];	/* ... or an EMSS-long stretch of one */
+	bool			fpdu_fills_win[BATCH_FPDUS];	/* it ends its stretch, full */
 	uint32_t		nfpdu;
 	uint32_t		cur;		/* the FPDU fpdu_sent is in */
-	bool			fresh;		/* what goes next starts a new TCP packet (after EOR) */
+	bool			aligned;	/* what goes next starts a TCP segment */
 	uint32_t		emss;
 	struct iwx_tcp_zc	*zc;		/* MSG_ZEROCOPY (NULL: off) */
 
@@ -173,11 +174,12 @@ static uint32_t stretch_room(const struct llp_tcp *t, size_t used)
 
 /*
  * Fill the next batch: whole FPDUs, back to back, in records, each sent by one sendmsg
- * ending in MSG_EOR. TCP starts a new packet for data after an end of record and cuts
- * it into segments at multiples of the MSS from there, so a record whose FPDUs each lie
+ * ending in MSG_EOR unless its last stretch is full. TCP starts a new packet for data
+ * after an end of record, appends to its last packet otherwise, and cuts packets into
+ * segments at multiples of the MSS from their start, so a record whose FPDUs each lie
  * within one EMSS-long stretch of it goes out in segments that start with an FPDU and
  * hold whole ones (RFC 5044 §5): FPDUs of a full EMSS one per segment, smaller ones
- * packed. A segment after a smaller one is cut to fill its stretch (DDP may cut a
+ * packed; and records of full stretches go on in TCP's packet as large as it makes them. A segment after a smaller one is cut to fill its stretch (DDP may cut a
  * message anywhere), so that messages follow one another in one record, TCP's packets
  * as large as a bulk sender's; one that would still cross a stretch's end (markers, or
  * too little room) starts the next record. With zero copy a batch ends with a message
@@ -211,6 +213,7 @@ static bool fill_batch(struct llp_tcp *t, int *budget)
 		if (t->fpdu_starts_rec[t->nfpdu])
 			used = 0;
 		t->fpdu_starts_win[t->nfpdu] = !used;
+		t->fpdu_fills_win[t->nfpdu] = used + n == t->emss;
 		used = (used + n) % t->emss;
 		t->fpdu_start[t->nfpdu] = t->fpdu_len;
 		t->fpdu_ends_msg[t->nfpdu++] = s.last;
@@ -223,17 +226,17 @@ static bool fill_batch(struct llp_tcp *t, int *budget)
 	return t->nfpdu > 0;
 }
 
-/* Where FPDU i of the batch ends. */
-static size_t fpdu_end(const struct llp_tcp *t, uint32_t i)
-{
-	return i + 1 < t->nfpdu ? t->fpdu_start[i + 1] : t->fpdu_len;
-}
-
-/* Where the record FPDU i is in ends (win: where its stretch of the record ends). */
-static size_t record_end(const struct llp_tcp *t, uint32_t i, bool win)
+/* The FPDU after the record FPDU i is in (win: after its stretch of the record), or nfpdu. */
+static uint32_t record_end(const struct llp_tcp *t, uint32_t i, bool win)
 {
 	while (++i < t->nfpdu && !(win ? t->fpdu_starts_win[i] : t->fpdu_starts_rec[i]))
 		;
+	return i;
+}
+
+/* Where FPDU i begins (nfpdu: the batch's end). */
+static size_t fpdu_at(const struct llp_tcp *t, uint32_t i)
+{
 	return i < t->nfpdu ? t->fpdu_start[i] : t->fpdu_len;
 }
 
@@ -259,13 +262,13 @@ static bool zc_reap(struct llp_tcp *t)
 	return true;
 }
 
-/* sendmsg the batch's next len bytes, MSG_EOR after them. */
-static ssize_t send_pieces(struct llp_tcp *t, size_t len)
+/* sendmsg the batch's next len bytes, MSG_EOR after them when eor. */
+static ssize_t send_pieces(struct llp_tcp *t, size_t len, bool eor)
 {
 	uint32_t k = t->piece_at;
 	size_t before = 0, whole;
 	struct msghdr mh = { .msg_iov = &t->piece[t->piece_at] };
-	int flags = MSG_NOSIGNAL | MSG_DONTWAIT | MSG_EOR;
+	int flags = MSG_NOSIGNAL | MSG_DONTWAIT | (eor ? MSG_EOR : 0);
 	bool zc = t->zc && iwx_tcp_zc_use(t->zc);
 	ssize_t n;
 
@@ -305,6 +308,16 @@ static void skip_pieces(struct llp_tcp *t, size_t n)
 	}
 }
 
+/* Does a stretch start at byte at of the batch (the batch's end: the next batch's first)? */
+static bool stretch_starts_at(const struct llp_tcp *t, size_t at)
+{
+	uint32_t i = t->cur;
+
+	while (fpdu_at(t, i) < at)
+		i++;
+	return fpdu_at(t, i) == at && (i == t->nfpdu || t->fpdu_starts_win[i]);
+}
+
 static void send_batches(struct llp_tcp *t, bool *want_write)
 {
 	struct iwx_llp *llp = &t->llp;
@@ -317,11 +330,15 @@ static void send_batches(struct llp_tcp *t, bool *want_write)
 		 * To the record's end; but when TCP took only part of it, up to the end of
 		 * the stretch it stopped in, so that with MSG_EOR the stretches after it start
 		 * a new packet again (the rest of a cut FPDU may have to start one of its own:
-		 * TCP may have sent the part it took).
+		 * TCP may have sent the part it took). Without MSG_EOR when it ends a full
+		 * stretch and starts where a segment does: what follows may join its packet.
 		 */
 		bool at_fpdu = t->fpdu_start[t->cur] == t->fpdu_sent;
-		size_t end = record_end(t, t->cur, !(at_fpdu && t->fpdu_starts_win[t->cur]));
-		ssize_t n = send_pieces(t, end - t->fpdu_sent);
+		bool at_win = at_fpdu && t->fpdu_starts_win[t->cur];
+		uint32_t next = record_end(t, t->cur, !at_win);
+		size_t end = fpdu_at(t, next);
+		bool eor = !(t->aligned && at_win && t->fpdu_fills_win[next - 1]);
+		ssize_t n = send_pieces(t, end - t->fpdu_sent, eor);
 
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR) {
@@ -336,13 +353,15 @@ static void send_batches(struct llp_tcp *t, bool *want_write)
 		 * segment, as far as the sender can tell (an upper bound: retransmission may
 		 * merge).
 		 */
-		for (uint32_t i = t->cur; t->fresh && at_fpdu && i < t->nfpdu &&
+		for (uint32_t i = t->cur; t->aligned && at_fpdu && i < t->nfpdu &&
 		     t->fpdu_start[i] < t->fpdu_sent + n; i++)
 			llp->stats->tx_fpdus_aligned++;
-		t->fresh = t->fpdu_sent + n == end;	/* all taken: the end of record holds */
 		t->fpdu_sent += n;
+		/* all taken, its end of record holding; or stopped where a stretch starts */
+		t->aligned = (t->fpdu_sent == end && eor) ||
+			     (t->aligned && at_win && stretch_starts_at(t, t->fpdu_sent));
 		skip_pieces(t, n);
-		for (; t->cur < t->nfpdu && fpdu_end(t, t->cur) <= t->fpdu_sent; t->cur++)
+		for (; t->cur < t->nfpdu && fpdu_at(t, t->cur + 1) <= t->fpdu_sent; t->cur++)
 			if (t->fpdu_ends_msg[t->cur])
 				msg_taken(t);
 		llp->stats->tx_bytes += n;
@@ -704,7 +723,7 @@ struct iwx_llp *iwx_llp_tcp_new(int fd, const struct iwx_mpa_agreed *agreed, uin
 	t->llp.max_payload[1] = mulpdu > IWX_DDP_TAGGED_HDR_LEN ? mulpdu - IWX_DDP_TAGGED_HDR_LEN : 0;
 	t->fd = fd;
 	t->emss = emss;
-	t->fresh = true;
+	t->aligned = true;
 	iwx_mpa_tx_init(&t->tx, &agreed->mode);
 	t->rx = malloc(sizeof(*t->rx));
 	if (!t->rx) {
