@@ -882,7 +882,8 @@ static int server_tcp_send(const struct sockaddr_in *addr)
 	buf = xalloc(window);
 	t0 = now_ns();
 	cpu0 = cpu_ns();
-	while ((n = recv(fd, buf, window, 0)) != 0) {
+	/* into the whole window in turn, as Writes land all over their buffers */
+	while ((n = recv(fd, buf + bytes % window, window - bytes % window, 0)) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -913,7 +914,7 @@ static int client_tcp_send(const struct sockaddr_in *addr, uint32_t size, uint32
 {
 	uint32_t hello[2] = { htobe32(size), htobe32(depth) };
 	uint64_t sent = 0, counted = 0, count, t0, end, cpu0;
-	uint8_t *msg = xalloc(size);
+	uint8_t *msg = xalloc((size_t)size * depth);	/* one buffer per outstanding message */
 	int fd = tcp_connect(addr), r;
 
 	if (fd < 0)
@@ -925,7 +926,7 @@ static int client_tcp_send(const struct sockaddr_in *addr, uint32_t size, uint32
 	cpu0 = cpu_ns();
 	while (now_ns() < end) {
 		if (sent < counted + 2ull * depth) {
-			if ((r = io_full(fd, msg, size, true)) != 1)
+			if ((r = io_full(fd, msg + sent % depth * size, size, true)) != 1)
 				return errf(r ? r : -ECONNRESET, "sending a message");
 			sent++;
 		} else if ((r = io_full(fd, &count, sizeof(count), false)) == 1) {
