@@ -167,7 +167,11 @@ int iwx_revalidate_mr(struct iwx_mr *mr);
 struct iwx_cq *iwx_create_cq(struct iwx_device *dev, int entries);
 int iwx_destroy_cq(struct iwx_cq *cq);		/* -EBUSY while a queue pair uses it */
 
-/* Take up to n completions, oldest first. Returns how many. No system call. */
+/*
+ * Take up to n completions, oldest first. Returns how many; once those left are taken,
+ * -ESHUTDOWN when iwxd has gone away (looked for at most every 100 ms while the CQ is
+ * empty, so that a program polling in a loop learns it). No system call but that look.
+ */
 int iwx_poll_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc);
 
 /*
@@ -242,7 +246,8 @@ int iwx_query_qp(const struct iwx_qp *qp, struct iwx_qp_attr *attr);
  * Post one work request. 0, or -ENOBUFS when the queue is full (as many requests are
  * outstanding as its depth, see iwx_qp_init_attr: poll completions first), -EINVAL
  * malformed (too many sges, a Read without exactly one sink sge), -ENOTCONN a send
- * before the queue pair is connected. A malformed sge (outside
+ * before the queue pair is connected, -ESHUTDOWN once iwxd has gone away (as
+ * iwx_poll_cq finds it). A malformed sge (outside
  * its region, no access) is found by the daemon and completes with
  * IWX_WC_LOC_PROT_ERR, terminating the stream as RFC 5040 §7.1 requires.
  */
@@ -419,6 +424,34 @@ int iwx_get_event(struct iwx_device *dev, struct iwx_event *ev, int timeout_ms);
  * waited for their answer; readable for good once iwxd went away (-ESHUTDOWN).
  */
 int iwx_event_fd(struct iwx_device *dev);
+
+/*
+ * Asynchronous events: what befalls the device outside any call, as verbs'
+ * ibv_get_async_event reports it. IWX_ASYNC_DEVICE_FATAL: iwxd went away, every queue
+ * pair is lost (iwx_poll_cq and the posts fail with -ESHUTDOWN); given once.
+ */
+enum iwx_async_type {
+	IWX_ASYNC_DEVICE_FATAL = 1,
+};
+
+struct iwx_async_event {
+	enum iwx_async_type	type;
+};
+
+/*
+ * The next asynchronous event: waits up to timeout_ms (0: do not wait, -1: for ever).
+ * 0 with *ev, -EAGAIN when none came in time, -EINTR when a signal came first.
+ */
+int iwx_get_async_event(struct iwx_device *dev, struct iwx_async_event *ev, int timeout_ms);
+
+/*
+ * For poll()/epoll, from any thread: readable while iwx_get_async_event(dev, &ev, 0) has
+ * an event to give.
+ */
+int iwx_async_fd(struct iwx_device *dev);
+
+/* Has iwxd gone away? (A look at the socket: for slow paths, not for each poll.) */
+bool iwx_lost(struct iwx_device *dev);
 
 /* Names, for messages: "established", "remote access error", "RDMA Write". */
 const char *iwx_event_name(enum iwx_event_type t);

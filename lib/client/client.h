@@ -61,6 +61,8 @@ struct iwx_device {
 	int			notify_fd;	/* eventfd: an armed CQ has a completion */
 	int			ready_fd;	/* eventfd: set while events are queued */
 	int			event_fd;	/* epoll of sock and ready_fd: iwx_event_fd */
+	int			async_fd;	/* epoll of sock's hang-up: iwx_async_fd */
+	uint64_t		look_ms;	/* client_lost looks at the socket again then */
 	bool			ready;		/* ready_fd is set */
 	uint32_t		spin_us;	/* iwx_wait_cq polls this long before sleeping */
 	uint32_t		seq;
@@ -152,6 +154,12 @@ IWX_HIDDEN int client_call(struct iwx_device *dev, uint16_t op, const void *req,
 
 /* Take one message from the socket if one is there: events are queued. -ESHUTDOWN once lost. */
 IWX_HIDDEN int client_pump(struct iwx_device *dev);
+
+/*
+ * iwx_lost for calls that do not read the socket (a poll of an empty CQ, a post): it
+ * looks for the socket's hang-up at most every LOOK_MS, a clock read otherwise.
+ */
+IWX_HIDDEN bool client_lost(struct iwx_device *dev);
 
 /* The device's queue pair numbered num, or NULL. */
 IWX_HIDDEN struct iwx_qp *qp_of(struct iwx_device *dev, uint32_t num);

@@ -5,12 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "proto/level.h"
 #include "proto/term.h"
+#include "util/clock.h"
 
 #include "client.h"
 
@@ -19,6 +21,7 @@
 #define ALLOC_ALIGN	64
 #define SPIN_US		100	/* $IWX_SPIN_US's default */
 #define SPIN_US_MAX	1000000
+#define LOOK_MS		100	/* client_lost looks at the socket at most this often */
 
 _Static_assert((int)IWX_EVENT_DISCONNECTED == IWX_IPC_EV_DISCONNECTED, "event numbering");
 _Static_assert(IWX_MAX_PRIVATE_DATA == IWX_IPC_PRIVDATA, "private data");
@@ -37,6 +40,8 @@ static void lose(struct iwx_device *dev)
 {
 	if (!dev->lost) {
 		dev->lost = true;
+		/* hung up on our side too, whatever the cause: iwx_async_fd reads */
+		shutdown(dev->sock, SHUT_RDWR);
 		IWX_LINK_EACH(struct iwx_qp, q, &dev->qps, link)
 			__atomic_store_n(&q->sh->state, IWX_SHQ_ERROR, __ATOMIC_RELEASE);
 		show_ready(dev);
@@ -138,6 +143,28 @@ int client_pump(struct iwx_device *dev)
 	return err == -ESHUTDOWN ? err : 0;
 }
 
+bool iwx_lost(struct iwx_device *dev)
+{
+	struct pollfd p = { .fd = dev->sock };	/* a hang-up is reported unasked */
+
+	if (!dev->lost && poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR)))
+		lose(dev);
+	return dev->lost;
+}
+
+bool client_lost(struct iwx_device *dev)
+{
+	uint64_t now;
+
+	if (dev->lost)
+		return true;
+	now = iwx_now_ms();
+	if (now < dev->look_ms)
+		return false;
+	dev->look_ms = now + LOOK_MS;
+	return iwx_lost(dev);
+}
+
 void client_ring(struct iwx_device *dev, uint32_t bell)
 {
 	uint64_t one = 1;
@@ -181,7 +208,7 @@ struct iwx_device *iwx_open(const struct iwx_open_opts *opts)
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return NULL;
-	dev->bell_fd = dev->notify_fd = dev->event_fd = -1;
+	dev->bell_fd = dev->notify_fd = dev->event_fd = dev->async_fd = -1;
 	dev->events_tail = &dev->events;
 	dev->spin_us = spin_us();
 	iwx_link_init(&dev->qps);
@@ -195,6 +222,13 @@ struct iwx_device *iwx_open(const struct iwx_open_opts *opts)
 	err = iwx_level_join(dev->sock, &dev->event_fd, &dev->ready_fd);
 	if (err)
 		goto fail;
+	/* asking for nothing: the socket's hang-up alone makes it readable */
+	dev->async_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (dev->async_fd < 0 ||
+	    epoll_ctl(dev->async_fd, EPOLL_CTL_ADD, dev->sock, &(struct epoll_event){ .events = 0 })) {
+		err = -errno;
+		goto fail;
+	}
 	err = client_call(dev, IWX_IPC_HELLO, &hello, sizeof(hello), &hello, sizeof(hello), fds,
 			  &nfds);
 	if (!err && nfds != 4)
@@ -289,6 +323,8 @@ void iwx_close(struct iwx_device *dev)
 		close(dev->ready_fd);
 	if (dev->event_fd >= 0)
 		close(dev->event_fd);
+	if (dev->async_fd >= 0)
+		close(dev->async_fd);
 	if (dev->arena)
 		munmap(dev->arena, dev->arena_size);
 	if (dev->bells)
@@ -409,6 +445,25 @@ int iwx_get_event(struct iwx_device *dev, struct iwx_event *ev, int timeout_ms)
 int iwx_event_fd(struct iwx_device *dev)
 {
 	return dev->event_fd;
+}
+
+int iwx_get_async_event(struct iwx_device *dev, struct iwx_async_event *ev, int timeout_ms)
+{
+	struct pollfd p = { .fd = dev->async_fd, .events = POLLIN };
+	int n = poll(&p, 1, timeout_ms);
+
+	if (n <= 0)
+		return n ? -errno : -EAGAIN;
+	/* the one event it carries yet: the socket's hang-up (lose shuts it down too) */
+	lose(dev);
+	epoll_ctl(dev->async_fd, EPOLL_CTL_DEL, dev->sock, NULL);	/* told: it reads no more */
+	*ev = (struct iwx_async_event){ .type = IWX_ASYNC_DEVICE_FATAL };
+	return 0;
+}
+
+int iwx_async_fd(struct iwx_device *dev)
+{
+	return dev->async_fd;
 }
 
 const char *iwx_event_name(enum iwx_event_type t)

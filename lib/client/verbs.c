@@ -253,7 +253,8 @@ int iwx_poll_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc)
 		if (__atomic_exchange_n(&cq->sh->need_room, 0, __ATOMIC_SEQ_CST))
 			client_ring(cq->dev, cq->bell);
 	}
-	return k;
+	/* none will come from a daemon that is gone: say so to a program polling in a loop */
+	return k || !client_lost(cq->dev) ? k : -ESHUTDOWN;
 }
 
 /*
@@ -530,6 +531,8 @@ int iwx_post_send(struct iwx_qp *qp, const struct iwx_send_wr *wr)
 
 	if (!iwx_send_wr_valid(wr))
 		return -EINVAL;
+	if (client_lost(qp->dev))
+		return -ESHUTDOWN;	/* nothing would take it, or flush it */
 	if (s == IWX_QPS_INIT || s == IWX_QPS_CONNECTING)
 		return -ENOTCONN;
 	if (wq_full(&qp->swq))
@@ -548,6 +551,8 @@ int iwx_post_recv(struct iwx_qp *qp, const struct iwx_recv_wr *wr)
 
 	if (!iwx_recv_wr_valid(wr))
 		return -EINVAL;
+	if (client_lost(qp->dev))
+		return -ESHUTDOWN;
 	if (wq_full(&qp->rwq))
 		return -ENOBUFS;
 	e = iwx_ring_entry(&qp->rq, 0);

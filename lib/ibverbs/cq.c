@@ -226,6 +226,13 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ctx)
 	ch->fired_tail = &ch->fired;
 	ch->ch.context = ctx;
 	err = iwx_level_join(iwx_comp_fd(c->dev), &ch->ch.fd, &ch->own_fd);
+	/* and the device's asynchronous events: a wait for completions ends with iwxd */
+	if (!err && epoll_ctl(ch->ch.fd, EPOLL_CTL_ADD, iwx_async_fd(c->dev),
+			      &(struct epoll_event){ .events = EPOLLIN })) {
+		err = -errno;
+		close(ch->own_fd);
+		close(ch->ch.fd);
+	}
 	if (err) {
 		free(ch);
 		return iwxv_fail(-err);
@@ -279,6 +286,8 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq_out, v
 		struct epoll_event e;
 		struct iwxv_cq *cq;
 
+		bool lost;
+
 		iwxv_lock(c);
 		distribute(c);
 		cq = ch->fired;
@@ -289,11 +298,16 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq_out, v
 			cq->on_fired = false;
 			show_fired(ch);
 		}
+		lost = !cq && iwx_lost(c->dev);
 		iwxv_unlock(c);
 		if (cq) {
 			*cq_out = &cq->cq;
 			*cq_context = cq->cq.cq_context;
 			return 0;
+		}
+		if (lost) {
+			errno = EIO;	/* as the kernel's channel of a device that is gone */
+			return -1;
 		}
 		if (fcntl(channel->fd, F_GETFL) & O_NONBLOCK) {
 			errno = EAGAIN;

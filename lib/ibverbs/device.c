@@ -9,10 +9,10 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netpacket/packet.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -150,8 +150,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->ops.post_send = iwxv_post_send;
 	ctx->ops.post_recv = iwxv_post_recv;
 	ctx->cmd_fd = iwx_event_fd(c->dev);
-	/* no asynchronous events: an fd that never becomes readable */
-	ctx->async_fd = eventfd(0, EFD_CLOEXEC);
+	ctx->async_fd = iwx_async_fd(c->dev);	/* libiwx's: iwx_close closes it */
 	ctx->num_comp_vectors = 1;
 	pthread_mutex_init(&ctx->mutex, NULL);
 	return ctx;
@@ -163,8 +162,6 @@ int ibv_close_device(struct ibv_context *ctx)
 
 	/* iwx_close destroys what is left; our wrappers of it go with the process */
 	iwx_close(c->dev);
-	if (ctx->async_fd >= 0)
-		close(ctx->async_fd);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 	return 0;
@@ -343,19 +340,34 @@ const char *ibv_get_sysfs_path(void)
 }
 
 /*
- * No asynchronous events: iwx reports a queue pair's failure through its completions
- * and the connection's events. The wait blocks as rdma-core's does (or EAGAIN when the
- * fd was made non-blocking).
+ * The device's loss (iwxd went away) as IBV_EVENT_DEVICE_FATAL, as a provider reports a
+ * fatal device error; a queue pair's failure comes through its completions and the
+ * connection's events. The wait blocks as rdma-core's does (or EAGAIN when the fd was
+ * made non-blocking), outside the context's lock: it is another thread's, as a rule.
  */
 int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
 {
-	uint64_t v;
+	struct iwxv_context *c = iwxv_ctx(ctx);
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	struct iwx_async_event e;
+	int err;
 
-	(void)event;
-	if (read(ctx->async_fd, &v, sizeof(v)) < 0)
-		return -1;
-	errno = EIO;
-	return -1;
+	for (;;) {
+		iwxv_lock(c);
+		err = iwx_get_async_event(c->dev, &e, 0);
+		iwxv_unlock(c);
+		if (!err)
+			break;
+		if (err != -EAGAIN || (fcntl(ctx->async_fd, F_GETFL) & O_NONBLOCK)) {
+			errno = -err;
+			return -1;
+		}
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			return -1;
+	}
+	memset(event, 0, sizeof(*event));
+	event->event_type = IBV_EVENT_DEVICE_FATAL;	/* the one type iwx_async_event has yet */
+	return 0;
 }
 
 void ibv_ack_async_event(struct ibv_async_event *event)

@@ -192,5 +192,32 @@ else
 	result 1 "verbs_check: not built ($check)"
 fi
 
+# last, for iwxd a goes: perftest with its iwxd killed mid-run. The program on that side,
+# which polls its CQ in a loop, exits with an error within 2 s (libiwx looks for the
+# daemon's hang-up every 100 ms of empty polls); the one on the other side exits too.
+timeout 60 "$0" --on b ib_write_bw -R -D 30 >"$out/killed.srv" 2>&1 &
+spid=$!
+sleep 0.5
+timeout 60 "$0" --on a ib_write_bw -R -D 30 "$B" >"$out/killed.cli" 2>&1 &
+cpid=$!
+for _ in $(seq 100); do	# under way: its table's header printed
+	grep -q '#bytes' "$out/killed.cli" && break
+	sleep 0.1
+done
+sleep 1
+kill -KILL "${pids[0]}"
+t0=$(date +%s%N)
+{ wait "${pids[0]}"; } 2>/dev/null	# no "Killed" line
+wait "$cpid"
+crc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+wait "$spid"
+src=$?
+rc=0
+# an error of its own, not the time-out's 124, and soon
+{ [ $crc -ne 0 ] && [ $crc -ne 124 ] && [ $ms -le 2000 ] && [ $src -ne 0 ] && [ $src -ne 124 ]; } || {
+	rc=1; tail -5 "$out/killed.cli" | sed 's/^/    client: /'; tail -5 "$out/killed.srv" | sed 's/^/    server: /'; }
+result $rc "ib_write_bw -D 30 with its iwxd killed: its side exits $crc after $ms ms, the other $src"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

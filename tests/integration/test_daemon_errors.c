@@ -941,6 +941,41 @@ Test(daemon_errors, daemon_killed)
 	expect_posts_flushed(&a, &abuf);
 }
 
+/*
+ * A program that polls its CQ in a loop, never waiting in libiwx, learns that iwxd went
+ * away: iwx_poll_cq fails (it looks for the hang-up at most every 100 ms: 2 s is room
+ * enough on a loaded machine), posts fail, and the asynchronous event says so once.
+ */
+Test(daemon_errors, a_busy_poller_learns_its_daemon_was_killed)
+{
+	struct pollfd p = { .fd = iwx_async_fd(a.dev), .events = POLLIN };
+	struct iwx_async_event ev;
+	uint64_t start, end;
+	struct iwx_wc wc;
+	int k = 0;
+
+	connect_ab();
+	post_recv(&a, 1, &abuf, 0, 64);
+	cr_assert_eq(poll(&p, 1, 0), 0, "no asynchronous event while iwxd serves");
+	cr_assert_eq(iwx_get_async_event(a.dev, &ev, 0), -EAGAIN);
+	iwxd_pair_kill(&pair, 0);
+
+	start = iwx_now_ms();
+	end = start + 10000;	/* the loop's bound; the assertion's is 2 s */
+	while (iwx_now_ms() < end && (k = iwx_poll_cq(a.cq, 1, &wc)) == 0)
+		;
+	cr_assert_eq(k, -ESHUTDOWN, "iwx_poll_cq: %d", k);
+	cr_assert_lt(iwx_now_ms() - start, 2000, "learnt after %llu ms",
+		     (unsigned long long)(iwx_now_ms() - start));
+	cr_assert_eq(iwx_post_recv(a.qp, &(struct iwx_recv_wr){ .wr_id = 2, .num_sge = 1,
+		.sge = { sge_of(&abuf, 0, 64) } }), -ESHUTDOWN);
+	cr_assert_eq(poll(&p, 1, EVENT_MS), 1, "iwx_async_fd reads");
+	cr_assert_eq(iwx_get_async_event(a.dev, &ev, 0), 0);
+	cr_assert_eq(ev.type, IWX_ASYNC_DEVICE_FATAL);
+	cr_assert_eq(poll(&p, 1, 0), 0, "told once: it reads no more");
+	cr_assert_eq(iwx_get_async_event(a.dev, &ev, 0), -EAGAIN);
+}
+
 /* ------------------------------------------------------------ access control */
 
 /* In a child: open a device on the daemon at socket path arg, allocate a PD: 0 or the errno. */
