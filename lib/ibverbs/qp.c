@@ -17,14 +17,17 @@
 			 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ | \
 			 IBV_QP_EX_WITH_LOCAL_INV)
 
-/* The inline slots: 2 * depth, so that a post refused for a full queue overwrites none in use. */
+/*
+ * The inline slots: 2 * depth, so that a post refused for a full queue overwrites none in
+ * use; each of the inline size asked for rounded up to 64 bytes, at least 64, as providers
+ * round it up to what their work requests hold (programs post inline on a QP asked for 0).
+ */
 static int inline_init(struct iwxv_qp *q, struct iwx_pd *ipd, uint32_t sq_depth)
 {
 	size_t len;
 
-	if (!q->cap.max_inline_data)
-		return 0;
-	q->inl_slot = (q->cap.max_inline_data + 63) & ~63u;
+	q->inl_slot = q->cap.max_inline_data ? (q->cap.max_inline_data + 63) & ~63u : 64;
+	q->cap.max_inline_data = q->inl_slot;
 	q->inl_slots = 2 * sq_depth;
 	len = (size_t)q->inl_slot * q->inl_slots;
 	q->inl = iwx_alloc(q->c->dev, len);
@@ -187,7 +190,19 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
 		q->attr.max_dest_rd_atomic = attr->max_dest_rd_atomic;
 	if (mask & IBV_QP_STATE) {
-		if (attr->qp_state == IBV_QPS_ERR && iwx_qp_state(q->iqp) == IWX_QPS_RTS)
+		enum iwx_qp_state now = iwx_qp_state(q->iqp);
+
+		/*
+		 * iWARP: rdma_cm's connection makes a QP ready, not a modify that names the
+		 * peer (ibv_rc_pingpong's way); one without, as rdma_init_qp_attr gives it
+		 * (cmtime's, before rdma_accept), is taken.
+		 */
+		if ((attr->qp_state == IBV_QPS_RTR || attr->qp_state == IBV_QPS_RTS) &&
+		    (mask & (IBV_QP_AV | IBV_QP_DEST_QPN)) && now != IWX_QPS_RTS) {
+			iwxv_unlock(q->c);
+			return ENOTCONN;
+		}
+		if (attr->qp_state == IBV_QPS_ERR && now == IWX_QPS_RTS)
 			iwx_disconnect(q->iqp);
 		q->state = attr->qp_state;
 	}

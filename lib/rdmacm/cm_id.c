@@ -45,8 +45,16 @@ int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **out, 
 	struct cm_id *id;
 	bool sync = !channel;
 
-	if (ps != RDMA_PS_TCP)
-		return fail(EOPNOTSUPP);	/* iWARP connects reliably (RC) alone */
+	if (ps != RDMA_PS_TCP) {
+		/* programs such as udaddy and mckey exit silently on it: say why, once */
+		static bool said;
+
+		if (!said)
+			fprintf(stderr, "librdmacm (iwx): port space %#x: iWARP has reliable "
+				"connections (RDMA_PS_TCP) only, no UD or multicast\n", ps);
+		said = true;
+		return fail(EOPNOTSUPP);
+	}
 	if (sync && !(channel = rdma_create_event_channel()))
 		return -1;
 	id = calloc(1, sizeof(*id));

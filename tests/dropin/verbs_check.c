@@ -2,7 +2,8 @@
 /*
  * What rping, qperf and perftest do not reach of the drop-in libibverbs and librdmacm,
  * checked through the real <infiniband/verbs.h> and <rdma/rdma_cma.h> (tests/dropin/run.sh):
- *   - unsupported verbs fail as rdma-core's do (EOPNOTSUPP, EINVAL), never crash;
+ *   - unsupported verbs fail as rdma-core's do (EOPNOTSUPP, EINVAL), never crash; a QP's
+ *     inline size rounded up; no RTR naming a peer without a connection (ENOTCONN);
  *   - a refused and a rejected connect (with the peer's private data), then one accepted
  *     with private data both ways;
  *   - ibv_wr_* posting (RDMA Write, Send with inline data) into unaligned malloc memory,
@@ -117,6 +118,9 @@ static void local_checks(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_
 	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
 	struct ibv_cq *cq2;
 	struct ibv_cq *got;
+	struct ibv_qp_init_attr qi;
+	struct ibv_qp_attr qa;
+	struct ibv_qp *rc;
 	void *gctx;
 
 	CHECK(!ibv_query_device(ctx, &da) && da.max_qp_wr > 0 && da.max_sge >= 1,
@@ -137,6 +141,26 @@ static void local_checks(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_
 	CHECK(!ibv_reg_mr_iova2(pd, buf, sizeof(buf), 4096, IBV_ACCESS_LOCAL_WRITE) &&
 		      errno == EOPNOTSUPP, "ibv_reg_mr_iova2 with an iova not the address: EOPNOTSUPP");
 	CHECK(ibv_resize_cq(cq, 64) == EOPNOTSUPP, "ibv_resize_cq: EOPNOTSUPP");
+	/* no inline size asked for: some given all the same, as providers round it up */
+	rc = ibv_create_qp(pd, &(struct ibv_qp_init_attr){ .send_cq = cq, .recv_cq = cq,
+		.qp_type = IBV_QPT_RC, .cap = { .max_send_wr = 1, .max_recv_wr = 1,
+						.max_send_sge = 1, .max_recv_sge = 1 } });
+	CHECK(rc && !ibv_query_qp(rc, &qa, 0, &qi) && qa.cap.max_inline_data >= 16,
+	      "a QP asked for no inline data takes 16 bytes: %u", rc ? qa.cap.max_inline_data : 0);
+	/*
+	 * iWARP: rdma_cm connects a QP; a modify to RTR naming the peer (ibv_rc_pingpong's)
+	 * says it cannot, one as rdma_init_qp_attr gives it (cmtime's, before accepting) is taken
+	 */
+	CHECK(rc && ibv_modify_qp(rc, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_INIT },
+				  IBV_QP_STATE) == 0, "ibv_modify_qp to INIT");
+	CHECK(rc && ibv_modify_qp(rc, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR,
+			.dest_qp_num = 7, .ah_attr = { .port_num = 1 } },
+			IBV_QP_STATE | IBV_QP_AV | IBV_QP_DEST_QPN) == ENOTCONN,
+	      "ibv_modify_qp to RTR with a peer's address, no connection: ENOTCONN");
+	CHECK(rc && ibv_modify_qp(rc, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR },
+				  IBV_QP_STATE) == 0, "ibv_modify_qp to RTR as rdma_init_qp_attr says");
+	if (rc)
+		ibv_destroy_qp(rc);
 	/* a channel with nothing to give: non-blocking, it says so at once */
 	cq2 = ch ? ibv_create_cq(ctx, 4, NULL, ch, 0) : NULL;
 	fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK);
