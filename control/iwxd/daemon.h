@@ -256,6 +256,7 @@ struct pconn {
 struct iwxd_opts {
 	const char	*socket;
 	gid_t		gid;		/* members may connect; (gid_t)-1: root only */
+	uid_t		owner;		/* iwxd's own user: its programs may connect */
 	bool		crc;		/* ask for CRC unless the application says otherwise */
 	int		settle_ms;	/* initiator: hold the first FPDU this long (siw) */
 	int		timeout_ms;	/* TCP connect and each MPA frame of a set-up */

@@ -94,12 +94,28 @@ static int open_socket(struct iwxd *d)
 	}
 	unlink(d->o.socket);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    chmod(d->o.socket, d->o.gid == (gid_t)-1 ? 0600 : 0660) ||
-	    (d->o.gid != (gid_t)-1 && chown(d->o.socket, 0, d->o.gid)) || listen(fd, 64)) {
-		fprintf(stderr, "iwxd: %s: %s\n", d->o.socket, strerror(errno));
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		fprintf(stderr, "iwxd: %s: %s%s\n", d->o.socket, strerror(errno),
+			(errno == EACCES || errno == ENOENT) && d->o.owner ?
+			" (not root: serve a socket of your own, -s)" : "");
 		if (fd >= 0)
 			close(fd);
+		return -1;
+	}
+	/* the file is iwxd's user's; the group's, when given (an ordinary user: one of hers) */
+	if (chmod(d->o.socket, d->o.gid == (gid_t)-1 ? 0600 : 0660) ||
+	    (d->o.gid != (gid_t)-1 && chown(d->o.socket, (uid_t)-1, d->o.gid))) {
+		fprintf(stderr, "iwxd: %s: %s%s\n", d->o.socket, strerror(errno),
+			errno == EPERM ? ": cannot give it to --group's group (not root: only to a "
+					 "group of your own)" : "");
+		close(fd);
+		unlink(d->o.socket);
+		return -1;
+	}
+	if (listen(fd, 64)) {
+		fprintf(stderr, "iwxd: %s: listen: %s\n", d->o.socket, strerror(errno));
+		close(fd);
+		unlink(d->o.socket);
 		return -1;
 	}
 	refuse_rights(fd);
@@ -158,27 +174,44 @@ static int setup(struct iwxd *d)
 	iwx_link_init(&d->bell_active);
 	if (loop_init(&d->loop, id_in_use) || d->signal_w.fd < 0 || !d->mem) {
 		fprintf(stderr, "iwxd: %s\n", strerror(errno));
-		return -1;
+		goto fail;
 	}
 	err = closer_start(&d->closer);	/* after the mask: the signals are the loop's */
 	if (err) {
 		fprintf(stderr, "iwxd: closer thread: %s\n", strerror(-err));
-		return -1;
+		goto fail;
 	}
 	fastpath_start();	/* before serving: what it finds a dead iwxd left is gone by then */
 	err = sctp_io_start(d);
 	if (err) {
 		fprintf(stderr, "iwxd: DDP over SCTP: UDP port %u: %s (--sctp-port 0: without)\n",
 			d->o.sctp_port, strerror(-err));
-		return -1;
+		goto fail_closer;
 	}
 	d->listen_w.fd = open_socket(d);
 	d->listen_w.fn = session_accept;
 	if (d->listen_w.fd < 0 || watch_add(&d->loop, &d->listen_w, EPOLLIN) ||
 	    watch_add(&d->loop, &d->signal_w, EPOLLIN))
-		return -1;
+		goto fail_sctp;
 	d->start_ms = iwx_now_ms();
 	return 0;
+	/* what it made undone, so that a daemon that could not start leaves nothing behind */
+fail_sctp:
+	if (d->listen_w.fd >= 0) {
+		close(d->listen_w.fd);
+		unlink(d->o.socket);
+		d->listen_w.fd = -1;
+	}
+	sctp_io_stop(d);
+fail_closer:
+	closer_stop(&d->closer);
+fail:
+	iwx_mem_free(d->mem);
+	d->mem = NULL;
+	loop_fini(&d->loop);
+	if (d->signal_w.fd >= 0)
+		close(d->signal_w.fd);
+	return -1;
 }
 
 /* Close clients that are done; unmap memory their queue pairs have let go of. */
@@ -275,7 +308,8 @@ static void usage(FILE *f)
 		"The iWARP daemon: serves libiwx applications of this host (network namespace).\n"
 		"\n"
 		"  -s, --socket PATH     Unix socket to serve (default $IWX_SOCKET, else %s)\n"
-		"  -g, --group NAME      members of group NAME may use iwx (default: root only)\n"
+		"  -g, --group NAME      members of group NAME may use iwx (default: root and\n"
+		"                        iwxd's own user only)\n"
 		"      --no-crc          do not ask peers for the MPA CRC (applications may still)\n"
 		"      --settle-ms MS    as connection initiator, hold what goes out for MS ms after\n"
 		"                        set-up, for peers like Linux's siw that miss an early FPDU,\n"
@@ -316,7 +350,11 @@ static void usage(FILE *f)
 		"Each connection holds a descriptor: iwxd raises its limit of open files\n"
 		"(RLIMIT_NOFILE) to the system's most for a process (fs.nr_open) where it may,\n"
 		"else to its hard limit. Out of them, what needs one fails with EMFILE, and\n"
-		"accepting clients pauses until one is free.\n",
+		"accepting clients pauses until one is free.\n"
+		"As an ordinary user, iwxd serves that user's programs (and root's), with no fast\n"
+		"path ('iwx attach' needs root) and its memory in memfds rather than BPF maps;\n"
+		"--group takes only a group of hers, and the default socket's directory needs\n"
+		"root: serve one of hers (-s, and IWX_SOCKET for the programs).\n",
 		IWX_DEFAULT_SOCKET, SPIN_US, USER_SHARE);
 	for (int i = 0; i < LIMIT_N; i++) {
 		char flag[32], dflt[48];
@@ -378,7 +416,7 @@ int main(int argc, char **argv)
 	struct iwxd d = {
 		.o = { .socket = iwx_ipc_socket_path(NULL),
 		       .gid = (gid_t)-1, .crc = true, .settle_ms = 200, .timeout_ms = 10000,
-		       .sctp_port = IWX_SCTP_PORT, .spin_us = SPIN_US },
+		       .sctp_port = IWX_SCTP_PORT, .spin_us = SPIN_US, .owner = geteuid() },
 		.loop.epfd = -1, .listen_w.fd = -1,
 	};
 	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]);
@@ -485,6 +523,10 @@ int main(int argc, char **argv)
 		return 1;
 	log_info("serving %s (CRC %s by default, settle %d ms)", d.o.socket,
 		 d.o.crc ? "asked" : "not asked", d.o.settle_ms);
+	if (d.o.owner)
+		log_info("not root (uid %u): serving uid %u's programs%s; no fast path, memory in memfds",
+			 (unsigned)d.o.owner, (unsigned)d.o.owner,
+			 d.o.gid != (gid_t)-1 ? " and --group's" : "");
 	run(&d);
 	teardown(&d);
 	return 0;

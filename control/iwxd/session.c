@@ -30,7 +30,7 @@
 #define ACCEPT_PAUSE_MS	250	/* out of descriptors: try accepting again after this long */
 #define TURNED_MAX	64	/* clients not let in, waiting for their answer */
 
-/* Is uid (with primary group gid) root or a member of the configured group? */
+/* Is uid (with primary group gid) root, iwxd's own user or a member of the configured group? */
 static bool allowed(const struct iwxd *d, uid_t uid, gid_t gid)
 {
 	struct passwd pw, *res = NULL;
@@ -38,7 +38,7 @@ static bool allowed(const struct iwxd *d, uid_t uid, gid_t gid)
 	gid_t groups[256];
 	int n = 256;
 
-	if (uid == 0)
+	if (uid == 0 || uid == d->o.owner)
 		return true;
 	if (d->o.gid == (gid_t)-1)
 		return false;

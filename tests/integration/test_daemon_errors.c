@@ -1001,6 +1001,78 @@ static void socket_open_to_all(void)
 	cr_assert_eq(chmod(pair.sock[0], 0666), 0);
 }
 
+/* ------------------------------------------------------- iwxd as an ordinary user */
+
+static char user_dir[64];
+
+static void user_up(void)
+{
+	snprintf(user_dir, sizeof(user_dir), "/tmp/iwx-user-XXXXXX");
+	cr_assert_not_null(mkdtemp(user_dir));
+	cr_assert_eq(chmod(user_dir, 0777), 0);	/* nobody makes its socket there */
+}
+
+static void user_down(void)
+{
+	char cmd[96];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", user_dir);
+	if (system(cmd)) {
+		/* nothing more to undo */
+	}
+}
+
+TestSuite(daemon_user, .init = user_up, .fini = user_down, .timeout = 60);
+
+/* In a child that is nobody already: become iwxd with the arguments in arg (NULL-ended). */
+static int exec_iwxd(void *arg)
+{
+	char **argv = arg;
+
+	argv[0] = (char *)iwxd_path();
+	execv(argv[0], argv);
+	return 127;
+}
+
+/* iwxd as nobody serves nobody's programs (and not another user's), from memfds. */
+Test(daemon_user, an_ordinary_user_serves_her_own_programs)
+{
+	char sock[96];
+	char *argv[] = { NULL, "-s", sock, "--sctp-port", "0", NULL };	/* not the host's port */
+	pid_t d;
+	int i;
+
+	snprintf(sock, sizeof(sock), "%s/iwxd.sock", user_dir);
+	d = child_as(NOBODY, NOBODY, exec_iwxd, argv);
+	cr_assert_gt(d, 0);
+	for (i = 0; i < 100 && access(sock, F_OK); i++)
+		usleep(50000);
+	cr_assert_eq(access(sock, F_OK), 0, "iwxd as nobody serves %s", sock);
+	cr_assert_eq(run_as(NOBODY, NOBODY, open_and_alloc, sock), 0, "nobody's program: served");
+	cr_assert_eq(chmod(sock, 0666), 0);	/* so that only iwxd's own check stands */
+	cr_assert_eq(run_as(NOBODY - 1, NOBODY - 1, open_and_alloc, sock), EACCES,
+		     "another user's: refused by iwxd");
+	kill(d, SIGTERM);
+	cr_assert(WIFEXITED(child_wait(d, CHILD_MS)));
+	cr_assert_neq(access(sock, F_OK), 0, "its socket went with it");
+}
+
+/* As an ordinary user, --group of a group she is not in: a message, a failure, no socket left. */
+Test(daemon_user, a_group_not_her_own_fails_and_leaves_no_socket)
+{
+	char sock[96];
+	char *argv[] = { NULL, "-s", sock, "--sctp-port", "0", "-g", "root", NULL };
+	int st;
+	pid_t d;
+
+	snprintf(sock, sizeof(sock), "%s/iwxd.sock", user_dir);
+	d = child_as(NOBODY, NOBODY, exec_iwxd, argv);
+	cr_assert_gt(d, 0);
+	st = child_wait(d, CHILD_MS);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) != 0, "iwxd fails: status %#x", st);
+	cr_assert_neq(access(sock, F_OK), 0, "no socket left behind");
+}
+
 Test(daemon_access, group_member_may_open)
 {
 	cr_assert_eq(iwxd_pair_reachable(&pair), 0);

@@ -32,8 +32,7 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-/* The daemon to test: $IWX_IWXD (the ASan build in `make test-asan`), else build/iwxd. */
-static const char *iwxd_path(void)
+const char *iwxd_path(void)
 {
 	const char *p = getenv("IWX_IWXD");
 

@@ -73,6 +73,9 @@ void iwxd_pair_down(struct iwxd_pair *p, struct endpoint *a, struct endpoint *b)
 /* Kill daemon i (0 or 1) at once: the "daemon killed" case. */
 void iwxd_pair_kill(struct iwxd_pair *p, int i);
 
+/* The daemon to test: $IWX_IWXD (the ASan build in `make test-asan`), else build/iwxd. */
+const char *iwxd_path(void);
+
 /* Start daemon i again (after iwxd_pair_kill) with args, waiting until it serves. 0 or -errno. */
 int iwxd_pair_respawn(struct iwxd_pair *p, int i, const char *args);
 
