@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "proto/ddp_check.h"
+#include "proto/term.h"
 #include "ipc/ipc.h"
 
 #include "admin.h"
@@ -552,6 +553,19 @@ static const char *llp_name(const struct iwx_ipc_conn_info *c)
 	return c->sctp_xdp ? "sctp/xdp" : "sctp/udp";
 }
 
+/* How the stream ended: -, closed, or which side sent a Terminate, and its cause. */
+static const char *ended_str(char *s, size_t len, const struct iwx_ipc_conn_info *c)
+{
+	if (c->ended == IWX_CONN_END_NONE)
+		return "-";
+	if (c->ended == IWX_CONN_END_CLOSED)
+		return "closed";
+	snprintf(s, len, "Terminate %s: %s %s: %s", c->ended == IWX_CONN_END_TERM_SENT ? "sent" : "received",
+		 iwx_term_layer_name(c->term_layer), iwx_term_etype_name(c->term_layer, c->term_etype),
+		 iwx_term_ecode_name(c->term_layer, c->term_etype, c->term_ecode));
+	return s;
+}
+
 static void json_conn(struct json *j, const void *e)
 {
 	const struct iwx_ipc_conn_info *c = e;
@@ -588,6 +602,17 @@ static void json_conn(struct json *j, const void *e)
 	json_u64(j, "tx_fpdus_aligned", c->traffic.tx_fpdus_aligned);
 	json_pct(j, "aligned_pct", c->traffic.tx_fpdus_aligned, c->traffic.tx_fpdus);
 	json_u64(j, "placed_segments", c->traffic.placed_segments);
+	if (c->ended == IWX_CONN_END_NONE) {
+		json_null(j, "ended");
+	} else {
+		char s[CELL];
+
+		json_str(j, "ended", c->ended == IWX_CONN_END_CLOSED ? "closed" :
+				     c->ended == IWX_CONN_END_TERM_SENT ? "terminate_sent" :
+									 "terminate_received");
+		if (c->ended != IWX_CONN_END_CLOSED)
+			json_str(j, "cause", ended_str(s, sizeof(s), c));
+	}
 	json_close(j, '}');
 }
 
@@ -617,6 +642,7 @@ static void conn_row(struct table *t, size_t i, const void *e)
 	cell(t, i, 13, "%" PRIu64, c->traffic.rx_fpdus);
 	cell(t, i, 14, "%s", bytes_str(s, sizeof(s), c->traffic.rx_bytes));
 	cell(t, i, 15, "%s", pct_str(s, sizeof(s), c->traffic.tx_fpdus_aligned, c->traffic.tx_fpdus));
+	cell(t, i, 16, "%s", ended_str(s, sizeof(s), c));
 }
 
 static int show_conns(void *buf, size_t n, const struct admin_opts *o)
@@ -625,7 +651,7 @@ static int show_conns(void *buf, size_t n, const struct admin_opts *o)
 		{ "QP", true }, { "CLIENT", true }, { "STATE", false }, { "LLP", false }, { "LOCAL", false },
 		{ "PEER", false }, { "MPA", true }, { "CRC", false }, { "MARKERS", false },
 		{ "IRD/ORD", true }, { "EMSS", true }, { "TX FPDUS", true }, { "TX BYTES", true },
-		{ "RX FPDUS", true }, { "RX BYTES", true }, { "ALIGNED", true },
+		{ "RX FPDUS", true }, { "RX BYTES", true }, { "ALIGNED", true }, { "ENDED", false },
 	};
 	static const struct listing l = {
 		sizeof(struct iwx_ipc_conn_info), by_qp, json_conn, cols,
@@ -825,8 +851,10 @@ static const struct admin_cmd conns_cmd = {
 	"CRC on or off, MARKERS in the stream received (rx) and sent (tx), IRD/ORD, EMSS;\n"
 	"then FPDUs each way and the stream bytes they took (MPA headers, markers and CRC\n"
 	"included), and ALIGNED, the share of sent FPDUs that started a TCP packet (an upper\n"
-	"bound on segment starts; \"-\" when none was sent). \"-\" also stands for what a\n"
-	"queue pair not yet connected does not have (null in JSON).\n",
+	"bound on segment starts; \"-\" when none was sent); last, how its stream ENDED:\n"
+	"closed, or a Terminate sent or received and its cause (\"-\" while it runs; JSON:\n"
+	"ended, closed, terminate_sent or terminate_received, and cause). \"-\" also stands\n"
+	"for what a queue pair not yet connected does not have (null in JSON).\n",
 	NULL,
 	show_conns,
 };

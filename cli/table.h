@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #define CELL	80	/* "[" IPv6 "%" scope "]:" port fits */
-#define MAXCOLS	16
+#define MAXCOLS	20
 
 struct column {
 	const char	*name;

@@ -107,6 +107,8 @@ static void list_conns(struct iwxd *d, struct listing *l)
 			.markers_tx = q->est.markers_tx, .ird = q->est.ird, .ord = q->est.ord,
 			.emss = q->est.emss, .local_addr = q->est.local_addr,
 			.peer_addr = q->est.peer_addr, .transport = q->est.transport,
+			.ended = q->end_how, .term_layer = q->end_cause.layer,
+			.term_etype = q->end_cause.etype, .term_ecode = q->end_cause.ecode,
 		};
 
 		vqp_stats(q, &e.traffic);

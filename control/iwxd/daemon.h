@@ -212,6 +212,8 @@ struct vqp {
 	struct iwx_wc		*parked;	/* send completions waiting for send CQ room (vqp.c) */
 	uint32_t		parked_n, parked_cap;
 	bool			ended;		/* DISCONNECTED said: the engine stays for its completions */
+	uint8_t			end_how;	/* IWX_CONN_END_*, for iwx conns */
+	struct iwx_term_cause	end_cause;	/* ... a Terminate's */
 	int			settle_ms;	/* as Initiator: hold the first FPDU this long */
 	uint64_t		settle_end_ms;	/* ... until then (0: not held) */
 	bool			closing;	/* a graceful close was asked for */

@@ -272,6 +272,9 @@ static void stream_ended(struct iwxd *d, struct vqp *q)
 	conn_sock_interest(d, &q->sock, 0);
 	fastpath_conn_end(d, q);
 	q->ended = true;
+	q->end_how = !ev.terminated ? IWX_CONN_END_CLOSED :
+		     local ? IWX_CONN_END_TERM_SENT : IWX_CONN_END_TERM_RCVD;
+	q->end_cause = cause;
 	q->close_ms = 0;
 	vqp_set_state(q, IWX_SHQ_ERROR);
 	outbox_event(d, q->owner, &ev);

@@ -275,9 +275,16 @@ struct iwx_ipc_conn_info {
 	uint32_t		emss;		/* SCTP: the largest chunk (SCTP_MAXSEG) */
 	uint32_t		transport;	/* IWX_TRANSPORT_* */
 	uint32_t		sctp_xdp;	/* SCTP: through an AF_XDP socket now, else UDP's */
+	uint8_t			ended;		/* IWX_CONN_END_*: how the stream ended, if it has */
+	uint8_t			term_layer, term_etype, term_ecode;	/* a Terminate's cause */
 	struct sockaddr_storage	local_addr, peer_addr;
 	struct iwx_qp_stats	traffic;
 };
+
+#define IWX_CONN_END_NONE	0	/* still running */
+#define IWX_CONN_END_CLOSED	1	/* closed or lost, without a Terminate */
+#define IWX_CONN_END_TERM_SENT	2	/* this side found the error and sent a Terminate */
+#define IWX_CONN_END_TERM_RCVD	3	/* the peer sent one */
 
 /* FP_ATTACH, FP_DETACH: an interface of iwxd's network namespace. */
 #define IWX_FP_MODE_TC		0	/* TC ingress (tcx): the default */

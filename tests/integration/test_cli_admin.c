@@ -218,6 +218,7 @@ Test(cli_admin, human_output)
 	cr_assert(strstr(out, NETNS_B4 ":"), "%s", out);
 	cr_assert(strstr(out, NETNS_A4 ":"), "%s", out);
 	cr_assert(strstr(out, " rts "), "%s", out);
+	cr_assert(strstr(out, "ENDED"), "the last column: %s", out);
 
 	cr_assert_eq(run_iwx(out, sizeof(out), "stags -s %s", pair.sock[0]), 0, "%s", out);
 	cr_assert_eq(strncmp(out, "STAG", 4), 0, "%s", out);

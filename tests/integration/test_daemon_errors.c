@@ -571,11 +571,25 @@ Test(daemon_errors, revalidated_stag_takes_a_new_key)
 		     IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG));
 }
 
+/* `iwx conns -j` of daemon i holds what, for its one queue pair. */
+static void conns_say(int i, const char *what)
+{
+	char out[4096];
+
+	cr_assert_eq(run_iwx(out, sizeof(out), "conns -j -s %s", pair.sock[i]), 0, "%s", out);
+	cr_assert_not_null(strstr(out, what), "iwx conns of daemon %d: no '%s' in %s", i, what, out);
+}
+
+/* The receiver had none posted: both sides learn why, and so does `iwx conns` on each. */
 Test(daemon_errors, send_with_no_receive_posted)
 {
 	connect_ab();
 	remote_error(op(1, IWX_WR_SEND, sge_of(&abuf, 0, 10), 0, NULL), IWX_WC_SUCCESS, 0,
 		     IWX_CAUSE_DDP_U(IWX_DDP_U_MSN_NO_BUF));
+	conns_say(1, "\"ended\": \"terminate_sent\"");
+	conns_say(1, "no buffer");
+	conns_say(0, "\"ended\": \"terminate_received\"");
+	conns_say(0, "no buffer");
 }
 
 Test(daemon_errors, read_of_source_outside_bounds)
