@@ -426,16 +426,22 @@ int iwx_get_event(struct iwx_device *dev, struct iwx_event *ev, int timeout_ms);
 int iwx_event_fd(struct iwx_device *dev);
 
 /*
- * Asynchronous events: what befalls the device outside any call, as verbs'
- * ibv_get_async_event reports it. IWX_ASYNC_DEVICE_FATAL: iwxd went away, every queue
- * pair is lost (iwx_poll_cq and the posts fail with -ESHUTDOWN); given once.
+ * Asynchronous events: what befalls the device or a queue pair outside any call, as
+ * verbs' ibv_get_async_event reports it. IWX_ASYNC_DEVICE_FATAL: iwxd went away, every
+ * queue pair is lost (iwx_poll_cq and the posts fail with -ESHUTDOWN); given once.
+ * IWX_ASYNC_QP_FATAL: qp's stream ended with a Terminate, sent or received (term says
+ * which, and why); its requests complete flushed. A queue pair destroyed before the
+ * event is taken has none.
  */
 enum iwx_async_type {
 	IWX_ASYNC_DEVICE_FATAL = 1,
+	IWX_ASYNC_QP_FATAL,
 };
 
 struct iwx_async_event {
 	enum iwx_async_type	type;
+	struct iwx_qp		*qp;	/* QP_FATAL */
+	struct iwx_term_info	term;	/* QP_FATAL */
 };
 
 /*
@@ -446,7 +452,7 @@ int iwx_get_async_event(struct iwx_device *dev, struct iwx_async_event *ev, int 
 
 /*
  * For poll()/epoll, from any thread: readable while iwx_get_async_event(dev, &ev, 0) has
- * an event to give.
+ * an event to give, or may have (a message from iwxd not yet read, which can be one).
  */
 int iwx_async_fd(struct iwx_device *dev);
 

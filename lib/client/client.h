@@ -61,7 +61,7 @@ struct iwx_device {
 	int			notify_fd;	/* eventfd: an armed CQ has a completion */
 	int			ready_fd;	/* eventfd: set while events are queued */
 	int			event_fd;	/* epoll of sock and ready_fd: iwx_event_fd */
-	int			async_fd;	/* epoll of sock's hang-up: iwx_async_fd */
+	int			async_fd;	/* epoll of sock and async_ready_fd: iwx_async_fd */
 	uint64_t		look_ms;	/* client_lost looks at the socket again then */
 	bool			ready;		/* ready_fd is set */
 	uint32_t		spin_us;	/* iwx_wait_cq polls this long before sleeping */
@@ -73,6 +73,10 @@ struct iwx_device {
 	struct iwx_device_limits limits;	/* from iwxd's hello */
 	struct arena_alloc	alloc;
 	struct pending_event	*events, **events_tail;
+	struct pending_event	*asyncs, **asyncs_tail;	/* DISCONNECTED with a Terminate */
+	int			async_ready_fd;	/* eventfd in async_fd: set while asyncs */
+	bool			async_ready;
+	bool			fatal_told;	/* IWX_ASYNC_DEVICE_FATAL delivered */
 	bool			lost;		/* iwxd went away */
 	bool			lost_told;	/* IWX_EVENT_DEVICE_LOST delivered */
 	struct iwx_pd		*pds;
@@ -160,6 +164,9 @@ IWX_HIDDEN int client_pump(struct iwx_device *dev);
  * looks for the socket's hang-up at most every LOOK_MS, a clock read otherwise.
  */
 IWX_HIDDEN bool client_lost(struct iwx_device *dev);
+
+/* A queue pair destroyed: its asynchronous event, if one waits, goes (its number may come back). */
+IWX_HIDDEN void client_forget_qp(struct iwx_device *dev, uint32_t num);
 
 /* The device's queue pair numbered num, or NULL. */
 IWX_HIDDEN struct iwx_qp *qp_of(struct iwx_device *dev, uint32_t num);

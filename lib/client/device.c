@@ -22,6 +22,7 @@
 #define SPIN_US		100	/* $IWX_SPIN_US's default */
 #define SPIN_US_MAX	1000000
 #define LOOK_MS		100	/* client_lost looks at the socket at most this often */
+#define PUMP_MAX	64	/* messages iwx_get_async_event takes off the socket at a time */
 
 _Static_assert((int)IWX_EVENT_DISCONNECTED == IWX_IPC_EV_DISCONNECTED, "event numbering");
 _Static_assert(IWX_MAX_PRIVATE_DATA == IWX_IPC_PRIVDATA, "private data");
@@ -48,17 +49,28 @@ static void lose(struct iwx_device *dev)
 	}
 }
 
-static void queue_event(struct iwx_device *dev, const struct iwx_ipc_event *ev)
+/* Append a copy of ev to the list at *tail; false when out of memory. */
+static bool queue_on(struct pending_event ***tail, const struct iwx_ipc_event *ev)
 {
 	struct pending_event *p = malloc(sizeof(*p));
 
 	if (!p)
-		return;	/* out of memory: the event is lost, as a dropped datagram would be */
+		return false;	/* out of memory: the event is lost, as a dropped datagram would be */
 	p->ev = *ev;
 	p->next = NULL;
-	*dev->events_tail = p;
-	dev->events_tail = &p->next;
+	**tail = p;
+	*tail = &p->next;
+	return true;
+}
+
+static void queue_event(struct iwx_device *dev, const struct iwx_ipc_event *ev)
+{
+	queue_on(&dev->events_tail, ev);
 	show_ready(dev);
+	/* a stream that ended with a Terminate is its queue pair's asynchronous event too */
+	if (ev->type == IWX_IPC_EV_DISCONNECTED && ev->terminated &&
+	    queue_on(&dev->asyncs_tail, ev))
+		iwx_level_set(dev->async_ready_fd, &dev->async_ready, true);
 }
 
 /* Every message iwxd sends a device: an event, or a reply to one of its requests. */
@@ -143,6 +155,15 @@ int client_pump(struct iwx_device *dev)
 	return err == -ESHUTDOWN ? err : 0;
 }
 
+/* client_pump: true when it took a message (and the device is not lost). */
+static bool pump_one(struct iwx_device *dev)
+{
+	struct iwx_ipc_hdr h;
+	int err = receive(dev, &h, NULL, 0, NULL, NULL, 0);
+
+	return err != -EAGAIN && err != -ESHUTDOWN;
+}
+
 bool iwx_lost(struct iwx_device *dev)
 {
 	struct pollfd p = { .fd = dev->sock };	/* a hang-up is reported unasked */
@@ -210,6 +231,7 @@ struct iwx_device *iwx_open(const struct iwx_open_opts *opts)
 		return NULL;
 	dev->bell_fd = dev->notify_fd = dev->event_fd = dev->async_fd = -1;
 	dev->events_tail = &dev->events;
+	dev->asyncs_tail = &dev->asyncs;
 	dev->spin_us = spin_us();
 	iwx_link_init(&dev->qps);
 	dev->ready_fd = -1;
@@ -222,13 +244,10 @@ struct iwx_device *iwx_open(const struct iwx_open_opts *opts)
 	err = iwx_level_join(dev->sock, &dev->event_fd, &dev->ready_fd);
 	if (err)
 		goto fail;
-	/* asking for nothing: the socket's hang-up alone makes it readable */
-	dev->async_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (dev->async_fd < 0 ||
-	    epoll_ctl(dev->async_fd, EPOLL_CTL_ADD, dev->sock, &(struct epoll_event){ .events = 0 })) {
-		err = -errno;
+	/* the socket (a message may be a queue pair's end; a hang-up, iwxd's) and the queue */
+	err = iwx_level_join(dev->sock, &dev->async_fd, &dev->async_ready_fd);
+	if (err)
 		goto fail;
-	}
 	err = client_call(dev, IWX_IPC_HELLO, &hello, sizeof(hello), &hello, sizeof(hello), fds,
 			  &nfds);
 	if (!err && nfds != 4)
@@ -313,6 +332,12 @@ void iwx_close(struct iwx_device *dev)
 		dev->events = p->next;
 		free(p);
 	}
+	while (dev->asyncs) {
+		struct pending_event *p = dev->asyncs;
+
+		dev->asyncs = p->next;
+		free(p);
+	}
 	if (dev->sock >= 0)
 		close(dev->sock);
 	if (dev->bell_fd >= 0)
@@ -325,6 +350,8 @@ void iwx_close(struct iwx_device *dev)
 		close(dev->event_fd);
 	if (dev->async_fd >= 0)
 		close(dev->async_fd);
+	if (dev->async_ready_fd >= 0)
+		close(dev->async_ready_fd);
 	if (dev->arena)
 		munmap(dev->arena, dev->arena_size);
 	if (dev->bells)
@@ -447,18 +474,74 @@ int iwx_event_fd(struct iwx_device *dev)
 	return dev->event_fd;
 }
 
+void client_forget_qp(struct iwx_device *dev, uint32_t num)
+{
+	struct pending_event **pp = &dev->asyncs;
+
+	while (*pp) {
+		struct pending_event *p = *pp;
+
+		if (p->ev.qp == num) {
+			*pp = p->next;
+			free(p);
+		} else {
+			pp = &p->next;
+		}
+	}
+	dev->asyncs_tail = pp;
+	iwx_level_set(dev->async_ready_fd, &dev->async_ready, dev->asyncs != NULL);
+}
+
+/* The oldest queue pair's end waiting, as an asynchronous event: false when none (is left). */
+static bool take_async(struct iwx_device *dev, struct iwx_async_event *ev)
+{
+	while (dev->asyncs) {
+		struct pending_event *p = dev->asyncs;
+		struct iwx_event e;
+
+		dev->asyncs = p->next;
+		if (!dev->asyncs)
+			dev->asyncs_tail = &dev->asyncs;
+		event_of(dev, &p->ev, &e);
+		free(p);
+		iwx_level_set(dev->async_ready_fd, &dev->async_ready, dev->asyncs != NULL);
+		if (e.qp) {	/* else destroyed since */
+			*ev = (struct iwx_async_event){ .type = IWX_ASYNC_QP_FATAL, .qp = e.qp,
+							.term = e.term };
+			return true;
+		}
+	}
+	return false;
+}
+
 int iwx_get_async_event(struct iwx_device *dev, struct iwx_async_event *ev, int timeout_ms)
 {
 	struct pollfd p = { .fd = dev->async_fd, .events = POLLIN };
-	int n = poll(&p, 1, timeout_ms);
+	int64_t deadline = (int64_t)iwx_now_ms() + timeout_ms;
 
-	if (n <= 0)
-		return n ? -errno : -EAGAIN;
-	/* the one event it carries yet: the socket's hang-up (lose shuts it down too) */
-	lose(dev);
-	epoll_ctl(dev->async_fd, EPOLL_CTL_DEL, dev->sock, NULL);	/* told: it reads no more */
-	*ev = (struct iwx_async_event){ .type = IWX_ASYNC_DEVICE_FATAL };
-	return 0;
+	for (;;) {
+		int n, left;
+
+		if (take_async(dev, ev))
+			return 0;
+		if (dev->lost && !dev->fatal_told) {
+			dev->fatal_told = true;
+			epoll_ctl(dev->async_fd, EPOLL_CTL_DEL, dev->sock, NULL);	/* it reads no more */
+			*ev = (struct iwx_async_event){ .type = IWX_ASYNC_DEVICE_FATAL };
+			return 0;
+		}
+		left = timeout_ms < 0 ? -1 : (int)(deadline - (int64_t)iwx_now_ms());
+		if (timeout_ms >= 0 && left < 0)
+			left = 0;
+		n = poll(&p, 1, left);
+		if (n < 0)
+			return -errno;
+		/* what iwxd sent: events queued (a Terminate's among them), or its hang-up */
+		for (int i = 0; n && !dev->lost && i < PUMP_MAX && pump_one(dev); i++)
+			;
+		if (!n || (!dev->asyncs && !dev->lost && left == 0))
+			return -EAGAIN;
+	}
 }
 
 int iwx_async_fd(struct iwx_device *dev)

@@ -496,6 +496,7 @@ int iwx_destroy_qp(struct iwx_qp *qp)
 	retire_ready(qp->recv_cq);
 	iwx_link_del(&qp->link);
 	iwx_ids_del(&dev->qp_nums, qp->num);
+	client_forget_qp(dev, qp->num);
 	munmap(qp->sh, qp->map_size);
 	free(qp->swq.wr_id);
 	free(qp);

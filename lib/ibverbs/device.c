@@ -340,21 +340,28 @@ const char *ibv_get_sysfs_path(void)
 }
 
 /*
- * The device's loss (iwxd went away) as IBV_EVENT_DEVICE_FATAL, as a provider reports a
- * fatal device error; a queue pair's failure comes through its completions and the
- * connection's events. The wait blocks as rdma-core's does (or EAGAIN when the fd was
- * made non-blocking), outside the context's lock: it is another thread's, as a rule.
+ * libiwx's asynchronous events as a provider's: the device's loss (iwxd went away) as
+ * IBV_EVENT_DEVICE_FATAL, a queue pair's stream ended by a Terminate as IBV_EVENT_QP_FATAL
+ * (its cause shows in iwx conns). The wait blocks as rdma-core's does (or EAGAIN when the
+ * fd was made non-blocking), outside the context's lock: it is another thread's, as a rule.
  */
 int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
 {
 	struct iwxv_context *c = iwxv_ctx(ctx);
 	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
 	struct iwx_async_event e;
+	struct iwxv_qp *q = NULL;
 	int err;
 
 	for (;;) {
 		iwxv_lock(c);
 		err = iwx_get_async_event(c->dev, &e, 0);
+		if (!err && e.type == IWX_ASYNC_QP_FATAL) {
+			for (q = c->qps; q && q->iqp != e.qp; q = q->next)
+				;
+			if (!q)
+				err = -EAGAIN;	/* not a QP of this context's wrappers */
+		}
 		iwxv_unlock(c);
 		if (!err)
 			break;
@@ -366,7 +373,12 @@ int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
 			return -1;
 	}
 	memset(event, 0, sizeof(*event));
-	event->event_type = IBV_EVENT_DEVICE_FATAL;	/* the one type iwx_async_event has yet */
+	if (e.type == IWX_ASYNC_QP_FATAL) {
+		event->event_type = IBV_EVENT_QP_FATAL;
+		event->element.qp = &q->qpx.qp_base;
+	} else {
+		event->event_type = IBV_EVENT_DEVICE_FATAL;
+	}
 	return 0;
 }
 

@@ -141,6 +141,12 @@ static void local_checks(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_
 	CHECK(!ibv_reg_mr_iova2(pd, buf, sizeof(buf), 4096, IBV_ACCESS_LOCAL_WRITE) &&
 		      errno == EOPNOTSUPP, "ibv_reg_mr_iova2 with an iova not the address: EOPNOTSUPP");
 	CHECK(ibv_resize_cq(cq, 64) == EOPNOTSUPP, "ibv_resize_cq: EOPNOTSUPP");
+	/* no asynchronous event while all is well: non-blocking, it says so at once */
+	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	errno = 0;
+	CHECK(ibv_get_async_event(ctx, &(struct ibv_async_event){ 0 }) == -1 && errno == EAGAIN,
+	      "ibv_get_async_event with none, non-blocking: EAGAIN");
+	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) & ~O_NONBLOCK);
 	/* no inline size asked for: some given all the same, as providers round it up */
 	rc = ibv_create_qp(pd, &(struct ibv_qp_init_attr){ .send_cq = cq, .recv_cq = cq,
 		.qp_type = IBV_QPT_RC, .cap = { .max_send_wr = 1, .max_recv_wr = 1,

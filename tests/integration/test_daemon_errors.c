@@ -590,6 +590,19 @@ Test(daemon_errors, send_with_no_receive_posted)
 	conns_say(1, "no buffer");
 	conns_say(0, "\"ended\": \"terminate_received\"");
 	conns_say(0, "no buffer");
+	for (int i = 0; i < 2; i++) {
+		struct endpoint *e = i ? &b : &a;
+		struct iwx_async_event ev;
+
+		cr_assert_eq(iwx_get_async_event(e->dev, &ev, EVENT_MS), 0, "side %d: an async event", i);
+		cr_assert_eq(ev.type, IWX_ASYNC_QP_FATAL);
+		cr_assert_eq(ev.qp, e->qp);
+		cr_assert(ev.term.terminated && ev.term.local == (i == 1), "side %d: sent by b", i);
+		cr_assert(ev.term.layer == IWX_CAUSE_DDP_U(IWX_DDP_U_MSN_NO_BUF).layer &&
+			  ev.term.ecode == IWX_CAUSE_DDP_U(IWX_DDP_U_MSN_NO_BUF).ecode,
+			  "side %d: %s", i, ev.term.reason);
+		cr_assert_eq(iwx_get_async_event(e->dev, &ev, 0), -EAGAIN, "one event");
+	}
 }
 
 Test(daemon_errors, read_of_source_outside_bounds)
