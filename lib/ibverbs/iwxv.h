@@ -131,6 +131,11 @@ struct ibv_context *iwxv_open_default(void);	/* the context rdma_cm gives its id
 struct iwx_device *iwxv_device(struct ibv_context *ctx);
 struct iwx_qp *iwxv_iwx_qp(struct ibv_qp *qp);
 struct ibv_qp *iwxv_qp_by_num(struct ibv_context *ctx, uint32_t qp_num);
+/*
+ * The drop-in librdmacm's word when a QP goes (ibv_destroy_qp, before it does, outside
+ * the context's lock): an rdma_cm id that connected it learns its connection is gone.
+ */
+void iwxv_on_qp_destroy(void (*fn)(struct ibv_qp *qp));
 void iwxv_ctx_lock(struct ibv_context *ctx);
 void iwxv_ctx_unlock(struct ibv_context *ctx);
 

@@ -135,12 +135,22 @@ struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 	return q->ex ? &q->qpx : iwxv_fail(EOPNOTSUPP);
 }
 
+static void (*qp_destroy_hook)(struct ibv_qp *qp);
+
+void iwxv_on_qp_destroy(void (*fn)(struct ibv_qp *qp))
+{
+	__atomic_store_n(&qp_destroy_hook, fn, __ATOMIC_RELEASE);
+}
+
 int ibv_destroy_qp(struct ibv_qp *qp)
 {
 	struct iwxv_qp *q = iwxv_qp(qp);
 	struct iwxv_context *c = q->c;
+	void (*hook)(struct ibv_qp *qp) = __atomic_load_n(&qp_destroy_hook, __ATOMIC_ACQUIRE);
 	int err;
 
+	if (hook)
+		hook(qp);	/* destroying an iwx QP ends its connection */
 	iwxv_lock(c);
 	err = -iwx_destroy_qp(q->iqp);
 	if (!err) {

@@ -47,6 +47,7 @@ struct cm_id {
 	struct iwx_listener	*listener;
 	uint32_t		conn_id;	/* a connection request not yet answered */
 	bool			requested, disconnected;
+	bool			established;	/* ESTABLISHED given */
 	bool			passive;	/* made by a connection request */
 	bool			own_cqs;	/* rdma_create_qp made id.send_cq and id.recv_cq */
 	/* rdma_connect's, to try again while nobody listens yet (events.c) */

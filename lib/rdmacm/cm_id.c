@@ -25,11 +25,33 @@ static int fail(int err)
 	return -1;
 }
 
+/*
+ * A QP going (ibv_destroy_qp or rdma_destroy_qp): an iwx QP is its connection, so the id
+ * that connected it is disconnected, as the kernel's rdma_cm tells it once the QP's
+ * stream closes; and forgets the QP.
+ */
+static void qp_destroyed(struct ibv_qp *qp)
+{
+	pthread_mutex_lock(&cm.lock);
+	for (struct cm_id *id = cm.ids; id; id = id->next) {
+		if (id->conn_qp != qp)
+			continue;
+		id->conn_qp = NULL;
+		if (id->established && !id->disconnected) {
+			id->disconnected = true;
+			cm_queue(id, RDMA_CM_EVENT_DISCONNECTED, 0, NULL, NULL, 0);
+		}
+	}
+	pthread_mutex_unlock(&cm.lock);
+}
+
 int cm_init(void)
 {
 	if (cm.ctx)
 		return 0;
 	cm.ctx = iwxv_open_default();	/* says why on failure */
+	if (cm.ctx)
+		iwxv_on_qp_destroy(qp_destroyed);
 	return cm.ctx ? 0 : -1;
 }
 

@@ -211,6 +211,7 @@ static void translate(const struct iwx_event *ev)
 	switch (ev->type) {
 	case IWX_EVENT_ESTABLISHED:
 		id->conn_qp->state = IBV_QPS_RTS;
+		id->established = true;
 		/* rdma_cm gives the reply's private data to the active side alone */
 		cm_queue(id, RDMA_CM_EVENT_ESTABLISHED, 0, &p, ev->private_data,
 			 id->passive ? 0 : pd_len(ev));

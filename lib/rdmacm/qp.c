@@ -116,11 +116,7 @@ void rdma_destroy_qp(struct rdma_cm_id *cid)
 {
 	if (!cid->qp)
 		return;
-	pthread_mutex_lock(&cm.lock);
-	if (cm_id_of(cid)->conn_qp == cid->qp)
-		cm_id_of(cid)->conn_qp = NULL;
-	pthread_mutex_unlock(&cm.lock);
-	ibv_destroy_qp(cid->qp);
+	ibv_destroy_qp(cid->qp);	/* the id learns it (qp_destroyed) */
 	cid->qp = NULL;
 	free_cqs(cid);
 }

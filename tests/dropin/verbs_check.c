@@ -4,8 +4,9 @@
  * checked through the real <infiniband/verbs.h> and <rdma/rdma_cma.h> (tests/dropin/run.sh):
  *   - unsupported verbs fail as rdma-core's do (EOPNOTSUPP, EINVAL), never crash; a QP's
  *     inline size rounded up; no RTR naming a peer without a connection (ENOTCONN);
- *   - a refused and a rejected connect (with the peer's private data), then one accepted
- *     with private data both ways;
+ *   - a refused and a rejected connect (with the peer's private data), one whose QP the
+ *     client destroys with ibv_destroy_qp (DISCONNECTED), then one accepted with private
+ *     data both ways;
  *   - ibv_wr_* posting (RDMA Write, Send with inline data) into unaligned malloc memory,
  *     the data checked, and still there after deregistration;
  *   - completion channel events, blocking and non-blocking;
@@ -32,6 +33,7 @@
 #define LEN		20000	/* bytes written: spans pages, at an odd address */
 #define HELLO		"iwx-hello"
 #define REJECT_ME	"reject-me"
+#define DESTROY_ME	"destroy-me"	/* accepted; the client destroys its QP with ibv_destroy_qp */
 
 static int failures;
 
@@ -264,6 +266,21 @@ static int client(const char *addr)
 	rdma_destroy_qp(id);
 	rdma_destroy_id(id);
 
+	/*
+	 * accepted, then the QP destroyed with ibv_destroy_qp, not rdma_destroy_qp: an iwx
+	 * QP is its connection, so the id is disconnected, as the kernel's rdma_cm says so
+	 */
+	ev = connect_to(ch, &id, addr, PORT, DESTROY_ME, &qa);
+	CHECK(ev && ev->event == RDMA_CM_EVENT_ESTABLISHED, "established: %s",
+	      ev ? rdma_event_str(ev->event) : strerror(errno));
+	rdma_ack_cm_event(ev);
+	CHECK(!ibv_destroy_qp(id->qp), "ibv_destroy_qp of a connected QP");
+	id->qp = NULL;
+	ev = expect(ch, RDMA_CM_EVENT_DISCONNECTED);
+	CHECK(ev && ev->id == id, "DISCONNECTED for its id, once its QP is gone");
+	rdma_ack_cm_event(ev);
+	rdma_destroy_id(id);
+
 	/* accepted: the server's private data names its buffer */
 	ev = connect_to(ch, &id, addr, PORT, HELLO, &qa);
 	CHECK(ev && ev->event == RDMA_CM_EVENT_ESTABLISHED &&
@@ -353,9 +370,24 @@ static int server(void)
 	rdma_destroy_id(ev->id);
 	rdma_ack_cm_event(ev);
 
+	/* accepted, and ended by the client's destroying its QP */
 	ev = expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
 	id = ev->id;
-	CHECK(!strcmp(ev->param.conn.private_data, HELLO), "the second request: %s",
+	CHECK(!strcmp(ev->param.conn.private_data, DESTROY_ME), "the second request: %s",
+	      (const char *)ev->param.conn.private_data);
+	rdma_ack_cm_event(ev);
+	qa = (struct ibv_qp_init_attr){ .qp_type = IBV_QPT_RC,
+					.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+						 .max_send_sge = 1, .max_recv_sge = 1 } };
+	CHECK(!rdma_create_qp(id, NULL, &qa) && !rdma_accept(id, NULL), "accepted");
+	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_ESTABLISHED));
+	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_DISCONNECTED));
+	rdma_destroy_qp(id);
+	rdma_destroy_id(id);
+
+	ev = expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	id = ev->id;
+	CHECK(!strcmp(ev->param.conn.private_data, HELLO), "the third request: %s",
 	      (const char *)ev->param.conn.private_data);
 	rdma_ack_cm_event(ev);
 	pd = ibv_alloc_pd(id->verbs);
