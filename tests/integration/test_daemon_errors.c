@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1051,21 +1052,46 @@ static void user_down(void)
 
 TestSuite(daemon_user, .init = user_up, .fini = user_down, .timeout = 60);
 
-/* In a child that is nobody already: become iwxd with the arguments in arg (NULL-ended). */
+/*
+ * In a child that is nobody already: become iwxd with the arguments in arg (NULL-ended),
+ * its output in user_dir/iwxd.log.
+ */
 static int exec_iwxd(void *arg)
 {
-	char **argv = arg;
+	char **argv = arg, log[96];
+	int fd;
 
+	snprintf(log, sizeof(log), "%s/iwxd.log", user_dir);
+	fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+		return 126;
 	argv[0] = (char *)iwxd_path();
 	execv(argv[0], argv);
 	return 127;
+}
+
+/* Does user_dir/iwxd.log hold what? */
+static bool user_log_says(const char *what)
+{
+	char log[96], text[4096] = "";
+	FILE *f;
+	size_t n;
+
+	snprintf(log, sizeof(log), "%s/iwxd.log", user_dir);
+	f = fopen(log, "re");
+	if (!f)
+		return false;
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = 0;
+	return strstr(text, what) != NULL;
 }
 
 /* iwxd as nobody serves nobody's programs (and not another user's), from memfds. */
 Test(daemon_user, an_ordinary_user_serves_her_own_programs)
 {
 	char sock[96];
-	char *argv[] = { NULL, "-s", sock, "--sctp-port", "0", NULL };	/* not the host's port */
+	char *argv[] = { NULL, "-v", "-s", sock, "--sctp-port", "0", NULL };	/* not the host's port */
 	pid_t d;
 	int i;
 
@@ -1082,6 +1108,7 @@ Test(daemon_user, an_ordinary_user_serves_her_own_programs)
 	kill(d, SIGTERM);
 	cr_assert(WIFEXITED(child_wait(d, CHILD_MS)));
 	cr_assert_neq(access(sock, F_OK), 0, "its socket went with it");
+	cr_assert(user_log_says("not root (uid 65534): serving uid 65534's programs"), "it says so");
 }
 
 /* As an ordinary user, --group of a group she is not in: a message, a failure, no socket left. */
@@ -1097,6 +1124,8 @@ Test(daemon_user, a_group_not_her_own_fails_and_leaves_no_socket)
 	cr_assert_gt(d, 0);
 	st = child_wait(d, CHILD_MS);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) != 0, "iwxd fails: status %#x", st);
+	cr_assert(user_log_says("cannot give it to --group's group (not root: only to a group of your own)"),
+		  "iwxd says why");
 	cr_assert_neq(access(sock, F_OK), 0, "no socket left behind");
 }
 
