@@ -125,6 +125,27 @@ pair rdma_client 20 "rdma_server -s $B -p 7471" "rdma_client -s $B -p 7471" &&
 	grep -q "rdma_client: end 0" "$out/rdma_client.cli" && grep -q "rdma_server: end 0" "$out/rdma_client.srv"
 result $? "rdma_server and rdma_client: one message each way"
 
+# cmtime: 100 connections made and torn down at once. Its server (rdma-core 44) serves until
+# killed: every DISCONNECTED it gets, after rdma_destroy_qp, it answers by destroying the id,
+# so iwxd b ends with no queue pair left.
+timeout 60 "$0" --on b cmtime -b "$B" >"$out/cmtime.srv" 2>&1 &
+spid=$!
+sleep 0.5
+timeout 60 "$0" --on a cmtime -s "$B" -c 100 >"$out/cmtime.cli" 2>&1
+rc=$?
+grep -qE '^disconnect +:' "$out/cmtime.cli" || rc=1
+left=1
+for _ in $(seq 50); do
+	js=$(ip netns exec "$ns_b" "$iwx" conns -j -s "$out/b.sock") || { sleep 0.1; continue; }
+	left=$(grep -o '"qp"' <<<"$js" | wc -l)
+	[ "$left" -eq 0 ] && break
+	sleep 0.1
+done
+kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
+[ "$left" -eq 0 ] || { echo "  cmtime: $left queue pairs left on the server's iwxd"; rc=1; }
+[ $rc -eq 0 ] || { tail -5 "$out/cmtime.cli" | sed 's/^/    /'; tail -5 "$out/cmtime.srv" | sed 's/^/    /'; }
+result $rc "cmtime -c 100: connected and disconnected, the server's ids all destroyed"
+
 # qperf with rdma_cm: one server, a client per test
 ip netns exec "$ns_b" "$iwx" exec -s "$out/b.sock" -- qperf >"$out/qperf.srv" 2>&1 &
 pids+=($!)
