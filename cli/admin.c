@@ -240,6 +240,7 @@ static void json_user(struct json *j, const struct iwx_ipc_user_info *u)
 	json_u64(j, "mrs", u->mrs);
 	json_u64(j, "cqs", u->cqs);
 	json_u64(j, "qps", u->qps);
+	json_u64(j, "srqs", u->srqs);
 	json_u64(j, "listeners", u->listeners);
 	json_u64(j, "maps", u->maps);
 	json_u64(j, "queued", u->queued);
@@ -253,9 +254,9 @@ static void user_line(const struct iwx_ipc_user_info *u)
 
 	snprintf(label, sizeof(label), "uid %u", u->uid);
 	LINE(label, "%u clients, %s (%s of it left held, in %u objects), %u PDs, %u MRs, "
-	     "%u CQs, %u QPs, %u listeners, %u mappings, %u unread, %u lingering", u->clients,
-	     bytes_str(a, sizeof(a), u->bytes), bytes_str(b, sizeof(b), u->departed_bytes),
-	     u->departed, u->pds, u->mrs, u->cqs, u->qps, u->listeners, u->maps, u->queued,
+	     "%u CQs, %u QPs, %u SRQs, %u listeners, %u mappings, %u unread, %u lingering",
+	     u->clients, bytes_str(a, sizeof(a), u->bytes), bytes_str(b, sizeof(b), u->departed_bytes),
+	     u->departed, u->pds, u->mrs, u->cqs, u->qps, u->srqs, u->listeners, u->maps, u->queued,
 	     u->lingering);
 }
 
@@ -311,6 +312,7 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 		json_u64(&j, "mrs", s->mrs);
 		json_u64(&j, "cqs", s->cqs);
 		json_u64(&j, "qps", s->qps);
+		json_u64(&j, "srqs", s->srqs);
 		json_u64(&j, "listeners", s->listeners);
 		json_u64(&j, "conns_pending", s->conns_pending);
 		json_u64(&j, "connected", s->connected);
@@ -322,6 +324,7 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 		json_u64(&j, "max_mrs", s->max_mrs);
 		json_u64(&j, "max_cqs", s->max_cqs);
 		json_u64(&j, "max_qps", s->max_qps);
+		json_u64(&j, "max_srqs", s->max_srqs);
 		json_u64(&j, "max_listeners", s->max_listeners);
 		json_u64(&j, "max_requests", s->max_requests);
 		json_u64(&j, "max_queued", s->max_queued);
@@ -381,6 +384,7 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	LINE("memory regions", "%u", s->mrs);
 	LINE("completion queues", "%u", s->cqs);
 	LINE("queue pairs", "%u", s->qps);
+	LINE("shared receive queues", "%u", s->srqs);
 	LINE("listeners", "%u", s->listeners);
 	LINE("pending set-ups", "%u", s->conns_pending);
 	puts("limits (iwxd --help)");
@@ -392,7 +396,7 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	LINE("mappings", "%u of %u", s->maps, s->maps_total);
 	LINE("per client: arena", "%s", bytes_str(a, sizeof(a), s->arena_max));
 	LINE("  PDs, MRs", "%u, %u", s->max_pds, s->max_mrs);
-	LINE("  CQs, QPs", "%u, %u", s->max_cqs, s->max_qps);
+	LINE("  CQs, QPs, SRQs", "%u, %u, %u", s->max_cqs, s->max_qps, s->max_srqs);
 	LINE("  listeners", "%u", s->max_listeners);
 	LINE("  unanswered requests", "%u", s->max_requests);
 	LINE("  unread messages", "%u", s->max_queued);

@@ -97,6 +97,9 @@ struct iwx_engine_qp {
 						   v is the block of every ring (rings_init) */
 	struct ring		rq;		/* struct iwx_recv_wr, head = next Send's buffer */
 	struct ring		cq;		/* struct iwx_wc */
+	uint32_t		rx_unpolled;	/* receive completions in cq */
+	int			(*take_recv)(void *ctx, struct iwx_recv_wr *wr);	/* an SRQ's */
+	void			*recv_ctx;
 	struct ring		inflight;	/* struct inflight, in posting order */
 	uint32_t		reads_out;	/* Reads in inflight awaiting their Response */
 	struct ring		reads_in;	/* struct inbound_read: the peer's, to answer */
@@ -130,6 +133,7 @@ static void complete(struct iwx_engine_qp *qp, const struct iwx_wc *wc)
 	/* sized to hold every request held at once: the caller's part is in qp.h */
 	if (ring_push(&qp->cq, wc))
 		abort();
+	qp->rx_unpolled += wc->opcode == IWX_WC_RECV;
 }
 
 static void complete_send_wr(struct iwx_engine_qp *qp, const struct iwx_send_wr *wr, uint8_t status,
@@ -486,6 +490,20 @@ static const struct iwx_recv_wr *recv_wr_for(const struct iwx_engine_qp *qp, uin
 	return i < qp->rq.n ? ring_at(&qp->rq, i) : NULL;
 }
 
+/*
+ * A Send begins that the queue pair holds no receive for: the shared receive queue's
+ * next, while the receives held (and their completions) stay within the ring's room.
+ */
+static const struct iwx_recv_wr *take_shared_recv(struct iwx_engine_qp *qp)
+{
+	struct iwx_recv_wr wr;
+
+	if (!qp->take_recv || qp->rq.n + qp->rx_unpolled >= qp->rq.cap ||
+	    qp->take_recv(qp->recv_ctx, &wr) || !iwx_recv_wr_valid(&wr) || ring_push(&qp->rq, &wr))
+		return NULL;
+	return ring_at(&qp->rq, qp->rq.n - 1);
+}
+
 /* Where bytes [mo, mo+len) of a receive buffer are, if within one sge here. */
 static uint8_t *recv_target(const struct iwx_engine_qp *qp, const struct iwx_recv_wr *wr, uint32_t mo,
 			    uint32_t len)
@@ -559,6 +577,8 @@ int iwx_qp_place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 	case IWX_QN_SEND: {
 		const struct iwx_recv_wr *wr = recv_wr_for(qp, seg->msn);
 
+		if (!wr && seg->msn - qp->rx_msn[IWX_QN_SEND] == qp->rq.n)
+			wr = take_shared_recv(qp);	/* the next message's, from an SRQ */
 		q.posted = qp->rq.n;
 		buf_len = wr ? sge_total(wr->sge, wr->num_sge) : 0;
 		r = iwx_check_untagged(&q, seg->msn, seg->mo, seg->len, buf_len);
@@ -888,6 +908,10 @@ struct iwx_engine_qp *iwx_qp_create(struct iwx_llp *llp, const struct iwx_mpa_ag
 	qp->mem = mem;
 	qp->pd = pd;
 	qp->agreed = *agreed;
+	if (attr) {
+		qp->take_recv = attr->take_recv;
+		qp->recv_ctx = attr->recv_ctx;
+	}
 	for (int i = 0; i < IWX_QN_COUNT; i++)
 		qp->tx_msn[i] = qp->rx_msn[i] = 1;	/* RFC 5041 §4.3: MSNs start at one */
 	/* a Read Request, a Terminate fit one segment */
@@ -947,6 +971,7 @@ int iwx_qp_poll(struct iwx_engine_qp *qp, struct iwx_wc *wc, int n)
 	for (i = 0; i < n && qp->cq.n; i++) {
 		wc[i] = *(struct iwx_wc *)ring_at(&qp->cq, 0);
 		ring_pop(&qp->cq);
+		qp->rx_unpolled -= wc[i].opcode == IWX_WC_RECV;
 	}
 	return i;
 }

@@ -79,6 +79,9 @@ static void status(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *r
 	s.max_mrs = d->o.max[LIMIT_MRS];
 	s.max_cqs = d->o.max[LIMIT_CQS];
 	s.max_qps = d->o.max[LIMIT_QPS];
+	s.max_srqs = d->o.max[LIMIT_SRQS];
+	for (const struct vsrq *srq = d->srqs; srq; srq = srq->next)
+		s.srqs++;
 	s.max_listeners = d->o.max[LIMIT_LISTENERS];
 	s.max_requests = d->o.max[LIMIT_REQUESTS];
 	s.max_queued = d->o.max[LIMIT_QUEUED];
@@ -148,6 +151,7 @@ static void list_users(struct iwxd *d, struct listing *l)
 			.pds = u->used[LIMIT_PDS], .mrs = u->used[LIMIT_MRS], .cqs = u->used[LIMIT_CQS],
 			.qps = u->used[LIMIT_QPS], .listeners = u->used[LIMIT_LISTENERS],
 			.maps = u->used[LIMIT_MAPS], .queued = u->queued, .lingering = u->lingering,
+			.srqs = u->used[LIMIT_SRQS],
 		};
 
 		listing_add(l, &e);

@@ -69,6 +69,7 @@ enum iwxd_limit {
 	LIMIT_MRS,
 	LIMIT_CQS,
 	LIMIT_QPS,
+	LIMIT_SRQS,
 	LIMIT_LISTENERS,
 	LIMIT_REQUESTS,		/* CONNECT_REQUESTs announced to it, not answered yet */
 	LIMIT_MAPS,		/* mappings of its memory here: arena, doorbells, rings, shm.c's */
@@ -174,12 +175,29 @@ struct vcq {
 	struct vcq		*next;
 };
 
+/* A client's shared receive queue (vsrq.c): a ring of receives its queue pairs take from. */
+struct vsrq {
+	uint32_t		id;
+	struct iwxd		*d;		/* for vsrq_take's event */
+	struct client		*owner;
+	uint32_t		pd;
+	struct iwx_ipc_srq_shared *sh;	/* mem's */
+	struct iwx_arena	mem;
+	size_t			map_size;
+	struct iwx_ring		ring;		/* daemon consumes */
+	uint32_t		limit;		/* armed: the event once fewer are posted (0: not) */
+	uint32_t		users;		/* queue pairs on it */
+	bool			corrupt;	/* the client broke its ring: said once */
+	struct vsrq		*next;
+};
+
 /* What an id names (util/ids.h's kind). */
 enum iwxd_kind {
 	KIND_CQ = 1,
 	KIND_QP,
 	KIND_LISTENER,
 	KIND_PCONN,
+	KIND_SRQ,
 };
 
 struct bell;
@@ -195,6 +213,7 @@ struct vqp {
 	struct client		*owner;
 	uint32_t		pd;
 	struct vcq		*scq, *rcq;
+	struct vsrq		*srq;		/* its receives' (NULL: its own ring's) */
 	struct iwx_ipc_qp_shared *sh;	/* mem's */
 	struct iwx_arena	mem;
 	size_t			map_size;
@@ -281,6 +300,7 @@ struct iwxd {
 	struct client		*clients;
 	struct user		*users;		/* of the clients, and of what they left (limits.c) */
 	struct vcq		*cqs;
+	struct vsrq		*srqs;
 	struct iwx_link		qps;
 	struct iwx_link		ready;		/* clients with queue pairs to service, in turn */
 	struct iwx_link		bell_active;	/* clients whose bells rang lately (doorbell.c) */
@@ -381,6 +401,17 @@ struct vcq *vcq_find(struct iwxd *d, struct client *c, uint32_t id);
 void vcq_push(struct vcq *cq, const struct iwx_wc *wc);
 /* Completions wait for room in cq: the client rings the CQ's bell once it has polled. */
 void vcq_ask_room(struct vcq *cq);
+
+/* vsrq.c */
+struct vsrq *vsrq_create(struct iwxd *d, struct client *c, const struct iwx_ipc_srq_create *req,
+			 int *memfd, int *err);
+void vsrq_destroy(struct iwxd *d, struct vsrq *srq);
+struct vsrq *vsrq_find(struct iwxd *d, struct client *c, uint32_t id);
+/*
+ * The engine's take_recv (qp.h) for a queue pair on srq (ctx): the next receive posted,
+ * or -ENOENT. Says so to the client once fewer than the armed limit are left.
+ */
+int vsrq_take(void *ctx, struct iwx_recv_wr *wr);
 
 /* vqp.c */
 struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp_create *req,

@@ -35,6 +35,7 @@ const struct limit_info limits[LIMIT_N] = {
 	[LIMIT_MRS]		= { "max-mrs", "memory regions per client", 65536 },
 	[LIMIT_CQS]		= { "max-cqs", "completion queues per client", 1024 },
 	[LIMIT_QPS]		= { "max-qps", "queue pairs per client", 1024 },
+	[LIMIT_SRQS]		= { "max-srqs", "shared receive queues per client", 256 },
 	[LIMIT_LISTENERS]	= { "max-listeners", "listeners per client", 64 },
 	[LIMIT_REQUESTS]	= { "max-requests", "connection requests a client has not answered", 256 },
 	[LIMIT_QUEUED]		= { "max-queued", "replies and events a client has not read", 8192 },

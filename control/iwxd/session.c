@@ -91,6 +91,8 @@ union request {
 	struct iwx_ipc_shm		shm;
 	struct iwx_ipc_cq_create	cq;
 	struct iwx_ipc_qp_create	qp;
+	struct iwx_ipc_srq_create	srq;
+	struct iwx_ipc_srq_arm		srq_arm;
 	struct iwx_ipc_connect		connect;
 	struct iwx_ipc_listen		listen;
 	struct iwx_ipc_answer		answer;
@@ -155,6 +157,7 @@ static int req_hello(struct iwxd *d, struct client *c, union request *r, struct 
 	h->max_mrs = d->o.max[LIMIT_MRS];
 	h->max_cqs = d->o.max[LIMIT_CQS];
 	h->max_qps = d->o.max[LIMIT_QPS];
+	h->max_srqs = d->o.max[LIMIT_SRQS];
 	h->max_qp_depth = IWX_IPC_MAX_QP_DEPTH;
 	h->max_cq_entries = IWX_IPC_MAX_CQ_ENTRIES;
 	out->fds[0] = c->arena.fd;
@@ -327,6 +330,46 @@ static int req_qp_destroy(struct iwxd *d, struct client *c, union request *r, st
 	return 0;
 }
 
+static int req_srq_create(struct iwxd *d, struct client *c, union request *r, struct reply *out)
+{
+	int err = 0;
+	struct vsrq *srq = vsrq_create(d, c, &r->srq, &out->fds[0], &err);
+
+	if (srq) {
+		r->srq.srq = srq->id;
+		r->srq.depth = srq->ring.size;
+		r->srq.map_size = srq->map_size;
+		out->nfds = 1;
+		out->given = true;
+	}
+	out->len = sizeof(r->srq);
+	return err;
+}
+
+static int req_srq_destroy(struct iwxd *d, struct client *c, union request *r, struct reply *out)
+{
+	struct vsrq *srq = vsrq_find(d, c, r->id.id);
+	int err = !srq ? -ENOENT : srq->users ? -EBUSY : 0;
+
+	(void)out;
+	if (!err)
+		vsrq_destroy(d, srq);
+	return err;
+}
+
+static int req_srq_arm(struct iwxd *d, struct client *c, union request *r, struct reply *out)
+{
+	struct vsrq *srq = vsrq_find(d, c, r->srq_arm.srq);
+
+	(void)out;
+	if (!srq)
+		return -ENOENT;
+	if (r->srq_arm.limit > srq->ring.size)
+		return -EINVAL;
+	srq->limit = r->srq_arm.limit;
+	return 0;
+}
+
 static int req_connect(struct iwxd *d, struct client *c, union request *r, struct reply *out)
 {
 	(void)out;
@@ -421,6 +464,9 @@ static const struct request_kind requests[] = {
 	[IWX_IPC_FP_DETACH]	= { BODY(fp_attach),	ROOT_ONLY,	req_admin },
 	[IWX_IPC_FP_STATS]	= { 0,			ROOT_ONLY,	req_admin },
 	[IWX_IPC_LIST_USERS]	= { 0,			ROOT_ONLY,	req_admin },
+	[IWX_IPC_SRQ_CREATE]	= { BODY(srq_create),	AFTER_HELLO,	req_srq_create },
+	[IWX_IPC_SRQ_DESTROY]	= { BODY(id),		AFTER_HELLO,	req_srq_destroy },
+	[IWX_IPC_SRQ_ARM]	= { BODY(srq_arm),	AFTER_HELLO,	req_srq_arm },
 };
 
 /* An op not in the table is answered as it always was: as one on an id iwxd does not support. */
@@ -637,6 +683,11 @@ void session_close(struct iwxd *d, struct client *c)
 		n = cq->next;
 		if (cq->owner == c)
 			vcq_destroy(d, cq);
+	}
+	for (struct vsrq *srq = d->srqs, *n; srq; srq = n) {
+		n = srq->next;
+		if (srq->owner == c)
+			vsrq_destroy(d, srq);
 	}
 	iwx_mem_release_owner(d->mem, c->ident);
 	shm_client_gone(d, c);

@@ -130,15 +130,19 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 		       int *memfd, int *err)
 {
 	struct vcq *scq = vcq_find(d, c, req->send_cq), *rcq = vcq_find(d, c, req->recv_cq);
+	struct vsrq *srq = req->srq ? vsrq_find(d, c, req->srq) : NULL;
 	uint32_t sq = req->sq_depth ? req->sq_depth : 256, rq = req->rq_depth ? req->rq_depth : 256;
 	int64_t bell = -ENOMEM;
 	struct vqp *q;
 
-	if (!scq || !rcq || !iwx_mem_pd_owned(d->mem, c->ident, req->pd)) {
+	if (!scq || !rcq || !iwx_mem_pd_owned(d->mem, c->ident, req->pd) || (req->srq && !srq)) {
 		*err = -ENOENT;
 		return NULL;
 	}
-	if (sq > IWX_IPC_MAX_QP_DEPTH || rq > IWX_IPC_MAX_QP_DEPTH) {
+	if (srq)
+		rq = 1;		/* a ring of its own that nothing need use */
+	/* an SRQ's receives are checked against the queue pair's PD as they are used */
+	if (sq > IWX_IPC_MAX_QP_DEPTH || rq > IWX_IPC_MAX_QP_DEPTH || (srq && srq->pd != req->pd)) {
 		*err = -EINVAL;
 		return NULL;
 	}
@@ -185,8 +189,11 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 	q->pd = req->pd;
 	q->scq = scq;
 	q->rcq = rcq;
+	q->srq = srq;
 	scq->users++;
 	rcq->users++;
+	if (srq)
+		srq->users++;
 	conn_sock_init(&q->sock, on_stream);
 	iwx_link_add_tail(&d->qps, &q->link);
 	iwx_link_add_tail(&c->qps, &q->client_link);
@@ -240,6 +247,17 @@ static void engine_stop(struct iwxd *d, struct vqp *q, bool abortive)
 	}
 }
 
+/* The stream ended (ev: DISCONNECTED): so the client learns, and that it takes no more from its SRQ. */
+static void announce_end(struct iwxd *d, struct vqp *q, const struct iwx_ipc_event *ev)
+{
+	outbox_event(d, q->owner, ev);
+	if (q->srq) {
+		struct iwx_ipc_event last = { .type = IWX_IPC_EV_QP_LAST_WQE, .qp = q->num };
+
+		outbox_event(d, q->owner, &last);
+	}
+}
+
 /*
  * The engine stopped: tell the client why at once, whether or not its CQs have room
  * for the flushed completions (the engine keeps those until they have).
@@ -277,12 +295,15 @@ static void stream_ended(struct iwxd *d, struct vqp *q)
 	q->end_cause = cause;
 	q->close_ms = 0;
 	vqp_set_state(q, IWX_SHQ_ERROR);
-	outbox_event(d, q->owner, &ev);
+	announce_end(d, q, &ev);
 }
 
 static void start_engine(struct iwxd *d, struct vqp *q, struct iwx_conn *conn, bool sctp)
 {
-	struct iwx_qp_attr attr = { .sq_depth = q->sq.size, .rq_depth = q->rq.size };
+	struct iwx_qp_attr attr = {
+		.sq_depth = q->sq.size, .rq_depth = q->srq ? q->srq->ring.size : q->rq.size,
+		.take_recv = q->srq ? vsrq_take : NULL, .recv_ctx = q->srq,
+	};
 
 	conn_sock_take(d, &q->sock, conn, sctp);
 	q->llp = iwx_conn_llp_new(conn);
@@ -299,7 +320,7 @@ static void start_engine(struct iwxd *d, struct vqp *q, struct iwx_conn *conn, b
 		vqp_set_state(q, IWX_SHQ_ERROR);
 		ev.type = IWX_IPC_EV_DISCONNECTED;
 		ev.local = 1;
-		outbox_event(d, q->owner, &ev);
+		announce_end(d, q, &ev);
 		return;
 	}
 	/*
@@ -641,6 +662,8 @@ void vqp_destroy(struct iwxd *d, struct vqp *q)
 	vqp_stats_add(&d->gone, &q->gone);
 	q->scq->users--;
 	q->rcq->users--;
+	if (q->srq)
+		q->srq->users--;
 	shared_destroy(d, q->owner->user, &q->mem);
 	maps_give(d, q->owner, 1);
 	free(q->parked);

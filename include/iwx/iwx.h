@@ -62,6 +62,7 @@ struct iwx_device;
 struct iwx_pd;
 struct iwx_cq;
 struct iwx_qp;
+struct iwx_srq;
 struct iwx_listener;
 
 /* ------------------------------------------------------------------ device */
@@ -105,8 +106,8 @@ size_t iwx_device_arena_size(const struct iwx_device *dev);
 /* What this client may hold of iwxd (its options, iwxd --help), and the queues' limits. */
 struct iwx_device_limits {
 	uint64_t	max_shared;	/* bytes of arena and registered memory together */
-	uint32_t	max_pds, max_mrs, max_cqs, max_qps;
-	uint32_t	max_qp_depth;	/* a send or receive queue's depth */
+	uint32_t	max_pds, max_mrs, max_cqs, max_qps, max_srqs;
+	uint32_t	max_qp_depth;	/* a send, receive or shared receive queue's depth */
 	uint32_t	max_cq_entries;
 	uint32_t	max_sge;	/* IWX_MAX_SGE */
 	uint32_t	max_private_data;	/* bytes of MPA private data */
@@ -216,6 +217,7 @@ int iwx_wait_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc, int timeout_ms);
 struct iwx_qp_init_attr {
 	struct iwx_cq	*send_cq, *recv_cq;
 	uint32_t	sq_depth, rq_depth;	/* 0: 256 each; rounded up to a power of two */
+	struct iwx_srq	*srq;		/* receives from this SRQ (of the same PD), rq_depth unused */
 };
 
 struct iwx_qp *iwx_create_qp(struct iwx_pd *pd, const struct iwx_qp_init_attr *attr);
@@ -252,7 +254,44 @@ int iwx_query_qp(const struct iwx_qp *qp, struct iwx_qp_attr *attr);
  * IWX_WC_LOC_PROT_ERR, terminating the stream as RFC 5040 §7.1 requires.
  */
 int iwx_post_send(struct iwx_qp *qp, const struct iwx_send_wr *wr);
-int iwx_post_recv(struct iwx_qp *qp, const struct iwx_recv_wr *wr);
+int iwx_post_recv(struct iwx_qp *qp, const struct iwx_recv_wr *wr);	/* -EINVAL: on an SRQ */
+
+/* ---------------------------------------------------- shared receive queues */
+
+/*
+ * A shared receive queue: receives posted to it serve every queue pair created on it,
+ * each taking the next one as a Send begins for which it holds none (so a queue pair
+ * holds only the receives of the Sends it is receiving). Their completions go to the
+ * queue pair's receive CQ, naming it; a queue pair whose stream ends flushes those it
+ * holds, and the rest stay for the others. A Send that finds the SRQ empty terminates
+ * its stream, as one that finds a queue pair's own receive queue empty (RFC 5040 §4.8).
+ *
+ * depth: the receives that may be outstanding (posted, not retired by their completion
+ * polled); 0: 256; rounded up to a power of two, at most max_qp_depth. limit: as
+ * iwx_arm_srq's.
+ */
+struct iwx_srq_init_attr {
+	uint32_t	depth;
+	uint32_t	limit;
+};
+
+struct iwx_srq *iwx_create_srq(struct iwx_pd *pd, const struct iwx_srq_init_attr *attr);
+int iwx_destroy_srq(struct iwx_srq *srq);	/* -EBUSY while a queue pair is on it */
+
+/* As iwx_post_recv: 0, -ENOBUFS (depth outstanding), -EINVAL, -ESHUTDOWN. */
+int iwx_post_srq_recv(struct iwx_srq *srq, const struct iwx_recv_wr *wr);
+
+/*
+ * Arm the limit event: IWX_ASYNC_SRQ_LIMIT once a queue pair's take leaves fewer than
+ * limit receives posted, then disarmed (0 disarms now). -EINVAL above the depth.
+ */
+int iwx_arm_srq(struct iwx_srq *srq, uint32_t limit);
+
+struct iwx_srq_attr {
+	uint32_t	depth;		/* as granted */
+	uint32_t	limit;		/* as last armed here (0: none, or fired since) */
+};
+int iwx_query_srq(const struct iwx_srq *srq, struct iwx_srq_attr *attr);
 
 /* --------------------------------------------------------- connections (CM) */
 
@@ -430,17 +469,22 @@ int iwx_event_fd(struct iwx_device *dev);
  * verbs' ibv_get_async_event reports it. IWX_ASYNC_DEVICE_FATAL: iwxd went away, every
  * queue pair is lost (iwx_poll_cq and the posts fail with -ESHUTDOWN); given once.
  * IWX_ASYNC_QP_FATAL: qp's stream ended with a Terminate, sent or received (term says
- * which, and why); its requests complete flushed. A queue pair destroyed before the
- * event is taken has none.
+ * which, and why); its requests complete flushed. IWX_ASYNC_QP_LAST_WQE: qp, on an SRQ,
+ * takes no more receives from it (its stream ended; follows QP_FATAL if there is one).
+ * IWX_ASYNC_SRQ_LIMIT: srq's armed limit was reached (iwx_arm_srq). A queue pair or SRQ
+ * destroyed before its event is taken has none.
  */
 enum iwx_async_type {
 	IWX_ASYNC_DEVICE_FATAL = 1,
 	IWX_ASYNC_QP_FATAL,
+	IWX_ASYNC_QP_LAST_WQE,
+	IWX_ASYNC_SRQ_LIMIT,
 };
 
 struct iwx_async_event {
 	enum iwx_async_type	type;
-	struct iwx_qp		*qp;	/* QP_FATAL */
+	struct iwx_qp		*qp;	/* QP_FATAL, QP_LAST_WQE */
+	struct iwx_srq		*srq;	/* SRQ_LIMIT */
 	struct iwx_term_info	term;	/* QP_FATAL */
 };
 

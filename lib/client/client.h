@@ -83,6 +83,7 @@ struct iwx_device {
 	struct mr_entry		*mrs;
 	struct moved		*moved;		/* sorted by address */
 	struct iwx_cq		*cqs;
+	struct iwx_srq		*srqs;
 	struct iwx_link		qps;
 	struct iwx_ids		qp_nums;	/* each queue pair by its number: completions name it */
 	struct iwx_listener	*listeners;
@@ -137,8 +138,39 @@ struct iwx_qp {
 	struct iwx_ring		sq, rq;		/* we produce */
 	struct work_queue	swq, rwq;
 	struct iwx_cq		*send_cq, *recv_cq;
+	struct iwx_srq		*srq;		/* its receives' (NULL: rq's) */
 	struct iwx_link		link;		/* on the device's qps */
 };
+
+/*
+ * A shared receive queue. Its receives complete in no order iwx_qp's work queues could
+ * follow (each queue pair takes the next as its Sends begin): a receive goes to iwxd with
+ * a slot number for wr_id, and its completion frees the slot.
+ */
+struct iwx_srq {
+	struct iwx_device	*dev;
+	uint32_t		id;
+	uint32_t		limit;		/* as armed (iwx_query_srq) */
+	uint32_t		users;		/* queue pairs on it */
+	struct iwx_ipc_srq_shared *sh;
+	size_t			map_size;
+	struct iwx_ring		ring;		/* we produce */
+	uint32_t		depth;
+	uint64_t		*wr_id;		/* the application's, by slot */
+	uint8_t			*held;		/* by slot: posted, its completion not yet polled */
+	uint32_t		*free;		/* the slots not held: a stack */
+	uint32_t		nfree;
+	struct iwx_srq		*next;
+};
+
+/* A completion of a receive from srq: give it the application's wr_id back, and free its slot. */
+IWX_HIDDEN void srq_retire(struct iwx_srq *srq, struct iwx_wc *wc);
+
+/* iwx_close: free every SRQ of dev (iwxd lets go of them as the socket closes). */
+IWX_HIDDEN void srq_free_all(struct iwx_device *dev);
+
+/* The device's SRQ numbered id, or NULL. */
+IWX_HIDDEN struct iwx_srq *srq_of(struct iwx_device *dev, uint32_t id);
 
 struct iwx_listener {
 	struct iwx_device	*dev;
@@ -165,8 +197,14 @@ IWX_HIDDEN int client_pump(struct iwx_device *dev);
  */
 IWX_HIDDEN bool client_lost(struct iwx_device *dev);
 
-/* A queue pair destroyed: its asynchronous event, if one waits, goes (its number may come back). */
-IWX_HIDDEN void client_forget_qp(struct iwx_device *dev, uint32_t num);
+/*
+ * A queue pair (qp_num) or SRQ (srq_id) destroyed: its asynchronous events, if any wait,
+ * go (its number may come back). 0 names none.
+ */
+IWX_HIDDEN void client_forget_async(struct iwx_device *dev, uint32_t qp_num, uint32_t srq_id);
+
+/* Map a ring memfd iwxd handed over; the fd is closed either way. NULL with errno. */
+IWX_HIDDEN void *client_map_rings(int fd, size_t size);
 
 /* The device's queue pair numbered num, or NULL. */
 IWX_HIDDEN struct iwx_qp *qp_of(struct iwx_device *dev, uint32_t num);

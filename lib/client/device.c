@@ -65,10 +65,14 @@ static bool queue_on(struct pending_event ***tail, const struct iwx_ipc_event *e
 
 static void queue_event(struct iwx_device *dev, const struct iwx_ipc_event *ev)
 {
-	queue_on(&dev->events_tail, ev);
-	show_ready(dev);
+	bool async = ev->type >= IWX_IPC_EV_SRQ_LIMIT;	/* an asynchronous event alone */
+
+	if (!async) {
+		queue_on(&dev->events_tail, ev);
+		show_ready(dev);
+	}
 	/* a stream that ended with a Terminate is its queue pair's asynchronous event too */
-	if (ev->type == IWX_IPC_EV_DISCONNECTED && ev->terminated &&
+	if ((async || (ev->type == IWX_IPC_EV_DISCONNECTED && ev->terminated)) &&
 	    queue_on(&dev->asyncs_tail, ev))
 		iwx_level_set(dev->async_ready_fd, &dev->async_ready, true);
 }
@@ -260,7 +264,7 @@ struct iwx_device *iwx_open(const struct iwx_open_opts *opts)
 	dev->arena_size = hello.arena_size;
 	dev->limits = (struct iwx_device_limits){
 		.max_shared = hello.max_shared, .max_pds = hello.max_pds, .max_mrs = hello.max_mrs,
-		.max_cqs = hello.max_cqs, .max_qps = hello.max_qps,
+		.max_cqs = hello.max_cqs, .max_qps = hello.max_qps, .max_srqs = hello.max_srqs,
 		.max_qp_depth = hello.max_qp_depth, .max_cq_entries = hello.max_cq_entries,
 		.max_sge = IWX_MAX_SGE, .max_private_data = IWX_MAX_PRIVATE_DATA,
 		.max_rd_atomic = IWX_MAX_RD_ATOMIC,
@@ -300,6 +304,7 @@ void iwx_close(struct iwx_device *dev)
 		free(q);
 	}
 	iwx_ids_fini(&dev->qp_nums);
+	srq_free_all(dev);
 	while (dev->cqs) {
 		struct iwx_cq *cq = dev->cqs;
 
@@ -474,14 +479,14 @@ int iwx_event_fd(struct iwx_device *dev)
 	return dev->event_fd;
 }
 
-void client_forget_qp(struct iwx_device *dev, uint32_t num)
+void client_forget_async(struct iwx_device *dev, uint32_t qp_num, uint32_t srq_id)
 {
 	struct pending_event **pp = &dev->asyncs;
 
 	while (*pp) {
 		struct pending_event *p = *pp;
 
-		if (p->ev.qp == num) {
+		if ((qp_num && p->ev.qp == qp_num) || (srq_id && p->ev.srq == srq_id)) {
 			*pp = p->next;
 			free(p);
 		} else {
@@ -492,24 +497,47 @@ void client_forget_qp(struct iwx_device *dev, uint32_t num)
 	iwx_level_set(dev->async_ready_fd, &dev->async_ready, dev->asyncs != NULL);
 }
 
-/* The oldest queue pair's end waiting, as an asynchronous event: false when none (is left). */
+/* An asynchronous event iwxd sent, as the application gets it: false when its object has gone. */
+static bool async_of(struct iwx_device *dev, const struct iwx_ipc_event *p, struct iwx_async_event *ev)
+{
+	struct iwx_event e;
+
+	*ev = (struct iwx_async_event){ 0 };
+	switch (p->type) {
+	case IWX_IPC_EV_SRQ_LIMIT:
+		ev->type = IWX_ASYNC_SRQ_LIMIT;
+		ev->srq = srq_of(dev, p->srq);
+		if (ev->srq)
+			ev->srq->limit = 0;	/* iwxd disarmed it */
+		return ev->srq;
+	case IWX_IPC_EV_QP_LAST_WQE:
+		ev->type = IWX_ASYNC_QP_LAST_WQE;
+		ev->qp = qp_of(dev, p->qp);
+		return ev->qp;
+	default:	/* a DISCONNECTED with a Terminate */
+		event_of(dev, p, &e);
+		ev->type = IWX_ASYNC_QP_FATAL;
+		ev->qp = e.qp;
+		ev->term = e.term;
+		return ev->qp;
+	}
+}
+
+/* The oldest asynchronous event waiting: false when none (is left). */
 static bool take_async(struct iwx_device *dev, struct iwx_async_event *ev)
 {
 	while (dev->asyncs) {
 		struct pending_event *p = dev->asyncs;
-		struct iwx_event e;
+		bool live;
 
 		dev->asyncs = p->next;
 		if (!dev->asyncs)
 			dev->asyncs_tail = &dev->asyncs;
-		event_of(dev, &p->ev, &e);
+		live = async_of(dev, &p->ev, ev);
 		free(p);
 		iwx_level_set(dev->async_ready_fd, &dev->async_ready, dev->asyncs != NULL);
-		if (e.qp) {	/* else destroyed since */
-			*ev = (struct iwx_async_event){ .type = IWX_ASYNC_QP_FATAL, .qp = e.qp,
-							.term = e.term };
+		if (live)	/* else destroyed since */
 			return true;
-		}
 	}
 	return false;
 }

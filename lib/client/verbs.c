@@ -24,8 +24,7 @@ static void *fail_null(int err)
 	return NULL;
 }
 
-/* Map a ring memfd the daemon handed over; the fd is closed either way. */
-static void *map_rings(int fd, size_t size)
+void *client_map_rings(int fd, size_t size)
 {
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 
@@ -162,6 +161,11 @@ static void retire(struct iwx_device *dev, struct iwx_wc *wc)
 	struct work_queue *w = !q ? NULL : wc->opcode == IWX_WC_RECV ? &q->rwq : &q->swq;
 	uint32_t seq = (uint32_t)wc->wr_id;
 
+	if (q && q->srq && wc->opcode == IWX_WC_RECV) {
+		srq_retire(q->srq, wc);
+		return;
+	}
+
 	if (w && seq - w->retired < w->posted - w->retired) {	/* else none of ours */
 		wc->wr_id = w->wr_id[seq & (w->depth - 1)];
 		w->retired = seq + 1;
@@ -204,7 +208,7 @@ struct iwx_cq *iwx_create_cq(struct iwx_device *dev, int entries)
 	err = client_call(dev, IWX_IPC_CQ_CREATE, &req, sizeof(req), &req, sizeof(req), &fd, &nfds);
 	if (!err && nfds != 1)
 		err = -EPROTO;
-	if (!err && !(cq->sh = map_rings(fd, req.map_size)))
+	if (!err && !(cq->sh = client_map_rings(fd, req.map_size)))
 		err = -errno;
 	if (err) {
 		free(cq);
@@ -440,11 +444,12 @@ struct iwx_qp *iwx_create_qp(struct iwx_pd *pd, const struct iwx_qp_init_attr *a
 	unsigned nfds = 1;
 	int fd, err;
 
-	if (!attr || !attr->send_cq || !attr->recv_cq)
+	if (!attr || !attr->send_cq || !attr->recv_cq || (attr->srq && attr->srq->dev != dev))
 		return fail_null(EINVAL);
 	req = (struct iwx_ipc_qp_create){
 		.pd = pd->id, .send_cq = attr->send_cq->id, .recv_cq = attr->recv_cq->id,
 		.sq_depth = attr->sq_depth, .rq_depth = attr->rq_depth,
+		.srq = attr->srq ? attr->srq->id : 0,
 	};
 	qp = iwx_ids_room(&dev->qp_nums) ? NULL : calloc(1, sizeof(*qp));
 	if (!qp)
@@ -452,7 +457,7 @@ struct iwx_qp *iwx_create_qp(struct iwx_pd *pd, const struct iwx_qp_init_attr *a
 	err = client_call(dev, IWX_IPC_QP_CREATE, &req, sizeof(req), &req, sizeof(req), &fd, &nfds);
 	if (!err && nfds != 1)
 		err = -EPROTO;
-	if (!err && !(qp->sh = map_rings(fd, req.map_size)))
+	if (!err && !(qp->sh = client_map_rings(fd, req.map_size)))
 		err = -errno;
 	if (!err && !(qp->swq.wr_id = calloc(req.sq_depth + req.rq_depth, sizeof(uint64_t))))
 		err = -ENOMEM;
@@ -479,6 +484,9 @@ struct iwx_qp *iwx_create_qp(struct iwx_pd *pd, const struct iwx_qp_init_attr *a
 	qp->rwq.wr_id = qp->swq.wr_id + req.sq_depth;
 	qp->send_cq = attr->send_cq;
 	qp->recv_cq = attr->recv_cq;
+	qp->srq = attr->srq;
+	if (qp->srq)
+		qp->srq->users++;
 	iwx_link_add_tail(&dev->qps, &qp->link);
 	iwx_ids_add(&dev->qp_nums, qp->num, 0, qp);
 	return qp;
@@ -496,7 +504,9 @@ int iwx_destroy_qp(struct iwx_qp *qp)
 	retire_ready(qp->recv_cq);
 	iwx_link_del(&qp->link);
 	iwx_ids_del(&dev->qp_nums, qp->num);
-	client_forget_qp(dev, qp->num);
+	client_forget_async(dev, qp->num, 0);
+	if (qp->srq)
+		qp->srq->users--;
 	munmap(qp->sh, qp->map_size);
 	free(qp->swq.wr_id);
 	free(qp);
@@ -550,7 +560,7 @@ int iwx_post_recv(struct iwx_qp *qp, const struct iwx_recv_wr *wr)
 {
 	struct iwx_recv_wr *e;
 
-	if (!iwx_recv_wr_valid(wr))
+	if (!iwx_recv_wr_valid(wr) || qp->srq)
 		return -EINVAL;
 	if (client_lost(qp->dev))
 		return -ESHUTDOWN;

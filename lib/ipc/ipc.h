@@ -16,7 +16,7 @@
 #include "ipc/ring.h"
 #include <iwx/verbs.h>
 
-#define IWX_IPC_VERSION		12
+#define IWX_IPC_VERSION		13
 #ifndef IWX_DEFAULT_SOCKET	/* also in iwx/iwx.h, for applications */
 #define IWX_DEFAULT_SOCKET	"/run/iwx/iwxd.sock"
 #endif
@@ -52,6 +52,9 @@ enum iwx_ipc_op {
 	IWX_IPC_FP_DETACH,
 	IWX_IPC_FP_STATS,	/* -> struct iwx_ipc_fp_info entries, in parts */
 	IWX_IPC_LIST_USERS,	/* -> struct iwx_ipc_user_info entries, in parts (root only) */
+	IWX_IPC_SRQ_CREATE,	/* -> ring memfd */
+	IWX_IPC_SRQ_DESTROY,
+	IWX_IPC_SRQ_ARM,	/* its limit event */
 	IWX_IPC_EVENT = 100,	/* daemon -> client, seq 0: struct iwx_ipc_event */
 };
 
@@ -77,6 +80,7 @@ struct iwx_ipc_hello {
 	uint64_t	max_shared;	/* bytes: arena and registered memory */
 	uint32_t	max_pds, max_mrs, max_cqs, max_qps;
 	uint32_t	max_qp_depth, max_cq_entries;
+	uint32_t	max_srqs, pad;
 };
 
 struct iwx_ipc_id {		/* PD_ALLOC reply, PD_FREE, MR_DEREG, *_DESTROY, DISCONNECT, ... */
@@ -132,7 +136,24 @@ struct iwx_ipc_qp_create {
 	uint32_t	qp;			/* reply */
 	uint64_t	map_size;		/* reply */
 	uint32_t	bell;			/* reply: its bit in the doorbells */
-	uint32_t	pad;
+	uint32_t	srq;			/* its receives come from this SRQ (0: its own) */
+};
+
+/*
+ * A shared receive queue: a ring of receives (struct iwx_ipc_srq_shared's) that queue
+ * pairs created on it take from, each when a Send begins that it has none for.
+ */
+struct iwx_ipc_srq_create {
+	uint32_t	pd;
+	uint32_t	depth;		/* request: wanted; reply: granted */
+	uint32_t	limit;		/* IWX_IPC_EV_SRQ_LIMIT once fewer are posted (0: none) */
+	uint32_t	srq;		/* reply */
+	uint64_t	map_size;	/* reply: bytes of the ring memfd */
+};
+
+struct iwx_ipc_srq_arm {
+	uint32_t	srq;
+	uint32_t	limit;		/* 0: disarm */
 };
 
 struct iwx_ipc_cm_param {
@@ -169,11 +190,15 @@ enum iwx_ipc_event_type {	/* the values of enum iwx_event_type */
 	IWX_IPC_EV_REJECTED,
 	IWX_IPC_EV_UNREACHABLE,
 	IWX_IPC_EV_DISCONNECTED,
+	/* asynchronous events alone (iwx_get_async_event) */
+	IWX_IPC_EV_SRQ_LIMIT = 16,	/* srq: fewer receives posted than its limit (now disarmed) */
+	IWX_IPC_EV_QP_LAST_WQE,		/* qp, on an SRQ: its stream ended, it takes no more */
 };
 
 struct iwx_ipc_event {
 	uint32_t		type;
 	uint32_t		qp, listener, conn_id;
+	uint32_t		srq;
 	int32_t			status;
 	uint8_t			mpa_rev, crc, markers_rx, markers_tx;
 	uint16_t		ird, ord;
@@ -252,6 +277,7 @@ struct iwx_ipc_status {
 	uint32_t	max_lingering;		/* per user */
 	uint32_t	pad2;
 	uint64_t	bells_muted;		/* clients muted for ringing for nothing (doorbell.c) */
+	uint32_t	srqs, max_srqs;		/* shared receive queues; the most per client */
 };
 
 /* LIST_USERS entry: what the clients of one uid hold, and what they left held (root's too). */
@@ -261,7 +287,7 @@ struct iwx_ipc_user_info {
 	uint64_t	departed_bytes;		/* ... the latter */
 	uint32_t	departed;		/* ... in so many objects */
 	uint32_t	pds, mrs, cqs, qps, listeners, maps, queued, lingering;
-	uint32_t	pad;
+	uint32_t	srqs;
 };
 
 /*
@@ -378,6 +404,11 @@ struct iwx_ipc_cq_shared {
 	uint32_t		need_room;	/* daemon: completions wait; ring after polling */
 };
 
+/* A shared receive queue's memfd: this header, then entries struct iwx_recv_wr. */
+struct iwx_ipc_srq_shared {
+	struct iwx_ring_ctl	ring;		/* client produces, daemon consumes */
+};
+
 /*
  * A client's doorbells (HELLO's fourth fd, IWX_IPC_BELLS_SIZE bytes): one bit per queue
  * pair and completion queue (its `bell`), which the client sets when it posts to the
@@ -423,6 +454,12 @@ static inline uint64_t iwx_ipc_qp_map_size(uint32_t sq_depth, uint32_t rq_depth)
 }
 
 #define IWX_IPC_CQ_OFF		IWX_IPC_ALIGN(sizeof(struct iwx_ipc_cq_shared))
+#define IWX_IPC_SRQ_OFF		IWX_IPC_ALIGN(sizeof(struct iwx_ipc_srq_shared))
+
+static inline uint64_t iwx_ipc_srq_map_size(uint32_t depth)
+{
+	return IWX_IPC_SRQ_OFF + (uint64_t)depth * sizeof(struct iwx_recv_wr);
+}
 
 static inline uint64_t iwx_ipc_cq_map_size(uint32_t entries)
 {

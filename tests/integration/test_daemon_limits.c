@@ -308,6 +308,26 @@ Test(daemon_limits, queue_pairs)
 	cr_assert_eq(logged(0, LIMIT_LOG("queue pairs per client", "max-qps 2"), 0), 1);
 }
 
+Test(daemon_limits, shared_receive_queues)
+{
+	struct iwx_device *dev;
+	struct iwx_srq *srq[2];
+	struct iwx_pd *pd;
+
+	start(ARGS "--max-srqs 2");
+	dev = dev_nobody(0, 0, MIB);
+	pd = iwx_alloc_pd(dev);
+	cr_assert_not_null(pd);
+	srq[0] = iwx_create_srq(pd, NULL);
+	srq[1] = iwx_create_srq(pd, NULL);
+	cr_assert(srq[0] && srq[1], "%s", strerror(errno));
+	cr_assert_null(iwx_create_srq(pd, NULL), "a third SRQ");
+	cr_assert_eq(errno, ENOSPC, "%s", strerror(errno));
+	cr_assert_eq(iwx_destroy_srq(srq[0]), 0);
+	cr_assert_not_null(iwx_create_srq(pd, NULL), "%s", strerror(errno));
+	cr_assert_eq(logged(0, LIMIT_LOG("shared receive queues per client", "max-srqs 2"), 0), 1);
+}
+
 static struct sockaddr_in addr4(const char *host)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };
@@ -762,12 +782,12 @@ Test(daemon_limits, status_shows_limits_and_use)
 		{ "arena_total", 64 * MIB }, { "arena_max", 8 * MIB },
 		{ "max_pds", 5 }, { "max_mrs", 6 }, { "max_cqs", 9 }, { "max_qps", 10 },
 		{ "max_listeners", 11 }, { "max_requests", 12 }, { "max_queued", 13 },
-		{ "maps", 2 }, { "maps_total", 15 }, { "max_maps", 14 },
+		{ "maps", 2 }, { "maps_total", 15 }, { "max_maps", 14 }, { "max_srqs", 16 },
 	};
 
 	start(ARGS "--max-clients 7 --arena-total 64M --arena-max 8M --max-pds 5 --max-mrs 6 "
 	      "--max-cqs 9 --max-qps 10 --max-listeners 11 --max-requests 12 --max-queued 13 "
-	      "--max-maps 14 --maps-total 15");
+	      "--max-maps 14 --maps-total 15 --max-srqs 16");
 	dev_nobody(0, 0, 4 * MIB);
 	cr_assert_eq(run_iwx(out, sizeof(out), "status -s %s -j", pair.sock[0]), 0, "%s", out);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
@@ -776,7 +796,7 @@ Test(daemon_limits, status_shows_limits_and_use)
 	cr_assert_eq(run_iwx(out, sizeof(out), "status -s %s", pair.sock[0]), 0, "%s", out);
 	cr_assert(strstr(out, "clients connected     2 of 7"), "%s", out);
 	cr_assert(strstr(out, "shared memory         4.0 MiB of 64.0 MiB"), "%s", out);
-	cr_assert(strstr(out, "CQs, QPs            9, 10"), "%s", out);
+	cr_assert(strstr(out, "CQs, QPs, SRQs      9, 10, 16"), "%s", out);
 }
 
 /* ------------------------------------------------------------ options */
@@ -805,7 +825,7 @@ Test(daemon_limits_usage, options)
 	static const char *const flags[] = {
 		"--max-clients N", "--arena-total BYTES", "--arena-max BYTES", "--max-pds N",
 		"--max-mrs N", "--max-cqs N", "--max-qps N", "--max-listeners N", "--max-requests N",
-		"--max-queued N",
+		"--max-queued N", "--max-srqs N",
 	};
 	static const char *const bad[] = {
 		"--max-cqs 0", "--max-qps -1", "--max-pds 4294967296", "--max-mrs 12x",
