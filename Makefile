@@ -456,4 +456,4 @@ clean:
 	$(Q)rm -rf $(BUILD)
 
 -include $(IWXD_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d) \
-	 $(patsubst %.c,$(BUILD)/%.d,$(LIB_SRCS))
+	 $(VERBS_OBJS:.o=.d) $(RDMACM_OBJS:.o=.d) $(patsubst %.c,$(BUILD)/%.d,$(LIB_SRCS))
