@@ -6,12 +6,15 @@
 # bench_verbs -d 8), each for SECS seconds, the two alternating, RUNS times: medians and
 # the ratio perftest / bench_verbs. Then latency: ib_send_lat and ib_write_lat with 8
 # bytes (perftest's typical one-way time) beside half the median round trip of an
-# 8-byte Send ping-pong through libiwx and on a plain TCP socket. With --plot, perftest's
+# 8-byte Send ping-pong through libiwx and on a plain TCP socket; and 64 KiB Sends into
+# a shared receive queue (--use-srq) beside the same into the QP's own (alone with
+# --srq-only). With --plot, perftest's
 # -a sweep (2 B to 8 MiB) of ib_write_bw, ib_read_bw and ib_send_bw over iwx, as a
 # gnuplot PNG (docs/bench-perftest.png).
 #
 #   scripts/bench-perftest.sh              # 3 runs of 3 s: about 6 minutes
 #   scripts/bench-perftest.sh -n 5 -t 5 --plot
+#   scripts/bench-perftest.sh --srq-only     # about 30 s
 #
 # Namespace a (clients, its iwxd) runs on CPU 0, b (servers, its iwxd) on CPU 1. Every
 # step is bounded by timeout(1); on any exit the daemons and namespaces this script made
@@ -24,12 +27,13 @@ usage() {
 	exit "${1:-0}"
 }
 
-runs=3 secs=3 plot=
+runs=3 secs=3 plot= srq_only=
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) runs=${2:-}; shift 2 || usage 2 ;;
 	-t) secs=${2:-}; shift 2 || usage 2 ;;
 	--plot) plot=docs/bench-perftest.png; shift ;;
+	--srq-only) srq_only=1; shift ;;
 	-h | --help) usage 0 ;;
 	*) usage 2 >&2 ;;
 	esac
@@ -105,6 +109,32 @@ bv() { tr ' ' '\n' <"$out/bv.out" | sed -n "s/^$1=//p"; }
 median() { sort -g "$1" | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
+# 64 KiB Sends, 8 outstanding, one QP, into an SRQ and into the QP's own receive queue,
+# alternating: what the SRQ costs a message (iwxd takes each receive as its Send begins)
+srq_compare() {
+	local which
+	echo
+	echo "| 64 KiB Sends, 8 outstanding | own receive queue (Gb/s) | SRQ, --use-srq (Gb/s) | SRQ / own | runs (own; SRQ) |"
+	echo "| --- | --- | --- | --- | --- |"
+	: >"$out/p" && : >"$out/s"
+	for r in $(seq "$runs"); do
+		for which in $( [ $((r % 2)) -eq 1 ] && echo "p s" || echo "s p"); do
+			perftest ib_send_bw -R -s 65536 -D "$secs" --report_gbits -t 8 \
+				$( [ "$which" = s ] && echo --use-srq)
+			pt_gbps 65536 >>"$out/$which"
+		done
+	done
+	p=$(median "$out/p") s=$(median "$out/s")
+	echo "| perftest ib_send_bw -R | $p | $s | $(ratio "$s" "$p") |" \
+		"$(tr '\n' ' ' <"$out/p"); $(tr '\n' ' ' <"$out/s") |"
+}
+
+if [ -n "$srq_only" ]; then
+	echo "bench-perftest: $runs runs of $secs s, one veth pair"
+	srq_compare
+	exit 0
+fi
+
 echo "bench-perftest: $runs runs of $secs s, one veth pair, 8 outstanding"
 echo
 echo "| operation | size | perftest over iwx (Gb/s) | bench_verbs (Gb/s) | perftest / bench_verbs | runs (perftest; bench_verbs) |"
@@ -130,6 +160,8 @@ for size in 65536 1048576 4194304; do
 			"$(tr '\n' ' ' <"$out/p"); $(tr '\n' ' ' <"$out/v") |"
 	done
 done
+
+srq_compare
 
 echo
 echo "| 8 bytes | one-way latency, median of runs (µs) | runs |"

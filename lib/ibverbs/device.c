@@ -116,6 +116,7 @@ int iwxv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 int iwxv_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int iwxv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int iwxv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+int iwxv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 
 struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
@@ -149,6 +150,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->ops.req_notify_cq = iwxv_req_notify_cq;
 	ctx->ops.post_send = iwxv_post_send;
 	ctx->ops.post_recv = iwxv_post_recv;
+	ctx->ops.post_srq_recv = iwxv_post_srq_recv;
 	ctx->cmd_fd = iwx_event_fd(c->dev);
 	ctx->async_fd = iwx_async_fd(c->dev);	/* libiwx's: iwx_close closes it */
 	ctx->num_comp_vectors = 1;
@@ -187,6 +189,9 @@ void iwxv_device_attr(struct iwxv_context *c, struct ibv_device_attr *a)
 	a->max_cqe = (int)l->max_cq_entries;
 	a->max_mr = (int)l->max_mrs;
 	a->max_pd = (int)l->max_pds;
+	a->max_srq = (int)l->max_srqs;
+	a->max_srq_wr = (int)l->max_qp_depth;
+	a->max_srq_sge = (int)l->max_sge;
 	a->max_qp_rd_atom = a->max_qp_init_rd_atom = (int)l->max_rd_atomic;
 	a->max_res_rd_atom = (int)(l->max_rd_atomic * l->max_qps);
 	a->atomic_cap = IBV_ATOMIC_NONE;
@@ -340,28 +345,56 @@ const char *ibv_get_sysfs_path(void)
 }
 
 /*
+ * libiwx's event as the provider's, into event: false when its QP or SRQ is none of this
+ * context's wrappers (the lock held).
+ */
+static bool async_of(struct iwxv_context *c, const struct iwx_async_event *e,
+		     struct ibv_async_event *event)
+{
+	struct iwxv_srq *s = NULL;
+	struct iwxv_qp *q = NULL;
+
+	memset(event, 0, sizeof(*event));
+	switch (e->type) {
+	case IWX_ASYNC_QP_FATAL:
+	case IWX_ASYNC_QP_LAST_WQE:
+		for (q = c->qps; q && q->iqp != e->qp; q = q->next)
+			;
+		event->event_type = e->type == IWX_ASYNC_QP_FATAL ? IBV_EVENT_QP_FATAL :
+				    IBV_EVENT_QP_LAST_WQE_REACHED;
+		event->element.qp = q ? &q->qpx.qp_base : NULL;
+		return q;
+	case IWX_ASYNC_SRQ_LIMIT:
+		for (s = c->srqs; s && s->isrq != e->srq; s = s->next)
+			;
+		event->event_type = IBV_EVENT_SRQ_LIMIT_REACHED;
+		event->element.srq = s ? &s->srq : NULL;
+		return s;
+	default:
+		event->event_type = IBV_EVENT_DEVICE_FATAL;
+		return true;
+	}
+}
+
+/*
  * libiwx's asynchronous events as a provider's: the device's loss (iwxd went away) as
  * IBV_EVENT_DEVICE_FATAL, a queue pair's stream ended by a Terminate as IBV_EVENT_QP_FATAL
- * (its cause shows in iwx conns). The wait blocks as rdma-core's does (or EAGAIN when the
- * fd was made non-blocking), outside the context's lock: it is another thread's, as a rule.
+ * (its cause shows in iwx conns), an SRQ's limit reached, and a queue pair on an SRQ that
+ * takes no more from it. The wait blocks as rdma-core's does (or EAGAIN when the fd was
+ * made non-blocking), outside the context's lock: it is another thread's, as a rule.
  */
 int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
 {
 	struct iwxv_context *c = iwxv_ctx(ctx);
 	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
 	struct iwx_async_event e;
-	struct iwxv_qp *q = NULL;
 	int err;
 
 	for (;;) {
 		iwxv_lock(c);
 		err = iwx_get_async_event(c->dev, &e, 0);
-		if (!err && e.type == IWX_ASYNC_QP_FATAL) {
-			for (q = c->qps; q && q->iqp != e.qp; q = q->next)
-				;
-			if (!q)
-				err = -EAGAIN;	/* not a QP of this context's wrappers */
-		}
+		if (!err && !async_of(c, &e, event))
+			err = -EAGAIN;	/* not an object of this context's wrappers */
 		iwxv_unlock(c);
 		if (!err)
 			break;
@@ -371,13 +404,6 @@ int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
 		}
 		if (poll(&p, 1, -1) < 0 && errno != EINTR)
 			return -1;
-	}
-	memset(event, 0, sizeof(*event));
-	if (e.type == IWX_ASYNC_QP_FATAL) {
-		event->event_type = IBV_EVENT_QP_FATAL;
-		event->element.qp = &q->qpx.qp_base;
-	} else {
-		event->event_type = IBV_EVENT_DEVICE_FATAL;
 	}
 	return 0;
 }

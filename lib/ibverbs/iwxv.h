@@ -25,6 +25,7 @@
 
 struct iwxv_cq;
 struct iwxv_qp;
+struct iwxv_srq;
 struct iwxv_channel;
 struct iwxv_pending;
 
@@ -35,6 +36,7 @@ struct iwxv_context {
 	struct iwx_device_limits lim;
 	struct iwxv_cq		*cqs;
 	struct iwxv_qp		*qps;
+	struct iwxv_srq		*srqs;
 	struct iwxv_mr		*mrs;
 };
 
@@ -66,6 +68,12 @@ struct iwxv_cq {
 	/* local invalidations' completions, given before the ring's (qp.c) */
 	struct ibv_wc		*made;
 	uint32_t		nmade, made_cap;
+};
+
+struct iwxv_srq {
+	struct ibv_srq		srq;
+	struct iwx_srq		*isrq;
+	struct iwxv_srq		*next;		/* the context's, for its asynchronous events */
 };
 
 /* A queue pair: ibv_qp_ex (whose first member is the ibv_qp) and what libiwx made. */
@@ -122,6 +130,9 @@ int iwxv_post_one(struct iwxv_qp *q, struct iwx_send_wr *w, bool inl, const stru
 		  int nsg);
 /* ... a local invalidation of the context's STag rkey, completed at once. */
 int iwxv_local_inv(struct iwxv_qp *q, uint64_t wr_id, uint32_t rkey, bool signaled);
+
+/* ... one ibv_recv_wr as libiwx's: 0 or EINVAL. */
+int iwxv_recv_wr_of(const struct ibv_recv_wr *wr, struct iwx_recv_wr *w);
 
 /* qp_ex.c: fill the ibv_wr_* operations of q->qpx. */
 void iwxv_qp_ex_init(struct iwxv_qp *q);

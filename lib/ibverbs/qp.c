@@ -59,9 +59,9 @@ struct ibv_qp *iwxv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_att
 
 	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd || !a->send_cq || !a->recv_cq)
 		return iwxv_fail(EINVAL);
-	if (a->qp_type != IBV_QPT_RC || a->srq || (a->comp_mask & ~known) ||
+	if (a->qp_type != IBV_QPT_RC || (a->comp_mask & ~known) ||
 	    ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && (a->send_ops_flags & ~SEND_OPS)))
-		return iwxv_fail(EOPNOTSUPP);	/* RC over TCP alone: no SRQ, UD, XRC, imm, atomics */
+		return iwxv_fail(EOPNOTSUPP);	/* RC over TCP alone: no UD, XRC, imm, atomics */
 	if (a->cap.max_send_wr > c->lim.max_qp_depth || a->cap.max_recv_wr > c->lim.max_qp_depth ||
 	    a->cap.max_send_sge > IWX_MAX_SGE || a->cap.max_recv_sge > IWX_MAX_SGE ||
 	    a->cap.max_inline_data > IWXV_MAX_INLINE)
@@ -75,6 +75,7 @@ struct ibv_qp *iwxv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_att
 		.recv_cq = ((struct iwxv_cq *)a->recv_cq)->icq,
 		.sq_depth = iwx_pow2_at_least(a->cap.max_send_wr ? a->cap.max_send_wr : 1),
 		.rq_depth = iwx_pow2_at_least(a->cap.max_recv_wr ? a->cap.max_recv_wr : 1),
+		.srq = a->srq ? ((struct iwxv_srq *)a->srq)->isrq : NULL,
 	};
 	iwxv_lock(c);
 	q->iqp = iwx_create_qp(((struct iwxv_pd *)a->pd)->ipd, &ia);
@@ -82,8 +83,8 @@ struct ibv_qp *iwxv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_att
 	if (!err) {
 		iwx_query_qp(q->iqp, &got);
 		q->cap = (struct ibv_qp_cap){
-			.max_send_wr = got.sq_depth, .max_recv_wr = got.rq_depth,
-			.max_send_sge = IWX_MAX_SGE, .max_recv_sge = IWX_MAX_SGE,
+			.max_send_wr = got.sq_depth, .max_recv_wr = a->srq ? 0 : got.rq_depth,
+			.max_send_sge = IWX_MAX_SGE, .max_recv_sge = a->srq ? 0 : IWX_MAX_SGE,
 			.max_inline_data = a->cap.max_inline_data,
 		};
 		err = inline_init(q, ((struct iwxv_pd *)a->pd)->ipd, got.sq_depth);
@@ -105,7 +106,8 @@ struct ibv_qp *iwxv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_att
 	a->cap = q->cap;
 	q->qpx.qp_base = (struct ibv_qp){
 		.context = ctx, .qp_context = a->qp_context, .pd = a->pd, .send_cq = a->send_cq,
-		.recv_cq = a->recv_cq, .handle = iwx_qp_num(q->iqp), .qp_num = iwx_qp_num(q->iqp),
+		.recv_cq = a->recv_cq, .srq = a->srq, .handle = iwx_qp_num(q->iqp),
+		.qp_num = iwx_qp_num(q->iqp),
 		.state = IBV_QPS_RESET, .qp_type = IBV_QPT_RC,
 	};
 	pthread_mutex_init(&q->qpx.qp_base.mutex, NULL);
@@ -235,7 +237,7 @@ int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct i
 	iwxv_unlock(q->c);
 	*init = (struct ibv_qp_init_attr){
 		.qp_context = qp->qp_context, .send_cq = qp->send_cq, .recv_cq = qp->recv_cq,
-		.cap = q->cap, .qp_type = IBV_QPT_RC, .sq_sig_all = q->sig_all,
+		.srq = qp->srq, .cap = q->cap, .qp_type = IBV_QPT_RC, .sq_sig_all = q->sig_all,
 	};
 	return 0;
 }
@@ -337,6 +339,17 @@ int iwxv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr
 	return err;
 }
 
+int iwxv_recv_wr_of(const struct ibv_recv_wr *wr, struct iwx_recv_wr *w)
+{
+	if (wr->num_sge < 0 || wr->num_sge > IWX_MAX_SGE)
+		return EINVAL;
+	*w = (struct iwx_recv_wr){ .wr_id = wr->wr_id, .num_sge = (uint8_t)wr->num_sge };
+	for (int i = 0; i < wr->num_sge; i++)
+		w->sge[i] = (struct iwx_sge){ wr->sg_list[i].addr, wr->sg_list[i].length,
+					      wr->sg_list[i].lkey };
+	return 0;
+}
+
 int iwxv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
 	struct iwxv_qp *q = iwxv_qp(qp);
@@ -344,16 +357,11 @@ int iwxv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr
 
 	iwxv_lock(q->c);
 	for (; wr && !err; wr = err ? wr : wr->next) {
-		struct iwx_recv_wr w = { .wr_id = wr->wr_id, .num_sge = (uint8_t)wr->num_sge };
+		struct iwx_recv_wr w;
 
-		if (wr->num_sge < 0 || wr->num_sge > IWX_MAX_SGE) {
-			err = EINVAL;
-			break;
-		}
-		for (int i = 0; i < wr->num_sge; i++)
-			w.sge[i] = (struct iwx_sge){ wr->sg_list[i].addr, wr->sg_list[i].length,
-						     wr->sg_list[i].lkey };
-		err = -iwx_post_recv(q->iqp, &w);
+		err = iwxv_recv_wr_of(wr, &w);
+		if (!err)
+			err = -iwx_post_recv(q->iqp, &w);	/* EINVAL on an SRQ's QP */
 		err = err == ENOBUFS ? ENOMEM : err;
 	}
 	iwxv_unlock(q->c);

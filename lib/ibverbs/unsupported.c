@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The verbs an iWARP RNIC over TCP has no use for (shared receive queues, address
- * handles, multicast, imported objects, ECE): they fail as rdma-core's do on a
+ * The verbs an iWARP RNIC over TCP has no use for (address handles, multicast,
+ * imported objects, ECE): they fail as rdma-core's do on a
  * device without them, with EOPNOTSUPP, so that programs that probe for them go on.
  * And the names verbs gives its enums, for messages.
  */
@@ -9,30 +9,6 @@
 #include <stdio.h>
 
 #include "iwxv.h"
-
-struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
-{
-	(void)pd, (void)attr;
-	return iwxv_fail(EOPNOTSUPP);
-}
-
-int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
-{
-	(void)srq, (void)attr, (void)mask;
-	return EOPNOTSUPP;
-}
-
-int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
-{
-	(void)srq, (void)attr;
-	return EOPNOTSUPP;
-}
-
-int ibv_destroy_srq(struct ibv_srq *srq)
-{
-	(void)srq;
-	return EOPNOTSUPP;
-}
 
 struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {

@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include <rdma/rdma_verbs.h>
+
 #include "cm.h"
 
 int rdma_create_ep(struct rdma_cm_id **out, struct rdma_addrinfo *res, struct ibv_pd *pd,
@@ -51,6 +53,7 @@ int rdma_create_ep(struct rdma_cm_id **out, struct rdma_addrinfo *res, struct ib
 void rdma_destroy_ep(struct rdma_cm_id *cid)
 {
 	rdma_destroy_qp(cid);
+	rdma_destroy_srq(cid);
 	rdma_destroy_id(cid);
 }
 

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rdma/rdma_verbs.h>
+
 #include "cm.h"
 
 static int fail(int err)
@@ -62,6 +64,18 @@ fail:
 	return -1;
 }
 
+/* The PD of what an id makes when the application names none: the id's, else one of rdma_cm's. */
+static struct ibv_pd *default_pd(struct rdma_cm_id *cid)
+{
+	if (cid->pd)
+		return cid->pd;
+	pthread_mutex_lock(&cm.lock);
+	if (!cm.pd)
+		cm.pd = ibv_alloc_pd(cm.ctx);
+	pthread_mutex_unlock(&cm.lock);
+	return cm.pd;
+}
+
 int rdma_create_qp_ex(struct rdma_cm_id *cid, struct ibv_qp_init_attr_ex *a)
 {
 	struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT, .port_num = 1,
@@ -72,17 +86,14 @@ int rdma_create_qp_ex(struct rdma_cm_id *cid, struct ibv_qp_init_attr_ex *a)
 	if (!cid->verbs || cid->qp)
 		return fail(EINVAL);	/* resolve or bind first; one QP an id */
 	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd) {
-		pthread_mutex_lock(&cm.lock);
-		if (!cm.pd)
-			cm.pd = ibv_alloc_pd(cm.ctx);
-		pthread_mutex_unlock(&cm.lock);
-		if (!cm.pd)
+		if (!(a->pd = default_pd(cid)))
 			return -1;
-		a->pd = cm.pd;
 		a->comp_mask |= IBV_QP_INIT_ATTR_PD;
 	}
 	if (a->pd->context != cid->verbs)
 		return fail(EINVAL);
+	if (cid->srq && !a->srq)
+		a->srq = cid->srq;	/* rdma_create_srq's, as rdma-core does */
 	if (make_cqs(cid, a))
 		return -1;
 	qp = ibv_create_qp_ex(cid->verbs, a);
@@ -147,20 +158,46 @@ int rdma_establish(struct rdma_cm_id *cid)
 	return 0;
 }
 
-struct ibv_srq;
-int rdma_create_srq(struct rdma_cm_id *cid, struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
-{
-	(void)cid, (void)pd, (void)attr;
-	return fail(EOPNOTSUPP);
-}
-
+/* The id's SRQ, which rdma_create_qp then uses: basic ones alone (iWARP has no XRC). */
 int rdma_create_srq_ex(struct rdma_cm_id *cid, struct ibv_srq_init_attr_ex *attr)
 {
-	(void)cid, (void)attr;
-	return fail(EOPNOTSUPP);
+	struct ibv_srq *srq;
+
+	if (!cid->verbs || cid->srq || !(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE))
+		return fail(EINVAL);
+	if (attr->srq_type != IBV_SRQT_BASIC)
+		return fail(EOPNOTSUPP);
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd) {
+		if (!(attr->pd = default_pd(cid)))
+			return -1;
+		attr->comp_mask |= IBV_SRQ_INIT_ATTR_PD;
+	}
+	srq = ibv_create_srq_ex(cid->verbs, attr);
+	if (!srq)
+		return -1;
+	if (!cid->pd)
+		cid->pd = attr->pd;
+	cid->srq = srq;
+	return 0;
+}
+
+int rdma_create_srq(struct rdma_cm_id *cid, struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
+{
+	struct ibv_srq_init_attr_ex a = {
+		.srq_context = attr->srq_context, .attr = attr->attr, .srq_type = IBV_SRQT_BASIC,
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | (pd ? IBV_SRQ_INIT_ATTR_PD : 0), .pd = pd,
+	};
+
+	if (rdma_create_srq_ex(cid, &a))
+		return -1;
+	attr->attr = a.attr;
+	return 0;
 }
 
 void rdma_destroy_srq(struct rdma_cm_id *cid)
 {
-	(void)cid;
+	if (!cid->srq)
+		return;
+	ibv_destroy_srq(cid->srq);
+	cid->srq = NULL;
 }

@@ -168,6 +168,13 @@ for t in ib_send_bw ib_write_bw ib_read_bw ib_send_lat ib_write_lat ib_read_lat;
 	fi
 	result $? "perftest $t -R -a: 2 B to 8 MiB"
 done
+# a shared receive queue: perftest's Sends land in receives posted to its SRQ. One QP:
+# with several, perftest's receive credits for iWARP (which has no RNR retry) count the
+# receives by the QP that posted them, not the one that took them, and its QPs wait.
+if pair send-srq 90 "ib_send_bw -R -a -n 100 --use-srq" "ib_send_bw -R -a -n 100 --use-srq $B"; then
+	grep -qE '^ 8388608 ' "$out/send-srq.cli" || { echo "  send-srq: no 8 MiB row"; false; }
+fi
+result $? "perftest ib_send_bw -R -a --use-srq: 2 B to 8 MiB through an SRQ"
 if pair write-old 60 "ib_write_bw -R -s 65536 -n 1000 --use_old_post_send" \
 	"ib_write_bw -R -s 65536 -n 1000 --use_old_post_send $B"; then
 	grep -qE '^ 65536 ' "$out/write-old.cli"

@@ -109,9 +109,42 @@ static int wait_wc(struct ibv_comp_channel *ch, struct ibv_cq *cq, struct ibv_wc
 	return -1;
 }
 
+/* A shared receive queue, and a QP on it, before any connection (the data: perftest --use-srq). */
+static void srq_checks(struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 3, .max_sge = 1, .srq_limit = 99 } };
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+	struct ibv_recv_wr wr = { .wr_id = 1 }, *bad;
+	struct ibv_srq_attr got;
+	struct ibv_qp_init_attr qi;
+	struct ibv_qp_attr qa;
+	struct ibv_qp *qp;
+
+	CHECK(srq && sa.attr.max_wr >= 3 && sa.attr.max_sge >= 1,
+	      "ibv_create_srq: max_wr %u, max_sge %u (srq_limit not looked at)", sa.attr.max_wr,
+	      sa.attr.max_sge);
+	if (!srq)
+		return;
+	CHECK(ibv_modify_srq(srq, &(struct ibv_srq_attr){ .srq_limit = 2 }, IBV_SRQ_LIMIT) == 0 &&
+	      !ibv_query_srq(srq, &got) && got.srq_limit == 2 && got.max_wr == sa.attr.max_wr,
+	      "ibv_modify_srq arms its limit: ibv_query_srq says %u", got.srq_limit);
+	CHECK(ibv_modify_srq(srq, &(struct ibv_srq_attr){ .max_wr = 64 }, IBV_SRQ_MAX_WR) ==
+	      EOPNOTSUPP, "ibv_modify_srq resizing: EOPNOTSUPP, as on siw");
+	CHECK(ibv_post_srq_recv(srq, &wr, &bad) == 0, "ibv_post_srq_recv");
+	qp = ibv_create_qp(pd, &(struct ibv_qp_init_attr){ .send_cq = cq, .recv_cq = cq,
+		.srq = srq, .qp_type = IBV_QPT_RC, .cap = { .max_send_wr = 1, .max_send_sge = 1 } });
+	CHECK(qp && !ibv_query_qp(qp, &qa, 0, &qi) && qi.srq == srq && qa.cap.max_recv_wr == 0,
+	      "ibv_create_qp on the SRQ: its receives are the SRQ's");
+	CHECK(qp && ibv_post_recv(qp, &wr, &bad) == EINVAL && bad == &wr,
+	      "ibv_post_recv to a QP on an SRQ: EINVAL");
+	CHECK(ibv_destroy_srq(srq) == EBUSY, "ibv_destroy_srq with a QP on it: EBUSY");
+	if (qp)
+		ibv_destroy_qp(qp);
+	CHECK(ibv_destroy_srq(srq) == 0, "ibv_destroy_srq once its QP is gone");
+}
+
 static void local_checks(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq)
 {
-	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 1, .max_sge = 1 } };
 	struct ibv_qp_init_attr ud = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
 				       .cap = { .max_send_wr = 1, .max_recv_wr = 1 } };
 	struct ibv_ah_attr ah = { .port_num = 1 };
@@ -127,8 +160,10 @@ static void local_checks(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_
 
 	CHECK(!ibv_query_device(ctx, &da) && da.max_qp_wr > 0 && da.max_sge >= 1,
 	      "ibv_query_device: max_qp_wr %d, max_sge %d", da.max_qp_wr, da.max_sge);
-	errno = 0;
-	CHECK(!ibv_create_srq(pd, &sa) && errno == EOPNOTSUPP, "ibv_create_srq: EOPNOTSUPP");
+	CHECK(da.max_srq > 0 && da.max_srq_wr == da.max_qp_wr && da.max_srq_sge == da.max_sge,
+	      "ibv_query_device: max_srq %d, max_srq_wr %d, max_srq_sge %d", da.max_srq,
+	      da.max_srq_wr, da.max_srq_sge);
+	srq_checks(pd, cq);
 	errno = 0;
 	CHECK(!ibv_create_ah(pd, &ah) && errno == EOPNOTSUPP, "ibv_create_ah: EOPNOTSUPP");
 	errno = 0;
