@@ -375,21 +375,30 @@ __be16 rdma_get_dst_port(struct rdma_cm_id *cid)
 	return port_of(&cid->route.addr.dst_addr);
 }
 
-/* Events not yet taken are dropped: rdma-core waits for them to be acknowledged first. */
-static void move_to(struct cm_id *id, struct rdma_event_channel *channel)
+static void move_to(struct cm_id *id, struct rdma_event_channel *channel, bool sync)
 {
 	pthread_mutex_lock(&cm.lock);
-	cm_forget(id);
-	id->id.channel = channel;
-	id->chan = (struct cm_channel *)channel;
+	cm_move(id, channel);
+	id->sync = sync;
 	pthread_mutex_unlock(&cm.lock);
 }
 
+/*
+ * As rdma-core's: to the application's channel, or (NULL) to one of the id's own that its
+ * calls wait on; an id that had its own channel loses it.
+ */
 int rdma_migrate_id(struct rdma_cm_id *cid, struct rdma_event_channel *channel)
 {
-	if (!channel || cm_id_of(cid)->sync)
-		return fail(EINVAL);
-	move_to(cm_id_of(cid), channel);
+	struct cm_id *id = cm_id_of(cid);
+	struct rdma_event_channel *own = id->sync ? cid->channel : NULL;
+
+	if (!channel)
+		return id->sync ? fail(EINVAL) : cm_make_sync(id);
+	if (channel == cid->channel)
+		return 0;
+	move_to(id, channel, false);
+	if (own)
+		rdma_destroy_event_channel(own);
 	return 0;
 }
 
@@ -399,8 +408,7 @@ int cm_make_sync(struct cm_id *id)
 
 	if (!ch)
 		return -1;
-	move_to(id, ch);
-	id->sync = true;
+	move_to(id, ch, true);
 	return 0;
 }
 
