@@ -146,6 +146,24 @@ static int pick_port(struct sockaddr_storage *a)
 	return err;
 }
 
+/*
+ * Whether a bound id has a device: the kernel's rdma_cm gives it the RNIC whose interface
+ * has the address, and none for a wildcard. Nor for loopback, which no RNIC serves (the
+ * kernel fails ENODEV there; bound here all the same, for programs on one host).
+ * libfabric's verbs provider relies on it: an id bound to "localhost" without a device
+ * makes it offer the device's own addresses, where its passive endpoints then listen.
+ */
+static bool on_device(const struct sockaddr *a)
+{
+	const struct sockaddr_in *in = (const struct sockaddr_in *)a;
+	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)a;
+
+	if (a->sa_family == AF_INET)
+		return in->sin_addr.s_addr != htonl(INADDR_ANY) &&
+		       ntohl(in->sin_addr.s_addr) >> 24 != IN_LOOPBACKNET;
+	return !IN6_IS_ADDR_UNSPECIFIED(&in6->sin6_addr) && !IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+}
+
 int rdma_bind_addr(struct rdma_cm_id *cid, struct sockaddr *addr)
 {
 	socklen_t len = cm_addr_len(addr);
@@ -157,8 +175,8 @@ int rdma_bind_addr(struct rdma_cm_id *cid, struct sockaddr *addr)
 	memcpy(&cid->route.addr.src_storage, addr, len);
 	if (!port_of(addr) && (err = pick_port(&cid->route.addr.src_storage)))
 		return fail(err);
-	cid->verbs = cm.ctx;
-	cid->port_num = 1;
+	cid->verbs = on_device(addr) ? cm.ctx : NULL;
+	cid->port_num = cid->verbs ? 1 : 0;
 	return 0;
 }
 
