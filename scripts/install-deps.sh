@@ -13,6 +13,7 @@ packages=(
 	libusrsctp-dev                         # DDP over SCTP: user-space SCTP (AF_CONN)
 	libibverbs-dev librdmacm-dev           # rdma-core's headers: the drop-in libibverbs, librdmacm
 	rdmacm-utils ibverbs-utils qperf perftest   # unmodified rdma-core programs the drop-ins run
+	libfabric-bin                          # fi_info, fi_pingpong: libfabric's verbs provider on the drop-ins
 )
 
 missing=()

@@ -22,7 +22,7 @@
 #endif
 #define IWX_IPC_MAX		65536	/* largest message, header included */
 #define IWX_IPC_MAX_QP_DEPTH	4096	/* a work queue's most outstanding requests */
-#define IWX_IPC_MAX_CQ_ENTRIES	65536
+#define IWX_IPC_MAX_CQ_ENTRIES	1048576	/* ofi_rxm (libfabric) asks 262144; siw allows 3.2M */
 #define IWX_IPC_PRIVDATA	512	/* MPA private data (RFC 5044 §7.1) */
 
 enum iwx_ipc_op {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * rdma_getaddrinfo: getaddrinfo's answer as rdma_cm's, for RC over TCP: a passive
- * lookup names the source (to bind and listen), an active one the destination.
+ * lookup names the source (to bind and listen), an active one the destination; with
+ * neither node nor service, the addresses of the hints (rdma-core 44's addrinfo.c).
  */
 #include <errno.h>
 #include <netdb.h>
@@ -46,14 +47,71 @@ static int errno_of(int gai)
 	}
 }
 
+/* One answer of getaddrinfo's per entry: a passive lookup's is the source. NULL: no memory. */
+static struct rdma_addrinfo *looked_up(const struct addrinfo *ai, bool passive, int flags)
+{
+	struct rdma_addrinfo *head = NULL, **tail = &head;
+
+	for (const struct addrinfo *i = ai; i; i = i->ai_next) {
+		struct rdma_addrinfo *r = calloc(1, sizeof(*r));
+		struct sockaddr *a = r ? copy_addr(i->ai_addr, i->ai_addrlen) : NULL;
+
+		if (!a) {
+			free(r);
+			rdma_freeaddrinfo(head);
+			return NULL;
+		}
+		r->ai_flags = flags;
+		r->ai_family = i->ai_family;
+		if (passive) {
+			r->ai_src_addr = a;
+			r->ai_src_len = i->ai_addrlen;
+		} else {
+			r->ai_dst_addr = a;
+			r->ai_dst_len = i->ai_addrlen;
+		}
+		*tail = r;
+		tail = &r->ai_next;
+	}
+	return head;
+}
+
+/*
+ * Neither node nor service: rdma-core answers with the hints themselves, their
+ * destination and source copied (libfabric's verbs provider asks so with the
+ * address it binds). NULL: no memory.
+ */
+static struct rdma_addrinfo *from_hints(const struct rdma_addrinfo *hints)
+{
+	struct rdma_addrinfo *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->ai_flags = hints->ai_flags;
+	r->ai_family = hints->ai_family;
+	if (hints->ai_dst_addr && hints->ai_dst_len) {
+		r->ai_dst_addr = copy_addr(hints->ai_dst_addr, hints->ai_dst_len);
+		if (!r->ai_dst_addr) {
+			free(r);
+			return NULL;
+		}
+		r->ai_dst_len = hints->ai_dst_len;
+	}
+	return r;
+}
+
 int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrinfo *hints,
 		     struct rdma_addrinfo **res)
 {
-	struct addrinfo h = { .ai_socktype = SOCK_STREAM }, *ai, *i;
-	struct rdma_addrinfo *head = NULL, **tail = &head;
+	struct addrinfo h = { .ai_socktype = SOCK_STREAM }, *ai;
+	struct rdma_addrinfo *head;
 	bool passive = hints && (hints->ai_flags & RAI_PASSIVE);
 	int gai;
 
+	if (!res || (!node && !service && !hints)) {
+		errno = EINVAL;	/* nothing to look up */
+		return -1;
+	}
 	if (hints) {
 		h.ai_family = hints->ai_family;
 		h.ai_flags = (passive ? AI_PASSIVE : 0) |
@@ -63,41 +121,35 @@ int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_ad
 			return -1;
 		}
 	}
-	gai = getaddrinfo(node, service, &h, &ai);
-	if (gai) {
-		errno = errno_of(gai);
-		return -1;
-	}
-	for (i = ai; i; i = i->ai_next) {
-		struct rdma_addrinfo *r = calloc(1, sizeof(*r));
-		struct sockaddr *a = r ? copy_addr(i->ai_addr, i->ai_addrlen) : NULL;
-
-		if (!a) {
-			free(r);
-			rdma_freeaddrinfo(head);
-			freeaddrinfo(ai);
-			errno = ENOMEM;
+	if (!node && !service) {
+		head = from_hints(hints);
+	} else {
+		gai = getaddrinfo(node, service, &h, &ai);
+		if (gai) {
+			errno = errno_of(gai);
 			return -1;
 		}
-		r->ai_flags = hints ? hints->ai_flags : 0;
-		r->ai_family = i->ai_family;
+		head = looked_up(ai, passive, hints ? hints->ai_flags : 0);
+		freeaddrinfo(ai);
+	}
+	/* rdma-core: the hints' source where the answer has none */
+	for (struct rdma_addrinfo *r = head; r; r = r->ai_next) {
 		r->ai_qp_type = IBV_QPT_RC;
 		r->ai_port_space = RDMA_PS_TCP;
-		if (passive) {
-			r->ai_src_addr = a;
-			r->ai_src_len = i->ai_addrlen;
-		} else {
-			r->ai_dst_addr = a;
-			r->ai_dst_len = i->ai_addrlen;
-			if (hints && hints->ai_src_addr && hints->ai_src_len) {
-				r->ai_src_addr = copy_addr(hints->ai_src_addr, hints->ai_src_len);
-				r->ai_src_len = r->ai_src_addr ? hints->ai_src_len : 0;
+		if (!r->ai_src_addr && hints && hints->ai_src_addr && hints->ai_src_len) {
+			r->ai_src_addr = copy_addr(hints->ai_src_addr, hints->ai_src_len);
+			if (!r->ai_src_addr) {
+				rdma_freeaddrinfo(head);
+				head = NULL;
+				break;
 			}
+			r->ai_src_len = hints->ai_src_len;
 		}
-		*tail = r;
-		tail = &r->ai_next;
 	}
-	freeaddrinfo(ai);
+	if (!head) {
+		errno = ENOMEM;
+		return -1;
+	}
 	*res = head;
 	return 0;
 }

@@ -86,6 +86,8 @@ struct rdma_cm_event *cm_queue(struct cm_id *id, enum rdma_cm_event_type type, i
 void cm_pump(void);
 /* ... remove id's events not yet taken (cm.lock held). */
 void cm_forget(struct cm_id *id);
+/* ... move id to channel, with its events not yet taken, as the kernel's ucma moves them. */
+void cm_move(struct cm_id *id, struct rdma_event_channel *channel);
 /* Give id (a connection request's) a channel of its own and make it synchronous. 0 or -1. */
 int cm_make_sync(struct cm_id *id);
 /* Wait for the next event of a sync id: 0 when it is want, else -1 with errno. */

@@ -146,6 +146,24 @@ static int pick_port(struct sockaddr_storage *a)
 	return err;
 }
 
+/*
+ * Whether a bound id has a device: the kernel's rdma_cm gives it the RNIC whose interface
+ * has the address, and none for a wildcard. Nor for loopback, which no RNIC serves (the
+ * kernel fails ENODEV there; bound here all the same, for programs on one host).
+ * libfabric's verbs provider relies on it: an id bound to "localhost" without a device
+ * makes it offer the device's own addresses, where its passive endpoints then listen.
+ */
+static bool on_device(const struct sockaddr *a)
+{
+	const struct sockaddr_in *in = (const struct sockaddr_in *)a;
+	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)a;
+
+	if (a->sa_family == AF_INET)
+		return in->sin_addr.s_addr != htonl(INADDR_ANY) &&
+		       ntohl(in->sin_addr.s_addr) >> 24 != IN_LOOPBACKNET;
+	return !IN6_IS_ADDR_UNSPECIFIED(&in6->sin6_addr) && !IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+}
+
 int rdma_bind_addr(struct rdma_cm_id *cid, struct sockaddr *addr)
 {
 	socklen_t len = cm_addr_len(addr);
@@ -157,8 +175,8 @@ int rdma_bind_addr(struct rdma_cm_id *cid, struct sockaddr *addr)
 	memcpy(&cid->route.addr.src_storage, addr, len);
 	if (!port_of(addr) && (err = pick_port(&cid->route.addr.src_storage)))
 		return fail(err);
-	cid->verbs = cm.ctx;
-	cid->port_num = 1;
+	cid->verbs = on_device(addr) ? cm.ctx : NULL;
+	cid->port_num = cid->verbs ? 1 : 0;
 	return 0;
 }
 
@@ -375,21 +393,30 @@ __be16 rdma_get_dst_port(struct rdma_cm_id *cid)
 	return port_of(&cid->route.addr.dst_addr);
 }
 
-/* Events not yet taken are dropped: rdma-core waits for them to be acknowledged first. */
-static void move_to(struct cm_id *id, struct rdma_event_channel *channel)
+static void move_to(struct cm_id *id, struct rdma_event_channel *channel, bool sync)
 {
 	pthread_mutex_lock(&cm.lock);
-	cm_forget(id);
-	id->id.channel = channel;
-	id->chan = (struct cm_channel *)channel;
+	cm_move(id, channel);
+	id->sync = sync;
 	pthread_mutex_unlock(&cm.lock);
 }
 
+/*
+ * As rdma-core's: to the application's channel, or (NULL) to one of the id's own that its
+ * calls wait on; an id that had its own channel loses it.
+ */
 int rdma_migrate_id(struct rdma_cm_id *cid, struct rdma_event_channel *channel)
 {
-	if (!channel || cm_id_of(cid)->sync)
-		return fail(EINVAL);
-	move_to(cm_id_of(cid), channel);
+	struct cm_id *id = cm_id_of(cid);
+	struct rdma_event_channel *own = id->sync ? cid->channel : NULL;
+
+	if (!channel)
+		return id->sync ? fail(EINVAL) : cm_make_sync(id);
+	if (channel == cid->channel)
+		return 0;
+	move_to(id, channel, false);
+	if (own)
+		rdma_destroy_event_channel(own);
 	return 0;
 }
 
@@ -399,8 +426,7 @@ int cm_make_sync(struct cm_id *id)
 
 	if (!ch)
 		return -1;
-	move_to(id, ch);
-	id->sync = true;
+	move_to(id, ch, true);
 	return 0;
 }
 

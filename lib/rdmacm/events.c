@@ -94,25 +94,60 @@ struct rdma_cm_event *cm_queue(struct cm_id *id, enum rdma_cm_event_type type, i
 	return &e->ev;
 }
 
-void cm_forget(struct cm_id *id)
+/* Take id's queued events (its own, and a listener's requests) out of its channel, in order. */
+static struct cm_event *unqueue(struct cm_id *id)
 {
 	struct cm_channel *c = id->chan;
-	struct cm_event **pp = &c->head;
+	struct cm_event **pp = &c->head, *taken = NULL, **tail = &taken;
 
 	while (*pp) {
 		struct cm_event *e = *pp;
 
 		if (e->ev.id == &id->id || e->ev.listen_id == &id->id) {
 			*pp = e->next;
-			free(e);
+			e->next = NULL;
+			*tail = e;
+			tail = &e->next;
 		} else {
 			pp = &e->next;
 		}
 	}
-	c->tail = &c->head;
-	while (*c->tail)
-		c->tail = &(*c->tail)->next;
+	c->tail = pp;
 	show_queued(c);
+	return taken;
+}
+
+void cm_forget(struct cm_id *id)
+{
+	struct cm_event *e = unqueue(id);
+
+	while (e) {
+		struct cm_event *next = e->next;
+
+		free(e);
+		e = next;
+	}
+}
+
+/* A request's new id is on its listener's channel until it is taken (rdma-core's too). */
+static void set_channel(struct cm_id *id, struct rdma_event_channel *channel)
+{
+	id->id.channel = channel;
+	id->chan = (struct cm_channel *)channel;
+}
+
+void cm_move(struct cm_id *id, struct rdma_event_channel *to)
+{
+	struct cm_event *e = unqueue(id);
+
+	set_channel(id, to);
+	*id->chan->tail = e;
+	for (; e; e = e->next) {
+		if (e->ev.id != &id->id)
+			set_channel(cm_id_of(e->ev.id), to);
+		id->chan->tail = &e->next;
+	}
+	show_queued(id->chan);
 }
 
 /* The id whose connection is qp, or listens as l. */

@@ -35,7 +35,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for tool in rping qperf ib_write_bw ibv_devinfo; do
+for tool in rping qperf ib_write_bw ibv_devinfo fi_info fi_pingpong; do
 	if ! command -v "$tool" >/dev/null; then
 		echo "dropin: $tool is not installed (scripts/install-deps.sh installs it)"
 		echo "0 passed, 1 failed"
@@ -210,6 +210,29 @@ if [ $fp -eq 0 ]; then
 else
 	result 1 "iwx attach at TC ingress"; sed 's/^/    /' "$out/attach"
 fi
+
+# libfabric 1.17's verbs provider (libfabric-bin): fi_info finds iwx0, for its connected
+# endpoints (FI_EP_MSG) and, under ofi_rxm, its reliable datagram ones (FI_EP_RDM);
+# fi_pingpong runs both, 64 B to 1 MiB, its data checked (-c), each side printing its table
+on a fi_info -p verbs >"$out/fi_info" 2>&1
+rc=$?
+for want in 'domain: iwx0' 'protocol: FI_PROTO_IWARP' 'provider: verbs;ofi_rxm'; do
+	grep -qF "$want" "$out/fi_info" || { echo "  fi_info: no '$want'"; rc=1; }
+done
+result $rc "fi_info -p verbs: iwx0, iWARP, with ofi_rxm over it"
+for ep in msg rdm; do
+	prov=verbs
+	[ $ep = rdm ] && prov='verbs;ofi_rxm'
+	name=fi_pingpong-$ep
+	rc=0
+	pair "$name" 60 "fi_pingpong -p $prov -e $ep -I 100 -c" "fi_pingpong -p $prov -e $ep -I 100 -c $B" ||
+		rc=1
+	for side in srv cli; do
+		n=$(grep -cE '^(64|256|1k|4k|64k|1m) +100 += *100 ' "$out/$name.$side")
+		[ "$n" -eq 6 ] || { echo "  $name: $n sizes of 6 in the $side's table"; rc=1; }
+	done
+	result $rc "fi_pingpong -p '$prov' -e $ep: 100 ping-pongs of each size, data checked"
+done
 
 # our own program: error returns, unsupported verbs, ibv_wr_*, events after the peer dies
 if [ -x "$check" ]; then

@@ -10,7 +10,9 @@
  *   - ibv_wr_* posting (RDMA Write, Send with inline data) into unaligned malloc memory,
  *     the data checked, and still there after deregistration;
  *   - completion channel events, blocking and non-blocking;
- *   - when the peer dies: DISCONNECTED, and the receive posted completes flushed.
+ *   - when the peer dies: DISCONNECTED, and the receive posted completes flushed;
+ *   - rdma_getaddrinfo with the addresses in its hints, rdma_bind_addr's device,
+ *     rdma_migrate_id to and from an id's own channel (libfabric's verbs provider).
  *
  *   verbs_check -s          the server (listens on PORT)
  *   verbs_check -c ADDR     the client
@@ -20,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,6 +218,124 @@ static void local_checks(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_
 	CHECK(ibv_destroy_comp_channel(ch) == 0, "ibv_destroy_comp_channel once the CQ is gone");
 }
 
+static bool same_addr(const struct sockaddr *a, const struct sockaddr_in *b)
+{
+	return a && !memcmp(a, b, sizeof(*b));
+}
+
+/* No event waiting on ch: a non-blocking read says EAGAIN. */
+static bool no_event(struct rdma_event_channel *ch)
+{
+	struct rdma_cm_event *ev;
+	int fl = fcntl(ch->fd, F_GETFL), err = 0;
+
+	fcntl(ch->fd, F_SETFL, fl | O_NONBLOCK);
+	if (!rdma_get_cm_event(ch, &ev))
+		rdma_ack_cm_event(ev);
+	else
+		err = errno;
+	fcntl(ch->fd, F_SETFL, fl);
+	return err == EAGAIN;
+}
+
+/*
+ * rdma_cm as libfabric's verbs provider uses it: rdma_getaddrinfo answering with the
+ * hints' addresses, rdma_bind_addr giving a device only for an interface's address, and
+ * rdma_migrate_id between an id's own channel and the application's. Towards server.
+ */
+static void cm_checks(struct ibv_context *ctx, const char *server)
+{
+	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(PORT_NOBODY) };
+	struct sockaddr_in src, any = { .sin_family = AF_INET }, lo = any;
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *res = NULL;
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_event_channel *ch2 = rdma_create_event_channel();
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+	char port[8];
+
+	inet_pton(AF_INET, server, &dst.sin_addr);
+	lo.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	/* an id of its own channel (rdma_create_id without one): its calls wait */
+	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000)) {
+		printf("FAIL rdma_resolve_addr of an id without a channel: %s\n", strerror(errno));
+		failures++;
+		return;
+	}
+	memcpy(&src, &id->route.addr.src_addr, sizeof(src));
+	CHECK(src.sin_family == AF_INET && src.sin_addr.s_addr,
+	      "rdma_resolve_addr of an id without a channel: waits, finds the source");
+	errno = 0;
+	CHECK(rdma_migrate_id(id, NULL) == -1 && errno == EINVAL,
+	      "rdma_migrate_id of an id of its own channel to none: EINVAL");
+	CHECK(!rdma_migrate_id(id, ch) && id->channel == ch,
+	      "rdma_migrate_id of an id of its own channel to the application's");
+	ev = NULL;
+	CHECK(!rdma_resolve_route(id, 2000) && (ev = expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED)) &&
+		      ev->id == id, "... whose events then come on that channel");
+	if (ev)
+		rdma_ack_cm_event(ev);
+	CHECK(!rdma_migrate_id(id, NULL) && id->channel != ch && !rdma_resolve_route(id, 2000) &&
+		      no_event(ch), "rdma_migrate_id to none: a channel of its own, its calls wait");
+	rdma_destroy_id(id);
+	/* an event not yet read moves with its id */
+	if (!rdma_create_id(ch, &id, NULL, RDMA_PS_TCP)) {
+		ev = NULL;
+		CHECK(!rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000) &&
+			      !rdma_migrate_id(id, ch2) && no_event(ch) &&
+			      (ev = expect(ch2, RDMA_CM_EVENT_ADDR_RESOLVED)) && ev->id == id,
+		      "rdma_migrate_id: an event not yet read follows the id");
+		if (ev)
+			rdma_ack_cm_event(ev);
+		rdma_destroy_id(id);
+	}
+
+	/* a bound id has the device for an interface's address only, as the kernel's rdma_cm */
+	if (!rdma_create_id(ch, &id, NULL, RDMA_PS_TCP)) {
+		CHECK(!rdma_bind_addr(id, (struct sockaddr *)&any) && !id->verbs,
+		      "rdma_bind_addr to 0.0.0.0: no device");
+		rdma_destroy_id(id);
+	}
+	if (!rdma_create_id(ch, &id, NULL, RDMA_PS_TCP)) {
+		CHECK(!rdma_bind_addr(id, (struct sockaddr *)&lo) && !id->verbs,
+		      "rdma_bind_addr to 127.0.0.1: no device");
+		rdma_destroy_id(id);
+	}
+	if (!rdma_create_id(ch, &id, NULL, RDMA_PS_TCP)) {
+		CHECK(!rdma_bind_addr(id, (struct sockaddr *)&src) && id->verbs == ctx,
+		      "rdma_bind_addr to the interface's address: iwx0");
+		rdma_destroy_id(id);
+	}
+
+	/* rdma_getaddrinfo without node or service: the hints' own addresses (rdma-core's) */
+	errno = 0;
+	CHECK(rdma_getaddrinfo(NULL, NULL, NULL, &res) == -1 && errno == EINVAL,
+	      "rdma_getaddrinfo of nothing: EINVAL");
+	hints.ai_flags = RAI_PASSIVE;
+	hints.ai_src_addr = (struct sockaddr *)&src;
+	hints.ai_src_len = sizeof(src);
+	CHECK(!rdma_getaddrinfo(NULL, NULL, &hints, &res) && (res->ai_flags & RAI_PASSIVE) &&
+		      same_addr(res->ai_src_addr, &src) && !res->ai_dst_addr,
+	      "rdma_getaddrinfo, passive, the source in the hints: that source");
+	rdma_freeaddrinfo(res);
+	res = NULL;
+	hints.ai_flags = 0;
+	hints.ai_dst_addr = (struct sockaddr *)&dst;
+	hints.ai_dst_len = sizeof(dst);
+	CHECK(!rdma_getaddrinfo(NULL, NULL, &hints, &res) && same_addr(res->ai_dst_addr, &dst) &&
+		      same_addr(res->ai_src_addr, &src), "rdma_getaddrinfo, both in the hints: both");
+	rdma_freeaddrinfo(res);
+	res = NULL;
+	snprintf(port, sizeof(port), "%d", PORT_NOBODY);
+	CHECK(!rdma_getaddrinfo(server, port, &hints, &res) && same_addr(res->ai_dst_addr, &dst) &&
+		      same_addr(res->ai_src_addr, &src),
+	      "rdma_getaddrinfo of a node: its address, the hints' source");
+	rdma_freeaddrinfo(res);
+	rdma_destroy_event_channel(ch2);
+	rdma_destroy_event_channel(ch);
+}
+
 /* Connect id to addr:port with private data: the event that answers, taken (acked by the caller). */
 static struct rdma_cm_event *connect_to(struct rdma_event_channel *ch, struct rdma_cm_id **idp,
 					const char *addr, int port, const char *pd,
@@ -276,6 +397,7 @@ static int client(const char *addr)
 	cch = ibv_create_comp_channel(ctx);
 	cq = ibv_create_cq(ctx, 16, NULL, cch, 0);
 	local_checks(ctx, pd, cq);
+	cm_checks(ctx, addr);
 	qa = (struct ibv_qp_init_attr_ex){
 		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .sq_sig_all = 1,
 		.cap = { .max_send_wr = 8, .max_recv_wr = 4, .max_send_sge = 2, .max_recv_sge = 1,
