@@ -8,13 +8,16 @@
 # bytes (perftest's typical one-way time) beside half the median round trip of an
 # 8-byte Send ping-pong through libiwx and on a plain TCP socket; and 64 KiB Sends into
 # a shared receive queue (--use-srq) beside the same into the QP's own (alone with
-# --srq-only). With --plot, perftest's
+# --srq-only). With --fabric-only, libfabric's fi_pingpong (verbs, connected endpoints)
+# beside perftest's ib_send_lat, 64 bytes, daemons without the settle hold (both peers
+# are iwx: no siw Responder to wait for; README). With --plot, perftest's
 # -a sweep (2 B to 8 MiB) of ib_write_bw, ib_read_bw and ib_send_bw over iwx, as a
 # gnuplot PNG (docs/bench-perftest.png).
 #
 #   scripts/bench-perftest.sh              # 3 runs of 3 s: about 6 minutes
 #   scripts/bench-perftest.sh -n 5 -t 5 --plot
 #   scripts/bench-perftest.sh --srq-only     # about 30 s
+#   scripts/bench-perftest.sh --fabric-only  # about 30 s
 #
 # Namespace a (clients, its iwxd) runs on CPU 0, b (servers, its iwxd) on CPU 1. Every
 # step is bounded by timeout(1); on any exit the daemons and namespaces this script made
@@ -27,13 +30,14 @@ usage() {
 	exit "${1:-0}"
 }
 
-runs=3 secs=3 plot= srq_only=
+runs=3 secs=3 plot= srq_only= fabric_only=
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) runs=${2:-}; shift 2 || usage 2 ;;
 	-t) secs=${2:-}; shift 2 || usage 2 ;;
 	--plot) plot=docs/bench-perftest.png; shift ;;
 	--srq-only) srq_only=1; shift ;;
+	--fabric-only) fabric_only=1; shift ;;
 	-h | --help) usage 0 ;;
 	*) usage 2 >&2 ;;
 	esac
@@ -57,6 +61,10 @@ for f in "$iwx" "$iwxd" "$verbs" build/dropin/libibverbs.so.1; do
 	[ -e "$f" ] || die "$f is missing: make all build/bench/bench_verbs"
 done
 command -v ib_write_bw >/dev/null || die "perftest is not installed (scripts/install-deps.sh)"
+[ -z "$fabric_only" ] || command -v fi_pingpong >/dev/null ||
+	die "fi_pingpong is not installed (scripts/install-deps.sh: libfabric-bin)"
+iwxd_args=()
+[ -z "$fabric_only" ] || iwxd_args=(--settle-ms 0)
 
 ip netns add "$ns_a"
 ip netns add "$ns_b"
@@ -72,9 +80,9 @@ done
 # commands, not functions: what goes to the background is then the process itself
 in_a=(ip netns exec "$ns_a" taskset -c 0)
 in_b=(ip netns exec "$ns_b" taskset -c 1)
-"${in_a[@]}" "$iwxd" -s "$out/a.sock" >"$out/iwxd-a.log" 2>&1 &
+"${in_a[@]}" "$iwxd" "${iwxd_args[@]}" -s "$out/a.sock" >"$out/iwxd-a.log" 2>&1 &
 daemons+=($!)
-"${in_b[@]}" "$iwxd" -s "$out/b.sock" >"$out/iwxd-b.log" 2>&1 &
+"${in_b[@]}" "$iwxd" "${iwxd_args[@]}" -s "$out/b.sock" >"$out/iwxd-b.log" 2>&1 &
 daemons+=($!)
 for _ in $(seq 50); do [ -S "$out/a.sock" ] && [ -S "$out/b.sock" ] && break; sleep 0.1; done
 
@@ -128,6 +136,36 @@ srq_compare() {
 	echo "| perftest ib_send_bw -R | $p | $s | $(ratio "$s" "$p") |" \
 		"$(tr '\n' ' ' <"$out/p"); $(tr '\n' ' ' <"$out/s") |"
 }
+
+# 64-byte one-way latency: fi_pingpong's usec/xfer (a round trip's half) beside
+# ib_send_lat's t_avg, 10000 each, alternating
+fabric_compare() {
+	local which
+	echo
+	echo "| 64 bytes, 10000 ping-pongs | ib_send_lat -R t_avg (µs) | fi_pingpong -p verbs -e msg usec/xfer (µs) | fi_pingpong / ib_send_lat | runs (ib_send_lat; fi_pingpong) |"
+	echo "| --- | --- | --- | --- | --- |"
+	: >"$out/p" && : >"$out/f"
+	for r in $(seq "$runs"); do
+		for which in $( [ $((r % 2)) -eq 1 ] && echo "p f" || echo "f p"); do
+			if [ "$which" = p ]; then
+				perftest ib_send_lat -R -s 64 -n 10000
+				awk '$1 == 64 { print $6 }' "$out/pt.out" >>"$out/p"
+			else
+				perftest fi_pingpong -p verbs -e msg -S 64 -I 10000
+				awk '$1 == 64 { print $7 }' "$out/pt.out" >>"$out/f"
+			fi
+		done
+	done
+	p=$(median "$out/p") f=$(median "$out/f")
+	echo "| 64 B | $p | $f | $(ratio "$f" "$p") |" \
+		"$(tr '\n' ' ' <"$out/p"); $(tr '\n' ' ' <"$out/f") |"
+}
+
+if [ -n "$fabric_only" ]; then
+	echo "bench-perftest: $runs runs, one veth pair, iwxd --settle-ms 0"
+	fabric_compare
+	exit 0
+fi
 
 if [ -n "$srq_only" ]; then
 	echo "bench-perftest: $runs runs of $secs s, one veth pair"
