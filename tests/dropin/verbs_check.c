@@ -37,6 +37,7 @@
 #define HELLO		"iwx-hello"
 #define REJECT_ME	"reject-me"
 #define DESTROY_ME	"destroy-me"	/* accepted; the client destroys its QP with ibv_destroy_qp */
+#define FATAL_ME	"fatal-me"	/* accepted with no receive posted; the client Sends */
 
 static int failures;
 
@@ -336,6 +337,25 @@ static void cm_checks(struct ibv_context *ctx, const char *server)
 	rdma_destroy_event_channel(ch);
 }
 
+/*
+ * id's QP ends with a Terminate: the context's next asynchronous event is its QP_FATAL.
+ * On the client (send_first), a Send goes first, one the server has no receive for.
+ */
+static void expect_fatal(struct ibv_context *ctx, struct rdma_cm_id *id, bool send_first,
+			 const char *what)
+{
+	struct ibv_sge sge = { (uintptr_t)"x", 1, 0 };
+	struct ibv_send_wr wr = { .wr_id = 3, .opcode = IBV_WR_SEND, .sg_list = &sge, .num_sge = 1,
+				  .send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED }, *bad;
+	struct ibv_async_event ae;
+
+	if (send_first)
+		CHECK(!ibv_post_send(id->qp, &wr, &bad), "a Send the server has no receive for");
+	CHECK(!ibv_get_async_event(ctx, &ae) && ae.event_type == IBV_EVENT_QP_FATAL &&
+		      ae.element.qp == id->qp, "%s", what);
+	ibv_ack_async_event(&ae);
+}
+
 /* Connect id to addr:port with private data: the event that answers, taken (acked by the caller). */
 static struct rdma_cm_event *connect_to(struct rdma_event_channel *ch, struct rdma_cm_id **idp,
 					const char *addr, int port, const char *pd,
@@ -436,6 +456,20 @@ static int client(const char *addr)
 	ev = expect(ch, RDMA_CM_EVENT_DISCONNECTED);
 	CHECK(ev && ev->id == id, "DISCONNECTED for its id, once its QP is gone");
 	rdma_ack_cm_event(ev);
+	rdma_destroy_id(id);
+
+	/* a Send the server has no receive for: its Terminate ends the QP on both sides */
+	ev = connect_to(ch, &id, addr, PORT, FATAL_ME, &qa);
+	CHECK(ev && ev->event == RDMA_CM_EVENT_ESTABLISHED, "established: %s",
+	      ev ? rdma_event_str(ev->event) : strerror(errno));
+	rdma_ack_cm_event(ev);
+	expect_fatal(ctx, id, true, "the client: IBV_EVENT_QP_FATAL, the server's Terminate received");
+	ev = expect(ch, RDMA_CM_EVENT_DISCONNECTED);
+	CHECK(ev && ev->id == id, "and DISCONNECTED");
+	rdma_ack_cm_event(ev);
+	CHECK(!wait_wc(cch, cq, &wc) && wc.wr_id == 3, "the Send completed (%s)",
+	      ibv_wc_status_str(wc.status));
+	rdma_destroy_qp(id);
 	rdma_destroy_id(id);
 
 	/* accepted: the server's private data names its buffer */
@@ -542,9 +576,22 @@ static int server(void)
 	rdma_destroy_qp(id);
 	rdma_destroy_id(id);
 
+	/* accepted with no receive posted: the client's Send finds none (RFC 5040 §7.2) */
 	ev = expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
 	id = ev->id;
-	CHECK(!strcmp(ev->param.conn.private_data, HELLO), "the third request: %s",
+	CHECK(!strcmp(ev->param.conn.private_data, FATAL_ME), "the third request: %s",
+	      (const char *)ev->param.conn.private_data);
+	rdma_ack_cm_event(ev);
+	CHECK(!rdma_create_qp(id, NULL, &qa) && !rdma_accept(id, NULL), "accepted, no receive posted");
+	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_ESTABLISHED));
+	expect_fatal(id->verbs, id, false, "the server: IBV_EVENT_QP_FATAL, its Terminate sent");
+	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_DISCONNECTED));
+	rdma_destroy_qp(id);
+	rdma_destroy_id(id);
+
+	ev = expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	id = ev->id;
+	CHECK(!strcmp(ev->param.conn.private_data, HELLO), "the fourth request: %s",
 	      (const char *)ev->param.conn.private_data);
 	rdma_ack_cm_event(ev);
 	pd = ibv_alloc_pd(id->verbs);
