@@ -491,17 +491,23 @@ static const struct iwx_recv_wr *recv_wr_for(const struct iwx_engine_qp *qp, uin
 }
 
 /*
- * A Send begins that the queue pair holds no receive for: the shared receive queue's
- * next, while the receives held (and their completions) stay within the ring's room.
+ * A segment of MSN msn comes that the queue pair holds no receive for: the shared
+ * receive queue's next ones, in MSN order up to msn (over SCTP, whose chunks are
+ * unordered, a later message's may come first), while the receives held and their
+ * completions stay within the ring's room. NULL if the SRQ has too few.
  */
-static const struct iwx_recv_wr *take_shared_recv(struct iwx_engine_qp *qp)
+static const struct iwx_recv_wr *take_shared_recv(struct iwx_engine_qp *qp, uint32_t msn)
 {
+	uint32_t need = msn - qp->rx_msn[IWX_QN_SEND] - qp->rq.n + 1;
+	uint32_t held = qp->rq.n + qp->rx_unpolled;
 	struct iwx_recv_wr wr;
 
-	if (!qp->take_recv || qp->rq.n + qp->rx_unpolled >= qp->rq.cap ||
-	    qp->take_recv(qp->recv_ctx, &wr) || !iwx_recv_wr_valid(&wr) || ring_push(&qp->rq, &wr))
+	if (!qp->take_recv || held >= qp->rq.cap || need > qp->rq.cap - held)
 		return NULL;
-	return ring_at(&qp->rq, qp->rq.n - 1);
+	while (need--)
+		if (qp->take_recv(qp->recv_ctx, &wr) || !iwx_recv_wr_valid(&wr) || ring_push(&qp->rq, &wr))
+			return NULL;
+	return recv_wr_for(qp, msn);
 }
 
 /* Where bytes [mo, mo+len) of a receive buffer are, if within one sge here. */
@@ -577,8 +583,8 @@ int iwx_qp_place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 	case IWX_QN_SEND: {
 		const struct iwx_recv_wr *wr = recv_wr_for(qp, seg->msn);
 
-		if (!wr && seg->msn - qp->rx_msn[IWX_QN_SEND] == qp->rq.n)
-			wr = take_shared_recv(qp);	/* the next message's, from an SRQ */
+		if (!wr)
+			wr = take_shared_recv(qp, seg->msn);	/* from an SRQ */
 		q.posted = qp->rq.n;
 		buf_len = wr ? sge_total(wr->sge, wr->num_sge) : 0;
 		r = iwx_check_untagged(&q, seg->msn, seg->mo, seg->len, buf_len);

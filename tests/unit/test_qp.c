@@ -961,3 +961,109 @@ Test(qp, peer_to_peer_rtr_zero_length_read)
 {
 	responder_speaks_after_initiator(2, IWX_RTR_READ, 1);
 }
+
+/* ------------------------------------------------------ shared receive queue */
+
+/* The receives of a shared receive queue, as iwxd's vsrq_take hands them out. */
+static struct {
+	struct iwx_recv_wr	wr[8];
+	int			n, taken;
+} srq;
+
+static int srq_take(void *ctx, struct iwx_recv_wr *wr)
+{
+	(void)ctx;
+	if (srq.taken == srq.n)
+		return -ENOENT;
+	*wr = srq.wr[srq.taken++];
+	return 0;
+}
+
+/* B's receives from srq (n of them, 64 bytes each from B's buffer, wr_id 100 + i), depth 8. */
+static void pair_on_srq(int n)
+{
+	struct iwx_qp_attr attr = { .rq_depth = 8, .take_recv = srq_take };
+
+	teardown();
+	pair_with(agreed(4, 4), agreed(4, 4), &attr);
+	memset(&srq, 0, sizeof(srq));
+	for (int i = 0; i < n; i++)
+		srq.wr[i] = (struct iwx_recv_wr){ .wr_id = 100 + i, .num_sge = 1,
+						  .sge = { sge(&B, i * 64, 64) } };
+	srq.n = n;
+}
+
+/* A Send segment from A's side of the stream, framed by us: MSN msn, at offset mo. */
+static void raw_send(uint32_t msn, uint32_t mo, bool last, const char *payload)
+{
+	uint8_t u[18] = { last ? 0x41 : 0x01, 0x43 }, f[256];	/* DDP 1, (L); RDMAP 1, Send */
+	struct iwx_mpa_mode mode = { .rev = 2, .crc = true };
+	struct iwx_mpa_tx tx;
+	ssize_t n;
+
+	u[10] = msn >> 24, u[11] = msn >> 16, u[12] = msn >> 8, u[13] = msn;
+	u[14] = mo >> 24, u[15] = mo >> 16, u[16] = mo >> 8, u[17] = mo;
+	iwx_mpa_tx_init(&tx, &mode);
+	n = iwx_mpa_fpdu_build(&tx, f, sizeof(f), u, sizeof(u), payload, strlen(payload));
+	cr_assert_eq(write(A.fd, f, n), n);
+}
+
+static void run_b(void)
+{
+	for (int i = 0; i < 20 && iwx_qp_get_state(B.qp) != IWX_QP_ERROR; i++) {
+		iwx_qp_progress(B.qp, NULL);
+		poll(&(struct pollfd){ .fd = B.fd, .events = POLLIN }, 1, 5);
+	}
+}
+
+Test(qp, srq_receives_are_taken_as_sends_begin)
+{
+	struct iwx_wc wc;
+
+	pair_on_srq(3);
+	fill_pattern(A.buf, 64, 3);
+	post(&A, 1, IWX_WR_SEND, 0, 10, 0, 0);
+	post(&A, 2, IWX_WR_SEND, 0, 20, 0, 0);
+	pump();
+	cr_assert_eq(srq.taken, 2, "one receive a Send: %d taken", srq.taken);
+	wc = one_wc(&B);
+	assert_wc(wc, 100, IWX_WC_RECV, IWX_WC_SUCCESS);
+	cr_assert_eq(wc.byte_len, 10);
+	wc = one_wc(&B);
+	assert_wc(wc, 101, IWX_WC_RECV, IWX_WC_SUCCESS);
+	cr_assert_eq(wc.byte_len, 20);
+	cr_assert_arr_eq(B.buf + 64, A.buf, 20);
+}
+
+/*
+ * A later message's segment first (SCTP's chunks are unordered; RFC 5041 §5.3 orders
+ * only the last segments): the SRQ's receives are taken in MSN order up to it.
+ */
+Test(qp, srq_receives_follow_msns_out_of_order)
+{
+	struct iwx_wc wc;
+
+	pair_on_srq(3);
+	raw_send(2, 0, false, "BB");
+	raw_send(1, 0, true, "AAA");
+	raw_send(2, 2, true, "bb");
+	run_b();
+	cr_assert_eq(iwx_qp_get_state(B.qp), IWX_QP_RTS);
+	cr_assert_eq(srq.taken, 2);
+	wc = one_wc(&B);
+	assert_wc(wc, 100, IWX_WC_RECV, IWX_WC_SUCCESS);
+	cr_assert(wc.byte_len == 3 && !memcmp(B.buf, "AAA", 3), "MSN 1 in the first receive");
+	wc = one_wc(&B);
+	assert_wc(wc, 101, IWX_WC_RECV, IWX_WC_SUCCESS);
+	cr_assert(wc.byte_len == 4 && !memcmp(B.buf + 64, "BBbb", 4), "MSN 2 in the second");
+}
+
+/* An MSN beyond what the queue pair may hold takes nothing: the SRQ's receives stay. */
+Test(qp, srq_receives_stay_for_an_msn_beyond_the_depth)
+{
+	pair_on_srq(8);
+	raw_send(9, 0, true, "far");
+	run_b();
+	cr_assert_eq(srq.taken, 0, "%d taken", srq.taken);
+	assert_error(&B, IWX_CAUSE_DDP_U(IWX_DDP_U_MSN_RANGE), true);
+}
