@@ -124,10 +124,20 @@ static void bulk_writes_and_reads(void)
 	cr_log_info("b: placed %llu FPDUs, %llu bytes; a: %llu FPDUs, %llu bytes",
 		    (unsigned long long)at_b.placed_fpdus, (unsigned long long)at_b.placed_bytes,
 		    (unsigned long long)at_a.placed_fpdus, (unsigned long long)at_a.placed_bytes);
-	for (int k = 0; k < IWX_FP_SKIP_N; k++)
+	/* why BPF left FPDUs to iwxd: in the failure's output when too few were placed */
+	for (int k = 0; k < IWX_FP_SKIP_N; k++) {
+		static const char *const why[] = {
+#define SKIP_NAME(name, word, text) [IWX_FP_SKIP_##name] = word,
+			IWX_FP_SKIPS(SKIP_NAME)
+#undef SKIP_NAME
+		};
+		bool short_of = (at_b.placed_bytes + at_a.placed_bytes) * 100 < 5 * len * PLACED_PCT;
+
 		if (at_b.skipped[k] || at_a.skipped[k])
-			cr_log_info("skip %d: b %llu a %llu", k, (unsigned long long)at_b.skipped[k],
-				    (unsigned long long)at_a.skipped[k]);
+			cr_log(short_of ? CR_LOG_ERROR : CR_LOG_INFO, "skipped, %s: b %llu, a %llu",
+			       why[k], (unsigned long long)at_b.skipped[k],
+			       (unsigned long long)at_a.skipped[k]);
+	}
 	/*
 	 * PLACED_PCT of all the tagged bytes. The suite runs beside others (--jobs 2), and
 	 * each time the programs lose the stream (a packet they could not follow) costs what
