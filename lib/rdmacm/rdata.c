@@ -152,7 +152,6 @@ static int rs_take_msg(struct rs *rs, uint32_t i, uint32_t byte_len)
 		rs->fin_rcvd = true;
 		/* fall through */
 	case RS_OP_CREDIT:
-	case RS_OP_IOWRITE:
 		if (len)
 			return -1;
 		break;
@@ -309,8 +308,8 @@ static ssize_t rs_recv_iov(int fd, const struct iovec *iov, int n, int flags)
 
 	if (!rs)
 		return -1;
-	if (flags & ~(MSG_DONTWAIT | MSG_WAITALL | MSG_NOSIGNAL)) {
-		errno = EOPNOTSUPP;	/* MSG_PEEK, MSG_OOB: no rsocket has them */
+	if (flags & (MSG_PEEK | MSG_OOB)) {
+		errno = EOPNOTSUPP;	/* no rsocket has them */
 		ret = -1;
 		goto out;
 	}
@@ -353,8 +352,8 @@ static ssize_t rs_send_iov(int fd, const struct iovec *iov, int n, int flags)
 
 	if (!rs)
 		return -1;
-	if (flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL | MSG_MORE)) {
-		errno = EOPNOTSUPP;
+	if (flags & MSG_OOB) {
+		errno = EOPNOTSUPP;	/* other flags mean nothing here (rstream's MSG_WAITALL) */
 		goto out;
 	}
 	while (sent < want) {

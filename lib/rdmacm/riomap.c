@@ -3,9 +3,10 @@
  * riomap, riounmap, riowrite: regions of memory a peer writes with RDMA Writes at
  * offsets of the mapper's choosing. A map (or an unmap: length 0) is announced in an
  * RS_OP_IOMAP message; the peer keeps up to RS_MAX_IOMAP of them and writes only inside
- * one. Each Write is followed by an RS_OP_IOWRITE Send, so that whatever the mapper
- * reads from the stream after it, the Write's bytes are in place (RFC 5040 §5.5: a
- * Send's completion follows the placement of the Writes before it).
+ * one. A Write is a plain RDMA Write, no message (as rdma-core's): the mapper may never
+ * read the stream while it waits on its memory (riostream spins on a byte), and what it
+ * does read after the Write was sent finds the Write placed (RFC 5040 §5.5: a Send
+ * completes after the Writes before it are placed).
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -148,8 +149,8 @@ size_t riowrite(int fd, const void *buf, size_t count, off_t offset, int flags)
 			errno = EINVAL;	/* outside what the peer mapped */
 			break;
 		}
-		/* the Write, and its marker's credit */
-		if (!rs_writable(rs) || !rs_can_post(rs, 2)) {
+		/* a Write takes no credit: only a slot and room in the send queue */
+		if (rs->state != RS_OPEN || !rs->nfree || rs->inflight >= RS_SQ_DEPTH) {
 			if (rs->state != RS_OPEN && rs->state != RS_CONNECTING) {
 				rs_usable(rs);
 				break;
@@ -168,8 +169,7 @@ size_t riowrite(int fd, const void *buf, size_t count, off_t offset, int flags)
 		if (k > t->offset + t->len - off)
 			k = t->offset + t->len - off;
 		memcpy(rs_slot(rs, &slot), src + done, k);
-		if (rs_post_slot(rs, slot, k, t->addr + (off - t->offset), t->rkey) ||
-		    rs_post_ctrl(rs, RS_OP_IOWRITE, NULL, 0))
+		if (rs_post_slot(rs, slot, k, t->addr + (off - t->offset), t->rkey))
 			break;
 		done += k;
 	}

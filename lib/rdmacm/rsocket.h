@@ -22,8 +22,8 @@
  * message's header, as it reposts the receives it has emptied. So no Send ever meets an
  * empty receive queue (which iWARP answers with a Terminate). The last credit only goes
  * on a message that gives credits back, so that neither side can be left with none.
- * riowrite is an RDMA Write into a region the peer announced (RS_OP_IOMAP) followed by
- * an RS_OP_IOWRITE Send: taken in order with the stream, it says the Write is placed.
+ * riowrite is an RDMA Write into a region the peer announced (RS_OP_IOMAP), ordered
+ * with the stream's Sends by the QP.
  */
 #ifndef IWX_RDMACM_RSOCKET_H
 #define IWX_RDMACM_RSOCKET_H
@@ -38,7 +38,7 @@
 #define RS_SLOT		16384u		/* one message, header included */
 #define RS_RQ		16		/* receives posted: RS_RQ * RS_SLOT received bytes */
 #define RS_SQ		16		/* send slots: RS_SQ * RS_SLOT bytes in flight */
-#define RS_SQ_DEPTH	(2 * RS_SQ + 8)	/* a slot's Send or Write and its marker, controls */
+#define RS_SQ_DEPTH	(RS_SQ + 8)	/* a Send or Write per slot, and controls */
 #define RS_INLINE	64		/* header-only messages go inline */
 #define RS_MAX_IOMAP	8		/* regions a peer may announce; ours: RDMA_IOMAPSIZE */
 #define RS_BACKLOG	64		/* connection requests a listener holds */
@@ -57,7 +57,6 @@ enum rs_op {
 	RS_OP_CREDIT,		/* credits only */
 	RS_OP_FIN,		/* the sender sends no more (shutdown, close) */
 	RS_OP_IOMAP,		/* a struct rs_iomap_msg */
-	RS_OP_IOWRITE,		/* the RDMA Write before it is placed */
 };
 
 struct rs_hdr {
