@@ -10,7 +10,7 @@
  *   qp.c        rdma_create_qp and its CQs, QP attributes for applications' own QPs
  *   addrinfo.c  rdma_getaddrinfo
  *   ep.c        the synchronous endpoints: rdma_create_ep, rdma_get_request
- *   rpoll.c     rsockets are not here; rpoll, which rping links, is poll
+ *   rsocket.c, rdata.c, ropts.c, riomap.c, rpoll.c: rsockets (rsocket.h)
  */
 #ifndef IWX_RDMACM_CM_H
 #define IWX_RDMACM_CM_H

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Unmodified rdma-core programs over iwx: Debian's rping, qperf, perftest and
-# ibv_devinfo, run through `iwx exec` (the drop-in libibverbs and librdmacm) between two
+# Unmodified rdma-core programs over iwx: Debian's rping, qperf, perftest, ibv_devinfo,
+# libfabric's fi_pingpong and rsockets (rstream, riostream, librspreload), run through `iwx exec` (the drop-in libibverbs and librdmacm) between two
 # network namespaces, each with an iwxd; and tests/dropin/verbs_check, our own program
 # against the real <infiniband/verbs.h> and <rdma/rdma_cma.h>, for what those do not reach.
 #
@@ -35,7 +35,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for tool in rping qperf ib_write_bw ibv_devinfo fi_info fi_pingpong; do
+for tool in rping qperf ib_write_bw ibv_devinfo fi_info fi_pingpong rstream riostream iperf3; do
 	if ! command -v "$tool" >/dev/null; then
 		echo "dropin: $tool is not installed (scripts/install-deps.sh installs it)"
 		echo "0 passed, 1 failed"
@@ -233,6 +233,38 @@ for ep in msg rdm; do
 	done
 	result $rc "fi_pingpong -p '$prov' -e $ep: 100 ping-pongs of each size, data checked"
 done
+
+# rsockets (the drop-in librdmacm's rsocket API): rstream and riostream, data verified
+# (-T v), both ways; rstream non-blocking (its default) and blocking with rpoll (-T b -T a)
+for s in b a; do
+	peer=$([ "$s" = b ] && echo $B || echo $A)
+	for prog in "rstream" "rstream -T b -T a" "riostream"; do
+		name=$(tr ' ' _ <<<"$prog")-to-$s
+		rc=0
+		pair "$name" 30 "$prog -T v -S 65536 -C 100" "$prog -s $peer -T v -S 65536 -C 100" "$s" ||
+			rc=1
+		for side in srv cli; do
+			[ $rc -ne 0 ] || grep -qE '^custom +64k +100 +1 +12m ' "$out/$name.$side" ||
+				{ echo "  $name: no 64k x 100 line from the $side"; rc=1; }
+		done
+		result $rc "$prog -T v -S 65536 -C 100, server in $s: 12m verified"
+	done
+done
+
+# librspreload (Debian's rsockets preload) carries an unmodified iperf3: its TCP sockets
+# become rsockets, so its control and data connections are iwx connections in iwxd b's log
+pre="env LD_PRELOAD=/usr/lib/x86_64-linux-gnu/rsocket/librspreload.so"
+conns() { grep -c 'established over TCP' "$out/iwxd-b.log"; }
+before=$(conns)
+rc=0
+got=
+pair iperf3 30 "$pre iperf3 -s -1 -B $B" "$pre iperf3 -c $B -t 2" || rc=1
+if [ $rc -eq 0 ]; then
+	got=$(grep -E ' receiver$' "$out/iperf3.srv" | grep -oE '[0-9.]+ [KMG]?Bytes' | head -1)
+	[ -n "$got" ] && [ "${got%% *}" != 0.00 ] || { echo "  iperf3: nothing received"; rc=1; }
+	[ $(($(conns) - before)) -ge 2 ] || { echo "  iperf3: its connections are not iwx's"; rc=1; }
+fi
+result $rc "iperf3 under librspreload, 2 s over iwx: ${got:-nothing} received"
 
 # our own program: error returns, unsupported verbs, ibv_wr_*, events after the peer dies
 if [ -x "$check" ]; then

@@ -12,7 +12,9 @@
  *   - completion channel events, blocking and non-blocking;
  *   - when the peer dies: DISCONNECTED, and the receive posted completes flushed;
  *   - rdma_getaddrinfo with the addresses in its hints, rdma_bind_addr's device,
- *     rdma_migrate_id to and from an id's own channel (libfabric's verbs provider).
+ *     rdma_migrate_id to and from an id's own channel (libfabric's verbs provider);
+ *   - rsockets' edges: no datagram rsocket (EOPNOTSUPP), a non-blocking rrecv with nothing
+ *     there (EAGAIN), rpoll and rrecv once the peer has closed (POLLIN, 0: end of stream).
  *
  *   verbs_check -s          the server (listens on PORT)
  *   verbs_check -c ADDR     the client
@@ -30,9 +32,11 @@
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
+#include <rdma/rsocket.h>
 
 #define PORT		7471
 #define PORT_NOBODY	7472
+#define PORT_RS		7473	/* the rsocket checks' */
 #define LEN		20000	/* bytes written: spans pages, at an odd address */
 #define HELLO		"iwx-hello"
 #define REJECT_ME	"reject-me"
@@ -381,6 +385,56 @@ static struct rdma_cm_event *connect_to(struct rdma_event_channel *ch, struct rd
 	return ev;
 }
 
+/* rsockets' edges, the client's side: the server sends "hello" once it has our "go", and closes. */
+static void rsocket_client(const char *addr)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(PORT_RS) };
+	struct pollfd p;
+	char buf[8] = "";
+	int rs, i;
+
+	CHECK(rsocket(AF_INET, SOCK_DGRAM, 0) == -1 && errno == EOPNOTSUPP,
+	      "rsocket SOCK_DGRAM: EOPNOTSUPP (iWARP has no UD)");
+	inet_pton(AF_INET, addr, &sin.sin_addr);
+	rs = -1;
+	for (i = 0; i < 50 && rs < 0; i++) {	/* until the server listens */
+		rs = rsocket(AF_INET, SOCK_STREAM, 0);
+		if (rs >= 0 && rconnect(rs, (struct sockaddr *)&sin, sizeof(sin))) {
+			rclose(rs);
+			rs = -1;
+			usleep(100000);
+		}
+	}
+	CHECK(rs >= 0, "rconnect to the rsocket server");
+	if (rs < 0)
+		return;
+	CHECK(!rfcntl(rs, F_SETFL, O_NONBLOCK) && rrecv(rs, buf, sizeof(buf), 0) == -1 &&
+		      errno == EAGAIN, "a non-blocking rrecv with nothing there: EAGAIN");
+	CHECK(rsend(rs, "go", 3, 0) == 3, "rsend");
+	rfcntl(rs, F_SETFL, 0);
+	CHECK(rrecv(rs, buf, 6, MSG_WAITALL) == 6 && !strcmp(buf, "hello"), "rrecv: \"%s\"", buf);
+	p = (struct pollfd){ .fd = rs, .events = POLLIN };
+	CHECK(rpoll(&p, 1, 5000) == 1 && (p.revents & POLLIN), "rpoll: readable once the peer closed");
+	CHECK(rrecv(rs, buf, sizeof(buf), 0) == 0, "rrecv after the peer's rclose: 0, end of stream");
+	CHECK(!rclose(rs), "rclose");
+}
+
+/* ... the server's. */
+static void rsocket_server(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(PORT_RS) };
+	int one = 1, lrs = rsocket(AF_INET, SOCK_STREAM, 0), rs;
+	char buf[4] = "";
+
+	CHECK(lrs >= 0 && !rsetsockopt(lrs, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) &&
+		      !rbind(lrs, (struct sockaddr *)&sin, sizeof(sin)) && !rlisten(lrs, 1),
+	      "an rsocket listening");
+	rs = raccept(lrs, NULL, NULL);
+	CHECK(rs >= 0 && rrecv(rs, buf, 3, MSG_WAITALL) == 3 && !strcmp(buf, "go"),
+	      "raccept, and the client's \"%s\"", buf);
+	CHECK(rsend(rs, "hello", 6, 0) == 6 && !rclose(rs) && !rclose(lrs), "rsend, rclose");
+}
+
 static int client(const char *addr)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
@@ -471,6 +525,8 @@ static int client(const char *addr)
 	      ibv_wc_status_str(wc.status));
 	rdma_destroy_qp(id);
 	rdma_destroy_id(id);
+
+	rsocket_client(addr);
 
 	/* accepted: the server's private data names its buffer */
 	ev = connect_to(ch, &id, addr, PORT, HELLO, &qa);
@@ -588,6 +644,8 @@ static int server(void)
 	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_DISCONNECTED));
 	rdma_destroy_qp(id);
 	rdma_destroy_id(id);
+
+	rsocket_server();
 
 	ev = expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
 	id = ev->id;
