@@ -247,6 +247,11 @@ static void translate(const struct iwx_event *ev)
 	case IWX_EVENT_ESTABLISHED:
 		id->conn_qp->state = IBV_QPS_RTS;
 		id->established = true;
+		/* the connection's own addresses, as rdma_get_local_addr then gives the kernel's */
+		if (ev->info.local.ss_family && ev->info.peer.ss_family) {
+			id->id.route.addr.src_storage = ev->info.local;
+			id->id.route.addr.dst_storage = ev->info.peer;
+		}
 		/* rdma_cm gives the reply's private data to the active side alone */
 		cm_queue(id, RDMA_CM_EVENT_ESTABLISHED, 0, &p, ev->private_data,
 			 id->passive ? 0 : pd_len(ev));

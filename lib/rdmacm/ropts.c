@@ -152,14 +152,13 @@ static int rs_name(int fd, struct sockaddr *addr, socklen_t *len, bool peer)
 		return -1;
 	}
 	if (!cm_addr_len(a)) {
+		struct sockaddr_storage any = { .ss_family = domain };
+
 		if (peer) {
 			errno = ENOTCONN;
 			return -1;
 		}
-		memset(addr, 0, *len);	/* unbound: the family's any address */
-		addr->sa_family = domain;
-		*len = domain == AF_INET6 ? sizeof(struct sockaddr_in6) :
-						sizeof(struct sockaddr_in);
+		rs_copy_addr(addr, len, (struct sockaddr *)&any);	/* unbound: the family's any address */
 		return 0;
 	}
 	rs_copy_addr(addr, len, a);

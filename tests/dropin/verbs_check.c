@@ -385,6 +385,26 @@ static struct rdma_cm_event *connect_to(struct rdma_event_channel *ch, struct rd
 	return ev;
 }
 
+/*
+ * A connected rsocket's names are the connection's: the server's address and port on one
+ * end (peer on the client, local on the server: ip INADDR_ANY stands for any of its own),
+ * an address and a port of its own on the other.
+ */
+static void names_check(int rs, in_addr_t ip, uint16_t port, bool server)
+{
+	struct sockaddr_in local, peer;
+	socklen_t ll = sizeof(local), pl = sizeof(peer);
+	const struct sockaddr_in *known = server ? &local : &peer, *other = server ? &peer : &local;
+
+	CHECK(!rgetsockname(rs, (struct sockaddr *)&local, &ll) &&
+		      !rgetpeername(rs, (struct sockaddr *)&peer, &pl) && ll == sizeof(local) &&
+		      pl == sizeof(peer) && ntohs(known->sin_port) == port &&
+		      (ip == htonl(INADDR_ANY) || known->sin_addr.s_addr == ip) &&
+		      other->sin_port && other->sin_addr.s_addr,
+	      "rgetsockname and rgetpeername of a connected rsocket: the connection's (%s)",
+	      server ? "server" : "client");
+}
+
 /* rsockets' edges, the client's side: the server sends "hello" once it has our "go", and closes. */
 static void rsocket_client(const char *addr)
 {
@@ -408,6 +428,7 @@ static void rsocket_client(const char *addr)
 	CHECK(rs >= 0, "rconnect to the rsocket server");
 	if (rs < 0)
 		return;
+	names_check(rs, sin.sin_addr.s_addr, PORT_RS, false);
 	CHECK(!rfcntl(rs, F_SETFL, O_NONBLOCK) && rrecv(rs, buf, sizeof(buf), 0) == -1 &&
 		      errno == EAGAIN, "a non-blocking rrecv with nothing there: EAGAIN");
 	CHECK(rsend(rs, "go", 3, 0) == 3, "rsend");
@@ -432,6 +453,8 @@ static void rsocket_server(void)
 	rs = raccept(lrs, NULL, NULL);
 	CHECK(rs >= 0 && rrecv(rs, buf, 3, MSG_WAITALL) == 3 && !strcmp(buf, "go"),
 	      "raccept, and the client's \"%s\"", buf);
+	if (rs >= 0)
+		names_check(rs, htonl(INADDR_ANY), PORT_RS, true);
 	CHECK(rsend(rs, "hello", 6, 0) == 6 && !rclose(rs) && !rclose(lrs), "rsend, rclose");
 }
 
