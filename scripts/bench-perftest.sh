@@ -10,7 +10,9 @@
 # a shared receive queue (--use-srq) beside the same into the QP's own (alone with
 # --srq-only). With --fabric-only, libfabric's fi_pingpong (verbs, connected endpoints)
 # beside perftest's ib_send_lat, 64 bytes, daemons without the settle hold (both peers
-# are iwx: no siw Responder to wait for; README). With --plot, perftest's
+# are iwx: no siw Responder to wait for; README). With --rsockets-only, rdmacm-utils'
+# rstream over iwx's rsockets beside the same on kernel TCP sockets (-T s), 64-byte
+# latency and 1 MiB bandwidth. With --plot, perftest's
 # -a sweep (2 B to 8 MiB) of ib_write_bw, ib_read_bw and ib_send_bw over iwx, as a
 # gnuplot PNG (docs/bench-perftest.png).
 #
@@ -18,6 +20,7 @@
 #   scripts/bench-perftest.sh -n 5 -t 5 --plot
 #   scripts/bench-perftest.sh --srq-only     # about 30 s
 #   scripts/bench-perftest.sh --fabric-only  # about 30 s
+#   scripts/bench-perftest.sh --rsockets-only  # about 30 s
 #
 # Namespace a (clients, its iwxd) runs on CPU 0, b (servers, its iwxd) on CPU 1. Every
 # step is bounded by timeout(1); on any exit the daemons and namespaces this script made
@@ -30,7 +33,7 @@ usage() {
 	exit "${1:-0}"
 }
 
-runs=3 secs=3 plot= srq_only= fabric_only=
+runs=3 secs=3 plot= srq_only= fabric_only= rs_only=
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) runs=${2:-}; shift 2 || usage 2 ;;
@@ -38,6 +41,7 @@ while [ $# -gt 0 ]; do
 	--plot) plot=docs/bench-perftest.png; shift ;;
 	--srq-only) srq_only=1; shift ;;
 	--fabric-only) fabric_only=1; shift ;;
+	--rsockets-only) rs_only=1; shift ;;
 	-h | --help) usage 0 ;;
 	*) usage 2 >&2 ;;
 	esac
@@ -160,6 +164,49 @@ fabric_compare() {
 	echo "| 64 B | $p | $f | $(ratio "$f" "$p") |" \
 		"$(tr '\n' ' ' <"$out/p"); $(tr '\n' ' ' <"$out/f") |"
 }
+
+# rstream TEST-ARGS: its client's result line in $out/pt.out (the server in b)
+rstream_pair() {
+	local spid
+	"${in_b[@]}" timeout 60 "$iwx" exec -s "$out/b.sock" -- rstream "$@" >"$out/pt.srv" 2>&1 &
+	spid=$!
+	sleep 0.5
+	"${in_a[@]}" timeout 60 "$iwx" exec -s "$out/a.sock" -- rstream -s "$B" "$@" >"$out/pt.out" 2>&1 ||
+		{ cat "$out/pt.out" >&2; die "rstream $*: the client failed"; }
+	wait "$spid" || { cat "$out/pt.srv" >&2; die "rstream $*: the server failed"; }
+}
+
+# rsockets over iwx against kernel TCP sockets, each RUNS times, alternating: rstream's
+# usec/xfer for 64 bytes (10000 ping-pongs) and Gb/sec for 1 MiB (200 transfers)
+rsockets_compare() {
+	local which t
+	echo
+	echo "| rstream | over iwx's rsockets | on TCP sockets (-T s) | iwx / TCP | runs (iwx; TCP) |"
+	echo "| --- | --- | --- | --- | --- |"
+	for t in lat bw; do
+		: >"$out/i" && : >"$out/s"
+		for r in $(seq "$runs"); do
+			for which in $( [ $((r % 2)) -eq 1 ] && echo "i s" || echo "s i"); do
+				if [ $t = lat ]; then
+					rstream_pair -S 64 -C 1 -I 10000 $( [ "$which" = s ] && echo -T s)
+					awk '$1 == "custom" { print $8 }' "$out/pt.out" >>"$out/$which"
+				else
+					rstream_pair -S 1048576 -C 200 $( [ "$which" = s ] && echo -T s)
+					awk '$1 == "custom" { print $7 }' "$out/pt.out" >>"$out/$which"
+				fi
+			done
+		done
+		i=$(median "$out/i") s=$(median "$out/s")
+		echo "| $( [ $t = lat ] && echo "64 B, µs per transfer" || echo "1 MiB, Gb/s") | $i | $s |" \
+			"$(ratio "$i" "$s") | $(tr '\n' ' ' <"$out/i"); $(tr '\n' ' ' <"$out/s") |"
+	done
+}
+
+if [ -n "$rs_only" ]; then
+	echo "bench-perftest: $runs runs, one veth pair"
+	rsockets_compare
+	exit 0
+fi
 
 if [ -n "$fabric_only" ]; then
 	echo "bench-perftest: $runs runs, one veth pair, iwxd --settle-ms 0"
