@@ -179,7 +179,7 @@ $(COMPLETION): $(CLI_BIN) dist/bash-completion/gen.sh
 $(IWXD_BIN): $(IWXD_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A)
 	$(call msg,LD,$@)
 	$(Q)$(CC) -o $@ $(IWXD_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A) \
-		-pthread -lxdp -lbpf -lelf -lz $(LDLIBS_CORE) $(LDLIBS_ENGINE)
+		-pthread -lxdp -lbpf -lelf -lz -lcap $(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
 # The drop-ins (lib/ibverbs, lib/rdmacm): libibverbs.so.1 and librdmacm.so.1 on libiwx,
 # compiled against rdma-core's own headers and exporting its symbol versions, so that
@@ -298,7 +298,7 @@ $(ASAN_IWXD): $(DAEMON_SRCS) $(ENGINE_SRCS) $(PROTO_SRCS) $(IPC_SRCS) $(UTIL_SRC
 	@mkdir -p $(@D)
 	$(call msg,CC-ASAN,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Icontrol/engine -Icontrol/iwxd -I$(BUILD)/bpf -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) \
-		$(PROTO_SRCS) $(IPC_SRCS) $(UTIL_SRCS) -pthread -lxdp -lbpf -lelf -lz $(LDLIBS_CORE) $(LDLIBS_ENGINE)
+		$(PROTO_SRCS) $(IPC_SRCS) $(UTIL_SRCS) -pthread -lxdp -lbpf -lelf -lz -lcap $(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
 test-asan: $(ASAN_BIN) $(ASAN_IWXD) $(CLI_BIN) $(VICTIM_BIN)
 	$(call msg,TEST,$(ASAN_BIN) under ASan/UBSan)

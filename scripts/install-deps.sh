@@ -8,6 +8,7 @@ packages=(
 	clang llvm libclang-rt-14-dev   # BPF objects, libFuzzer and sanitizers
 	libbpf-dev bpftool libxdp-dev xdp-tools libelf-dev zlib1g-dev
 	libmnl-dev libisal-dev libpcap-dev libcriterion-dev
+	libcap-dev                             # iwxd drops the capabilities it no longer needs
 	tshark iproute2 iperf3 ethtool         # iperf3: scripts/bench.sh; ethtool: offloads off in tests
 	gnuplot-nox                            # scripts/bench.sh --plot: the fast path's PNG
 	libusrsctp-dev                         # DDP over SCTP: user-space SCTP (AF_CONN)

@@ -30,6 +30,7 @@
 
 #include "daemon.h"
 #include "fastpath.h"
+#include "privs.h"
 #include "sctp_io.h"
 #include "shared.h"
 #include "shm.h"
@@ -176,10 +177,19 @@ static int setup(struct iwxd *d)
 		fprintf(stderr, "iwxd: %s\n", strerror(errno));
 		goto fail;
 	}
+	/* first the socket: its directory, and --group's chown, may need what iwxd drops next */
+	d->listen_w.fd = open_socket(d);
+	if (d->listen_w.fd < 0)
+		goto fail;
+	err = privs_drop();	/* before any thread: capabilities are each thread's own */
+	if (err) {
+		fprintf(stderr, "iwxd: dropping capabilities: %s\n", strerror(-err));
+		goto fail_socket;
+	}
 	err = closer_start(&d->closer);	/* after the mask: the signals are the loop's */
 	if (err) {
 		fprintf(stderr, "iwxd: closer thread: %s\n", strerror(-err));
-		goto fail;
+		goto fail_socket;
 	}
 	fastpath_start();	/* before serving: what it finds a dead iwxd left is gone by then */
 	err = sctp_io_start(d);
@@ -188,23 +198,20 @@ static int setup(struct iwxd *d)
 			d->o.sctp_port, strerror(-err));
 		goto fail_closer;
 	}
-	d->listen_w.fd = open_socket(d);
 	d->listen_w.fn = session_accept;
-	if (d->listen_w.fd < 0 || watch_add(&d->loop, &d->listen_w, EPOLLIN) ||
-	    watch_add(&d->loop, &d->signal_w, EPOLLIN))
+	if (watch_add(&d->loop, &d->listen_w, EPOLLIN) || watch_add(&d->loop, &d->signal_w, EPOLLIN))
 		goto fail_sctp;
 	d->start_ms = iwx_now_ms();
 	return 0;
 	/* what it made undone, so that a daemon that could not start leaves nothing behind */
 fail_sctp:
-	if (d->listen_w.fd >= 0) {
-		close(d->listen_w.fd);
-		unlink(d->o.socket);
-		d->listen_w.fd = -1;
-	}
 	sctp_io_stop(d);
 fail_closer:
 	closer_stop(&d->closer);
+fail_socket:
+	close(d->listen_w.fd);
+	unlink(d->o.socket);
+	d->listen_w.fd = -1;
 fail:
 	iwx_mem_free(d->mem);
 	d->mem = NULL;
