@@ -12,6 +12,12 @@ BINDIR		?= $(PREFIX)/bin
 LIBDIR		?= $(PREFIX)/lib
 INCLUDEDIR	?= $(PREFIX)/include
 PKGCONFIGDIR	?= $(LIBDIR)/pkgconfig
+DATADIR		?= $(PREFIX)/share
+MANDIR		?= $(DATADIR)/man
+DOCDIR		?= $(DATADIR)/doc/iwx
+BASHCOMPDIR	?= $(DATADIR)/bash-completion/completions
+# systemd looks in /usr/local/lib/systemd/system too, so PREFIX=/usr/local works as is
+SYSTEMDUNITDIR	?= $(PREFIX)/lib/systemd/system
 DESTDIR		?=
 
 CC		?= cc
@@ -68,6 +74,10 @@ DROPIN_LIBS	:= $(addprefix $(DROPIN)/,libibverbs.so.1 librdmacm.so.1 libmlx5.so.
 
 CLI_SRCS	:= $(wildcard cli/*.c)
 CLI_BIN		:= $(BUILD)/iwx
+# bash's completion of iwx, from what iwx --help says (dist/bash-completion/gen.sh)
+COMPLETION	:= $(BUILD)/iwx.bash
+# the man pages (doc/man: mdoc, read by groff and mandoc alike)
+MAN_PAGES	:= $(wildcard doc/man/*.[0-9])
 RPING_BIN	:= $(BUILD)/iwx_rping
 
 # the engine (connections, queue pairs, memory) and the daemon around it
@@ -119,7 +129,7 @@ TEST_OBJS	:= $(patsubst %.c,$(OBJ)/tests/%.o,$(TEST_SRCS))
 CHECK_OBJS	:= $(patsubst %.c,$(OBJ)/tests/%.o,$(UNIT_SRCS) $(TEST_BASE))
 
 .PHONY: all lib check test test-asan test-fastpath test-dropin check-install interop fuzz bench install clean
-all: lib $(CLI_BIN) $(RPING_BIN) $(IWXD_BIN) $(DROPIN_LIBS)
+all: lib $(CLI_BIN) $(RPING_BIN) $(IWXD_BIN) $(DROPIN_LIBS) $(COMPLETION)
 
 lib: $(LIB_A) $(LIB_SO) $(PROTO_A) $(IPC_A) $(UTIL_A)
 
@@ -162,10 +172,14 @@ $(CLI_BIN): $(CLI_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A)
 	$(call msg,LD,$@)
 	$(Q)$(CC) -o $@ $(CLI_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A) -lpcap $(LDLIBS_CORE)
 
+$(COMPLETION): $(CLI_BIN) dist/bash-completion/gen.sh
+	$(call msg,GEN,$@)
+	$(Q)dist/bash-completion/gen.sh $(CLI_BIN) > $@.tmp && mv $@.tmp $@
+
 $(IWXD_BIN): $(IWXD_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A)
 	$(call msg,LD,$@)
 	$(Q)$(CC) -o $@ $(IWXD_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A) \
-		-pthread -lxdp -lbpf -lelf -lz $(LDLIBS_CORE) $(LDLIBS_ENGINE)
+		-pthread -lxdp -lbpf -lelf -lz -lcap $(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
 # The drop-ins (lib/ibverbs, lib/rdmacm): libibverbs.so.1 and librdmacm.so.1 on libiwx,
 # compiled against rdma-core's own headers and exporting its symbol versions, so that
@@ -232,7 +246,9 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 # Install into a scratch root and build a program against it with pkg-config; the
-# headers installed must be iwx.h and what it includes, no internal one.
+# headers installed must be iwx.h and what it includes, no internal one. Then what else
+# it installed: iwxd's unit, the man pages, bash's completion of iwx (tests/install).
+comma		:= ,
 INSTALL_CHECK	:= $(BUILD)/install-check
 check-install: all
 	$(Q)rm -rf $(INSTALL_CHECK)
@@ -248,6 +264,12 @@ check-install: all
 		sh -c '$(CC) -std=gnu11 -Wall -Werror tests/install/use_libiwx.c -o $(INSTALL_CHECK)/use_libiwx \
 			$$(pkg-config --cflags --libs libiwx)'
 	$(Q)LD_LIBRARY_PATH=$(INSTALL_CHECK)/usr/lib $(INSTALL_CHECK)/use_libiwx
+	$(call msg,CHECK,iwxd.service: systemd-analyze verify)
+	$(Q)tests/install/unit.sh $(INSTALL_CHECK)
+	$(call msg,CHECK,man pages: groff -ww$(comma) mandoc -T lint$(comma) every option and call)
+	$(Q)tests/install/man.sh $(INSTALL_CHECK)/usr/share/man $(CLI_BIN) $(IWXD_BIN) include/iwx/iwx.h
+	$(call msg,CHECK,bash completion of iwx)
+	$(Q)tests/install/completion.sh $(INSTALL_CHECK)/usr/share/bash-completion/completions/iwx
 	$(call msg,CHECK,libiwx.so carries the client alone)
 	$(Q)so=$(INSTALL_CHECK)/usr/lib/libiwx.so.$(SOVERSION); \
 	if readelf -d $$so | grep 'NEEDED' | grep -v 'libc\.so'; then \
@@ -276,7 +298,7 @@ $(ASAN_IWXD): $(DAEMON_SRCS) $(ENGINE_SRCS) $(PROTO_SRCS) $(IPC_SRCS) $(UTIL_SRC
 	@mkdir -p $(@D)
 	$(call msg,CC-ASAN,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Icontrol/engine -Icontrol/iwxd -I$(BUILD)/bpf -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) \
-		$(PROTO_SRCS) $(IPC_SRCS) $(UTIL_SRCS) -pthread -lxdp -lbpf -lelf -lz $(LDLIBS_CORE) $(LDLIBS_ENGINE)
+		$(PROTO_SRCS) $(IPC_SRCS) $(UTIL_SRCS) -pthread -lxdp -lbpf -lelf -lz -lcap $(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
 test-asan: $(ASAN_BIN) $(ASAN_IWXD) $(CLI_BIN) $(VICTIM_BIN)
 	$(call msg,TEST,$(ASAN_BIN) under ASan/UBSan)
@@ -450,6 +472,13 @@ install: all
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 		libiwx.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/libiwx.pc
+	$(Q)install -d $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(BASHCOMPDIR) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man,$(sort $(subst .,,$(suffix $(MAN_PAGES)))))
+	$(Q)sed 's|@BINDIR@|$(BINDIR)|' dist/systemd/iwxd.service.in > $(DESTDIR)$(SYSTEMDUNITDIR)/iwxd.service
+	$(Q)install -m 644 dist/systemd/iwxd.default $(DESTDIR)$(DOCDIR)/examples/
+	$(Q)install -m 644 $(COMPLETION) $(DESTDIR)$(BASHCOMPDIR)/iwx
+	$(Q)for m in $(MAN_PAGES); do \
+		install -m 644 $$m $(DESTDIR)$(MANDIR)/man$${m##*.}/ || exit 1; done
 
 clean:
 	$(call msg,CLEAN,$(BUILD))

@@ -8,12 +8,14 @@ packages=(
 	clang llvm libclang-rt-14-dev   # BPF objects, libFuzzer and sanitizers
 	libbpf-dev bpftool libxdp-dev xdp-tools libelf-dev zlib1g-dev
 	libmnl-dev libisal-dev libpcap-dev libcriterion-dev
+	libcap-dev                             # iwxd drops the capabilities it no longer needs
 	tshark iproute2 iperf3 ethtool         # iperf3: scripts/bench.sh; ethtool: offloads off in tests
 	gnuplot-nox                            # scripts/bench.sh --plot: the fast path's PNG
 	libusrsctp-dev                         # DDP over SCTP: user-space SCTP (AF_CONN)
 	libibverbs-dev librdmacm-dev           # rdma-core's headers: the drop-in libibverbs, librdmacm
 	rdmacm-utils ibverbs-utils qperf perftest   # unmodified rdma-core programs the drop-ins run
 	libfabric-bin                          # fi_info, fi_pingpong: libfabric's verbs provider on the drop-ins
+	systemd man-db groff-base mandoc       # make check-install: systemd-analyze verify, man pages linted
 )
 
 missing=()

@@ -30,6 +30,7 @@
 
 #include "daemon.h"
 #include "fastpath.h"
+#include "privs.h"
 #include "sctp_io.h"
 #include "shared.h"
 #include "shm.h"
@@ -72,7 +73,7 @@ static void refuse_rights(int fd)
 			 "a client that sends one is dropped");
 }
 
-/* The Unix socket: refuse to take over one a live daemon answers on. */
+/* The Unix socket, bound: refuse to take over one a live daemon answers on. */
 static int open_socket(struct iwxd *d)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -112,14 +113,8 @@ static int open_socket(struct iwxd *d)
 		unlink(d->o.socket);
 		return -1;
 	}
-	if (listen(fd, 64)) {
-		fprintf(stderr, "iwxd: %s: listen: %s\n", d->o.socket, strerror(errno));
-		close(fd);
-		unlink(d->o.socket);
-		return -1;
-	}
 	refuse_rights(fd);
-	return fd;
+	return fd;	/* listening once iwxd is ready to serve (setup()) */
 }
 
 /* Is id a queue's, a listener's or a connection request's (which requests name by it)? */
@@ -176,35 +171,47 @@ static int setup(struct iwxd *d)
 		fprintf(stderr, "iwxd: %s\n", strerror(errno));
 		goto fail;
 	}
+	fastpath_start();	/* before serving: what it finds a dead iwxd left is gone by then */
+	/* the socket's directory, and --group's chown, may need what iwxd drops next */
+	d->listen_w.fd = open_socket(d);
+	if (d->listen_w.fd < 0)
+		goto fail;
+	/* before any thread (the closer's, usrsctp's): capabilities are each thread's own */
+	err = privs_drop();
+	if (err) {
+		fprintf(stderr, "iwxd: dropping capabilities: %s\n", strerror(-err));
+		goto fail_socket;
+	}
 	err = closer_start(&d->closer);	/* after the mask: the signals are the loop's */
 	if (err) {
 		fprintf(stderr, "iwxd: closer thread: %s\n", strerror(-err));
-		goto fail;
+		goto fail_socket;
 	}
-	fastpath_start();	/* before serving: what it finds a dead iwxd left is gone by then */
 	err = sctp_io_start(d);
 	if (err) {
 		fprintf(stderr, "iwxd: DDP over SCTP: UDP port %u: %s (--sctp-port 0: without)\n",
 			d->o.sctp_port, strerror(-err));
 		goto fail_closer;
 	}
-	d->listen_w.fd = open_socket(d);
+	/* serving from here: clients may connect */
+	if (listen(d->listen_w.fd, 64)) {
+		fprintf(stderr, "iwxd: %s: listen: %s\n", d->o.socket, strerror(errno));
+		goto fail_sctp;
+	}
 	d->listen_w.fn = session_accept;
-	if (d->listen_w.fd < 0 || watch_add(&d->loop, &d->listen_w, EPOLLIN) ||
-	    watch_add(&d->loop, &d->signal_w, EPOLLIN))
+	if (watch_add(&d->loop, &d->listen_w, EPOLLIN) || watch_add(&d->loop, &d->signal_w, EPOLLIN))
 		goto fail_sctp;
 	d->start_ms = iwx_now_ms();
 	return 0;
 	/* what it made undone, so that a daemon that could not start leaves nothing behind */
 fail_sctp:
-	if (d->listen_w.fd >= 0) {
-		close(d->listen_w.fd);
-		unlink(d->o.socket);
-		d->listen_w.fd = -1;
-	}
 	sctp_io_stop(d);
 fail_closer:
 	closer_stop(&d->closer);
+fail_socket:
+	close(d->listen_w.fd);
+	unlink(d->o.socket);
+	d->listen_w.fd = -1;
 fail:
 	iwx_mem_free(d->mem);
 	d->mem = NULL;
