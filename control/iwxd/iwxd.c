@@ -73,7 +73,11 @@ static void refuse_rights(int fd)
 			 "a client that sends one is dropped");
 }
 
-/* The Unix socket, bound: refuse to take over one a live daemon answers on. */
+/*
+ * The Unix socket, listening: refuse to take over one a live daemon answers on. Listening
+ * as soon as it is bound, so that a client that finds the file is never refused: what
+ * connects before iwxd serves waits in the backlog.
+ */
 static int open_socket(struct iwxd *d)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -113,8 +117,14 @@ static int open_socket(struct iwxd *d)
 		unlink(d->o.socket);
 		return -1;
 	}
+	if (listen(fd, 64)) {
+		fprintf(stderr, "iwxd: %s: listen: %s\n", d->o.socket, strerror(errno));
+		close(fd);
+		unlink(d->o.socket);
+		return -1;
+	}
 	refuse_rights(fd);
-	return fd;	/* listening once iwxd is ready to serve (setup()) */
+	return fd;
 }
 
 /* Is id a queue's, a listener's or a connection request's (which requests name by it)? */
@@ -193,11 +203,7 @@ static int setup(struct iwxd *d)
 			d->o.sctp_port, strerror(-err));
 		goto fail_closer;
 	}
-	/* serving from here: clients may connect */
-	if (listen(d->listen_w.fd, 64)) {
-		fprintf(stderr, "iwxd: %s: listen: %s\n", d->o.socket, strerror(errno));
-		goto fail_sctp;
-	}
+	/* serving from here: clients that connected meanwhile are accepted now */
 	d->listen_w.fn = session_accept;
 	if (watch_add(&d->loop, &d->listen_w, EPOLLIN) || watch_add(&d->loop, &d->signal_w, EPOLLIN))
 		goto fail_sctp;
