@@ -121,48 +121,58 @@ bv() { tr ' ' '\n' <"$out/bv.out" | sed -n "s/^$1=//p"; }
 median() { sort -g "$1" | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
-# 64 KiB Sends, 8 outstanding, one QP, into an SRQ and into the QP's own receive queue,
-# alternating: what the SRQ costs a message (iwxd takes each receive as its Send begins)
+# alternate MEASURE X Y: RUNS rounds of MEASURE X and MEASURE Y, their order swapped each
+# round; MEASURE W appends its figure to $out/W
+alternate() {
+	local fn=$1 x=$2 y=$3 which r
+	: >"$out/$x" && : >"$out/$y"
+	for r in $(seq "$runs"); do
+		for which in $( [ $((r % 2)) -eq 1 ] && echo "$x $y" || echo "$y $x"); do
+			"$fn" "$which"
+		done
+	done
+}
+
+# row LABEL X Y: a table row of alternate's figures: the medians, Y / X, and the runs
+row() {
+	local x y
+	x=$(median "$out/$2") y=$(median "$out/$3")
+	echo "| $1 | $x | $y | $(ratio "$y" "$x") | $(tr '\n' ' ' <"$out/$2"); $(tr '\n' ' ' <"$out/$3") |"
+}
+
+# 64 KiB Sends, 8 outstanding, one QP, into the QP's own receive queue (p) and into an SRQ
+# (s): what the SRQ costs a message (iwxd takes each receive as its Send begins)
+srq_send() {
+	perftest ib_send_bw -R -s 65536 -D "$secs" --report_gbits -t 8 $( [ "$1" = s ] && echo --use-srq)
+	pt_gbps 65536 >>"$out/$1"
+}
+
 srq_compare() {
-	local which
 	echo
 	echo "| 64 KiB Sends, 8 outstanding | own receive queue (Gb/s) | SRQ, --use-srq (Gb/s) | SRQ / own | runs (own; SRQ) |"
 	echo "| --- | --- | --- | --- | --- |"
-	: >"$out/p" && : >"$out/s"
-	for r in $(seq "$runs"); do
-		for which in $( [ $((r % 2)) -eq 1 ] && echo "p s" || echo "s p"); do
-			perftest ib_send_bw -R -s 65536 -D "$secs" --report_gbits -t 8 \
-				$( [ "$which" = s ] && echo --use-srq)
-			pt_gbps 65536 >>"$out/$which"
-		done
-	done
-	p=$(median "$out/p") s=$(median "$out/s")
-	echo "| perftest ib_send_bw -R | $p | $s | $(ratio "$s" "$p") |" \
-		"$(tr '\n' ' ' <"$out/p"); $(tr '\n' ' ' <"$out/s") |"
+	alternate srq_send p s
+	row "perftest ib_send_bw -R" p s
 }
 
-# 64-byte one-way latency: fi_pingpong's usec/xfer (a round trip's half) beside
-# ib_send_lat's t_avg, 10000 each, alternating
+# 64-byte one-way latency: ib_send_lat's t_avg (p) and fi_pingpong's usec/xfer (f, a round
+# trip's half), 10000 each
+fabric_lat() {
+	if [ "$1" = p ]; then
+		perftest ib_send_lat -R -s 64 -n 10000
+		awk '$1 == 64 { print $6 }' "$out/pt.out" >>"$out/p"
+	else
+		perftest fi_pingpong -p verbs -e msg -S 64 -I 10000
+		awk '$1 == 64 { print $7 }' "$out/pt.out" >>"$out/f"
+	fi
+}
+
 fabric_compare() {
-	local which
 	echo
 	echo "| 64 bytes, 10000 ping-pongs | ib_send_lat -R t_avg (µs) | fi_pingpong -p verbs -e msg usec/xfer (µs) | fi_pingpong / ib_send_lat | runs (ib_send_lat; fi_pingpong) |"
 	echo "| --- | --- | --- | --- | --- |"
-	: >"$out/p" && : >"$out/f"
-	for r in $(seq "$runs"); do
-		for which in $( [ $((r % 2)) -eq 1 ] && echo "p f" || echo "f p"); do
-			if [ "$which" = p ]; then
-				perftest ib_send_lat -R -s 64 -n 10000
-				awk '$1 == 64 { print $6 }' "$out/pt.out" >>"$out/p"
-			else
-				perftest fi_pingpong -p verbs -e msg -S 64 -I 10000
-				awk '$1 == 64 { print $7 }' "$out/pt.out" >>"$out/f"
-			fi
-		done
-	done
-	p=$(median "$out/p") f=$(median "$out/f")
-	echo "| 64 B | $p | $f | $(ratio "$f" "$p") |" \
-		"$(tr '\n' ' ' <"$out/p"); $(tr '\n' ' ' <"$out/f") |"
+	alternate fabric_lat p f
+	row "64 B" p f
 }
 
 # rstream TEST-ARGS: its client's result line in $out/pt.out (the server in b)
@@ -176,30 +186,26 @@ rstream_pair() {
 	wait "$spid" || { cat "$out/pt.srv" >&2; die "rstream $*: the server failed"; }
 }
 
-# rsockets over iwx against kernel TCP sockets, each RUNS times, alternating: rstream's
-# usec/xfer for 64 bytes (10000 ping-pongs) and Gb/sec for 1 MiB (200 transfers)
+# rstream on kernel TCP sockets (s, -T s) and over iwx's rsockets (i): usec/xfer for 64
+# bytes (10000 ping-pongs), Gb/sec for 1 MiB (200 transfers)
+rstream_lat() {
+	rstream_pair -S 64 -C 1 -I 10000 $( [ "$1" = s ] && echo -T s)
+	awk '$1 == "custom" { print $8 }' "$out/pt.out" >>"$out/$1"
+}
+
+rstream_bw() {
+	rstream_pair -S 1048576 -C 200 $( [ "$1" = s ] && echo -T s)
+	awk '$1 == "custom" { print $7 }' "$out/pt.out" >>"$out/$1"
+}
+
 rsockets_compare() {
-	local which t
 	echo
-	echo "| rstream | over iwx's rsockets | on TCP sockets (-T s) | iwx / TCP | runs (iwx; TCP) |"
+	echo "| rstream | on TCP sockets (-T s) | over iwx's rsockets | iwx / TCP | runs (TCP; iwx) |"
 	echo "| --- | --- | --- | --- | --- |"
-	for t in lat bw; do
-		: >"$out/i" && : >"$out/s"
-		for r in $(seq "$runs"); do
-			for which in $( [ $((r % 2)) -eq 1 ] && echo "i s" || echo "s i"); do
-				if [ $t = lat ]; then
-					rstream_pair -S 64 -C 1 -I 10000 $( [ "$which" = s ] && echo -T s)
-					awk '$1 == "custom" { print $8 }' "$out/pt.out" >>"$out/$which"
-				else
-					rstream_pair -S 1048576 -C 200 $( [ "$which" = s ] && echo -T s)
-					awk '$1 == "custom" { print $7 }' "$out/pt.out" >>"$out/$which"
-				fi
-			done
-		done
-		i=$(median "$out/i") s=$(median "$out/s")
-		echo "| $( [ $t = lat ] && echo "64 B, µs per transfer" || echo "1 MiB, Gb/s") | $i | $s |" \
-			"$(ratio "$i" "$s") | $(tr '\n' ' ' <"$out/i"); $(tr '\n' ' ' <"$out/s") |"
-	done
+	alternate rstream_lat s i
+	row "64 B, µs per transfer" s i
+	alternate rstream_bw s i
+	row "1 MiB, Gb/s" s i
 }
 
 if [ -n "$rs_only" ]; then
