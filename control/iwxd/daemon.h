@@ -187,7 +187,7 @@ struct vsrq {
 	struct iwx_ring		ring;		/* daemon consumes */
 	uint32_t		limit;		/* armed: the event once fewer are posted (0: not) */
 	uint32_t		users;		/* queue pairs on it */
-	bool			corrupt;	/* the client broke its ring: said once */
+	uint8_t			warned;		/* what the client broke, said once each (vsrq.c) */
 	struct vsrq		*next;
 };
 

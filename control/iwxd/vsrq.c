@@ -81,16 +81,24 @@ void vsrq_destroy(struct iwxd *d, struct vsrq *srq)
 	free(srq);
 }
 
+#define BROKE_RING	1	/* vsrq.warned: the ring's indices */
+#define BROKE_RECV	2	/* ... a receive */
+
+/* What srq's client broke, in the log once: a client of its own making may break it at every Send. */
+static void warn_once(struct vsrq *srq, uint8_t what, const char *text)
+{
+	if (!(srq->warned & what))
+		log_warn("client %u: srq %u: %s (said once)", srq->owner->id, srq->id, text);
+	srq->warned |= what;
+}
+
 int vsrq_take(void *ctx, struct iwx_recv_wr *wr)
 {
 	struct vsrq *srq = ctx;
 	uint32_t n = iwx_ring_ready(&srq->ring);
 
 	if (n == UINT32_MAX) {
-		if (!srq->corrupt)
-			log_warn("client %u: srq %u: ring indices out of range: no receive taken",
-				 srq->owner->id, srq->id);
-		srq->corrupt = true;
+		warn_once(srq, BROKE_RING, "ring indices out of range: no receive taken");
 		return -ENOENT;
 	}
 	for (; n; n--) {
@@ -98,8 +106,7 @@ int vsrq_take(void *ctx, struct iwx_recv_wr *wr)
 		iwx_ring_consume(&srq->ring, 1);
 		if (iwx_recv_wr_valid(wr))
 			break;
-		/* libiwx checks before posting: a client of its own making */
-		log_warn("client %u: srq %u: malformed receive dropped", srq->owner->id, srq->id);
+		warn_once(srq, BROKE_RECV, "malformed receive dropped");	/* libiwx checks first */
 	}
 	if (!n)
 		return -ENOENT;

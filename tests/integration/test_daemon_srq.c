@@ -215,14 +215,16 @@ Test(daemon_srq, a_ring_written_wrong_harms_only_its_client)
 	struct iwx_pd *pd;
 
 	connect_on_srq(8, 0);
-	/* a malformed receive, as libiwx never posts one: dropped, and the next one serves */
-	e = iwx_ring_entry(&srq->ring, 0);
-	*e = (struct iwx_recv_wr){ .wr_id = 7, .num_sge = IWX_MAX_SGE + 1 };
-	iwx_ring_produce(&srq->ring, 1);
+	/* malformed receives, as libiwx never posts them: dropped, said once, the next one serves */
+	for (int i = 0; i < 2; i++) {
+		e = iwx_ring_entry(&srq->ring, 0);
+		*e = (struct iwx_recv_wr){ .wr_id = 7, .num_sge = IWX_MAX_SGE + 1 };
+		iwx_ring_produce(&srq->ring, 1);
+	}
 	post_srq(100, 0);
 	send_text(&a1, 1, "one");
 	expect_received(&b1, 100, 0, "one");
-	cr_assert(iwxd_pair_logged(&pair, 1, "malformed receive dropped"));
+	cr_assert_eq(iwxd_pair_log_count(&pair, 1, "malformed receive dropped"), 1);
 	/* a producer index beyond the ring: nothing is taken from it, and iwxd says why */
 	__atomic_store_n(&srq->sh->ring.prod, srq->ring.mine + (1u << 20), __ATOMIC_RELEASE);
 	send_text(&a1, 2, "two");
