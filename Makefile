@@ -5,10 +5,14 @@
 #   make fuzz       run the libFuzzer targets for FUZZ_SECONDS each (default 30)
 #   make bench      run the protocol-core benchmark
 #   make install    install under DESTDIR$(PREFIX)
+#   make deb        the Debian packages in build/deb/, lintian-clean (make test-deb: installed
+#                   into a fresh root and purged)
 # V=1 shows the commands.
 
 PREFIX		?= /usr/local
 BINDIR		?= $(PREFIX)/bin
+# iwxd, a system daemon (iwxd(8)): sbin, as rdma-core's iwpmd
+SBINDIR		?= $(PREFIX)/sbin
 LIBDIR		?= $(PREFIX)/lib
 INCLUDEDIR	?= $(PREFIX)/include
 PKGCONFIGDIR	?= $(LIBDIR)/pkgconfig
@@ -28,7 +32,7 @@ CFLAGS		?= -O2 -g
 # their folder ("proto/wire.h", "ipc/ipc.h", "util/list.h"); bpf/fastpath_maps.h: the
 # fast path's maps, shared by its programs and user space.
 INCLUDES	:= -Iinclude -Ilib -Ibpf
-IWX_CFLAGS	:= -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE $(INCLUDES) $(CFLAGS)
+IWX_CFLAGS	:= -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE $(INCLUDES) $(CPPFLAGS) $(CFLAGS)
 LDLIBS_CORE	:= -lisal
 LDLIBS_ENGINE	:= -lusrsctp -lxdp	# the engine's SCTP (sctp.c) and its AF_XDP carrier (sctp_xsk.c)
 
@@ -128,7 +132,7 @@ CLI_OBJS	:= $(patsubst %.c,$(OBJ)/cli/%.o,$(CLI_SRCS))
 TEST_OBJS	:= $(patsubst %.c,$(OBJ)/tests/%.o,$(TEST_SRCS))
 CHECK_OBJS	:= $(patsubst %.c,$(OBJ)/tests/%.o,$(UNIT_SRCS) $(TEST_BASE))
 
-.PHONY: all lib check test test-asan test-fastpath test-dropin check-install interop fuzz bench install clean
+.PHONY: all lib check test test-asan test-fastpath test-dropin check-install interop fuzz bench install deb test-deb clean
 all: lib $(CLI_BIN) $(RPING_BIN) $(IWXD_BIN) $(DROPIN_LIBS) $(COMPLETION)
 
 lib: $(LIB_A) $(LIB_SO) $(PROTO_A) $(IPC_A) $(UTIL_A)
@@ -165,12 +169,12 @@ $(LIB_A) $(PROTO_A) $(IPC_A) $(UTIL_A): Makefile
 
 $(LIB_SO): $(LIBIWX_OBJS)
 	$(call msg,LD,$@)
-	$(Q)$(CC) -shared -Wl,-soname,libiwx.so.$(SOVERSION) -Wl,--no-undefined -o $@ $^
+	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,libiwx.so.$(SOVERSION) -Wl,--no-undefined -o $@ $^
 	$(Q)ln -sf libiwx.so.$(SOVERSION) $(BUILD)/libiwx.so
 
 $(CLI_BIN): $(CLI_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A)
 	$(call msg,LD,$@)
-	$(Q)$(CC) -o $@ $(CLI_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A) -lpcap $(LDLIBS_CORE)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A) -lpcap $(LDLIBS_CORE)
 
 $(COMPLETION): $(CLI_BIN) dist/bash-completion/gen.sh
 	$(call msg,GEN,$@)
@@ -178,7 +182,7 @@ $(COMPLETION): $(CLI_BIN) dist/bash-completion/gen.sh
 
 $(IWXD_BIN): $(IWXD_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A)
 	$(call msg,LD,$@)
-	$(Q)$(CC) -o $@ $(IWXD_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A) \
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(IWXD_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A) \
 		-pthread -lxdp -lbpf -lelf -lz -lcap $(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
 # The drop-ins (lib/ibverbs, lib/rdmacm): libibverbs.so.1 and librdmacm.so.1 on libiwx,
@@ -190,18 +194,18 @@ $(IWXD_BIN): $(IWXD_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A)
 $(DROPIN)/libibverbs.so.1: $(VERBS_OBJS) $(LIBIWX_OBJS) lib/ibverbs/libibverbs.map
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
-	$(Q)$(CC) -shared -Wl,-soname,$(@F) -Wl,--version-script=lib/ibverbs/libibverbs.map \
+	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,$(@F) -Wl,--version-script=lib/ibverbs/libibverbs.map \
 		-Wl,--no-undefined -o $@ $(VERBS_OBJS) $(LIBIWX_OBJS) -pthread
 
 $(DROPIN)/librdmacm.so.1: $(RDMACM_OBJS) $(DROPIN)/libibverbs.so.1 lib/rdmacm/librdmacm.map
 	$(call msg,LD,$@)
-	$(Q)$(CC) -shared -Wl,-soname,$(@F) -Wl,--version-script=lib/rdmacm/librdmacm.map \
+	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,$(@F) -Wl,--version-script=lib/rdmacm/librdmacm.map \
 		-Wl,--no-undefined -o $@ $(RDMACM_OBJS) $(DROPIN)/libibverbs.so.1 -pthread
 
 $(DROPIN)/lib%.so.1: lib/standin/%.c lib/standin/lib%.map
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -fPIC -shared -Wl,-soname,$(@F) -Wl,--version-script=lib/standin/lib$*.map \
+	$(Q)$(CC) $(IWX_CFLAGS) $(LDFLAGS) -fPIC -shared -Wl,-soname,$(@F) -Wl,--version-script=lib/standin/lib$*.map \
 		-o $@ $<
 
 # ---------------------------------------------------------------- tests
@@ -329,6 +333,7 @@ test-fastpath: $(TEST_BIN) $(IWXD_BIN) $(CLI_BIN)
 	done
 
 test: $(TEST_BIN) $(CLI_BIN) $(IWXD_BIN) $(VICTIM_BIN) $(BENCH_BINS) check-install
+	$(Q)DEB_BUILD_OPTIONS=nocheck $(MAKE) --no-print-directory test-deb
 	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
 	$(Q)$(MAKE) --no-print-directory test-asan
 	$(Q)$(MAKE) --no-print-directory test-fastpath
@@ -356,7 +361,7 @@ test-dropin: all $(VERBS_CHECK)
 $(RPING_BIN): examples/iwx_rping.c $(LIB_A) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $< $(LIB_A)
+	$(Q)$(CC) $(IWX_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_A)
 
 # Against Linux's siw in a qemu guest (../shared/interop): rping both ways, through iwxd.
 interop: $(RPING_BIN) $(CLI_BIN) $(IWXD_BIN)
@@ -404,7 +409,7 @@ bench: $(BENCH_BIN)
 $(BUILD)/bench/bench_reg: tests/bench/bench_reg.c $(LIB_A) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $< $(LIB_A)
+	$(Q)$(CC) $(IWX_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_A)
 
 # RDMA between two namespaces beside plain TCP and iperf3: scripts/bench.sh runs both.
 # One benchmark (bench.c), two RDMA sides (bench.h): bench_verbs through libiwx and
@@ -460,9 +465,10 @@ $(BUILD)/bench/softirq_time: tests/bench/softirq_time.c tests/bpf/softirq_time.h
 
 install: all
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
-	$(Q)install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/iwx \
-		$(DESTDIR)$(PKGCONFIGDIR)
-	$(Q)install -m 755 $(CLI_BIN) $(RPING_BIN) $(IWXD_BIN) $(DESTDIR)$(BINDIR)/
+	$(Q)install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBDIR) \
+		$(DESTDIR)$(INCLUDEDIR)/iwx $(DESTDIR)$(PKGCONFIGDIR)
+	$(Q)install -m 755 $(CLI_BIN) $(RPING_BIN) $(DESTDIR)$(BINDIR)/
+	$(Q)install -m 755 $(IWXD_BIN) $(DESTDIR)$(SBINDIR)/
 	$(Q)install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	$(Q)install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
 	$(Q)ln -sf libiwx.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libiwx.so
@@ -474,11 +480,39 @@ install: all
 		libiwx.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/libiwx.pc
 	$(Q)install -d $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(BASHCOMPDIR) \
 		$(addprefix $(DESTDIR)$(MANDIR)/man,$(sort $(subst .,,$(suffix $(MAN_PAGES)))))
-	$(Q)sed 's|@BINDIR@|$(BINDIR)|' dist/systemd/iwxd.service.in > $(DESTDIR)$(SYSTEMDUNITDIR)/iwxd.service
+	$(Q)sed 's|@SBINDIR@|$(SBINDIR)|' dist/systemd/iwxd.service.in > $(DESTDIR)$(SYSTEMDUNITDIR)/iwxd.service
 	$(Q)install -m 644 dist/systemd/iwxd.default $(DESTDIR)$(DOCDIR)/examples/
 	$(Q)install -m 644 $(COMPLETION) $(DESTDIR)$(BASHCOMPDIR)/iwx
 	$(Q)for m in $(MAN_PAGES); do \
 		install -m 644 $$m $(DESTDIR)$(MANDIR)/man$${m##*.}/ || exit 1; done
+
+# -------------------------------------------------------------- Debian
+
+# make deb: the packages of debian/ (iwx, libiwx0, libiwx-dev, iwx-dropin), built by
+# dpkg-buildpackage from a copy of the tracked files in $(DEB_DIR)/iwx-$(VERSION), so that
+# neither the tree nor its build/ changes; the .debs land in $(DEB_DIR), and any tag of
+# lintian's, down to pedantic, fails it. DEB_BUILD_OPTIONS=nocheck skips its make check.
+DEB_DIR		:= $(BUILD)/deb
+DEB_SRC		:= $(DEB_DIR)/iwx-$(VERSION)
+
+deb:
+	$(call msg,DEB,$(DEB_DIR))
+	$(Q)v=$$(dpkg-parsechangelog -S Version); [ "$$v" = $(VERSION) ] || { \
+		echo "deb: debian/changelog is at $$v, the Makefile at $(VERSION)" >&2; exit 1; }
+	$(Q)files=$$(git ls-files -z 2>/dev/null | tr '\0' '\n' | wc -l); [ "$$files" -gt 0 ] || { \
+		echo "deb: builds from a git checkout (the files git tracks)" >&2; exit 1; }
+	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_SRC)
+	$(Q)git ls-files -z | tar --null -T - -cf - | tar -xf - -C $(DEB_SRC)
+	$(Q)cd $(DEB_SRC) && dpkg-buildpackage -b -us -uc > ../build.log 2>&1 || { \
+		tail -40 ../build.log; echo "deb: dpkg-buildpackage failed ($(DEB_DIR)/build.log)" >&2; exit 1; }
+	$(call msg,LINTIAN,$(DEB_DIR)/iwx_$(VERSION)_*.changes)
+	$(Q)lintian --allow-root --info --pedantic --fail-on error,warning,info,pedantic $(DEB_DIR)/iwx_$(VERSION)_*.changes
+	$(Q)ls $(DEB_DIR)/*.deb
+
+# the packages installed into a fresh root, run and purged (tests/install/deb.sh; root)
+test-deb: deb
+	$(call msg,TEST,the packages in a fresh root)
+	$(Q)tests/install/deb.sh $(DEB_DIR)
 
 clean:
 	$(call msg,CLEAN,$(BUILD))

@@ -16,6 +16,7 @@ packages=(
 	rdmacm-utils ibverbs-utils qperf perftest   # unmodified rdma-core programs the drop-ins run
 	libfabric-bin                          # fi_info, fi_pingpong: libfabric's verbs provider on the drop-ins
 	systemd man-db groff-base mandoc       # make check-install: systemd-analyze verify, man pages linted
+	debhelper lintian                      # make deb: the Debian packages, checked by lintian
 )
 
 missing=()

@@ -11,8 +11,8 @@ unit=$root/usr/lib/systemd/system/iwxd.service
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 sed "s|^ExecStart=/|ExecStart=$root/|" "$unit" > "$tmp/iwxd.service"
-grep -q "^ExecStart=$root/usr/bin/iwxd " "$tmp/iwxd.service" ||
-	{ echo "unit.sh: $unit does not start /usr/bin/iwxd" >&2; exit 1; }
+grep -q "^ExecStart=$root/usr/sbin/iwxd " "$tmp/iwxd.service" ||
+	{ echo "unit.sh: $unit does not start /usr/sbin/iwxd" >&2; exit 1; }
 # verify warns on stderr and still exits 0: any word from it is a failure
 out=$(MANPATH=$root/usr/share/man systemd-analyze verify "$tmp/iwxd.service" 2>&1) || {
 	echo "$out"; echo "unit.sh: systemd-analyze verify failed" >&2; exit 1; }
