@@ -323,7 +323,7 @@ BENCH_BINS	= $(BENCH_BIN) $(addprefix $(BUILD)/bench/,bench_verbs bench_engine b
 # hook changes: RDMA Writes and Reads, Sends, errors and Terminates, SCTP's AF_XDP beside
 # the fast path's XDP program, attaching without the capabilities iwxd drops. The others
 # (limits, thousands of queue pairs, SRQs, the socket's rights) run the same loop whatever
-# the hook, and each test's two attaches cost the verifier about 3 s of CPU.
+# the hook, and each test's two attaches cost the verifier about a second of CPU.
 FASTPATH_XDP_SUITES := daemon daemon_settle daemon_large daemon_zerocopy daemon_bells \
 		       daemon_client daemon_errors daemon_access daemon_sctp daemon_caps
 

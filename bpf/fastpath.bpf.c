@@ -152,6 +152,32 @@ struct {
 	__type(value, struct iwx_fp_copying);
 } iwx_fp_copying SEC(".maps");
 
+/*
+ * Per CPU: the FPDU the walk is at, as iwx_place_fpdu takes it (where it is, what it is,
+ * no pointers: a global function's memory holds none). In a map, not on the stack: the
+ * stack of the calls to the copy's reads stays under 512 bytes.
+ */
+struct fpdu {
+	/* MPA, DDP and RDMAP headers, markers left out; aligned, so that STag and TO are
+	   whole words (the tagged header's packed fields read byte by byte) */
+	__u8	hdr[TAGGED_HDR] __attribute__((aligned(8)));
+	__u32	ulen;			/* its ULPDU_LENGTH */
+	__u32	off;			/* where it starts in the packet */
+	__u32	seq;			/* the TCP sequence number of that start */
+	__u32	pos;			/* the stream position of that start (markers) */
+	__u32	pd;			/* the connection's protection domain */
+	bool	markers;		/* the stream has MPA markers */
+	bool	ahead;			/* the packet came before bytes in front of it */
+	bool	completes;		/* out: a Read Response's last segment came */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fpdu);
+} iwx_fp_fpdu SEC(".maps");
+
 /* Slots whose iwxd is to wake up (fastpath_maps.h: Wake-ups): at most one record each
  * while lazy, so a page holds them all. */
 struct {
@@ -161,6 +187,10 @@ struct {
 
 /* iwx_anchor: the socket whose read position iwxd asks for. */
 __u64 anchor_cookie;
+
+/* The key of the per-CPU maps' one element: in .rodata, not on the stack of the calls that
+   copy, whose frames together stay under the 512 bytes the verifier allows. */
+static const __u32 zero_key = 0;
 
 /* ------------------------------------------------------------ the packet */
 
@@ -387,7 +417,7 @@ static __always_inline __u32 reason_of_check(__u32 r)
  * fragments it placed wrong bytes on Linux 6.18.
  */
 struct copy {
-	struct bpf_dynptr	*src;
+	const struct bpf_dynptr	*src;
 	void			*mem;
 	__u32			mark;		/* markers: where one is in the packet */
 	bool			markers;
@@ -432,7 +462,7 @@ read:
 
 static long copy_chunk(__u32 i, struct copy *c)
 {
-	struct iwx_fp_copying *at = bpf_map_lookup_elem(&iwx_fp_copying, &(__u32){ 0 });
+	struct iwx_fp_copying *at = bpf_map_lookup_elem(&iwx_fp_copying, &zero_key);
 	__u32 idx, eo, n;
 	void *elem;
 	int got;
@@ -472,27 +502,33 @@ fail:
 	return 1;
 }
 
-/* Where the FPDU at w->off has its byte i (markers left out) in the packet. */
-static __always_inline __u32 at_byte(const struct walk *w, __u32 i, const bool markers)
+/* Where the FPDU at off, stream position pos, has its byte i (markers left out) in the packet. */
+static __always_inline __u32 at_byte(__u32 off, __u32 pos, __u32 i, const bool markers)
 {
-	return w->off + (markers ? iwx_mpa_marked_off(w->seq - w->base, i) : i);
+	return off + (markers ? iwx_mpa_marked_off(pos, i) : i);
+}
+
+/* at_byte for the FPDU at w->off */
+static __always_inline __u32 walk_byte(const struct walk *w, __u32 i, const bool markers)
+{
+	return at_byte(w->off, w->seq - w->base, i, markers);
 }
 
 /* The FPDU's payload, from its byte i on (markers left out), to mem at byte at. */
-static __always_inline bool copy_out(struct walk *w, void *mem, __u64 at, __u32 i, __u32 len,
-				     const bool markers)
+static __always_inline bool copy_out(const struct bpf_dynptr *dp, const struct fpdu *f, void *mem,
+				     __u64 at, __u32 i, __u32 len)
 {
-	struct iwx_fp_copying *pos = bpf_map_lookup_elem(&iwx_fp_copying, &(__u32){ 0 });
-	struct copy c = { .src = &w->p->dp, .mem = mem, .markers = markers,
-			  .mark = markers ? w->off + iwx_mpa_marker_first(w->seq - w->base) : 0 };
+	struct iwx_fp_copying *pos = bpf_map_lookup_elem(&iwx_fp_copying, &zero_key);
+	struct copy c = { .src = dp, .mem = mem, .markers = f->markers,
+			  .mark = f->markers ? f->off + iwx_mpa_marker_first(f->pos) : 0 };
 
 	if (!pos)
 		return false;
 	pos->to = at;
-	pos->from = at_byte(w, i, markers);
+	pos->from = at_byte(f->off, f->pos, i, f->markers);
 	pos->left = len;
 	/* most payloads lie in one element: their one piece without the loop */
-	if (!markers && (copy_chunk(0, &c) || !pos->left))
+	if (!f->markers && (copy_chunk(0, &c) || !pos->left))
 		return !c.failed && !pos->left;
 	bpf_loop(COPY_CHUNKS, copy_chunk, &c, 0);
 	return !c.failed && !pos->left;
@@ -500,7 +536,8 @@ static __always_inline bool copy_out(struct walk *w, void *mem, __u64 at, __u32 
 
 /* RFC 5044 §4.3: the FPDU's markers, each pointing back at its ULPDU_LENGTH (0: it leads). */
 struct marks {
-	struct walk	*w;
+	const struct bpf_dynptr	*dp;
+	__u32		off;		/* the FPDU's offset in the packet */
 	__u32		first, n;	/* the first one's offset in the FPDU; how many */
 	__u32		lead;		/* where ULPDU_LENGTH is: after a marker that leads */
 	bool		good;
@@ -513,7 +550,7 @@ static long check_marker(__u32 j, struct marks *m)
 
 	if (j >= m->n)
 		return 1;
-	if (bpf_dynptr_read(&got, sizeof(got), &m->w->p->dp, m->w->off + at, 0) || got != want) {
+	if (bpf_dynptr_read(&got, sizeof(got), m->dp, m->off + at, 0) || got != want) {
 		m->good = false;
 		return 1;
 	}
@@ -521,80 +558,97 @@ static long check_marker(__u32 j, struct marks *m)
 }
 
 /*
- * Are the markers of the FPDU at w->off (len bytes without them) all as they must be? iwxd
- * takes the FPDU without them, and puts them back for its CRC as they ought to have been.
+ * Are the markers of the FPDU f (len bytes without them) all as they must be? iwxd takes
+ * the FPDU without them, and puts them back for its CRC as they ought to have been.
  */
-static __always_inline bool markers_good(struct walk *w, __u32 len, const bool markers)
+static __always_inline bool markers_good(const struct bpf_dynptr *dp, const struct fpdu *f,
+					 __u32 len)
 {
-	__u32 pos = w->seq - w->base;
-	struct marks m = { .w = w, .first = iwx_mpa_marker_first(pos),
-			   .n = iwx_mpa_markers_in(pos, len), .good = true };
+	struct marks m = { .dp = dp, .off = f->off, .first = iwx_mpa_marker_first(f->pos),
+			   .n = iwx_mpa_markers_in(f->pos, len), .good = true };
 
-	if (!markers)
+	if (!f->markers)
 		return true;
 	m.lead = m.first ? 0 : IWX_MPA_MARKER_LEN;
 	bpf_loop(MAX_MARKERS, check_marker, &m, 0);
 	return m.good;
 }
 
-/* A tagged FPDU at w->off, whole in the packet, its start certain: place it or say why not. */
-static __always_inline __u32 place(struct walk *w, const __u8 *hdr, __u32 ulen, const bool markers)
+/*
+ * The tagged FPDU f of slot s's stream, whole in the packet dp, its start certain: place
+ * it or say why not (an IWX_FP_SKIP_ reason). Global, so verified once, not again on every
+ * path that leads to it (two thirds of the program's verification when it was inlined).
+ */
+__noinline __u32 iwx_place_fpdu(struct iwx_fp_slot *s, struct iwx_fp_counters *ifc,
+				const struct bpf_dynptr *packet, struct fpdu *f)
 {
-	const struct iwx_ddp_tagged_hdr *t = (const void *)(hdr + IWX_MPA_HDR_LEN);
-	__u32 stag = bpf_ntohl(t->stag), len = ulen - IWX_DDP_TAGGED_HDR_LEN;
-	__u64 to = bpf_be64_to_cpu(t->to);
-	__u8 op = t->rdmap_ctrl & IWX_RDMAP_OPCODE_MASK;
-	__u8 need = op == IWX_OP_WRITE ? IWX_ACCESS_REMOTE_WRITE : IWX_ACCESS_LOCAL_WRITE;
-	struct iwx_fp_slot *s = w->s;
+	struct bpf_dynptr local, *dp = &local;	/* one on this stack, for the loops' callbacks */
+	const struct iwx_ddp_tagged_hdr *t;
 	const struct iwx_fp_stag *st;
-	__u32 check, pad = iwx_mpa_pad_len(ulen);
+	__u32 stag, len, ulen, check, pad;
 	struct iwx_fp_rec *r;
+	__u8 op, need;
 	void *mem;
+	__u64 to;
+
+	if (!s || !f || bpf_dynptr_clone(packet, &local))
+		return IWX_FP_SKIP_MEMORY;	/* not so: the verifier asks */
+	t = (const void *)(f->hdr + IWX_MPA_HDR_LEN);
+	stag = bpf_ntohl(*(const __be32 *)(f->hdr + IWX_MPA_HDR_LEN + offsetof(typeof(*t), stag)));
+	to = bpf_be64_to_cpu(*(const __be64 *)(f->hdr + IWX_MPA_HDR_LEN + offsetof(typeof(*t), to)));
+	op = t->rdmap_ctrl & IWX_RDMAP_OPCODE_MASK;
+	need = op == IWX_OP_WRITE ? IWX_ACCESS_REMOTE_WRITE : IWX_ACCESS_LOCAL_WRITE;
+	ulen = f->ulen;
+	if (ulen < IWX_DDP_TAGGED_HDR_LEN)
+		return IWX_FP_SKIP_HEADER;	/* plausible() has said so: the verifier asks */
+	len = ulen - IWX_DDP_TAGGED_HDR_LEN;
+	pad = iwx_mpa_pad_len(ulen);
 
 	st = bpf_map_lookup_elem(&iwx_fp_stags, &stag);
 	if (!st)
 		return IWX_FP_SKIP_STAG;
-	check = iwx_check_tagged(&st->desc, stag, w->conn->pd, need, to, len);
+	check = iwx_check_tagged(&st->desc, stag, f->pd, need, to, len);
 	if (check)
 		return reason_of_check(check);
-	if (op == IWX_OP_READ_RESP && (hdr[2] & IWX_DDP_FLAG_LAST))
-		w->completes = true;	/* placed or not, its Read is iwxd's to complete now */
+	if (op == IWX_OP_READ_RESP && (f->hdr[2] & IWX_DDP_FLAG_LAST))
+		f->completes = true;	/* placed or not, its Read is iwxd's to complete now */
 	if (!s->walk_cut.valid || stag != s->walk_cut.stag || to - s->walk_cut.to > s->walk_cut.slack)
 		return IWX_FP_SKIP_FIRST;
 	if (s->head - s->tail >= IWX_FP_RING)
 		return IWX_FP_SKIP_RING_FULL;
-	if (!markers_good(w, IWX_MPA_HDR_LEN + ulen + pad + IWX_MPA_CRC_LEN, markers))
+	if (!markers_good(dp, f, IWX_MPA_HDR_LEN + ulen + pad + IWX_MPA_CRC_LEN))
 		return IWX_FP_SKIP_MARKER;
 	mem = bpf_map_lookup_elem(&iwx_fp_mems, &st->mem);
-	if (!mem || !copy_out(w, mem, st->off + (to - st->desc.base_to), TAGGED_HDR, len, markers))
+	if (!mem || !copy_out(dp, f, mem, st->off + (to - st->desc.base_to), TAGGED_HDR, len))
 		return IWX_FP_SKIP_MEMORY;
 
 	r = &s->ring[s->head & (IWX_FP_RING - 1)];
-	r->seq = w->seq;
-	__builtin_memcpy(r->hdr, hdr, sizeof(r->hdr));
+	r->seq = f->seq;
+	__builtin_memcpy(r->hdr, f->hdr, sizeof(r->hdr));
 	/*
 	 * Pad and CRC: no marker falls in either (both end 4-aligned, as markers are), one may
 	 * between them; without markers, one read.
 	 */
-	if (!markers ? bpf_dynptr_read(r->trailer, (pad & 3) + IWX_MPA_CRC_LEN, &w->p->dp,
-				       w->off + IWX_MPA_HDR_LEN + ulen, 0) :
-		       (bpf_dynptr_read(r->trailer, pad & 3, &w->p->dp,
-					at_byte(w, IWX_MPA_HDR_LEN + ulen, markers), 0) ||
-			bpf_dynptr_read(r->trailer + (pad & 3), IWX_MPA_CRC_LEN, &w->p->dp,
-					at_byte(w, IWX_MPA_HDR_LEN + ulen + pad, markers), 0)))
+	if (!f->markers ? bpf_dynptr_read(r->trailer, (pad & 3) + IWX_MPA_CRC_LEN, dp,
+					  f->off + IWX_MPA_HDR_LEN + ulen, 0) :
+			  (bpf_dynptr_read(r->trailer, pad & 3, dp,
+					   at_byte(f->off, f->pos, IWX_MPA_HDR_LEN + ulen, true), 0) ||
+			   bpf_dynptr_read(r->trailer + (pad & 3), IWX_MPA_CRC_LEN, dp,
+					   at_byte(f->off, f->pos, IWX_MPA_HDR_LEN + ulen + pad, true),
+					   0)))
 		return IWX_FP_SKIP_HEADER;
 	r->trailer_len = pad + IWX_MPA_CRC_LEN;
 	r->accepted = 0;	/* unmarked (IWX_FP_ACC_TAG) */
 	__sync_fetch_and_add(&s->head, 1);	/* the record, then its publication */
 	s->c.placed_fpdus++;
 	s->c.placed_bytes += len;
-	if (w->ahead)
+	if (f->ahead)
 		s->c.ahead++;
-	if (w->ifc) {
-		w->ifc->placed_fpdus++;
-		w->ifc->placed_bytes += len;
-		if (w->ahead)
-			w->ifc->ahead++;
+	if (ifc) {
+		ifc->placed_fpdus++;
+		ifc->placed_bytes += len;
+		if (f->ahead)
+			ifc->ahead++;
 	}
 	return IWX_FP_PLACED;
 }
@@ -617,14 +671,16 @@ static __always_inline bool plausible(const __u8 *hdr, __u32 ulen)
  */
 static __always_inline bool read_hdr(struct walk *w, __u8 *hdr, const bool markers)
 {
-	__u32 n = at_byte(w, TAGGED_HDR - 1, markers) < w->end ? TAGGED_HDR : IWX_MPA_HDR_LEN + 2;
+	__u32 n = walk_byte(w, TAGGED_HDR - 1, markers) < w->end ? TAGGED_HDR : IWX_MPA_HDR_LEN + 2;
 
-	if (w->off >= w->end || at_byte(w, IWX_MPA_HDR_LEN + 1, markers) >= w->end)
+	if (w->off >= w->end || walk_byte(w, IWX_MPA_HDR_LEN + 1, markers) >= w->end)
 		return false;	/* the next FPDU starts in a later packet */
+	if (n < TAGGED_HDR)	/* cut short: none of the last FPDU's bytes after the first word */
+		__builtin_memset(hdr + IWX_MPA_HDR_LEN + 2, 0, TAGGED_HDR - IWX_MPA_HDR_LEN - 2);
 	if (!markers)
 		return !bpf_dynptr_read(hdr, n, &w->p->dp, w->off, 0);
 	for (__u32 i = 0; i < TAGGED_HDR; i += 4)
-		if (i < n && bpf_dynptr_read(hdr + i, 4, &w->p->dp, at_byte(w, i, true), 0))
+		if (i < n && bpf_dynptr_read(hdr + i, 4, &w->p->dp, walk_byte(w, i, true), 0))
 			return false;
 	return true;
 }
@@ -646,12 +702,16 @@ static __always_inline void follow_cut(struct walk *w, const __u8 *hdr, __u32 ul
 /* The FPDU at w->off: place it or say why not, and step past it. A callback per mode. */
 static __always_inline long walk_one(struct walk *w, const bool markers)
 {
+	struct fpdu *f = bpf_map_lookup_elem(&iwx_fp_fpdu, &zero_key);
 	struct iwx_fp_slot *s = w->s;
-	__u8 hdr[TAGGED_HDR] = {};
 	__u32 ulen, fpdu, verdict;
+	const __u8 *hdr;
 	__u8 op;
 
-	if (!read_hdr(w, hdr, markers))
+	if (!f)
+		return 1;
+	hdr = f->hdr;
+	if (!read_hdr(w, f->hdr, markers))
 		return 1;
 	ulen = (__u32)hdr[0] << 8 | hdr[1];
 	if (!plausible(hdr, ulen)) {
@@ -684,18 +744,28 @@ static __always_inline long walk_one(struct walk *w, const bool markers)
 		if (op == IWX_OP_SEND_INV || op == IWX_OP_SEND_SE_INV || op == IWX_OP_TERMINATE) {
 			s->held = 1;
 			/* where iwxd says it took it: its ULPDU_LENGTH, after a marker that leads */
-			s->hold_seq = at_byte(w, 0, markers) - w->off + w->seq;
+			s->hold_seq = walk_byte(w, 0, markers) - w->off + w->seq;
 		}
 	} else if (verdict == IWX_FP_PLACED && ulen == IWX_DDP_TAGGED_HDR_LEN) {
 		verdict = IWX_FP_SKIP_EMPTY;
 	} else if (verdict == IWX_FP_PLACED) {
-		verdict = place(w, hdr, ulen, markers);
+		f->ulen = ulen;
+		f->off = w->off;
+		f->seq = w->seq;
+		f->pos = w->seq - w->base;
+		f->pd = w->conn->pd;
+		f->markers = markers;
+		f->ahead = w->ahead;
+		f->completes = false;
+		verdict = iwx_place_fpdu(s, w->ifc, &w->p->dp, f);
+		if (f->completes)
+			w->completes = true;
 	}
 	if (verdict != IWX_FP_PLACED)
 		skip(w, verdict);
 
 	/* an FPDU that ends in the packet has its header whole in it */
-	if (at_byte(w, TAGGED_HDR - 1, markers) < w->end)
+	if (walk_byte(w, TAGGED_HDR - 1, markers) < w->end)
 		follow_cut(w, hdr, ulen);
 	else
 		s->walk_cut.valid = 0;	/* its header is cut short: not known */

@@ -95,5 +95,6 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 /* also from a tracing program's sk_buff (read-only), where the kernel allows it */
 extern int bpf_dynptr_from_skb(struct __sk_buff *skb, __u64 flags, struct bpf_dynptr *ptr) __ksym;
 extern int bpf_dynptr_from_xdp(struct xdp_md *xdp, __u64 flags, struct bpf_dynptr *ptr) __ksym;
+extern int bpf_dynptr_clone(const struct bpf_dynptr *ptr, struct bpf_dynptr *clone__uninit) __ksym;
 
 #endif /* IWX_BPF_KERNEL_H */

@@ -218,7 +218,7 @@ static void start(bool ipv6, bool xdp)
 	cr_assert_eq(netns_pair_setup(&ns), 0);
 	skel = fastpath_bpf__open();
 	cr_assert_not_null(skel);
-	/* only the program under test: each keeps the verifier busy for a second or more */
+	/* only the program under test: the verifier takes about half a second for each */
 	bpf_program__set_autoload(skel->progs.iwx_tc, !xdp);
 	bpf_program__set_autoload(skel->progs.iwx_xdp, xdp);	/* iwxd loads it through libxdp */
 	bpf_map__set_max_entries(skel->maps.iwx_fp_cpus, libbpf_num_possible_cpus());
