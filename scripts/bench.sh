@@ -52,11 +52,13 @@
 # --guard: only a quick check for regressions, 3 runs of 3 s unless -n and -t say
 # otherwise (BENCHMARKS.md, "The guard"): 1 MiB RDMA Writes through the daemons against
 # iperf3's one stream, and the same received in b with the fast path off and at TC, each
-# pair alternating. It prints the figures and three ratios, and exits 1 when goodput at TC
+# pair alternating. It prints the figures and four ratios, and exits 1 when goodput at TC
 # is below 0.9 of off, the receiver's CPU per GiB at TC / off above BENCHMARKS.md's
-# "Guard reference: receiver's CPU, TC / off" line plus 0.15 (at least 1.1; 1.1 without it), or
+# "Guard reference: receiver's CPU, TC / off" line plus 0.15 (at least 1.1; 1.1 without it),
+# the BPF programs' own run time per GiB at TC (kernel.bpf_stats_enabled, on for the fast
+# path's runs) above 1.5 times its "Guard reference: BPF run time per GiB, TC" line, or
 # RDMA Write / iperf3 more than 25% below its "Guard reference: RDMA Write / iperf3" line
-# (without that line, that check is skipped). Not with --fastpath-only or --plot.
+# (without one of those two lines, its check is skipped). Not with --fastpath-only or --plot.
 # --pingpong-only: only the 8-byte ping-pongs (through iwxd, the engine, TCP), alternating,
 # and their rows: round trips and CPU per round trip, and where the time went; no iperf3,
 # goodput, cost per byte, messages per second, registration or fast path. Not with
@@ -100,10 +102,12 @@ metering=	# the CPU meter (softirq_time), while it runs
 fp_mode=off	# where the daemons' fast path is attached: off, tc or xdp; xdp-off: neither,
 		# the veth ends in XDP mode (xdp_pass.bpf.o) for XDP's baseline
 probe=	# a or b: run() measures that side as the receiver (probe_begin, probe_end)
+bpf_stats= bpf_stats_was=	# na: no BPF run times; kernel.bpf_stats_enabled before bpf_stats_on
 cost=	# 1: run() and iperf() also measure what the run cost (meter_start, cost_end)
 
 cleanup_extra() { # lib-bench.sh's cleanup: after the server, before the namespaces
 	[ -n "$counter" ] && stop_pid "$counter"
+	[ -z "$bpf_stats_was" ] || sysctl -qw kernel.bpf_stats_enabled="$bpf_stats_was" 2>/dev/null
 	[ -n "$metering" ] && stop_pid "$metering"
 	# an XDP program outlives its iwxd (the interfaces go with the namespaces anyway)
 	if [ "$fp_mode" = tc ] || [ "$fp_mode" = xdp ]; then
@@ -216,10 +220,36 @@ fp_placed() { # socket
 		END { printf "%.0f %.0f %.0f\n", b, f, k }'
 }
 
+# The run time (ns) of the fast path's programs as the kernel counts it while
+# kernel.bpf_stats_enabled is 1 (bpf_stats_on): what they cost per byte, without the noise
+# of the rest of the machine. Every iwx_tc and xdp_dispatcher (libxdp's, which runs
+# iwx_xdp) loaded here: the two daemons' (the sender's sees ACKs alone), and any other
+# running on the machine, which a benchmark should not share it with. Debian 12's bpftool
+# names neither a program's process nor TC's tcx links in a namespace.
+bpf_run_ns() {
+	bpftool prog show 2>/dev/null | awk '/^[0-9]+: / {
+		name = ""; rt = 0
+		for (i = 1; i < NF; i++) {
+			if ($i == "name") name = $(i + 1)
+			if ($i == "run_time_ns") rt = $(i + 1)
+		}
+		if (name == "iwx_tc" || name == "xdp_dispatcher") s += rt }
+		END { printf "%.0f\n", s }'
+}
+
+# kernel.bpf_stats_enabled on for the fast path's measurements, as it was again at the end
+# (cleanup_extra); bpf_stats=na when the kernel will not.
+bpf_stats_on() {
+	[ -z "$bpf_stats_was" ] || return 0
+	bpf_stats_was=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null) &&
+		sysctl -qw kernel.bpf_stats_enabled=1 2>/dev/null || { bpf_stats=na bpf_stats_was=; }
+}
+
 # What probe_begin and probe_end read: a's and b's run time (ns), the receiver's fast
-# path counters, the time (ns).
+# path counters, the time (ns), the fast path's programs' run time (ns).
 snapshot() {
-	echo "$(run_ns "$pid_a") $(run_ns "$pid_b") $(fp_placed "$rx_sock") $(now_ns)"
+	echo "$(run_ns "$pid_a") $(run_ns "$pid_b") $(fp_placed "$rx_sock") $(now_ns)" \
+		"$(bpf_run_ns)"
 }
 
 # The CPU meter (build/bench/softirq_time), started: from now to meter_stop, each CPU's
@@ -301,7 +331,7 @@ probe_end() {
 	fi
 	bytes=$(field bytes "$result")
 	result="$result $(awk -v s0="$snap0" -v s1="$snap1" -v bytes="$bytes" -v rc="$rx_cpu" \
-		-v m="$meter_ns" -v sys="${sys:-na}" -v recv="${recv:-na}" 'BEGIN {
+		-v m="$meter_ns" -v sys="${sys:-na}" -v recv="${recv:-na}" -v bpf="$bpf_stats" 'BEGIN {
 		split(s0, a); split(s1, b); split(m, q)
 		for (i in a) d[i] = b[i] - a[i]
 		gib = bytes / 2^30; mib = bytes / 2^20
@@ -322,7 +352,8 @@ probe_end() {
 			100 * d[3] / bytes, d[4], d[5]
 		printf " sys_per_mib=%s recv_per_mib=%s", \
 			sys == "na" ? "na" : sprintf("%.1f", sys / mib), \
-			recv == "na" ? "na" : sprintf("%.1f", recv / mib) }')"
+			recv == "na" ? "na" : sprintf("%.1f", recv / mib)
+		printf (bpf == "na" ? " bpf_ms_gib=na" : " bpf_ms_gib=%.0f"), d[7] * ms }')"
 }
 
 # One run of a benchmark program: program, port, mode, and optionally the size of each
@@ -698,10 +729,11 @@ fp_name() {
 }
 fp_keys=(gbps rx_iwxd_ms_gib rx_iwxd_own_ms_gib rx_iwxd_softirq_ms_gib tx_iwxd_ms_gib
 	rx_cpu_ms_gib rx_softirq_ms_gib tx_cpu_ms_gib cpus_ms_gib other_ms_gib softirq_ms_gib
-	placed_pct skip_pct sys_per_mib recv_per_mib)
+	placed_pct skip_pct sys_per_mib recv_per_mib bpf_ms_gib)
 
 # One measurement with the fast path as it is: mode, receiving side, name, [size].
 fp_measure() {
+	bpf_stats_on
 	probe=$2
 	run "$verbs" "$port_verbs" "$1" ${4:+"$4"}
 	probe=
@@ -714,7 +746,8 @@ fp_measure() {
 		"per GiB: iwxd $(field rx_iwxd_own_ms_gib "$result") ms (+ softirq" \
 		"$(field rx_iwxd_softirq_ms_gib "$result")), receiver's CPU" \
 		"$(field rx_cpu_ms_gib "$result") ms, both $(field cpus_ms_gib "$result") ms;" \
-		"placed $(field placed_pct "$result")%; syscalls/MiB $(field sys_per_mib "$result")"
+		"placed $(field placed_pct "$result")%; syscalls/MiB $(field sys_per_mib "$result");" \
+		"BPF $(field bpf_ms_gib "$result") ms"
 }
 
 # ------------------------------------------------------------- the guard
@@ -786,6 +819,17 @@ if [ "$guard" = 1 ]; then
 	guard_check "receiver's CPU${pin_a:+ (1)} per GiB, TC / off" \
 		"$(median "$f-tc.rx_cpu_ms_gib" 0) / $(median "$f-off.rx_cpu_ms_gib" 0) ms" \
 		"$(ratio_med "$f-tc.rx_cpu_ms_gib" "$f-off.rx_cpu_ms_gib")" ≤ "$cpu_max" "$cpu_note"
+	# the programs' own run time per byte: the fast path's cost without the machine's noise
+	bpf_ref=$(guard_ref "BPF run time per GiB, TC")
+	bpf_med=$(median "$f-tc.bpf_ms_gib" 0)
+	if [ -n "$bpf_ref" ]; then
+		guard_check "BPF programs' run time per GiB, TC" "$bpf_med ms" \
+			"$(awk -v v="$bpf_med" -v r="$bpf_ref" 'BEGIN {
+				print (v == "na" ? "na" : sprintf("%.2f", v / r)) }')" ≤ 1.5 \
+			" of BENCHMARKS.md's $bpf_ref ms"
+	else
+		row "BPF programs' run time per GiB, TC" "$bpf_med ms" - "no reference" skipped
+	fi
 	wr="$(median "$out/guard-write.gbps") / $(median "$out/guard-iperf3.gbps") Gbit/s"
 	wr_ratio=$(ratio_med "$out/guard-write.gbps" "$out/guard-iperf3.gbps")
 	if [ -n "$ref" ]; then
