@@ -511,7 +511,7 @@ deb:
 	$(call msg,DEB,$(DEB_DIR))
 	$(Q)v=$$(dpkg-parsechangelog -S Version); [ "$$v" = $(VERSION) ] || { \
 		echo "deb: debian/changelog is at $$v, the Makefile at $(VERSION)" >&2; exit 1; }
-	$(Q)files=$$(git ls-files -z 2>/dev/null | tr '\0' '\n' | wc -l); [ "$$files" -gt 0 ] || { \
+	$(Q)git rev-parse --is-inside-work-tree >/dev/null 2>&1 || { \
 		echo "deb: builds from a git checkout (the files git tracks)" >&2; exit 1; }
 	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_SRC)
 	$(Q)git ls-files -z | tar --null -T - -cf - | tar -xf - -C $(DEB_SRC)
