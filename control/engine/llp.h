@@ -46,6 +46,12 @@ struct iwx_llp_ops {
 	void (*stop)(struct iwx_llp *llp, bool send_only);
 	/* Does the lower layer hold a pointer into [base, base + len)? */
 	bool (*refers_to)(const struct iwx_llp *llp, uintptr_t base, size_t len);
+	/*
+	 * The segment being received in place may not write its target any more: the rest
+	 * of it goes elsewhere (iwx_mpa_rx_unplace). NULL for a layer that places a segment
+	 * whole in one call (SCTP: chunk by chunk).
+	 */
+	void (*unplace)(struct iwx_llp *llp);
 	/* Close the transport and free everything. */
 	void (*destroy)(struct iwx_llp *llp);
 };

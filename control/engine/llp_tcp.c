@@ -657,6 +657,11 @@ static bool span_within(const uint8_t *p, uint32_t n, uintptr_t base, size_t len
 	return n && (uintptr_t)p < base + len && (uintptr_t)p + n > base;
 }
 
+static void tcp_unplace(struct iwx_llp *llp)
+{
+	iwx_mpa_rx_unplace(tcp_of(llp)->rx);
+}
+
 static bool tcp_refers_to(const struct iwx_llp *llp, uintptr_t base, size_t len)
 {
 	const struct llp_tcp *t = ctcp_of(llp);
@@ -701,7 +706,7 @@ static void tcp_destroy(struct iwx_llp *llp)
 
 static const struct iwx_llp_ops tcp_ops = {
 	.transmit = tcp_transmit, .receive = tcp_receive, .tx_idle = tcp_tx_idle,
-	.stop = tcp_stop, .refers_to = tcp_refers_to, .destroy = tcp_destroy,
+	.stop = tcp_stop, .refers_to = tcp_refers_to, .unplace = tcp_unplace, .destroy = tcp_destroy,
 };
 
 struct iwx_llp *iwx_llp_tcp_new(int fd, const struct iwx_mpa_agreed *agreed, uint32_t emss,

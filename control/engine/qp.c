@@ -114,6 +114,8 @@ struct iwx_engine_qp {
 	bool			hold_tx;	/* nothing goes out before the peer's first FPDU */
 	struct span		rx_dst;		/* the segment in flight is received in place here
 						   (p NULL: it is not); len 0 once it is whole */
+	uint32_t		rx_stag;	/* ... through this STag (a Send's: its receive's lkey) */
+	bool			rx_tagged;	/* ... a tagged segment's */
 	bool			rx_staged;	/* ... or waits in the parser for its CRC (cut_next) */
 	struct {
 		bool		valid;		/* the last tagged segment was not its message's last */
@@ -510,9 +512,9 @@ static const struct iwx_recv_wr *take_shared_recv(struct iwx_engine_qp *qp, uint
 	return recv_wr_for(qp, msn);
 }
 
-/* Where bytes [mo, mo+len) of a receive buffer are, if within one sge here. */
+/* Where bytes [mo, mo+len) of a receive buffer are, if within one sge here, and its *lkey. */
 static uint8_t *recv_target(const struct iwx_engine_qp *qp, const struct iwx_recv_wr *wr, uint32_t mo,
-			    uint32_t len)
+			    uint32_t len, uint32_t *lkey)
 {
 	for (uint8_t i = 0; i < wr->num_sge; i++) {
 		if (mo < wr->sge[i].len) {
@@ -520,6 +522,7 @@ static uint8_t *recv_target(const struct iwx_engine_qp *qp, const struct iwx_rec
 
 			if (len > wr->sge[i].len - mo || resolve(qp, &wr->sge[i], true, &s))
 				return NULL;
+			*lkey = wr->sge[i].lkey;
 			return s.p + mo;
 		}
 		mo -= wr->sge[i].len;
@@ -574,6 +577,8 @@ int iwx_qp_place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 			qp->rx_staged = seg->len != 0;
 		}
 		iwx_qp_placing(qp, *dst, seg->len);
+		qp->rx_stag = seg->stag;
+		qp->rx_tagged = true;
 		return 0;
 	}
 
@@ -589,9 +594,10 @@ int iwx_qp_place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 		buf_len = wr ? sge_total(wr->sge, wr->num_sge) : 0;
 		r = iwx_check_untagged(&q, seg->msn, seg->mo, seg->len, buf_len);
 		if (!r && seg->len)
-			*dst = recv_target(qp, wr, seg->mo, seg->len);
+			*dst = recv_target(qp, wr, seg->mo, seg->len, &qp->rx_stag);
 		/* else the payload waits in the parser's buffer, to be scattered */
 		iwx_qp_placing(qp, *dst, seg->len);
+		qp->rx_tagged = false;
 		break;
 	}
 	case IWX_QN_READ_REQ:
@@ -1043,6 +1049,16 @@ bool iwx_qp_refers_to(const struct iwx_engine_qp *qp, const void *addr, size_t l
 				base, len))
 			return true;
 	return qp->llp->ops->refers_to(qp->llp, base, len);
+}
+
+void iwx_qp_stag_gone(struct iwx_engine_qp *qp, uint32_t stag)
+{
+	if (!qp->rx_dst.p || !qp->rx_dst.len || qp->rx_stag != stag || !qp->llp->ops->unplace)
+		return;
+	qp->llp->ops->unplace(qp->llp);
+	/* at its end: take_tagged looks the STag up again, take_send scatters (resolve) */
+	qp->rx_staged = qp->rx_tagged;
+	qp->rx_dst = (struct span){ 0 };
 }
 
 void iwx_qp_settle(struct iwx_engine_qp *qp, bool hold)

@@ -116,4 +116,12 @@ void iwx_qp_settle(struct iwx_engine_qp *qp, bool hold);
  */
 bool iwx_qp_refers_to(const struct iwx_engine_qp *qp, const void *addr, size_t len);
 
+/*
+ * STag stag was invalidated or deregistered: a segment qp receives in place through it
+ * writes no more of it there. The rest waits in the parser, and the segment then fails
+ * as any that names a gone STag does: a Terminate for a tagged one (RFC 5041 §7.2,
+ * Invalid STag), a local protection error for a Send's receive.
+ */
+void iwx_qp_stag_gone(struct iwx_engine_qp *qp, uint32_t stag);
+
 #endif /* IWX_QP_H */

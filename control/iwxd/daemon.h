@@ -13,6 +13,7 @@
  *   outbox.c   what iwxd says to a client, in order (outbox.h)
  *   doorbell.c which of a client's queues rang: what the loop services
  *   shm.c      memory a client shares for registrations outside the arena (shm.h)
+ *   regions.c  a region invalidated or gone: nothing more lands in it, by iwxd or BPF
  *   limits.c   what a client, a user's clients, and all together may hold; the refusal beyond it
  *   shared.c   memory shared with clients, charged until the kernel has freed it (shared.h)
  *   vqp.c      a queue pair's rings <-> the engine (qp.c) <-> completion rings
@@ -412,6 +413,9 @@ struct vsrq *vsrq_find(struct iwxd *d, struct client *c, uint32_t id);
  * or -ENOENT. Says so to the client once fewer than the armed limit are left.
  */
 int vsrq_take(void *ctx, struct iwx_recv_wr *wr);
+
+/* regions.c: iwx_mem's watcher, from the start */
+void regions_watch(struct iwxd *d);
 
 /* vqp.c */
 struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp_create *req,

@@ -232,11 +232,9 @@ static void publish(struct iwxd *d, const struct iwx_region *mr)
 	fp->regions_warned = false;
 }
 
-/* iwx_mem's watcher: the programs see a region as iwxd does, once the change is made. */
-static void region_changed(void *ctx, uint32_t gone, const struct iwx_region *now)
+/* The programs see a region as iwxd does, once the change is made. */
+void fastpath_region_changed(struct iwxd *d, uint32_t gone, const struct iwx_region *now)
 {
-	struct iwxd *d = ctx;
-
 	if (gone)
 		unpublish(d->fp, gone);
 	if (now)
@@ -619,8 +617,7 @@ static int load(struct iwxd *d)
 		watch_del(&d->loop, &fp->bells_w);
 		goto fail;
 	}
-	d->fp = fp;
-	iwx_mem_watch(d->mem, region_changed, d);
+	d->fp = fp;	/* regions.c tells it of every change from now on */
 	iwx_mem_for_each(d->mem, publish_each, d);
 	return 0;
 fail:
@@ -811,7 +808,6 @@ void fastpath_stop(struct iwxd *d)
 	while (d->fp->nifaces)
 		iface_remove(d->fp, &d->fp->ifaces[0]);
 	watch_del(&d->loop, &d->fp->bells_w);
-	iwx_mem_watch(d->mem, NULL, NULL);
 	IWX_LINK_EACH(struct vqp, q, &d->qps, link)
 		q->fp = NULL;	/* its state goes with the rest */
 	unload(d->fp);

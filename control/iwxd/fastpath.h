@@ -15,6 +15,7 @@
 
 #include "ipc/ipc.h"
 
+struct iwx_region;
 struct iwxd;
 struct vqp;
 
@@ -40,6 +41,12 @@ void fastpath_conn_turned(struct iwxd *d, struct vqp *q);
 void fastpath_conn_timers(struct iwxd *d, struct vqp *q, uint64_t now);
 /* ... when its timer is due (0: none). */
 uint64_t fastpath_conn_due(const struct vqp *q);
+
+/*
+ * A region changed (iwx_mem's watcher, regions.c): gone, a STag no longer to be placed
+ * through, once no program does any more; now, a region as the programs are to see it.
+ */
+void fastpath_region_changed(struct iwxd *d, uint32_t gone, const struct iwx_region *now);
 
 /* iwxd starts: remove what a dead iwxd left attached here (XDP). */
 void fastpath_start(void);

@@ -181,6 +181,7 @@ static int setup(struct iwxd *d)
 		fprintf(stderr, "iwxd: %s\n", strerror(errno));
 		goto fail;
 	}
+	regions_watch(d);
 	fastpath_start();	/* before serving: what it finds a dead iwxd left is gone by then */
 	/* the socket's directory, and --group's chown, may need what iwxd drops next */
 	d->listen_w.fd = open_socket(d);

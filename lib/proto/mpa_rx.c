@@ -321,6 +321,12 @@ int iwx_mpa_rx_placed(struct iwx_mpa_rx *rx, const uint8_t *hdr, size_t hdr_len,
 	return 0;
 }
 
+void iwx_mpa_rx_unplace(struct iwx_mpa_rx *rx)
+{
+	if (rx->state == IWX_RX_PAYLOAD && rx->dst && rx->dst != rx->buf)
+		rx->dst = rx->buf;
+}
+
 bool iwx_mpa_rx_at_boundary(const struct iwx_mpa_rx *rx)
 {
 	return rx->state == IWX_RX_HDR && rx->hdr_got == 0 && rx->marker_got == 0;

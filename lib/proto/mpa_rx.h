@@ -125,6 +125,14 @@ int iwx_mpa_rx_advance(struct iwx_mpa_rx *rx, size_t n);
 int iwx_mpa_rx_placed(struct iwx_mpa_rx *rx, const uint8_t *hdr, size_t hdr_len, uint8_t *payload,
 		      const uint8_t *trailer, size_t trailer_len);
 
+/*
+ * The segment being received may not write its place target any more (the STag it was
+ * placed through is gone): the rest of its payload goes to the parser's buffer, as if
+ * place() had left it there, and what the target got stays. Nothing when no payload is
+ * being placed.
+ */
+void iwx_mpa_rx_unplace(struct iwx_mpa_rx *rx);
+
 /* Is the parser between FPDUs (nothing of the next one taken yet, no marker half read)? */
 bool iwx_mpa_rx_at_boundary(const struct iwx_mpa_rx *rx);
 

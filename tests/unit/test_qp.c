@@ -23,6 +23,7 @@
 #include "mem.h"
 #include "llp_tcp.h"
 #include "qp.h"
+#include "stall.h"
 #include "testutil.h"
 
 #define OWNER	1
@@ -102,7 +103,7 @@ static void teardown(void)
 	}
 }
 
-TestSuite(qp, .init = setup, .fini = teardown, .timeout = 30);
+TestSuite(qp, .init = setup, .fini = teardown, .timeout = HANG_S);
 
 /* Run both queue pairs until neither has anything left to do (bounded). */
 static void pump(void)
@@ -902,6 +903,38 @@ Test(qp, segments_that_check_are_placed_wherever_they_were_cut)
 	assert_piece(4 * PIECE, 6);
 	assert_piece(3 * PIECE, 7);
 	assert_untouched(2 * PIECE);
+}
+
+/* iwxd's watcher of B's regions (regions.c): a STag gone is gone for the queue pair too. */
+static void b_region_changed(void *ctx, uint32_t gone, const struct iwx_region *now)
+{
+	(void)ctx;
+	(void)now;
+	if (gone)
+		iwx_qp_stag_gone(B.qp, gone);
+}
+
+/*
+ * A segment received in place, half of it in when its STag is invalidated: the other half
+ * lands nowhere, and the Write ends in a Terminate for the invalid STag (RFC 5041 §7.2).
+ */
+Test(qp, nothing_lands_after_an_invalidation_in_the_middle_of_a_segment)
+{
+	uint8_t f[2 * (PIECE + 64)];
+	size_t n, first;
+
+	memset(B.buf, GUARD, 3 * PIECE);
+	iwx_mem_watch(B.mem, b_region_changed, NULL);
+	first = write_fpdu(f, sizeof(f), 0, false, 8, false);
+	n = first + write_fpdu(f + first, sizeof(f) - first, PIECE, true, 9, false);	/* follows: in place */
+	to_b(f, first + PIECE / 2);
+	cr_assert_eq(iwx_qp_get_state(B.qp), IWX_QP_RTS);
+	assert_piece(0, 8);
+	cr_assert_eq(iwx_mem_invalidate(B.mem, B.stag, B.pd), 0);
+	memset(B.buf + PIECE, GUARD, PIECE);	/* what landed before it returned may stay */
+	to_b(f + first + PIECE / 2, n - first - PIECE / 2);
+	assert_error(&B, IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG), true);
+	assert_untouched(PIECE);
 }
 
 /* ------------------------------------------------------ who speaks first */
