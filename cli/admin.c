@@ -29,7 +29,7 @@
 #include "json.h"
 #include "table.h"
 
-#define REPLY_TIMEOUT_S	5	/* iwxd answers from its loop at once: longer means it is stuck */
+#define REPLY_TIMEOUT_S	30	/* iwxd answers from its loop; an attach verifies programs, seconds on a busy machine */
 
 /* ----------------------------------------------------------- formats */
 
