@@ -18,6 +18,7 @@
 
 #include "iwx_cli.h"
 #include "iwxd_pair.h"
+#include "stall.h"
 #include "testutil.h"
 
 #define EXIT_FAIL	1	/* IWX_EXIT_FAIL of cli/exit.h: a runtime failure */
@@ -103,7 +104,7 @@ static void connect_and_write(struct setup *s)
 	cr_assert_eq(memcmp(dst, src, SRC_LEN), 0, "b placed every byte of the Write");
 }
 
-TestSuite(cli_admin, .init = up, .fini = down, .timeout = 60);
+TestSuite(cli_admin, .init = up, .fini = down, .timeout = HANG_S);
 
 Test(cli_admin, conns_json)
 {

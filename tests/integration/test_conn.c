@@ -19,6 +19,7 @@
 
 #include "conn.h"
 #include "netns.h"
+#include "stall.h"
 #include "testutil.h"
 #include "util/clock.h"
 
@@ -43,7 +44,7 @@ static void ns_fini(void)
 	netns_pair_teardown(&ns);
 }
 
-TestSuite(conn, .init = ns_init, .fini = ns_fini, .timeout = 30);
+TestSuite(conn, .init = ns_init, .fini = ns_fini, .timeout = HANG_S);
 
 static const struct iwx_mpa_local rev2 = { .rev = 2, .crc = true, .ird = 16, .ord = 16 };
 

@@ -16,6 +16,7 @@
 #include "conn.h"
 #include "ipc/ipc.h"
 #include "iwxd_pair.h"
+#include "stall.h"
 #include "testutil.h"
 #include "util/clock.h"
 
@@ -59,10 +60,10 @@ static void up_settle(void)
 	cr_assert_eq(iwxd_pair_up(&pair, "--timeout-ms 2000", &a, &b, 0), 0);
 }
 
-TestSuite(daemon, .init = up, .fini = down, .timeout = 60);
-TestSuite(daemon_settle, .init = up_settle, .fini = down, .timeout = 60);
-TestSuite(daemon_large, .init = up_large, .fini = down, .timeout = 120);
-TestSuite(daemon_zerocopy, .init = up_zerocopy, .fini = down, .timeout = 120);
+TestSuite(daemon, .init = up, .fini = down, .timeout = HANG_S);
+TestSuite(daemon_settle, .init = up_settle, .fini = down, .timeout = HANG_S);
+TestSuite(daemon_large, .init = up_large, .fini = down, .timeout = HANG_S);
+TestSuite(daemon_zerocopy, .init = up_zerocopy, .fini = down, .timeout = HANG_S);
 
 static void post_rdma(struct endpoint *e, uint64_t id, uint8_t op, uint8_t flags,
 		      const struct buf *local, const struct buf *remote, size_t len)

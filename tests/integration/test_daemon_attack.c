@@ -24,6 +24,7 @@
 #include "conn.h"
 #include "iwxd_pair.h"
 #include "util/clock.h"
+#include "stall.h"
 
 #define DAEMON_ARGS	"--settle-ms 0 --timeout-ms 2000 -g nogroup"
 #define ANSWER_MS	1000	/* iwxd answers another client's request in this long */
@@ -69,8 +70,8 @@ static void down(void)
 	iwxd_pair_stop(&pair);
 }
 
-TestSuite(daemon_attack, .init = up, .fini = down, .timeout = 60);
-TestSuite(daemon_rights, .init = start, .fini = down, .timeout = 60);
+TestSuite(daemon_attack, .init = up, .fini = down, .timeout = HANG_S);
+TestSuite(daemon_rights, .init = start, .fini = down, .timeout = HANG_S);
 
 static struct iwx_device *open_dev(void)
 {

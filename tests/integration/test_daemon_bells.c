@@ -16,6 +16,7 @@
 #include "iwx_cli.h"
 #include "iwxd_pair.h"
 #include "ringer.h"
+#include "stall.h"
 
 #define DAEMON_ARGS	"--settle-ms 0"
 #define ARENA		(4u << 20)
@@ -43,7 +44,7 @@ static void down(void)
 	iwxd_pair_down(&pair, &a, &b);
 }
 
-TestSuite(daemon_bells, .init = up, .fini = down, .timeout = 120);
+TestSuite(daemon_bells, .init = up, .fini = down, .timeout = HANG_S);
 
 /* One signaled RDMA Write of 64 bytes from a into b, and a Read of them back. */
 static void write_and_read(const struct buf *src, const struct buf *dst, const struct buf *back,

@@ -20,6 +20,7 @@
 #include "fastpath_maps.h"
 #include "ipc/ipc.h"
 #include "iwxd_pair.h"
+#include "stall.h"
 
 #define DAEMON_ARGS	"--settle-ms 0 --timeout-ms 2000"
 #define ARENA		(8u << 20)
@@ -46,7 +47,7 @@ static void down(void)
 	iwxd_pair_down(&pair, &a, &b);
 }
 
-TestSuite(daemon_caps, .init = up, .fini = down, .timeout = 60);
+TestSuite(daemon_caps, .init = up, .fini = down, .timeout = HANG_S);
 
 /* The set named (CapEff, CapPrm, ...) in a /proc/.../status file. */
 static uint64_t cap_set(const char *status, const char *name)

@@ -16,6 +16,7 @@
 
 #include "capture.h"
 #include "iwxd_pair.h"
+#include "stall.h"
 
 #define DAEMON_ARGS	"--settle-ms 0 --timeout-ms 2000"
 #define ARENA		(4u << 20)
@@ -37,7 +38,7 @@ static void down(void)
 	iwxd_pair_down(&pair, &a, &b);
 }
 
-TestSuite(daemon_client, .init = up, .fini = down, .timeout = 60);
+TestSuite(daemon_client, .init = up, .fini = down, .timeout = HANG_S);
 
 /* ------------------------------------------------------------ a poll() loop */
 

@@ -27,6 +27,7 @@
 #include "conn.h"
 #include "iwx_cli.h"
 #include "iwxd_pair.h"
+#include "stall.h"
 #include "testutil.h"
 #include "util/clock.h"
 
@@ -86,8 +87,8 @@ static void down(void)
 	iwxd_pair_down(&pair, &a, &b);
 }
 
-TestSuite(daemon_errors, .init = up, .fini = down, .timeout = 60);
-TestSuite(daemon_access, .init = up_group, .fini = down, .timeout = 60);
+TestSuite(daemon_errors, .init = up, .fini = down, .timeout = HANG_S);
+TestSuite(daemon_access, .init = up_group, .fini = down, .timeout = HANG_S);
 
 #define LINGER_CAP	4	/* daemon_linger's --max-lingering */
 
@@ -96,7 +97,7 @@ static void up_linger(void)
 	start(DAEMON_ARGS " -g nogroup --max-lingering 4");
 }
 
-TestSuite(daemon_linger, .init = up_linger, .fini = down, .timeout = 60);
+TestSuite(daemon_linger, .init = up_linger, .fini = down, .timeout = HANG_S);
 
 /* ----------------------------------------------------- work and completions */
 
@@ -1050,7 +1051,7 @@ static void user_down(void)
 	}
 }
 
-TestSuite(daemon_user, .init = user_up, .fini = user_down, .timeout = 60);
+TestSuite(daemon_user, .init = user_up, .fini = user_down, .timeout = HANG_S);
 
 /*
  * In a child that is nobody already: become iwxd with the arguments in arg (NULL-ended),

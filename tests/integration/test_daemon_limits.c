@@ -28,6 +28,7 @@
 #include "iwx_cli.h"
 #include "iwxd_pair.h"
 #include "raw_ipc.h"
+#include "stall.h"
 
 #define ARGS		"--settle-ms 0 -g nogroup "
 #define NOBODY		65534		/* uid nobody, gid nogroup */
@@ -66,7 +67,7 @@ static void down(void)
 	iwxd_pair_down(&pair, &ea, &eb);
 }
 
-TestSuite(daemon_limits, .init = need_root, .fini = down, .timeout = 60);
+TestSuite(daemon_limits, .init = need_root, .fini = down, .timeout = HANG_S);
 
 static void start(const char *args)
 {

@@ -19,14 +19,14 @@
 
 #include "iwxd_pair.h"
 #include "raw_ipc.h"
+#include "stall.h"
 #include "testutil.h"
-#include "util/clock.h"
 
 #define N		4096	/* queue pairs on each side */
 #define INFLIGHT	64	/* connects not yet established */
 #define MSG		64	/* one Send's bytes */
-#define STEP_MS		20000	/* each step: set-up, the Sends, the teardown */
 #define POLL_MS		100
+#define SETUP_MS	(STALL_MS * 6)	/* iwxd's --timeout-ms: no set-up here may time out, however slow */
 
 static struct iwxd_pair pair;
 static struct endpoint a, b;		/* a device, PD and CQ on each daemon; no qp of their own */
@@ -60,7 +60,7 @@ static void up(void)
 		     (unsigned long)rl.rlim_cur, N);
 	/* a client's queue pairs, and their rings' mappings in iwxd */
 	snprintf(args, sizeof(args), "--settle-ms 0 --timeout-ms %d --max-qps %d --max-maps %d",
-		 STEP_MS, N, N + 64);
+		 SETUP_MS, N, N + 64);
 	cr_assert_eq(iwxd_pair_start(&pair, args), 0);
 	side_open(&a, 0);
 	side_open(&b, 1);
@@ -73,7 +73,7 @@ static void down(void)
 	iwxd_pair_down(&pair, &a, &b);
 }
 
-TestSuite(daemon_scale, .init = up, .fini = down, .timeout = 60);
+TestSuite(daemon_scale, .init = up, .fini = down, .timeout = HANG_S);
 
 static struct iwx_qp *qp_new(struct endpoint *e)
 {
@@ -124,15 +124,17 @@ static void connect_all(void)
 	struct sockaddr_in *to = (struct sockaddr_in *)&ss;
 	struct iwx_listener *l;
 	uint32_t started = 0, up_a = 0, up_b = 0;
-	uint64_t end = iwx_now_ms() + STEP_MS;
 	struct iwx_event ev;
+	struct stall st;
 
 	inet_pton(AF_INET, NETNS_B4, &to->sin_addr);
 	l = iwx_listen(b.dev, (struct sockaddr *)to, sizeof(*to), 1024);
 	cr_assert_not_null(l, "listen: %s", iwx_strerror(errno));
 	iwx_listener_addr(l, &ss);	/* the port it was given */
+	stall_start(&st, 0);
 	while (up_a < N || up_b < N) {
-		cr_assert_lt(iwx_now_ms(), end, "set-up: %u of %u established in a, %u in b", up_a, N, up_b);
+		cr_assert_not(stall_stuck(&st, up_a + up_b), "set-up: %u of %u established in a, %u in b",
+			      up_a, N, up_b);
 		for (; started < N && started - up_a < INFLIGHT; started++) {
 			struct iwx_conn_param p = { .private_data = &started,
 						    .private_data_len = sizeof(started),
@@ -162,14 +164,15 @@ static void connect_all(void)
 /* Take n completions from e's CQ, each successful with opcode op; seen[wr_id] marks each. */
 static void take_all(struct endpoint *e, uint32_t n, uint8_t op, bool *seen)
 {
-	uint64_t end = iwx_now_ms() + STEP_MS;
 	struct iwx_wc wc[64];
+	struct stall st;
 
+	stall_start(&st, n);
 	while (n) {
 		int k = iwx_wait_cq(e->cq, 64, wc, POLL_MS);
 
 		cr_assert_geq(k, 0, "%s", iwx_strerror(k));
-		cr_assert_lt(iwx_now_ms(), end, "%u completions still missing", n);
+		cr_assert_not(stall_stuck(&st, n), "%u completions still missing", n);
 		for (int j = 0; j < k; j++, n--) {
 			uint64_t i = wc[j].wr_id;
 
@@ -185,17 +188,18 @@ static void take_all(struct endpoint *e, uint32_t n, uint8_t op, bool *seen)
 /* Both daemons' STATUS, once neither has a queue pair or a connection being set up. */
 static void wait_empty(struct iwx_ipc_status st[2])
 {
-	uint64_t end = iwx_now_ms() + STEP_MS;
-
 	for (int i = 0; i < 2; i++) {
 		int sock = iwx_ipc_connect(pair.sock[i], 5);
+		struct stall left;
 
 		cr_assert_geq(sock, 0, "STATUS of daemon %d", i);
+		stall_start(&left, UINT64_MAX);
 		do {
 			cr_assert_eq(raw_call(sock, IWX_IPC_STATUS, NULL, 0, &st[i], sizeof(st[i]), NULL,
 					      NULL), 0);
-			cr_assert_lt(iwx_now_ms(), end, "daemon %d: %u queue pairs, %u set-ups left", i,
-				     st[i].qps, st[i].conns_pending);
+			cr_assert_not(stall_stuck(&left, st[i].qps + st[i].conns_pending),
+				      "daemon %d: %u queue pairs, %u set-ups left", i, st[i].qps,
+				      st[i].conns_pending);
 			if (st[i].qps || st[i].conns_pending)
 				usleep(POLL_MS * 1000);
 		} while (st[i].qps || st[i].conns_pending);
@@ -208,8 +212,8 @@ Test(daemon_scale, thousands_of_queue_pairs_each_work_and_all_close)
 	static bool sent[N], received[N];
 	struct iwx_ipc_status st[2];
 	uint32_t gone_a = 0, gone_b = 0;
-	uint64_t end;
 	struct iwx_event ev;
+	struct stall going;
 
 	connect_all();
 
@@ -228,9 +232,10 @@ Test(daemon_scale, thousands_of_queue_pairs_each_work_and_all_close)
 	/* a closes every connection; each ends on both sides, and goes */
 	for (uint32_t i = 0; i < N; i++)
 		cr_assert_eq(iwx_disconnect(qa[i]), 0, "disconnect %u", i);
-	end = iwx_now_ms() + STEP_MS;
+	stall_start(&going, 0);
 	while (gone_a < N || gone_b < N) {
-		cr_assert_lt(iwx_now_ms(), end, "teardown: %u of %u ended in a, %u in b", gone_a, N, gone_b);
+		cr_assert_not(stall_stuck(&going, gone_a + gone_b), "teardown: %u of %u ended in a, %u in b",
+			      gone_a, N, gone_b);
 		while (!iwx_get_event(a.dev, &ev, 0)) {
 			cr_assert_eq(ev.type, IWX_EVENT_DISCONNECTED, "a: '%s'", iwx_event_name(ev.type));
 			cr_assert(ev.term.local && !ev.term.terminated, "a: %s", ev.term.reason);

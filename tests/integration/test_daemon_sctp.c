@@ -21,6 +21,7 @@
 #include "faults.h"
 #include "iwx_cli.h"
 #include "iwxd_pair.h"
+#include "stall.h"
 #include "testutil.h"
 
 #define DAEMON_ARGS	"--settle-ms 0 --timeout-ms 3000"
@@ -44,7 +45,7 @@ static void down(void)
 	iwxd_pair_down(&pair, &a, &b);
 }
 
-TestSuite(daemon_sctp, .init = up, .fini = down, .timeout = 120);
+TestSuite(daemon_sctp, .init = up, .fini = down, .timeout = HANG_S);
 
 /* Is the fast path attached on both sides from the start (make test-fastpath)? */
 static bool fastpath_env(void)

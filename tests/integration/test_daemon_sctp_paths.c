@@ -19,6 +19,7 @@
 #include "child.h"
 #include "iwx_cli.h"
 #include "iwxd_pair.h"
+#include "stall.h"
 
 #define DAEMON_ARGS	"--settle-ms 0 --timeout-ms 200"
 #define SILENT		1100	/* connects to silent addresses, more than the daemon's paths */
@@ -59,8 +60,8 @@ static void down(void)
 	iwxd_pair_down(&pair, &a, &b);
 }
 
-TestSuite(daemon_sctp_paths, .init = up, .fini = down, .timeout = 60);
-TestSuite(daemon_sctp_user, .init = up_user, .fini = down, .timeout = 60);
+TestSuite(daemon_sctp_paths, .init = up, .fini = down, .timeout = HANG_S);
+TestSuite(daemon_sctp_user, .init = up_user, .fini = down, .timeout = HANG_S);
 
 /* 198.18.x.y, a new silent address for every n. */
 static struct sockaddr_in silent(uint32_t n)

@@ -30,6 +30,7 @@
 #include "iwxd_pair.h"
 #include "sctp.h"
 #include "sctp_udp.h"
+#include "stall.h"
 
 #define DAEMON_ARGS	"--settle-ms 0 --timeout-ms 3000"
 
@@ -85,7 +86,7 @@ static void down(void)
 	iwxd_pair_down(&pair, &a, &b);
 }
 
-TestSuite(daemon_sctp_peer, .init = up, .fini = down, .timeout = 60);
+TestSuite(daemon_sctp_peer, .init = up, .fini = down, .timeout = HANG_S);
 
 /* b's application listens over SCTP; the port iwxd gave it. */
 static struct iwx_listener *listen_b(uint16_t *port)

@@ -25,6 +25,7 @@
 #include "child.h"
 #include "iwxd_pair.h"
 #include "raw_ipc.h"
+#include "stall.h"
 
 #define VICTIM_BIN	"build/tests/setuid_victim"
 #define SECRET		"root-only secret 7f3a9c"
@@ -44,7 +45,7 @@ static void down(void)
 	iwxd_pair_stop(&pair);
 }
 
-TestSuite(daemon_shm, .init = up, .fini = down, .timeout = 60);
+TestSuite(daemon_shm, .init = up, .fini = down, .timeout = HANG_S);
 
 /* A raw client: connected, HELLO done, one PD (its id in *pd). The socket, or -errno. */
 static int raw_client(uint32_t *pd)

@@ -15,6 +15,7 @@
 
 #include "client.h"	/* the SRQ's ring, to write it as a hostile client would */
 #include "iwxd_pair.h"
+#include "stall.h"
 #include "testutil.h"
 
 #define DAEMON_ARGS	"--settle-ms 0 --timeout-ms 2000"
@@ -50,7 +51,7 @@ static void down(void)
 	iwxd_pair_down(&pair, &a1, &b1);
 }
 
-TestSuite(daemon_srq, .init = up, .fini = down, .timeout = 60);
+TestSuite(daemon_srq, .init = up, .fini = down, .timeout = HANG_S);
 
 /* b1 and b2: queue pairs on an SRQ of depth and limit, connected to a1 and a2. */
 static void connect_on_srq(uint32_t depth, uint32_t limit)

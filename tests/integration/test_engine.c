@@ -15,6 +15,7 @@
 #include "capture.h"
 #include "qp_tcp.h"
 #include "qp_tests.h"
+#include "stall.h"
 #include "testutil.h"
 
 #define PORT	7174
@@ -43,7 +44,7 @@ static void init(void)
 	qp_tcp_init(&tcp, PORT);
 }
 
-TestSuite(engine, .init = init, .fini = fini, .timeout = 60);
+TestSuite(engine, .init = init, .fini = fini, .timeout = HANG_S);
 
 QP_TESTS(engine, &tcp.pair)
 
@@ -59,7 +60,7 @@ static void fini_zc(void)
 }
 
 /* The same with MSG_ZEROCOPY: completions wait for the kernel's notices (tcp_zc.h). */
-TestSuite(engine_zc, .init = init_zc, .fini = fini_zc, .timeout = 60);
+TestSuite(engine_zc, .init = init_zc, .fini = fini_zc, .timeout = HANG_S);
 
 QP_TESTS(engine_zc, &tcp_zc.pair)
 

@@ -25,6 +25,7 @@
 
 #include "fastpath.skel.h"
 #include "netns.h"
+#include "stall.h"
 #include "testutil.h"
 
 #define MEM_ELEMS	4		/* the memory: 16 KiB */
@@ -267,10 +268,10 @@ static void down(void)
 	netns_pair_teardown(&ns);
 }
 
-TestSuite(fastpath_bpf, .init = up4, .fini = down, .timeout = 30);
-TestSuite(fastpath_bpf_xdp, .init = up4_xdp, .fini = down, .timeout = 30);
-TestSuite(fastpath_bpf6, .init = up6, .fini = down, .timeout = 30);
-TestSuite(fastpath_bpf6_xdp, .init = up6_xdp, .fini = down, .timeout = 30);
+TestSuite(fastpath_bpf, .init = up4, .fini = down, .timeout = HANG_S);
+TestSuite(fastpath_bpf_xdp, .init = up4_xdp, .fini = down, .timeout = HANG_S);
+TestSuite(fastpath_bpf6, .init = up6, .fini = down, .timeout = HANG_S);
+TestSuite(fastpath_bpf6_xdp, .init = up6_xdp, .fini = down, .timeout = HANG_S);
 
 /* A test of both programs, one body: in suite (iwx_tc) and in suite_xdp (iwx_xdp). */
 #define TEST_BOTH(suite, name)			\

@@ -35,6 +35,7 @@
 #include "faults.h"
 #include "iwxd_pair.h"
 #include "raw_ipc.h"
+#include "stall.h"
 #include "testutil.h"
 
 #define ALL_ACCESS	(IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE | IWX_ACCESS_REMOTE_READ)
@@ -92,9 +93,9 @@ static void down(void)
 	iwxd_pair_down(&pair, &a, &b);
 }
 
-TestSuite(fastpath_faults_off, .init = up_off, .fini = down, .timeout = 60);
-TestSuite(fastpath_faults_markers, .init = up_markers, .fini = down, .timeout = 60);
-TestSuite(fastpath_faults_on, .init = up_on, .fini = down, .timeout = 60);
+TestSuite(fastpath_faults_off, .init = up_off, .fini = down, .timeout = HANG_S);
+TestSuite(fastpath_faults_markers, .init = up_markers, .fini = down, .timeout = HANG_S);
+TestSuite(fastpath_faults_on, .init = up_on, .fini = down, .timeout = HANG_S);
 
 static uint64_t seed(void)
 {

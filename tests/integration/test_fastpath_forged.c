@@ -27,6 +27,7 @@
 #include "iwx_cli.h"
 #include "iwxd_pair.h"
 #include "raw_ipc.h"
+#include "stall.h"
 #include "testutil.h"
 
 #define ALL_ACCESS	(IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE | IWX_ACCESS_REMOTE_READ)
@@ -76,9 +77,9 @@ static void down(void)
 	iwxd_pair_down(&pair, &a, &b);
 }
 
-TestSuite(fastpath_forged, .init = up, .fini = down, .timeout = 60);
-TestSuite(fastpath_forged_xdp, .init = up_xdp, .fini = down, .timeout = 60);
-TestSuite(fastpath_forged_markers, .init = up_markers, .fini = down, .timeout = 60);
+TestSuite(fastpath_forged, .init = up, .fini = down, .timeout = HANG_S);
+TestSuite(fastpath_forged_xdp, .init = up_xdp, .fini = down, .timeout = HANG_S);
+TestSuite(fastpath_forged_markers, .init = up_markers, .fini = down, .timeout = HANG_S);
 
 /*
  * What to XOR into an FPDU's CRC so that it holds after its bytes at FLIP flip (0x5a5a):

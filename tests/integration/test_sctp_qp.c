@@ -28,6 +28,7 @@
 #include "qp_sctp.h"
 #include "qp_tests.h"
 #include "sctp.h"
+#include "stall.h"
 #include "testutil.h"
 #include "util/clock.h"
 
@@ -46,7 +47,7 @@ static void init(void)
 	qp_sctp_link_init(&sctp, PORT);
 }
 
-TestSuite(sctp_qp, .init = init, .fini = fini, .timeout = 60);
+TestSuite(sctp_qp, .init = init, .fini = fini, .timeout = HANG_S);
 
 QP_TESTS(sctp_qp, &sctp.pair)
 
@@ -435,7 +436,7 @@ static void udp_init(void)
 	qp_sctp_udp_init(&sctp, PORT);
 }
 
-TestSuite(sctp_udp, .init = udp_init, .fini = fini, .timeout = 60);
+TestSuite(sctp_udp, .init = udp_init, .fini = fini, .timeout = HANG_S);
 
 /* RFC 6951's encapsulation on a real wire: the same operations, the same errors. */
 QP_TESTS(sctp_udp, &sctp.pair)

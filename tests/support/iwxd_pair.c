@@ -20,10 +20,13 @@
 
 #include "iwxd_pair.h"
 #include "raw_ipc.h"
+#include "stall.h"
 
-#define START_MS	5000
+/* a daemon serving, an expected event: waits for an event, bounded only against a hang */
+#define START_MS	STALL_MS
 #define STOP_MS		5000
-#define EVENT_MS	5000
+#define EVENT_MS	STALL_MS
+#define WC_POLL_MS	500	/* endpoint_wc: how often it looks at the daemons' traffic */
 
 static void sleep_ms(int ms)
 {
@@ -370,6 +373,7 @@ int endpoint_open(struct endpoint *e, const struct iwxd_pair *p, int i, size_t a
 	struct iwx_qp_init_attr attr = { 0 };
 
 	memset(e, 0, sizeof(*e));
+	e->pair = p;
 	e->dev = iwx_open(&o);
 	if (!e->dev)
 		return -errno;
@@ -447,11 +451,33 @@ int endpoint_connect(struct endpoint *a, struct endpoint *b, bool v6,
 	return err;
 }
 
+/* What both daemons of p have moved so far: bytes and FPDUs each way, and those placed on arrival. */
+static uint64_t pair_progress(const struct iwxd_pair *p)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; p && i < 2; i++) {
+		struct iwx_qp_stats t;
+
+		if (!iwxd_pair_traffic(p, i, &t))
+			sum += t.tx_bytes + t.rx_bytes + t.tx_fpdus + t.rx_fpdus + t.fast_bytes;
+	}
+	return sum;
+}
+
 int endpoint_wc(struct endpoint *e, struct iwx_wc *wc)
 {
-	int n = iwx_wait_cq(e->cq, 1, wc, 10000);
+	struct stall st;
 
-	return n == 1 ? 0 : n == 0 ? -ETIMEDOUT : n;
+	stall_start(&st, pair_progress(e->pair));
+	for (;;) {
+		int n = iwx_wait_cq(e->cq, 1, wc, WC_POLL_MS);
+
+		if (n)
+			return n == 1 ? 0 : n;
+		if (stall_stuck(&st, pair_progress(e->pair)))
+			return -ETIMEDOUT;
+	}
 }
 
 int iwxd_pair_up(struct iwxd_pair *p, const char *args, struct endpoint *a, struct endpoint *b,

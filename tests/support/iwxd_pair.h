@@ -94,6 +94,7 @@ struct endpoint {
 	struct iwx_pd		*pd;
 	struct iwx_cq		*cq;
 	struct iwx_qp		*qp;
+	const struct iwxd_pair	*pair;		/* whose daemons' traffic tells progress (endpoint_wc) */
 };
 
 /* Open a device on daemon i with an arena of arena bytes (0: default) and make a QP. */
@@ -111,7 +112,11 @@ int endpoint_connect(struct endpoint *a, struct endpoint *b, bool v6,
 /* The next event of e, waiting up to timeout_ms; -EAGAIN if none came. */
 int endpoint_event(struct endpoint *e, struct iwx_event *ev, int timeout_ms);
 
-/* Wait for one completion on e's CQ (up to 10 s). 0 with *wc, -ETIMEDOUT or -errno. */
+/*
+ * Wait for one completion on e's CQ. The wait is for an event, not for a pace: it gives
+ * up (-ETIMEDOUT) only once both daemons of e's pair have moved no byte for STALL_MS
+ * (stall.h: a hang, whatever the machine's speed). 0 with *wc, -ETIMEDOUT or -errno.
+ */
 int endpoint_wc(struct endpoint *e, struct iwx_wc *wc);
 
 /* A registered buffer. */

@@ -20,6 +20,7 @@
 #include "sctp.h"
 #include "conn.h"
 #include "sctp_link.h"
+#include "stall.h"
 #include "testutil.h"
 #include "util/clock.h"
 
@@ -96,7 +97,7 @@ static void suite_fini(void)
 	iwx_sctp_finish();
 }
 
-TestSuite(sctp_conn, .init = suite_init, .fini = suite_fini, .timeout = 30);
+TestSuite(sctp_conn, .init = suite_init, .fini = suite_fini, .timeout = HANG_S);
 
 /* crc, markers and revision 1 are asked for, to show that they are never agreed */
 static const struct iwx_mpa_local local = { .rev = 1, .crc = true, .markers = true,

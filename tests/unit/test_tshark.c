@@ -26,6 +26,7 @@
 #include "proto/rdmap.h"
 
 #include "pcapgen.h"
+#include "stall.h"
 #include "testutil.h"
 
 #define EMSS		1448	/* MSS 1460 less TCP timestamps, as Linux peers run */
@@ -1001,7 +1002,7 @@ static void conformance(const struct config *cfg)
 		     rep.text);
 }
 
-TestSuite(tshark, .init = tmp_make, .fini = tmp_remove, .timeout = 60);
+TestSuite(tshark, .init = tmp_make, .fini = tmp_remove, .timeout = HANG_S);
 
 Test(tshark, rev2_enhanced_crc)
 {
