@@ -7,7 +7,9 @@
 # unit is where systemd looks (not enabled), the packaged iwxd serves `iwx exec
 # ibv_devinfo` through the packaged drop-ins, a program builds with pkg-config and runs
 # on the packaged libiwx.so.0, man finds the pages. Then dpkg --purge, and the upper
-# layer, which holds every file that changed, must hold dpkg's bookkeeping alone.
+# layer, which holds every file that changed, must hold dpkg's bookkeeping alone. Where
+# the host has these packages (any version), the fresh root purges them first, and what
+# that changed is no part of the verdict.
 # The machine's own / is never written; the root's processes live in a PID and network
 # namespace of their own and end with it. usage (root): deb.sh DEB_DIR
 set -euo pipefail
@@ -44,6 +46,24 @@ cp "$src/use_libiwx.c" "$root/tmp/"
 inroot() { chroot "$root" "$@"; }
 fail() { echo "deb.sh: $*" >&2; exit 1; }
 
+# What changed: every entry of the upper layer that is new or, but for directories, modified;
+# of those only dpkg's database and log, the caches of ldconfig and man-db may be new.
+changed() {
+	(cd "$tmp/upper" && find . -mindepth 1 ! \( -type d -exec test -d "/{}" \; \) -print) |
+		sed 's|^\./||' | grep -Ev '^(var/lib/dpkg(/.*)?|var/log(/.*)?|var/cache/(man|ldconfig)(/.*)?|etc/ld\.so\.cache)$' |
+		sort || true
+}
+# The host may have these packages, of this version or another: the fresh root starts
+# without them, and what their purge changed there (whiteouts) is not the test's to judge.
+for p in iwx-dropin libiwx-dev libiwx0 iwx; do
+	st=$(inroot dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
+	if [[ $st == [a-z]i* ]]; then
+		echo "  the host has $p: purged in the fresh root first"
+		inroot dpkg --purge "$p" > "$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; fail "dpkg --purge $p (the host's)"; }
+	fi
+done
+before=$(changed)
+
 echo "  install: ${files[*]##*/}"
 inroot dpkg -i "${files[@]}" > "$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; fail "dpkg -i failed"; }
 for p in iwx libiwx0 libiwx-dev iwx-dropin; do
@@ -74,10 +94,7 @@ inroot man -w iwxd iwx libiwx > /dev/null || fail "man finds iwxd(8), iwx(8), li
 
 echo "  purge: iwx-dropin libiwx-dev libiwx0 iwx"
 inroot dpkg --purge iwx-dropin libiwx-dev libiwx0 iwx > "$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; fail "dpkg --purge failed"; }
-# what changed: every entry of the upper layer that is new or, but for directories, modified;
-# of those only dpkg's database and log, the caches of ldconfig and man-db may stay
-left=$(cd "$tmp/upper" && find . -mindepth 1 ! \( -type d -exec test -d "/{}" \; \) -print |
-	sed 's|^\./||' | grep -Ev '^(var/lib/dpkg(/.*)?|var/log(/.*)?|var/cache/(man|ldconfig)(/.*)?|etc/ld\.so\.cache)$' || true)
+left=$(comm -13 <(echo "$before") <(changed))
 [ -z "$left" ] || { echo "$left"; fail "the packages left these behind"; }
 echo "  left nothing behind"
 EOF
