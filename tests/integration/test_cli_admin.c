@@ -99,7 +99,7 @@ static void connect_and_write(struct setup *s)
 	cr_assert_eq(endpoint_wc(&a, &wc), 0);
 	cr_assert_eq(wc.status, IWX_WC_SUCCESS, "write: %s", iwx_wc_status_name(wc.status));
 	/* the Write completes at a once sent: wait until b has placed it all */
-	for (int t = 0; t < 1000 && memcmp(dst, src, SRC_LEN); t++)
+	for (int t = 0; t < STALL_MS / 10 && memcmp(dst, src, SRC_LEN); t++)
 		usleep(10000);
 	cr_assert_eq(memcmp(dst, src, SRC_LEN), 0, "b placed every byte of the Write");
 }

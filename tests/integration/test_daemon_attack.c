@@ -27,10 +27,10 @@
 #include "stall.h"
 
 #define DAEMON_ARGS	"--settle-ms 0 --timeout-ms 2000 -g nogroup"
-#define ANSWER_MS	1000	/* iwxd answers another client's request in this long */
-#define DROP_MS		2000	/* ... and hangs up on the attacker in this long */
-#define STOP_MS		3000	/* ... and stops on SIGTERM in this long */
-#define FILL_MS		2000	/* the lingering socket's data is stuck by then */
+/* waits for what must come, bounded against a hang (stall.h) */
+#define DROP_MS		STALL_MS	/* iwxd hangs up on the attacker */
+#define STOP_MS		STALL_MS	/* ... and stops on SIGTERM */
+#define FILL_MS		STALL_MS	/* the lingering socket's data is stuck */
 
 static struct iwxd_pair pair;
 static int peer_listener = -1;	/* the lingering socket's peer, which never reads */
@@ -183,17 +183,16 @@ static void attack(enum how how)
 	cr_assert_eq(kill(pair.pid[0], SIGCONT), 0);
 }
 
-/* Another client, on iwxd a: its device opens and it gets a PD within ANSWER_MS. */
+/*
+ * Another client, on iwxd a: its device opens and it gets a PD. The close lingers for 2^30
+ * s: had iwxd's loop run it, nobody would be served again.
+ */
 static void expect_others_served(void)
 {
-	uint64_t start = iwx_now_ms(), took;
 	struct iwx_device *dev = open_dev();
 	struct iwx_pd *pd = dev ? iwx_alloc_pd(dev) : NULL;
 
-	took = iwx_now_ms() - start;
 	cr_assert_not_null(pd, "another client is served: %s", strerror(errno));
-	cr_assert_lt(took, ANSWER_MS, "another client is served at once, not in %lld ms",
-		     (long long)took);
 	iwx_close(dev);
 }
 

@@ -90,7 +90,7 @@ Test(daemon_bells, a_ringer_on_the_writers_daemon_does_not_starve_it)
 	cr_assert_gt(ringer, 0, "the ringer rings: %s", strerror(-ringer));
 	rounds_complete();
 	cr_assert_eq(kill(ringer, 0), 0, "the ringer rang throughout");
-	for (int t = 0; t < 100 && status_num(pair.sock[0], "bells_muted") <= 0; t++)
+	for (int t = 0; t < STALL_MS / 50 && status_num(pair.sock[0], "bells_muted") <= 0; t++)
 		usleep(50000);
 	cr_assert_gt(status_num(pair.sock[0], "bells_muted"), 0, "the ringer, ringing for nothing, was muted");
 }

@@ -34,7 +34,7 @@
 #define DAEMON_ARGS	"--settle-ms 0 --timeout-ms 2000"
 #define TIMEOUT_MS	2000		/* the daemons' --timeout-ms */
 #define BUF_LEN		(1u << 20)
-#define EVENT_MS	5000
+#define EVENT_MS	STALL_MS	/* a wait for what must come: bounded against a hang */
 #define QUIET_MS	200		/* nothing more arrives in this long */
 #define ALL_ACCESS	(IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE | \
 			 IWX_ACCESS_REMOTE_READ)
@@ -972,14 +972,14 @@ Test(daemon_errors, daemon_killed)
 
 /*
  * A program that polls its CQ in a loop, never waiting in libiwx, learns that iwxd went
- * away: iwx_poll_cq fails (it looks for the hang-up at most every 100 ms: 2 s is room
- * enough on a loaded machine), posts fail, and the asynchronous event says so once.
+ * away: iwx_poll_cq fails (it looks for the hang-up at most every 100 ms), posts fail,
+ * and the asynchronous event says so once.
  */
 Test(daemon_errors, a_busy_poller_learns_its_daemon_was_killed)
 {
 	struct pollfd p = { .fd = iwx_async_fd(a.dev), .events = POLLIN };
 	struct iwx_async_event ev;
-	uint64_t start, end;
+	uint64_t end;
 	struct iwx_wc wc;
 	int k = 0;
 
@@ -989,13 +989,10 @@ Test(daemon_errors, a_busy_poller_learns_its_daemon_was_killed)
 	cr_assert_eq(iwx_get_async_event(a.dev, &ev, 0), -EAGAIN);
 	iwxd_pair_kill(&pair, 0);
 
-	start = iwx_now_ms();
-	end = start + 10000;	/* the loop's bound; the assertion's is 2 s */
+	end = iwx_now_ms() + STALL_MS;	/* the socket's end tells it: an event, bounded against a hang */
 	while (iwx_now_ms() < end && (k = iwx_poll_cq(a.cq, 1, &wc)) == 0)
 		;
 	cr_assert_eq(k, -ESHUTDOWN, "iwx_poll_cq: %d", k);
-	cr_assert_lt(iwx_now_ms() - start, 2000, "learnt after %llu ms",
-		     (unsigned long long)(iwx_now_ms() - start));
 	cr_assert_eq(iwx_post_recv(a.qp, &(struct iwx_recv_wr){ .wr_id = 2, .num_sge = 1,
 		.sge = { sge_of(&abuf, 0, 64) } }), -ESHUTDOWN);
 	cr_assert_eq(poll(&p, 1, EVENT_MS), 1, "iwx_async_fd reads");

@@ -34,9 +34,9 @@
 #define NOBODY		65534		/* uid nobody, gid nogroup */
 #define OTHER		65533		/* another user, of group nogroup */
 #define MIB		(1u << 20)
-#define EVENT_MS	5000
+#define EVENT_MS	STALL_MS	/* a wait for what must come: bounded against a hang */
 #define QUIET_MS	300		/* nothing more arrives in this long */
-#define RETRY_MS	3000		/* for iwxd to see a client go */
+#define RETRY_MS	STALL_MS	/* for iwxd to see a client go: bounded against a hang */
 #define MAX_DEVS	16
 #define MAX_FDS		256
 

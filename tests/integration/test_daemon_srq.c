@@ -21,7 +21,7 @@
 #define DAEMON_ARGS	"--settle-ms 0 --timeout-ms 2000"
 #define BUF_LEN		(64u << 10)
 #define SLOT		64		/* bytes of each receive */
-#define EVENT_MS	5000
+#define EVENT_MS	STALL_MS	/* a wait for what must come: bounded against a hang */
 #define ALL_ACCESS	(IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE | \
 			 IWX_ACCESS_REMOTE_READ)
 

@@ -210,8 +210,8 @@ static void local_invalidation(const struct iwx_conn_param *p)
 	cr_assert_eq(endpoint_connect(&a, &b, false, p), 0);
 	fill_pattern(src.p, len, 9);
 	post_writes(1, &src, &dst, 0, 32 * piece, piece);	/* a queue pair holds 256: stay below */
-	/* wait until the fast path is placing */
-	for (int i = 0; i < 1000 && !fp_counters(1, IWX_FP_INFO_IFACE).placed_fpdus; i++)
+	/* wait until the fast path is placing (a hang's bound: stall.h) */
+	for (int i = 0; i < STALL_MS && !fp_counters(1, IWX_FP_INFO_IFACE).placed_fpdus; i++)
 		usleep(1000);
 	before = fp_counters(1, IWX_FP_INFO_IFACE);
 	cr_assert_gt(before.placed_fpdus, 0, "the fast path places the Writes");
@@ -317,7 +317,7 @@ Test(fastpath, a_killed_iwxd_leaves_no_program)
 {
 	cr_assert_eq(programs_at(1, false), 1);
 	iwxd_pair_kill(&pair, 1);
-	for (int i = 0; i < 100 && programs_at(1, false); i++)
+	for (int i = 0; i < STALL_MS / 10 && programs_at(1, false); i++)
 		usleep(10000);
 	cr_assert_eq(programs_at(1, false), 0);
 	cr_assert_eq(programs_at(0, false), 1, "the other daemon's stays");
@@ -346,7 +346,8 @@ Test(fastpath_xdp, a_restarted_iwxd_removes_what_a_dead_one_left)
 	cr_assert_neq(programs_at(1, true), 0, "still there: the kernel does not end it with iwxd");
 	cr_assert_eq(iwxd_pair_respawn(&pair, 1, ARGS), 0);
 	cr_assert_eq(programs_at(1, true), 0);
-	for (int i = 0; i < 100 && !iwxd_pair_logged(&pair, 1, "removed the XDP program a previous"); i++)
+	for (int i = 0; i < STALL_MS / 10 && !iwxd_pair_logged(&pair, 1, "removed the XDP program a previous");
+	     i++)
 		usleep(10000);
 	cr_assert(iwxd_pair_logged(&pair, 1, "removed the XDP program a previous iwxd left"));
 	cr_assert_neq(programs_at(0, true), 0, "the other daemon's stays");

@@ -725,7 +725,7 @@ TEST_BOTH(fastpath_bpf, a_socket_not_established)
 	socklen_t len = sizeof(ti);
 
 	cr_assert_eq(shutdown(cfd, SHUT_WR), 0);
-	for (int t = 0; t < 200 && ti.tcpi_state != TCP_CLOSE_WAIT; t++) {
+	for (int t = 0; t < STALL_MS / 5 && ti.tcpi_state != TCP_CLOSE_WAIT; t++) {
 		usleep(5000);
 		len = sizeof(ti);
 		cr_assert_eq(getsockopt(sfd, IPPROTO_TCP, TCP_INFO, &ti, &len), 0);

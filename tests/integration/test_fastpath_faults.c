@@ -45,7 +45,7 @@
 #define WINDOW		16	/* pieces in flight, two requests each: a queue pair holds 256 */
 #define CK		16	/* bytes a checkpoint reads */
 #define READ_ID		1000
-#define EVENT_MS	5000
+#define EVENT_MS	STALL_MS	/* a wait for what must come: bounded against a hang */
 #define SEED		0x5eedfa17ull
 
 static struct iwxd_pair pair;

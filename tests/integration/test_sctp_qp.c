@@ -254,7 +254,7 @@ Test(sctp_qp, a_send_completes_only_once_the_write_before_it_is_placed)
 	uint64_t deadline;
 
 	write_then_send_with_first_chunk(SCTP_LINK_HOLD);
-	deadline = iwx_now_ms() + 5000;
+	deadline = iwx_now_ms() + STALL_MS;
 	while (!r5.send_passed) {
 		cr_assert_lt(iwx_now_ms(), deadline, "the Send's chunk never came");
 		qp_pair_step(&sctp.pair);
@@ -282,7 +282,7 @@ Test(sctp_qp, a_lost_chunk_is_sent_again_and_everything_arrives_in_order)
 
 	write_then_send_with_first_chunk(SCTP_LINK_DROP);
 	/* drop it once: SCTP sends it again, and that one passes */
-	for (uint64_t deadline = iwx_now_ms() + 5000; !r5.caught;) {
+	for (uint64_t deadline = iwx_now_ms() + STALL_MS; !r5.caught;) {
 		cr_assert_lt(iwx_now_ms(), deadline);
 		qp_pair_step(&sctp.pair);
 	}
@@ -343,7 +343,7 @@ Test(sctp_qp, a_forged_chunk_for_a_tsn_usrsctp_holds_places_nothing)
 	iwx_qp_progress(B->qp, NULL);	/* B reads all there is: from now on it places from packets */
 	cr_assert_eq(iwx_qp_post_send(A->qp, &write), 0);
 	/* the chunk reaches B's usrsctp; B's queue pair does not run again, so it is not read */
-	for (uint64_t deadline = iwx_now_ms() + 5000; !forged.len || sctp_link_pending(&sctp.link);) {
+	for (uint64_t deadline = iwx_now_ms() + STALL_MS; !forged.len || sctp_link_pending(&sctp.link);) {
 		cr_assert_lt(iwx_now_ms(), deadline, "the Write's chunk never went");
 		iwx_qp_progress(A->qp, NULL);
 		qp_pair_wait(&sctp.pair, 1);

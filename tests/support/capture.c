@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "stall.h"
 
 #define TSHARK "tshark --disable-heuristic rpcrdma_iwarp --disable-heuristic smb_direct_iwarp "
 
@@ -24,7 +25,7 @@ pid_t capture_start(const char *ns, const char *dev, const char *path, const cha
 		       path, "-f", filter, NULL);
 		_exit(127);
 	}
-	for (int i = 0; i < 100 && access(path, F_OK); i++)
+	for (int i = 0; i < STALL_MS / 20 && access(path, F_OK); i++)
 		usleep(20000);	/* dumpcap creates the file once it captures */
 	usleep(200000);
 	return pid;

@@ -25,7 +25,7 @@
 #include "util/clock.h"
 
 #define PORT		5001
-#define BOUND_MS	5000	/* no test waits longer than this for anything */
+#define BOUND_MS	5000	/* no test waits longer than this for anything; half the default time-out */
 #define SHORT_MS	300	/* the time-out under test */
 
 /* What the link carried, per direction (enum sctp_link_dir). */
@@ -477,7 +477,8 @@ Test(sctp_conn, silent_responder_times_out)
 	cr_assert_eq(r.cli.error, -ETIMEDOUT, "%s", strerror(-r.cli.error));
 	cr_assert_null(r.cli.sctp.so);
 	cr_assert_geq(dt, SHORT_MS - 5);
-	cr_assert_lt(dt, SHORT_MS + 500, "timed out after %lu ms", (unsigned long)dt);
+	/* its own time-out, not the default 10 s (how late it fired is the machine's pace) */
+	cr_assert_lt(dt, BOUND_MS, "timed out after %lu ms", (unsigned long)dt);
 	cr_assert_eq(r.srv.state, IWX_CONN_REQUEST_IN);
 	/* the Request went out; nothing came back */
 	cr_assert_eq(wire.data[SCTP_LINK_TO_B], 1);
@@ -503,7 +504,8 @@ Test(sctp_conn, silent_initiator_times_out)
 	cr_assert_eq(srv.state, IWX_CONN_FAILED);
 	cr_assert_eq(srv.error, -ETIMEDOUT, "%s", strerror(-srv.error));
 	cr_assert_geq(dt, SHORT_MS - 5);
-	cr_assert_lt(dt, SHORT_MS + 500, "timed out after %lu ms", (unsigned long)dt);
+	/* its own time-out, not the default 10 s (how late it fired is the machine's pace) */
+	cr_assert_lt(dt, BOUND_MS, "timed out after %lu ms", (unsigned long)dt);
 	usrsctp_close(raw);
 	usrsctp_close(lso);
 }
