@@ -285,6 +285,32 @@ static void dump_log(const struct iwxd_pair *p, int i)
 		fclose(f);
 }
 
+/*
+ * With IWX_TEST_KEEP_LOGS naming a directory (make test-asan, test-fastpath), daemon i's
+ * log is kept there as SUITE::TEST.iwxd-a.log: what the daemons said of a test that failed
+ * in CI, where nobody can run it again.
+ */
+static void keep_log(const struct iwxd_pair *p, int i)
+{
+	const char *dir = getenv("IWX_TEST_KEEP_LOGS");
+	char log[128], kept[512], line[512];
+	FILE *in, *out;
+
+	if (!dir || !*dir || !criterion_current_test)
+		return;
+	log_path(p, i, log, sizeof(log));
+	snprintf(kept, sizeof(kept), "%s/%s::%s.iwxd-%c.log", dir, criterion_current_test->category,
+		 criterion_current_test->name, 'a' + i);
+	in = fopen(log, "r");
+	out = in ? fopen(kept, "w") : NULL;
+	while (out && fgets(line, sizeof(line), in))
+		fputs(line, out);
+	if (out)
+		fclose(out);
+	if (in)
+		fclose(in);
+}
+
 int iwxd_pair_log_count(const struct iwxd_pair *p, int i, const char *what)
 {
 	char log[128], line[512];
@@ -359,6 +385,7 @@ void iwxd_pair_stop(struct iwxd_pair *p)
 			abort();
 		}
 		p->pid[i] = -1;
+		keep_log(p, i);
 	}
 	netns_pair_teardown(&p->ns);
 	if (p->dir[0]) {

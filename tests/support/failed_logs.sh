@@ -1,0 +1,18 @@
+#!/bin/bash
+# The daemons' logs of each test that failed in a Criterion run: what they said, for a
+# failure in CI that nobody can run again (iwxd_pair.c keeps them, IWX_TEST_KEEP_LOGS).
+# usage: failed_logs.sh CRITERION_LOG LOG_DIR [LINES]
+set -u
+[ $# -ge 2 ] || { echo "usage: $0 CRITERION_LOG LOG_DIR [LINES]" >&2; exit 2; }
+lines=${3:-40}
+grep -a -o '^\[FAIL\] [A-Za-z0-9_]*::[A-Za-z0-9_]*' "$1" | sed 's/^\[FAIL\] //' | sort -u |
+while read -r t; do
+	for f in "$2/$t".iwxd-*.log; do
+		[ -e "$f" ] || continue
+		echo "---- $(basename "$f"): its warnings and errors, then its last lines"
+		grep -a -E ' (error|warning):|Terminate| qp [0-9]+: ' "$f" | tail -n "$lines"
+		echo "...."
+		tail -n 10 "$f"
+	done
+done
+exit 0
