@@ -75,6 +75,11 @@ iwxd_lines() {
 	tail -n +"$((iwxd_line + 1))" "$out/iwxd.log" | tail -15 | sed 's/^/    /'
 }
 
+# What the guest's command printed (its console between the command and its exit), the last lines.
+guest_said() {
+	sed -n '/IWPEER-CMD-BEGIN/,/IWPEER-EXIT/p' "$1" | grep -av '^IWPEER-CMD' | tail -8 | sed 's/^/    guest: /'
+}
+
 # iwx client against a siw rping server in the guest
 iwx_client() {
 	local name=$1 siw=$2 crc=$3; shift 3
@@ -90,8 +95,8 @@ iwx_client() {
 		grep -aq "IWPEER-EXIT rc=0" /run/iwpeer/iwpeer/vm0.log || rc=1
 	[ $rc -eq 0 ] && grep -q "CRC $crc" "$out/$name.out" || rc=1
 	[ $rc -eq 0 ] && { check_capture "$name" "$pcap" "$crc" || rc=1; }
-	[ $rc -ne 0 ] && { tail -5 "$out/$name.out" 2>/dev/null; grep -a "rping\|error\|EXIT" /run/iwpeer/iwpeer/vm0.log | tail -5; iwxd_lines; }
-	result $rc "$name"
+	[ $rc -ne 0 ] && { tail -5 "$out/$name.out" 2>/dev/null; guest_said /run/iwpeer/iwpeer/vm0.log; iwxd_lines; }
+	return $rc
 }
 
 # a siw rping client in the guest against the iwx server in the namespace
@@ -110,8 +115,17 @@ siw_client() {
 	"$peer" --stop >/dev/null 2>&1
 	[ $rc -eq 0 ] && grep -q "iterations verified" "$out/$name.out" && grep -q "CRC $crc" "$out/$name.out" || rc=1
 	[ $rc -eq 0 ] && { check_capture "$name" "$pcap" "$crc" || rc=1; }
-	[ $rc -ne 0 ] && { tail -5 "$out/$name.out"; grep -a "ping data\|error\|EXIT" "$out/$name.vm" | tail -5; iwxd_lines; }
-	result $rc "$name"
+	[ $rc -ne 0 ] && { tail -5 "$out/$name.out"; guest_said "$out/$name.vm"; iwxd_lines; }
+	return $rc
+}
+
+# An rping case (iwx_client or siw_client, then its arguments), once more if it fails,
+# the first failure shown: rping's client, busy CPUs under its VM, once printed all its
+# pings against our server and exited 255 (2026-11-29), and not again in that run.
+rping_case() {
+	local rc=0
+	"$@" || { echo "  $2: failed once, once more"; "$@" || rc=1; }
+	result $rc "$2"
 }
 
 # the namespace and bridge exist once a VM has run; the daemon needs them first
@@ -134,14 +148,14 @@ if ! grep -q "serving" "$out/iwxd.log"; then
 fi
 
 echo "interop: iwx (iwxd + iwx_rping) against siw (rping, $count iterations each)"
-iwx_client iwx-client-rev2-crc "" on
-iwx_client iwx-client-rev2-nocrc "" off --no-crc
+rping_case iwx_client iwx-client-rev2-crc "" on
+rping_case iwx_client iwx-client-rev2-nocrc "" off --no-crc
 # No iwx-client rev 1 case: siw 6.1 as a revision-1 Responder refuses every RDMA Read its
 # application posts ("post send error -1" in rping), against siw itself just the same.
-siw_client siw-client-rev2-crc "" on
-siw_client siw-client-rev2-nocrc "" off --no-crc
-siw_client siw-client-rev2-siw-asks-crc "mpa_crc_required=1" on --no-crc
-siw_client siw-client-rev1 "mpa_version=1" on
+rping_case siw_client siw-client-rev2-crc "" on
+rping_case siw_client siw-client-rev2-nocrc "" off --no-crc
+rping_case siw_client siw-client-rev2-siw-asks-crc "mpa_crc_required=1" on --no-crc
+rping_case siw_client siw-client-rev1 "mpa_version=1" on
 
 # Unmodified rdma-core programs over iwx (iwx exec: the drop-in libibverbs and librdmacm)
 # against the same programs on siw. dropin_client NAME PORT GUEST-SERVER HOST-CLIENT: the
@@ -211,8 +225,8 @@ done
 dev=$(ip -n iwpeer -o addr show to 192.0.2.1 | awk '{print $2; exit}')
 size=32768
 if ip netns exec iwpeer "$iwx" attach dev "$dev" -s "$sock" >"$out/attach.out" 2>&1; then
-	siw_client siw-client-rev2-crc-fastpath "" on
-	iwx_client iwx-client-rev2-crc-fastpath "" on
+	rping_case siw_client siw-client-rev2-crc-fastpath "" on
+	rping_case iwx_client iwx-client-rev2-crc-fastpath "" on
 	ip netns exec iwpeer "$iwx" stats -j -s "$sock" >"$out/stats.json" 2>&1
 	placed=$(grep -o '"placed_fpdus": [0-9]*' "$out/stats.json" | head -1 | tr -dc 0-9)
 	if [ "${placed:-0}" -gt 0 ]; then
