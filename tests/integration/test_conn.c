@@ -24,7 +24,7 @@
 #include "util/clock.h"
 
 #define PORT		4791
-#define BOUND_MS	5000	/* no test waits longer than this for anything; half the default time-out */
+#define BOUND_MS	5000	/* a time-out under test fires before this: half the default */
 #define SHORT_MS	300	/* the time-out under test */
 
 static struct netns_pair ns;
@@ -129,16 +129,16 @@ static int raw_connect(void)
 	cr_assert_geq(fd, 0);
 	cr_assert(connect(fd, (struct sockaddr *)&ss, len) == 0 || errno == EINPROGRESS);
 	p = (struct pollfd){ .fd = fd, .events = POLLOUT };
-	cr_assert_eq(poll(&p, 1, BOUND_MS), 1);
+	cr_assert_eq(poll(&p, 1, STALL_MS), 1);
 	cr_assert_eq(getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen), 0);
 	cr_assert_eq(err, 0, "raw connect: %s", strerror(err));
 	return fd;
 }
 
-/* Read exactly n bytes from a non-blocking socket, waiting at most BOUND_MS in all. */
+/* Read exactly n bytes from a non-blocking socket, waiting at most STALL_MS in all. */
 static void read_exact(int fd, void *buf, size_t n)
 {
-	uint64_t end = iwx_now_ms() + BOUND_MS;
+	uint64_t end = iwx_now_ms() + STALL_MS;
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	size_t got = 0;
 	ssize_t r;
@@ -159,7 +159,7 @@ static void read_exact(int fd, void *buf, size_t n)
 /* Wait until fd has at least n bytes queued for reading. */
 static void wait_queued(int fd, int n)
 {
-	uint64_t end = iwx_now_ms() + BOUND_MS;
+	uint64_t end = iwx_now_ms() + STALL_MS;
 	int q = 0;
 
 	for (;;) {
@@ -171,12 +171,12 @@ static void wait_queued(int fd, int n)
 	}
 }
 
-/* Accept one connection on lfd as an iWARP responder, waiting for it at most BOUND_MS. */
+/* Accept one connection on lfd as an iWARP responder, waiting for it at most STALL_MS. */
 static void accept_one(struct iwx_conn *c, int lfd, const struct iwx_conn_opts *o)
 {
 	struct pollfd p = { .fd = lfd, .events = POLLIN };
 
-	cr_assert_eq(poll(&p, 1, BOUND_MS), 1, "no connection to accept");
+	cr_assert_eq(poll(&p, 1, STALL_MS), 1, "no connection to accept");
 	cr_assert_eq(iwx_conn_tcp_accept(c, lfd, o), 0);
 }
 
@@ -214,7 +214,7 @@ static void answer(struct run *r)
 /* Step the initiator, the listener and the responder until neither end needs the socket. */
 static void drive(struct run *r)
 {
-	uint64_t now, end = iwx_now_ms() + BOUND_MS;
+	uint64_t now, end = iwx_now_ms() + STALL_MS;
 	struct pollfd p[2];
 	int n;
 
@@ -422,7 +422,7 @@ Test(conn, reject_with_private_data)
 /* Same through iwx_conn_wait: it returns the refusal. */
 Test(conn, wait_returns_refusal)
 {
-	struct iwx_conn_opts co = { .local = rev2, .timeout_ms = BOUND_MS };
+	struct iwx_conn_opts co = { .local = rev2, .timeout_ms = STALL_MS };
 	struct iwx_conn cli, srv;
 	int lfd = listen_b(false);
 
@@ -523,7 +523,7 @@ Test(conn, connect_times_out)
 /* No listener: TCP refuses. */
 Test(conn, connection_refused)
 {
-	struct iwx_conn_opts co = { .local = rev2, .timeout_ms = BOUND_MS };
+	struct iwx_conn_opts co = { .local = rev2, .timeout_ms = STALL_MS };
 	struct iwx_conn cli;
 	int err = connect_from_a(&cli, false, NETNS_B4, PORT, &co);
 
@@ -539,7 +539,7 @@ Test(conn, connection_refused)
 Test(conn, garbage_request_rejected)
 {
 	static const char http[] = "GET / HTTP/1.1\r\nHost: 192.0.2.2\r\nAccept: */*\r\n\r\n";
-	struct iwx_conn_opts so = { .local = rev2, .timeout_ms = BOUND_MS };
+	struct iwx_conn_opts so = { .local = rev2, .timeout_ms = STALL_MS };
 	struct iwx_mpa_rr_params rep;
 	struct iwx_conn srv;
 	int lfd = listen_b(false), raw = raw_connect();
@@ -561,7 +561,7 @@ Test(conn, garbage_request_rejected)
 /* A Request and the bytes after it in one segment: the Responder reads the Request only. */
 Test(conn, responder_reads_only_the_request)
 {
-	struct iwx_conn_opts so = { .local = rev2, .timeout_ms = BOUND_MS };
+	struct iwx_conn_opts so = { .local = rev2, .timeout_ms = STALL_MS };
 	struct iwx_mpa_rr_params req, rep;
 	struct iwx_conn srv;
 	int lfd = listen_b(false), raw = raw_connect();
@@ -596,7 +596,7 @@ Test(conn, responder_reads_only_the_request)
 /* The peer hangs up in the middle of its Request. */
 Test(conn, peer_closes_early)
 {
-	struct iwx_conn_opts so = { .local = rev2, .timeout_ms = BOUND_MS };
+	struct iwx_conn_opts so = { .local = rev2, .timeout_ms = STALL_MS };
 	struct iwx_conn srv;
 	int lfd = listen_b(false), raw = raw_connect();
 

@@ -25,7 +25,7 @@
 #include "util/clock.h"
 
 #define PORT		5001
-#define BOUND_MS	5000	/* no test waits longer than this for anything; half the default time-out */
+#define BOUND_MS	5000	/* a time-out under test fires before this: half the default */
 #define SHORT_MS	300	/* the time-out under test */
 
 /* What the link carried, per direction (enum sctp_link_dir). */
@@ -122,7 +122,7 @@ static void check_wire(void)
 /* Settle the link, then: the association ended with SHUTDOWN, never ABORT. */
 static void check_graceful(void)
 {
-	cr_assert(sctp_link_settle(&link, 250, BOUND_MS), "the link never went quiet");
+	cr_assert(sctp_link_settle(&link, 250, STALL_MS), "the link never went quiet");
 	cr_assert_gt(wire.shutdown[SCTP_LINK_TO_A] + wire.shutdown[SCTP_LINK_TO_B], 0, "no SHUTDOWN");
 	cr_assert_eq(wire.abort[SCTP_LINK_TO_A] + wire.abort[SCTP_LINK_TO_B], 0, "ABORT sent");
 }
@@ -179,7 +179,7 @@ static void answer(struct run *r)
 /* Pump the link and step the Initiator, the listener and the Responder until both are done. */
 static void drive(struct run *r)
 {
-	uint64_t now, end = iwx_now_ms() + BOUND_MS;
+	uint64_t now, end = iwx_now_ms() + STALL_MS;
 	int n;
 
 	for (;;) {
@@ -215,7 +215,7 @@ static void run_close(struct run *r)
 /* Step one end alone (the other is hand-made) until it needs no socket work. */
 static void drive_one(struct iwx_conn *c)
 {
-	uint64_t end = iwx_now_ms() + BOUND_MS;
+	uint64_t end = iwx_now_ms() + STALL_MS;
 
 	while (iwx_conn_step(c, iwx_now_ms()) == -EAGAIN) {
 		cr_assert_lt(iwx_now_ms(), end, "stuck in state %d", c->state);
@@ -227,7 +227,7 @@ static void drive_one(struct iwx_conn *c)
 static void accept_and_drive(struct iwx_conn *c, struct socket *lso,
 			     const struct iwx_conn_opts *o)
 {
-	uint64_t end = iwx_now_ms() + BOUND_MS;
+	uint64_t end = iwx_now_ms() + STALL_MS;
 	int n;
 
 	while ((n = iwx_conn_sctp_accept(c, lso, o)) == -EAGAIN) {
@@ -265,11 +265,11 @@ static struct socket *raw_client(bool indication)
 
 /*
  * The next data message on so (notifications skipped), pumping the link for at most
- * BOUND_MS. Returns its length.
+ * STALL_MS. Returns its length.
  */
 static size_t raw_recv(struct socket *so, uint8_t *buf, size_t cap, struct sctp_rcvinfo *rcv)
 {
-	uint64_t end = iwx_now_ms() + BOUND_MS;
+	uint64_t end = iwx_now_ms() + STALL_MS;
 
 	for (;;) {
 		socklen_t infolen = sizeof(*rcv);
@@ -294,7 +294,7 @@ static size_t raw_recv(struct socket *so, uint8_t *buf, size_t cap, struct sctp_
 /* Wait until a hand-made client's association is up (an iwx Responder accepts only then). */
 static void raw_wait_up(struct socket *so)
 {
-	uint64_t end = iwx_now_ms() + BOUND_MS;
+	uint64_t end = iwx_now_ms() + STALL_MS;
 	struct sctp_status st;
 	socklen_t len;
 
@@ -513,7 +513,7 @@ Test(sctp_conn, silent_initiator_times_out)
 /* Nothing listens on the port: the association is refused (an ABORT answers the INIT). */
 Test(sctp_conn, nobody_listens)
 {
-	struct iwx_conn_opts co = { .local = local, .timeout_ms = BOUND_MS };
+	struct iwx_conn_opts co = { .local = local, .timeout_ms = STALL_MS };
 	struct iwx_conn cli;
 
 	cr_assert_eq(iwx_conn_sctp_connect(&cli, &link.b, PORT, &co), 0);
@@ -542,7 +542,7 @@ Test(sctp_conn, accept_without_association)
  */
 Test(sctp_conn, responder_without_indication)
 {
-	struct iwx_conn_opts co = { .local = local, .timeout_ms = BOUND_MS };
+	struct iwx_conn_opts co = { .local = local, .timeout_ms = STALL_MS };
 	struct sockaddr_conn sc = { .sconn_family = AF_CONN, .sconn_port = htons(PORT) };
 	struct iwx_conn cli;
 	struct socket *raw;
@@ -567,7 +567,7 @@ Test(sctp_conn, responder_without_indication)
 /* The same from the other side: an Initiator without the indication is refused by the Responder. */
 Test(sctp_conn, initiator_without_indication)
 {
-	struct iwx_conn_opts so = { .local = local, .timeout_ms = BOUND_MS };
+	struct iwx_conn_opts so = { .local = local, .timeout_ms = STALL_MS };
 	struct socket *lso = listen_b(), *raw = raw_client(false);
 	struct iwx_conn srv;
 
@@ -585,7 +585,7 @@ Test(sctp_conn, initiator_without_indication)
 /* And one that sends its Request at once: still refused, and nothing goes back. */
 Test(sctp_conn, initiator_without_indication_sends_request)
 {
-	struct iwx_conn_opts so = { .local = local, .timeout_ms = BOUND_MS };
+	struct iwx_conn_opts so = { .local = local, .timeout_ms = STALL_MS };
 	struct iwx_mpa_rr_params req = good_request();
 	struct socket *lso = listen_b(), *raw = raw_client(false);
 	struct iwx_conn srv;
@@ -613,7 +613,7 @@ Test(sctp_conn, initiator_without_indication_sends_request)
  */
 static void bad_first_chunk(uint16_t sid, const uint8_t *chunk, size_t len, struct iwx_term_cause want)
 {
-	struct iwx_conn_opts so = { .local = local, .timeout_ms = BOUND_MS };
+	struct iwx_conn_opts so = { .local = local, .timeout_ms = STALL_MS };
 	struct socket *lso = listen_b(), *raw = raw_client(true);
 	struct iwx_conn srv;
 	struct sctp_rcvinfo rcv;
@@ -700,7 +700,7 @@ Test(sctp_conn, first_chunk_malformed)
 /* A second set-up chunk while the Responder's application decides: the set-up fails. */
 Test(sctp_conn, second_setup_chunk)
 {
-	struct iwx_conn_opts so = { .local = local, .timeout_ms = BOUND_MS };
+	struct iwx_conn_opts so = { .local = local, .timeout_ms = STALL_MS };
 	struct iwx_mpa_rr_params req = good_request();
 	struct socket *lso = listen_b(), *raw = raw_client(true);
 	struct iwx_conn srv;
@@ -718,7 +718,7 @@ Test(sctp_conn, second_setup_chunk)
 	cr_assert_eq(srv.sctp.peer_tsn, wire.first_setup_tsn[SCTP_LINK_TO_B]);
 
 	sctp_send(raw, IWX_SHIM_STREAM_SETUP, chunk, n);
-	end = iwx_now_ms() + BOUND_MS;
+	end = iwx_now_ms() + STALL_MS;
 	while (srv.state == IWX_CONN_REQUEST_IN) {
 		cr_assert_lt(iwx_now_ms(), end, "second set-up chunk not seen");
 		sctp_link_pump(&link, 1);
@@ -743,7 +743,7 @@ Test(sctp_conn, request_without_write_rtr)
 {
 	static const struct iwx_mpa_local read_rtr = { .rev = 2, .ird = 1, .ord = 1, .p2p = true,
 						       .rtr = IWX_RTR_READ | IWX_RTR_SEND };
-	struct iwx_conn_opts so = { .local = local, .timeout_ms = BOUND_MS };
+	struct iwx_conn_opts so = { .local = local, .timeout_ms = STALL_MS };
 	struct socket *lso = listen_b(), *raw = raw_client(true);
 	struct iwx_mpa_rr_params req;
 	struct iwx_conn srv;
@@ -771,7 +771,7 @@ Test(sctp_conn, request_without_write_rtr)
 /* A hand-made Responder answers with a Reply that has C set: the Initiator fails with -EPROTO. */
 Test(sctp_conn, reply_with_crc)
 {
-	struct iwx_conn_opts co = { .local = local, .timeout_ms = BOUND_MS };
+	struct iwx_conn_opts co = { .local = local, .timeout_ms = STALL_MS };
 	struct iwx_mpa_rr_params req, rep = {
 		.reply = true, .rev = 2, .enhanced = true, .crc = true, .ird = 1, .ord = 1,
 		.p2p = true, .rtr_write = true,
@@ -782,7 +782,7 @@ Test(sctp_conn, reply_with_crc)
 	struct iwx_term_cause cause;
 	struct iwx_ddp_seg seg;
 	uint8_t got[600], chunk[128];
-	uint64_t end = iwx_now_ms() + BOUND_MS;
+	uint64_t end = iwx_now_ms() + STALL_MS;
 	size_t n;
 
 	cr_assert_eq(iwx_conn_sctp_connect(&cli, &link.b, PORT, &co), 0);
