@@ -34,17 +34,17 @@ static void start(size_t arena, const char *opts)
 
 static void up(void)
 {
-	start(0, "--settle-ms 0 --timeout-ms 2000 --arena-max 512M");
+	start(0, "--settle-ms 0 --arena-max 512M");
 }
 
 static void up_large(void)
 {
-	start(200u << 20, "--settle-ms 0 --timeout-ms 2000 --arena-max 512M");
+	start(200u << 20, "--settle-ms 0 --arena-max 512M");
 }
 
 static void up_zerocopy(void)
 {
-	start(200u << 20, "--settle-ms 0 --timeout-ms 2000 --arena-max 512M --zerocopy 16K");
+	start(200u << 20, "--settle-ms 0 --arena-max 512M --zerocopy 16K");
 }
 
 static void down(void)
@@ -58,7 +58,7 @@ static void down(void)
  * hold would have ended, whatever the machine's pace.
  */
 #define SETTLE_MS	10000
-#define SETTLE_ARGS	"--timeout-ms 2000 --settle-ms 10000"
+#define SETTLE_ARGS	"--settle-ms 10000"
 
 static void up_settle(void)
 {

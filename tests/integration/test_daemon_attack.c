@@ -26,7 +26,7 @@
 #include "util/clock.h"
 #include "stall.h"
 
-#define DAEMON_ARGS	"--settle-ms 0 --timeout-ms 2000 -g nogroup"
+#define DAEMON_ARGS	"--settle-ms 0 -g nogroup"
 /* waits for what must come, bounded against a hang (stall.h) */
 #define DROP_MS		STALL_MS	/* iwxd hangs up on the attacker */
 #define STOP_MS		STALL_MS	/* ... and stops on SIGTERM */

@@ -22,7 +22,7 @@
 #include "iwxd_pair.h"
 #include "stall.h"
 
-#define DAEMON_ARGS	"--settle-ms 0 --timeout-ms 2000"
+#define DAEMON_ARGS	"--settle-ms 0"
 #define ARENA		(8u << 20)
 #define WRITE_BYTES	(4u << 20)
 

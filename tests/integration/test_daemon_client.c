@@ -18,7 +18,7 @@
 #include "iwxd_pair.h"
 #include "stall.h"
 
-#define DAEMON_ARGS	"--settle-ms 0 --timeout-ms 2000"
+#define DAEMON_ARGS	"--settle-ms 0"
 #define ARENA		(4u << 20)
 #define EVENT_MS	STALL_MS	/* bound of every wait for something that must come: a hang */
 #define ALL_ACCESS	(IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE | IWX_ACCESS_REMOTE_READ)

@@ -24,7 +24,7 @@
 #include "stall.h"
 #include "testutil.h"
 
-#define DAEMON_ARGS	"--settle-ms 0 --timeout-ms 3000"
+#define DAEMON_ARGS	"--settle-ms 0"
 #define ALL_ACCESS	(IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE | IWX_ACCESS_REMOTE_READ)
 #define BIG		(64u << 20)
 

@@ -32,7 +32,7 @@
 #include "sctp_udp.h"
 #include "stall.h"
 
-#define DAEMON_ARGS	"--settle-ms 0 --timeout-ms 3000"
+#define DAEMON_ARGS	"--settle-ms 0"
 
 static struct iwxd_pair pair;
 static struct endpoint a, b;

@@ -18,7 +18,7 @@
 #include "stall.h"
 #include "testutil.h"
 
-#define DAEMON_ARGS	"--settle-ms 0 --timeout-ms 2000"
+#define DAEMON_ARGS	"--settle-ms 0"
 #define BUF_LEN		(64u << 10)
 #define SLOT		64		/* bytes of each receive */
 #define EVENT_MS	STALL_MS	/* a wait for what must come: bounded against a hang */

@@ -44,7 +44,7 @@ static struct iwx_qp_stats traffic(int i)
 	return t;
 }
 
-#define ARGS	"--settle-ms 0 --timeout-ms 2000 --arena-max 512M"
+#define ARGS	"--settle-ms 0 --arena-max 512M"
 
 static void start(uint32_t mode)
 {

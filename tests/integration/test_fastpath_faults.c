@@ -59,7 +59,7 @@ static void up(bool fp)
 	if (geteuid() != 0)
 		cr_skip_test("needs root for namespaces and BPF");
 	/* a: the Writes' source and the Read's sink; b: their target */
-	cr_assert_eq(iwxd_pair_up(&pair, "--settle-ms 0 --timeout-ms 2000 --arena-max 512M", &a, &b,
+	cr_assert_eq(iwxd_pair_up(&pair, "--settle-ms 0 --arena-max 512M", &a, &b,
 				  LEN * 2 + (4u << 20)), 0);
 	if (fp && !getenv("IWX_TEST_FASTPATH"))	/* else iwxd_pair attached already */
 		cr_assert_eq(iwxd_pair_attach_both(&pair, IWX_FP_MODE_TC), 0);

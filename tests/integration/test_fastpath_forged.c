@@ -31,7 +31,7 @@
 #include "testutil.h"
 
 #define ALL_ACCESS	(IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE | IWX_ACCESS_REMOTE_READ)
-#define ARGS		"--settle-ms 0 --timeout-ms 2000"
+#define ARGS		"--settle-ms 0"
 #define LEN		(4u << 20)
 #define FPDU_LEN	1448u	/* a full FPDU: the MSS of the veth (1500 bytes, timestamps) */
 #define FLIP		200u	/* where in it the forged payload differs */
