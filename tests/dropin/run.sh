@@ -161,7 +161,11 @@ result $rc "cmtime -c 100: connected and disconnected, the server's ids all dest
 # qperf with rdma_cm: one server, a client per test
 ip netns exec "$ns_b" "$iwx" exec -s "$out/b.sock" -- qperf >"$out/qperf.srv" 2>&1 &
 pids+=($!)
-sleep 0.5	# qperf listens on TCP for its control connection: nothing of iwxd's tells it
+# qperf listens on a TCP port of its own (19765) for its control connection first
+for _ in $(seq 200); do
+	ip netns exec "$ns_b" ss -Hltn 'sport = :19765' | grep -q . && break
+	sleep 0.1
+done
 for t in rc_bw rc_lat rc_rdma_read_bw; do
 	timeout 30 ip netns exec "$ns_a" "$iwx" exec -s "$out/a.sock" -- qperf -cm1 -t 1 "$B" "$t" \
 		>"$out/qperf-$t" 2>&1
