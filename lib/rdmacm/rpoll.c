@@ -29,8 +29,8 @@ static short rs_revents(int fd, short events)
 	case RS_OPEN:
 		r = (rs_readable(rs) ? POLLIN : 0) | (rs_writable(rs) ? POLLOUT : 0);
 		break;
-	case RS_CLOSED:
-		r = POLLIN | POLLHUP;
+	case RS_CLOSED:	/* the hang-up once what came before it is read: rstream -T a fails on it */
+		r = POLLIN | (rs->nready ? 0 : POLLHUP);
 		break;
 	case RS_ERROR:	/* a failed connect included: rstream reads SO_ERROR after it */
 		r = POLLIN | POLLOUT | POLLERR | POLLHUP;

@@ -14,7 +14,8 @@
  *   - rdma_getaddrinfo with the addresses in its hints, rdma_bind_addr's device,
  *     rdma_migrate_id to and from an id's own channel (libfabric's verbs provider);
  *   - rsockets' edges: no datagram rsocket (EOPNOTSUPP), a non-blocking rrecv with nothing
- *     there (EAGAIN), rpoll and rrecv once the peer has closed (POLLIN, 0: end of stream).
+ *     there (EAGAIN), rpoll and rrecv once the peer has closed (POLLIN while its data is
+ *     unread, then POLLHUP too; 0: end of stream).
  *
  *   verbs_check -s          the server (listens on PORT)
  *   verbs_check -c ADDR     the client
@@ -433,9 +434,16 @@ static void rsocket_client(const char *addr)
 		      errno == EAGAIN, "a non-blocking rrecv with nothing there: EAGAIN");
 	CHECK(rsend(rs, "go", 3, 0) == 3, "rsend");
 	rfcntl(rs, F_SETFL, 0);
+	/* writable until the server's close arrives; its "hello" is read after that */
+	p = (struct pollfd){ .fd = rs, .events = POLLIN | POLLOUT };
+	for (i = 0; i < 2000 && rpoll(&p, 1, 0) == 1 && (p.revents & POLLOUT); i++)
+		usleep(10000);
+	CHECK(p.revents == POLLIN, "rpoll once the peer closed, before its data is read: POLLIN, "
+	      "no hang-up yet (revents 0x%x)", p.revents);
 	CHECK(rrecv(rs, buf, 6, MSG_WAITALL) == 6 && !strcmp(buf, "hello"), "rrecv: \"%s\"", buf);
 	p = (struct pollfd){ .fd = rs, .events = POLLIN };
-	CHECK(rpoll(&p, 1, 5000) == 1 && (p.revents & POLLIN), "rpoll: readable once the peer closed");
+	CHECK(rpoll(&p, 1, 5000) == 1 && p.revents == (POLLIN | POLLHUP),
+	      "rpoll once that is read: POLLIN and POLLHUP (revents 0x%x)", p.revents);
 	CHECK(rrecv(rs, buf, sizeof(buf), 0) == 0, "rrecv after the peer's rclose: 0, end of stream");
 	CHECK(!rclose(rs), "rclose");
 }
