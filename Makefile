@@ -185,6 +185,31 @@ $(IWXD_BIN): $(IWXD_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(IWXD_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A) \
 		-pthread -lxdp -lbpf -lelf -lz -lcap $(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
+# Tests only: iwxd whose fast path leaves out the checks TCP makes after iwx_accepted's
+# tracepoint (the ACK, PAWS), so that forged copies TCP then refuses are placed
+# (test_fastpath_forged.c: TCP's verdict must still decide). Its skeleton keeps the name.
+UNCHECKED_DIR	:= $(BUILD)/bpf/unchecked
+IWXD_UNCHECKED	:= $(BUILD)/tests/iwxd_unchecked
+IWXD_UNCHECKED_OBJS := $(filter-out $(OBJ)/iwxd/control/iwxd/fastpath.o,$(IWXD_OBJS)) \
+		       $(OBJ)/iwxd-unchecked/fastpath.o
+
+$(UNCHECKED_DIR)/fastpath.skel.h: bpf/fastpath.bpf.c $(HEADERS) $(wildcard bpf/*.h)
+	@mkdir -p $(@D)
+	$(call msg,CLANG,$(UNCHECKED_DIR)/fastpath.bpf.o)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DIWX_FP_TEST_NO_TCP_CHECKS -c $< -o $(UNCHECKED_DIR)/fastpath.bpf.o
+	$(Q)$(BPFTOOL) gen skeleton $(UNCHECKED_DIR)/fastpath.bpf.o name fastpath_bpf > $@.tmp && mv $@.tmp $@
+
+$(OBJ)/iwxd-unchecked/fastpath.o: control/iwxd/fastpath.c $(UNCHECKED_DIR)/fastpath.skel.h | $(SCTP_XSK_SKEL)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(IWX_CFLAGS) $(DEPFLAGS) -I$(UNCHECKED_DIR) $(DAEMON_INC) -c $< -o $@
+
+$(IWXD_UNCHECKED): $(IWXD_UNCHECKED_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A)
+	@mkdir -p $(@D)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(IWXD_UNCHECKED_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A) \
+		-pthread -lxdp -lbpf -lelf -lz -lcap $(LDLIBS_CORE) $(LDLIBS_ENGINE)
+
 # The drop-ins (lib/ibverbs, lib/rdmacm): libibverbs.so.1 and librdmacm.so.1 on libiwx,
 # compiled against rdma-core's own headers and exporting its symbol versions, so that
 # programs built against rdma-core run over iwxd (iwx exec puts them in front of the
@@ -212,7 +237,7 @@ $(DROPIN)/lib%.so.1: lib/standin/%.c lib/standin/lib%.map
 
 TEST_LIBS	:= $(LIB_A) $(PROTO_A) $(UTIL_A) -lcriterion -lpcap -lbpf -lelf -lz $(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
-$(TEST_BIN): $(TEST_OBJS) $(LIB_A) $(PROTO_A) $(UTIL_A) $(VICTIM_BIN)
+$(TEST_BIN): $(TEST_OBJS) $(LIB_A) $(PROTO_A) $(UTIL_A) $(VICTIM_BIN) $(IWXD_UNCHECKED)
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
 	$(Q)$(CC) -o $@ $(TEST_OBJS) $(TEST_LIBS)
@@ -310,7 +335,7 @@ $(ASAN_IWXD): $(DAEMON_SRCS) $(ENGINE_SRCS) $(PROTO_SRCS) $(IPC_SRCS) $(UTIL_SRC
 # 150-172 s, the fast path's 246 -> 153-181 s (TEST_JOBS=2 for fewer).
 TEST_JOBS	?= 4
 
-test-asan: $(ASAN_BIN) $(ASAN_IWXD) $(CLI_BIN) $(VICTIM_BIN)
+test-asan: $(ASAN_BIN) $(ASAN_IWXD) $(CLI_BIN) $(VICTIM_BIN) $(IWXD_UNCHECKED)
 	$(call msg,TEST,$(ASAN_BIN) under ASan/UBSan)
 	$(Q)rm -rf $(BUILD)/asan/logs && mkdir -p $(BUILD)/asan/logs && \
 	IWX_IWXD=$(ASAN_IWXD) LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp) \
@@ -535,5 +560,5 @@ clean:
 	$(call msg,CLEAN,$(BUILD))
 	$(Q)rm -rf $(BUILD)
 
--include $(IWXD_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d) \
+-include $(IWXD_OBJS:.o=.d) $(OBJ)/iwxd-unchecked/fastpath.d $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d) \
 	 $(VERBS_OBJS:.o=.d) $(RDMACM_OBJS:.o=.d) $(patsubst %.c,$(BUILD)/%.d,$(LIB_SRCS))

@@ -56,6 +56,13 @@
 #define TCPOPT_TS	8	/* RFC 7323 §3: kind 8, length 10, TSval, TSecr */
 #define TCP_OPTS_MAX	40
 #define PACKET_HOST	0	/* skb->pkt_type: addressed to this host (linux/if_packet.h) */
+/* The Makefile's iwxd_unchecked leaves out the checks TCP makes after iwx_accepted's
+ * tracepoint (the ACK, PAWS): its tests see TCP's verdict decide without them. */
+#ifdef IWX_FP_TEST_NO_TCP_CHECKS
+#define TCP_LATER_CHECKS	0
+#else
+#define TCP_LATER_CHECKS	1
+#endif
 
 /* ------------------------------------------------------------------- maps */
 
@@ -1136,6 +1143,8 @@ static __always_inline __u32 tcp_refusal(struct pkt *p, const struct tcp_pkt *t,
 	if ((bpf_core_field_exists(tp->md5sig_info) && tp->md5sig_info) ||
 	    (bpf_core_field_exists(tp->ao_info) && tp->ao_info))
 		return IWX_FP_SKIP_TCP_STATE;
+	if (!TCP_LATER_CHECKS)
+		return IWX_FP_NO_REFUSAL;
 	if (acked < win)
 		win = acked;
 	if (seq_before(tp->snd_nxt, t->ack) || seq_before(t->ack, una - win))
@@ -1335,6 +1344,7 @@ struct acceptance {
 	__u32			seq, hlen;	/* its first payload byte's; where that is in dp */
 	__u32			from, end;	/* its new bytes: [from, end) */
 	__u32			i, tail;	/* after the next record back; the oldest's */
+	bool			wipe;		/* [from, end) never entered the stream: unmark */
 };
 
 /* Word k of the record's FPDU (0-3: its header; 4: its CRC) against TCP's bytes: 1 the
@@ -1360,6 +1370,15 @@ static __always_inline int same_word(struct acceptance *a, const struct iwx_fp_r
 #define ACCEPT_MAX	1024	/* records looked at per segment: more than 64 KiB holds */
 #define ACCEPT_MARKERS	64	/* ... with markers, where they come in no order */
 
+/* How far an FPDU of ulen may reach in the stream: with markers, at most one for every
+ * 512 bytes and one more at each end (RFC 5044 §4.3). */
+static __always_inline __u32 wire_len(const struct iwx_fp_conn *conn, __u32 ulen)
+{
+	__u32 len = iwx_mpa_unmarked_len(ulen);
+
+	return conn->markers ? len + IWX_MPA_MARKER_LEN * (len / IWX_MPA_MARKER_DATA + 2) : len;
+}
+
 /*
  * The next record back from the newest: those of this segment were written just now (the
  * program at the hook saw it first). In stream order without markers, one whose CRC lies
@@ -1378,6 +1397,11 @@ static long accept_one(__u32 n, struct acceptance *a)
 	ulen = (__u32)r->hdr[0] << 8 | r->hdr[1];
 	if (!a->conn->markers && seq_before(seq + iwx_mpa_unmarked_len(ulen), a->from + 1))
 		return 1;
+	if (a->wipe) {	/* any mark on an FPDU that overlaps: the bytes were not TCP's */
+		if (seq_before(seq, a->end) && seq_before(a->from, seq + wire_len(a->conn, ulen)))
+			r->accepted = IWX_FP_ACC_TAG(seq);
+		return 0;
+	}
 	acc = r->accepted;
 	if ((acc & ~IWX_FP_ACC_BITS) != IWX_FP_ACC_TAG(seq))
 		acc = IWX_FP_ACC_TAG(seq);	/* not marked yet */
@@ -1455,6 +1479,22 @@ int iwx_accepted(__u64 *ctx)
 	a.from = seq_before(a.seq, tp->rcv_nxt) ? tp->rcv_nxt : a.seq;
 	a.tail = *(volatile __u32 *)&a.s->tail;
 	a.i = *(volatile __u32 *)&a.s->head;	/* published after their record (place) */
+	/* TCP's verdict on the last segment judged: queued, rcv_nxt is past its bytes */
+	if (a.s->judged_from != a.s->judged_end && seq_before(tp->rcv_nxt, a.s->judged_end)) {
+		struct acceptance w = a;
+
+		w.wipe = true;
+		w.from = a.s->judged_from;
+		w.end = a.s->judged_end;
+		if (!w.conn->markers)
+			w.i = after_segment(&w);
+		bpf_loop(ACCEPT_MAX, accept_one, &w, 0);
+		a.s->judged_from = a.s->judged_end = 0;
+	}
+	if (!seq_before(a.from, a.end))
+		return 0;	/* nothing new */
+	a.s->judged_from = a.from;
+	a.s->judged_end = a.end;
 	if (!a.conn->markers)
 		a.i = after_segment(&a);
 	bpf_loop(ACCEPT_MAX, accept_one, &a, 0);

@@ -24,8 +24,14 @@
  * those very bytes. iwx_accepted runs where TCP takes up each segment of an ESTABLISHED
  * socket (tracepoint tcp_probe, under the socket's lock, before TCP decides), and
  * compares each record with the segment's new bytes (from rcv_nxt on) there, marking it
- * OK, or BAD for good once any segment disagrees. iwxd judges a record once TCP holds
- * its bytes (SIOCINQ): they came from a segment that passed there, so the mark is final.
+ * OK or BAD. Whether TCP then queued them, it learns at the socket's next segment: if
+ * rcv_nxt has not passed the last one's bytes, TCP refused them (PAWS, an unacceptable
+ * ACK, any check after the tracepoint), and their marks are wiped; TCP's own copy, when
+ * it comes, is judged afresh. iwxd judges a record once TCP holds its bytes (SIOCINQ):
+ * the last segment judged over them is then the one TCP queued them from, so the mark
+ * is TCP's verdict. (Bytes are judged before the segment that carried them is known to
+ * be TCP's; no hook after TCP's decision runs BPF on this kernel: fentry on
+ * tcp_queue_rcv is refused.)
  * A record TCP accepted other bytes for, or one no segment was compared with (data taken
  * outside ESTABLISHED, or cut otherwise), iwxd drops, and reads TCP's bytes as if nothing
  * had been placed: they land over the placed ones.
@@ -187,7 +193,10 @@ struct iwx_fp_slot {
 	__u32	island_seq;	/* SYNC: packets followed after a gap span [island_seq, */
 	__u32	island_end;	/* island_end); 0: none */
 	__u32	wake_seq;	/* the end of the last packet iwxd must read itself */
-	__u32	rsvd;
+	/* iwx_accepted's (under the socket's lock): the new bytes of the last segment it
+	   judged, [judged_from, judged_end); TCP had not decided on them then */
+	__u32	judged_from;
+	__u32	judged_end;
 	struct iwx_fp_cut cut;	/* PROPOSED, SYNC: at next_seq */
 	struct iwx_fp_cut walk_cut;	/* the packet's walk's, where it has got to */
 	struct iwx_fp_cut island_cut;	/* at island_end */

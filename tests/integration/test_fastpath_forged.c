@@ -11,7 +11,9 @@
  *
  * The receiver must end byte-exact, the Write and the Send behind it complete, with no
  * Terminate; the fast path counts why it did not place the copy, or iwxd that TCP
- * accepted other bytes than the ones placed (and read those: fast_refuted).
+ * accepted other bytes than the ones placed (and read those: fast_refuted). And with
+ * the programs' checks of the ACK and timestamp left out (iwxd_unchecked), the copies
+ * TCP refuses after iwx_accepted saw them are placed: TCP's verdict must still decide.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -69,6 +71,30 @@ static void up_xdp(void)
 	start(IWX_FP_MODE_XDP);
 }
 
+/*
+ * iwxd_unchecked (Makefile): its programs leave out the checks TCP makes after
+ * iwx_accepted's tracepoint (the ACK, PAWS), so they place the copies TCP then refuses.
+ */
+static void unchecked(uint32_t mode)
+{
+	const char *path = getenv("IWX_IWXD_UNCHECKED");
+
+	path = path ? path : "build/tests/iwxd_unchecked";
+	cr_assert_eq(access(path, X_OK), 0, "%s: not built (make %s)", path, path);
+	setenv("IWX_IWXD", path, 1);	/* this test's process only */
+	start(mode);
+}
+
+static void up_unchecked(void)
+{
+	unchecked(IWX_FP_MODE_TC);
+}
+
+static void up_unchecked_xdp(void)
+{
+	unchecked(IWX_FP_MODE_XDP);
+}
+
 static void down(void)
 {
 	faults_detach(injector);
@@ -80,6 +106,8 @@ static void down(void)
 TestSuite(fastpath_forged, .init = up, .fini = down, .timeout = HANG_S);
 TestSuite(fastpath_forged_xdp, .init = up_xdp, .fini = down, .timeout = HANG_S);
 TestSuite(fastpath_forged_markers, .init = up_markers, .fini = down, .timeout = HANG_S);
+TestSuite(fastpath_forged_unchecked, .init = up_unchecked, .fini = down, .timeout = HANG_S);
+TestSuite(fastpath_forged_unchecked_xdp, .init = up_unchecked_xdp, .fini = down, .timeout = HANG_S);
 
 /*
  * What to XOR into an FPDU's CRC so that it holds after its bytes at FLIP flip (0x5a5a):
@@ -245,4 +273,39 @@ Test(fastpath_forged, dropped_after_the_fast_path)
 Test(fastpath_forged_xdp, dropped_after_the_fast_path)
 {
 	dropped_after_the_fast_path();
+}
+
+/*
+ * A copy placed that TCP refuses after the tracepoint where iwx_accepted judges it (with
+ * its bytes, the same as placed): that judgment is void once TCP has not queued them, and
+ * TCP's own segment, when it comes, is judged afresh. iwxd reads TCP's bytes.
+ */
+static void refused_by_tcp_after_the_hook(enum faults_forge how, enum iwx_fp_skip why)
+{
+	uint64_t refuted = traffic_of_b().fast_refuted;
+	struct iwx_fp_counters c = write_raced(how);
+
+	cr_assert_eq(c.skipped[why], 0, "the programs did not check it (iwxd_unchecked)");
+	cr_assert_gt(traffic_of_b().fast_refuted, refuted,
+		     "iwxd found the placed FPDU was not TCP's, and read TCP's");
+}
+
+Test(fastpath_forged_unchecked, an_ack_of_data_never_sent)
+{
+	refused_by_tcp_after_the_hook(FAULTS_FORGE_ACK, IWX_FP_SKIP_ACK);
+}
+
+Test(fastpath_forged_unchecked, an_old_timestamp)
+{
+	refused_by_tcp_after_the_hook(FAULTS_FORGE_PAWS, IWX_FP_SKIP_PAWS);
+}
+
+Test(fastpath_forged_unchecked_xdp, an_ack_of_data_never_sent)
+{
+	refused_by_tcp_after_the_hook(FAULTS_FORGE_ACK, IWX_FP_SKIP_ACK);
+}
+
+Test(fastpath_forged_unchecked_xdp, an_old_timestamp)
+{
+	refused_by_tcp_after_the_hook(FAULTS_FORGE_PAWS, IWX_FP_SKIP_PAWS);
 }
