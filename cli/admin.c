@@ -193,6 +193,7 @@ static const struct {
 	TRAFFIC(tx_fpdus), TRAFFIC(rx_fpdus), TRAFFIC(tx_bytes), TRAFFIC(rx_bytes),
 	TRAFFIC(tx_fpdus_aligned), TRAFFIC(placed_segments), TRAFFIC(fast_fpdus), TRAFFIC(fast_bytes),
 	TRAFFIC(fast_discards), TRAFFIC(fast_refuted), TRAFFIC(fast_unchecked),
+	TRAFFIC(fast_unrepaired),
 	TRAFFIC(tx_zc_calls), TRAFFIC(tx_zc_copied),
 	COUNTER(doorbells), COUNTER(wakeups), COUNTER(linger_full), COUNTER(bells_muted),
 };
@@ -435,6 +436,8 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	/* iwxd takes a placed FPDU only once TCP has accepted those very bytes (fastpath_maps.h) */
 	LINE("placed, then read", "%" PRIu64 " FPDUs TCP accepted other bytes for, %" PRIu64
 	     " it could not compare", s->traffic.fast_refuted, s->traffic.fast_unchecked);
+	LINE("placed, not repaired", "%" PRIu64 " FPDUs whose placed bytes TCP's FPDU did not all "
+	     "rewrite (each ended its stream with a Terminate)", s->traffic.fast_unrepaired);
 	LINE("doorbells", "%" PRIu64, s->doorbells);
 	LINE("wakeups", "%" PRIu64, s->wakeups);
 	LINE("bells muted", "%" PRIu64 " times a client rang for nothing and was not looked at "
@@ -841,8 +844,8 @@ static const struct admin_cmd counters_cmd = {
 	"COUNTER VALUE line each under a header, names as the JSON keys: conns_established,\n"
 	"conns_failed, conns_rejected, terms_sent, terms_received, tx_fpdus, rx_fpdus,\n"
 	"tx_bytes, rx_bytes, tx_fpdus_aligned, placed_segments, fast_fpdus, fast_bytes,\n"
-	"fast_discards, fast_refuted, fast_unchecked, tx_zc_calls, tx_zc_copied, doorbells,\n"
-	"wakeups, linger_full, bells_muted.\n",
+	"fast_discards, fast_refuted, fast_unchecked, fast_unrepaired, tx_zc_calls,\n"
+	"tx_zc_copied, doorbells, wakeups, linger_full, bells_muted.\n",
 	NULL,
 	show_counters,
 };

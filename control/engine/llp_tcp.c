@@ -418,7 +418,19 @@ static int tcp_take(void *ctx, const struct iwx_ddp_seg *seg)
 static int tcp_place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 		     struct iwx_term_cause *cause)
 {
-	return iwx_qp_place(((struct llp_tcp *)ctx)->llp.qp, seg, dst, cause);
+	struct llp_tcp *t = ctx;
+
+	/* the FPDU at a dropped record's position: the placed bytes are made right, or the
+	   stream ends (issue 41: never complete over bytes TCP did not deliver) */
+	if (t->fast.recheck) {
+		t->fast.recheck = false;
+		if (t->fast.clash || !iwx_fast_rx_rewrites(&t->fast.dropped, seg)) {
+			t->llp.stats->fast_unrepaired++;
+			*cause = IWX_CAUSE_MPA(IWX_MPA_EC_LOCAL_CATASTROPHIC);
+			return -EPROTO;
+		}
+	}
+	return iwx_qp_place(t->llp.qp, seg, dst, cause);
 }
 
 static const struct iwx_mpa_rx_ops rx_ops = { .place = tcp_place, .segment = tcp_take };
@@ -556,6 +568,10 @@ static ssize_t fast_turn(struct llp_tcp *t, size_t *limit)
 					t->llp.stats->fast_refuted++;
 				else if (acc == IWX_FAST_RX_UNCHECKED)
 					t->llp.stats->fast_unchecked++;
+				/* two placed here, other than each other: one at least is not TCP's */
+				f->clash |= f->recheck && memcmp(f->dropped.hdr, r->hdr, sizeof(r->hdr));
+				f->dropped = *r;
+				f->recheck = true;
 				iwx_fast_rx_drop(f);
 				continue;
 			}

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* The fast path's records and answers, on the engine's side (llp_tcp_fast.h). */
+#include <arpa/inet.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "proto/wire.h"
 
@@ -117,4 +119,18 @@ void iwx_fast_rx_pop(struct iwx_fast_rx *f)
 void iwx_fast_rx_drop(struct iwx_fast_rx *f)
 {
 	STORE(f->slot->tail, LOAD(f->slot->tail) + 1);
+}
+
+bool iwx_fast_rx_rewrites(const struct iwx_fp_rec *r, const struct iwx_ddp_seg *seg)
+{
+	uint32_t stag, hi, lo;
+	uint64_t to;
+
+	/* the record's tagged header after ULPDU_LENGTH: control, RsvdULP, STag, TO */
+	memcpy(&stag, r->hdr + 4, sizeof(stag));
+	memcpy(&hi, r->hdr + 8, sizeof(hi));
+	memcpy(&lo, r->hdr + 12, sizeof(lo));
+	to = (uint64_t)ntohl(hi) << 32 | ntohl(lo);
+	return seg->tagged && seg->stag == ntohl(stag) && to >= seg->to &&
+	       to - seg->to <= seg->len && iwx_fast_rx_payload(r) <= seg->len - (to - seg->to);
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "fastpath_maps.h"
+#include "proto/ddp.h"
 
 struct iwx_fast_rx {
 	struct iwx_fp_slot	*slot;		/* NULL: no fast path */
@@ -26,6 +27,11 @@ struct iwx_fast_rx {
 	uint8_t			**dst;		/* where each one's payload is, here, by ring
 						   index: IWX_FP_RING of them (NULL when n is 0
 						   and none are borrowed, llp_tcp.c) */
+	/* the record dropped at the parser's position, its FPDU read instead: TCP's FPDU
+	   there must rewrite what it placed (iwx_fast_rx_rewrites) */
+	bool			recheck;
+	bool			clash;		/* another, unlike it, was dropped there too */
+	struct iwx_fp_rec	dropped;
 };
 
 /* An FPDU's length on the wire, markers included, from its record. */
@@ -70,6 +76,13 @@ enum iwx_fast_rx_acceptance iwx_fast_rx_acceptance(const struct iwx_fp_rec *r);
 
 /* The record after the committed ones (none are) is dropped: its FPDU is read instead. */
 void iwx_fast_rx_drop(struct iwx_fast_rx *f);
+
+/*
+ * A record dropped at the parser's position: TCP's FPDU there, its header decoded as seg,
+ * rewrites every byte the record's FPDU placed only if it is tagged, with the same STag,
+ * over a range that holds the record's. Else the placed bytes stay where TCP's never go.
+ */
+bool iwx_fast_rx_rewrites(const struct iwx_fp_rec *r, const struct iwx_ddp_seg *seg);
 
 /* The oldest committed record, taken: the slot may reuse its entry. */
 void iwx_fast_rx_pop(struct iwx_fast_rx *f);

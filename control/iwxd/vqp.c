@@ -220,6 +220,7 @@ void vqp_stats_add(struct iwx_qp_stats *to, const struct iwx_qp_stats *s)
 	to->fast_discards += s->fast_discards;
 	to->fast_refuted += s->fast_refuted;
 	to->fast_unchecked += s->fast_unchecked;
+	to->fast_unrepaired += s->fast_unrepaired;
 	to->tx_zc_calls += s->tx_zc_calls;
 	to->tx_zc_copied += s->tx_zc_copied;
 }

@@ -225,6 +225,8 @@ struct iwx_qp_stats {
 	uint64_t	fast_discards;		/* recv(MSG_TRUNC) calls that dropped their bytes */
 	uint64_t	fast_refuted;		/* placed FPDUs TCP accepted other bytes for: read instead */
 	uint64_t	fast_unchecked;		/* ... TCP's bytes could not be compared with: read instead */
+	uint64_t	fast_unrepaired;	/* ... whose placed bytes TCP's FPDU there does not all
+						   rewrite: the stream ended with a Terminate */
 	uint64_t	tx_zc_calls;		/* sendmsg calls with MSG_ZEROCOPY (iwxd --zerocopy) */
 	uint64_t	tx_zc_copied;		/* ... whose pages the kernel copied after all */
 };

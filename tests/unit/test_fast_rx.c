@@ -100,3 +100,50 @@ Test(fast_rx, a_record_not_among_the_next_is_not_looked_for_further)
 	cr_assert_eq(iwx_fast_rx_pos(&f, iwx_fast_rx_peek(&f, 2048)), 9216);
 	cr_assert_eq(slot->tail, 1);
 }
+
+/* A record's tagged header: ULPDU_LENGTH for len payload bytes, STag, TO. */
+static struct iwx_fp_rec tagged_rec(uint32_t stag, uint64_t to, uint16_t len)
+{
+	struct iwx_fp_rec r = { 0 };
+	uint16_t ulen = IWX_DDP_TAGGED_HDR_LEN + len;
+
+	r.hdr[0] = ulen >> 8;
+	r.hdr[1] = ulen & 0xff;
+	r.hdr[2] = 0x80 | 0x01;	/* tagged, DDP version 1 */
+	for (int i = 0; i < 4; i++)
+		r.hdr[4 + i] = stag >> (24 - 8 * i);
+	for (int i = 0; i < 8; i++)
+		r.hdr[8 + i] = to >> (56 - 8 * i);
+	return r;
+}
+
+/*
+ * A record iwxd dropped, against TCP's FPDU at its position: its placed bytes are made
+ * right only where TCP's FPDU is tagged for the same STag over a range that holds them.
+ */
+Test(fast_rx, tcp_rewrites_a_dropped_record_only_over_all_it_placed)
+{
+	struct iwx_fp_rec r = tagged_rec(0x1234, 0x10000, 1000);
+	struct iwx_ddp_seg tcp = { .tagged = true, .stag = 0x1234, .to = 0x10000, .len = 1000 };
+
+	cr_assert(iwx_fast_rx_rewrites(&r, &tcp), "the same FPDU, other payload");
+	tcp.len = 1400;
+	cr_assert(iwx_fast_rx_rewrites(&r, &tcp), "a longer one from the same offset");
+	tcp.to = 0x10000 - 400;
+	cr_assert(iwx_fast_rx_rewrites(&r, &tcp), "one around it");
+	tcp.to = 0x10000 - 401;
+	cr_assert_not(iwx_fast_rx_rewrites(&r, &tcp), "the placed range's last byte outside");
+	tcp = (struct iwx_ddp_seg){ .tagged = true, .stag = 0x1234, .to = 0x10000, .len = 999 };
+	cr_assert_not(iwx_fast_rx_rewrites(&r, &tcp), "a shorter one: a byte placed past it");
+	tcp.len = 1000;
+	tcp.to = 0x10001;
+	cr_assert_not(iwx_fast_rx_rewrites(&r, &tcp), "from a later offset");
+	tcp.to = 0x10000;
+	tcp.stag = 0x1235;
+	cr_assert_not(iwx_fast_rx_rewrites(&r, &tcp), "another STag");
+	tcp = (struct iwx_ddp_seg){ .tagged = false, .len = 1000 };
+	cr_assert_not(iwx_fast_rx_rewrites(&r, &tcp), "untagged: a Send there");
+	r = tagged_rec(0x1234, UINT64_MAX - 10, 1000);
+	tcp = (struct iwx_ddp_seg){ .tagged = true, .stag = 0x1234, .to = UINT64_MAX - 10, .len = 1000 };
+	cr_assert(iwx_fast_rx_rewrites(&r, &tcp), "at the top of the offsets, without overflow");
+}
