@@ -9,7 +9,7 @@
  *
  * Nothing is placed unless all hold: the connection is iwxd's and its socket is the
  * one the 4-tuple leads to; the packet is one kernel TCP would accept (tcp_refusal:
- * addressed to this host, a sound IP header, ACK and no RST, SYN or URG, a checksum
+ * addressed to this host, untagged, a sound IP header, ACK and no RST, SYN or URG, a checksum
  * known to be good, an acceptable ACK and timestamp, an ESTABLISHED socket) and the FPDU
  * lies in the socket's receive window; the FPDU's start is certain and it ends in the
  * packet; no Send with Invalidate before it waits for iwxd; and the checks of
@@ -207,6 +207,7 @@ struct pkt {
 	__u32			ifindex;
 	bool			csum_good;	/* the hook knows the TCP checksum is good */
 	bool			other_host;	/* not addressed to this host: IP will drop it */
+	bool			vlan;		/* tagged (TC: the tag taken out of the frame) */
 };
 
 struct tcp_pkt {
@@ -228,7 +229,8 @@ static __always_inline __u16 fold(__s64 sum)
 	return (__u16)s;
 }
 
-/* Ethernet, up to two VLAN tags, IPv4 or IPv6, TCP. false: not for us. */
+/* Ethernet, up to two VLAN tags (p->vlan: none is this device's), IPv4 or IPv6, TCP.
+ * false: not for us. */
 static __always_inline bool parse(struct pkt *p, struct tcp_pkt *t)
 {
 	struct ethhdr eth;
@@ -247,6 +249,7 @@ static __always_inline bool parse(struct pkt *p, struct tcp_pkt *t)
 			return false;
 		proto = vlan[1];
 		off += sizeof(vlan);
+		p->vlan = true;
 	}
 	if (proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr ip;
@@ -1165,6 +1168,10 @@ static __always_inline __u32 packet_refusal(struct pkt *p, const struct tcp_pkt 
 		return IWX_FP_SKIP_TCP_FLAGS;	/* urgent data leaves the stream (RFC 9293 §3.8.5) */
 	if (p->other_host)
 		return IWX_FP_SKIP_NOT_HOST;
+	/* a VLAN's frames reach TCP through its device (vlan_do_receive), TC there sees
+	   them untagged; where none is, the host drops them */
+	if (p->vlan)
+		return IWX_FP_SKIP_VLAN;
 	if (t->ip_bad)
 		return IWX_FP_SKIP_IP_HEADER;
 	if (!p->csum_good && !tcp_csum_good(p, t))
@@ -1292,6 +1299,7 @@ int iwx_tc(struct __sk_buff *skb)
 	/* PARTIAL: built on this host, never on a wire; UNNECESSARY: the device checked it */
 	p.csum_good = summed == CHECKSUM_PARTIAL || summed == CHECKSUM_UNNECESSARY;
 	p.other_host = skb->pkt_type != PACKET_HOST;	/* eth_type_trans said */
+	p.vlan = skb->vlan_present;
 	if (!bpf_dynptr_from_skb(skb, 0, &p.dp))
 		fastpath(skb, &p);
 	return TC_ACT_UNSPEC;	/* on to the next program, or to the stack */

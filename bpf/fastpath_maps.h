@@ -68,6 +68,7 @@
 	X(WINDOW,	"window",	"outside the socket's receive window")	\
 	X(TCP_FLAGS,	"tcp_flags",	"RST, SYN, URG, or no ACK")		\
 	X(NOT_HOST,	"not_host",	"a frame not addressed to this host (another MAC, broadcast, multicast)") \
+	X(VLAN,		"vlan",		"a VLAN-tagged frame: TCP gets it from that VLAN's device, if any (attach there)") \
 	X(IP_HEADER,	"ip_header",	"a bad IPv4 header checksum, IPv4 options, or a bad IP length") \
 	X(ACK,		"ack",		"an ACK TCP refuses: of data not sent, or too old (RFC 5961 §5.2)") \
 	X(PAWS,		"paws",		"an old timestamp, or none where the connection has them (RFC 7323 §5)") \

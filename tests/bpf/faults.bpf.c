@@ -194,6 +194,9 @@ static __always_inline void forge(struct __sk_buff *skb, __u32 l3, __u32 l4, __u
 	if (forge_how == FAULTS_FORGE_MAC && !err &&
 	    (bpf_skb_load_bytes(skb, 0, mac, ETH_ALEN) || bpf_skb_store_bytes(skb, 0, other, ETH_ALEN, 0)))
 		err = 1;
+	if (forge_how == FAULTS_FORGE_VLAN && !err &&
+	    bpf_skb_vlan_push(skb, bpf_htons(ETH_P_8021Q), FAULTS_FORGE_VLAN_ID))
+		err = 1;
 	if (!err) {
 		/* the copy passes this program again (egress of the same device): marked, it goes */
 		skb->mark = FAULTS_CLONE_MARK;
@@ -202,6 +205,8 @@ static __always_inline void forge(struct __sk_buff *skb, __u32 l3, __u32 l4, __u
 		skb->mark = 0;
 	}
 	/* the segment itself, as it was */
+	if (forge_how == FAULTS_FORGE_VLAN && !err)
+		bpf_skb_vlan_pop(skb);
 	if (forge_how == FAULTS_FORGE_MAC)
 		bpf_skb_store_bytes(skb, 0, mac, ETH_ALEN, 0);
 	if (forge_how == FAULTS_FORGE_TOS && f.n == 3)

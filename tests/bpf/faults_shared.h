@@ -17,7 +17,9 @@ enum faults_forge {
 	FAULTS_FORGE_PAWS,	/* an old timestamp (RFC 7323 §5) */
 	FAULTS_FORGE_TOS,	/* FAULTS_FORGE_TOS_MARK, which the receiver's filter drops after
 				   the fast path's program (drop_marked): nothing the program sees */
+	FAULTS_FORGE_VLAN,	/* tagged for VLAN FAULTS_FORGE_VLAN_ID, which the receiver does not have */
 };
+#define FAULTS_FORGE_VLAN_ID	100
 #define FAULTS_FORGE_TOS_MARK	0xb8	/* the IPv4 TOS the filter drops */
 
 #endif /* IWX_TEST_FAULTS_SHARED_H */

@@ -4,7 +4,8 @@
  * on the wire races the sender of a running RDMA Write with a copy of one of its segments
  * that carries other payload, with an MPA CRC that holds over it, and that the receiver's
  * TCP refuses (tests/bpf/faults.bpf.c, forge): an ACK of data never sent, a bad IPv4
- * header checksum, another host's MAC address, an old timestamp. Or a copy the fast path
+ * header checksum, another host's MAC address, an old timestamp, a VLAN tag the host
+ * has no device for. Or a copy the fast path
  * finds good in every way, that a filter after it drops (as a firewall would): what the
  * program cannot see. Then the segment itself comes, and TCP takes it. With MPA markers
  * (every packet says where its FPDUs are) too.
@@ -235,6 +236,12 @@ Test(fastpath_forged, an_old_timestamp)
 	refused(FAULTS_FORGE_PAWS, IWX_FP_SKIP_PAWS);
 }
 
+/* TCP would take it from VLAN 100's device; b has none, and drops it */
+Test(fastpath_forged, a_vlan_this_host_does_not_have)
+{
+	refused(FAULTS_FORGE_VLAN, IWX_FP_SKIP_VLAN);
+}
+
 /* With markers every packet says where its FPDUs are: the copy is refused all the same */
 Test(fastpath_forged_markers, an_ack_of_data_never_sent)
 {
@@ -249,6 +256,20 @@ Test(fastpath_forged_xdp, an_ack_of_data_never_sent)
 Test(fastpath_forged_xdp, another_hosts_mac_address)
 {
 	refused(FAULTS_FORGE_MAC, IWX_FP_SKIP_NOT_HOST);
+}
+
+/*
+ * At XDP the tag can travel beside the frame, as on a veth here, or a NIC that strips
+ * tags: the program sees the frame untagged and places it (only a device-bound program may
+ * ask for the tag). TCP never gets it: iwxd reads TCP's bytes instead.
+ */
+Test(fastpath_forged_xdp, a_vlan_this_host_does_not_have)
+{
+	uint64_t refuted = traffic_of_b().fast_refuted;
+
+	write_raced(FAULTS_FORGE_VLAN);
+	cr_assert_gt(traffic_of_b().fast_refuted, refuted,
+		     "iwxd found the placed FPDU was not TCP's, and read TCP's");
 }
 
 /*
