@@ -99,11 +99,14 @@ static const struct fp_cmd attach_cmd = {
 	"all the interface's TCP: on a veth every packet then arrives on its own, as the\n"
 	"wire would carry it (no GRO, no GSO super-packets), which halves the TC fast\n"
 	"path's goodput there (BENCHMARKS.md). On success one line: attached to IFNAME\n"
-	"(MODE), with ', SCTP through AF_XDP' after MODE when --sctp was given.\n",
+	"(MODE), with ', SCTP through AF_XDP' after MODE when --sctp was given; at XDP on a\n"
+	"veth, a warning on standard error too (below).\n",
 	"  -m, --mode MODE      where to attach: tc, TC ingress (the default); or xdp,\n"
 	"                       native XDP through libxdp, for NICs that run it natively\n"
-	"                       (on veth it turns GRO off; the sender must compute TCP\n"
-	"                       checksums: XDP is told nothing of them)\n"
+	"                       (XDP is told nothing of checksums: the programs sum each\n"
+	"                       TCP segment they place from; on veth, whose peer leaves\n"
+	"                       them to offload unless told otherwise, they place nothing\n"
+	"                       from such packets, and XDP turns GRO off)\n"
 	"      --sctp           SCTP's datagrams through AF_XDP sockets too (see above)\n"
 	"      --without-crc    follow connections without the MPA CRC too (see above)\n",
 	"Exit status: 0 attached; 1 a failure: no iwxd at SOCKET, permission denied, no or\n"
@@ -200,6 +203,7 @@ static int fp_run(const struct fp_cmd *c, int argc, char **argv)
 	};
 	struct iwx_ipc_fp_attach req = { .mode = IWX_FP_MODE_TC };
 	struct admin_reply r = { 0 };
+	struct iwx_ipc_fp_attached attached = { 0 };
 	const char *socket = NULL, *ifname;
 	int opt, err;
 
@@ -255,7 +259,9 @@ static int fp_run(const struct fp_cmd *c, int argc, char **argv)
 	memcpy(req.ifname, ifname, strlen(ifname));
 
 	socket = iwx_ipc_socket_path(socket);
-	err = admin_fetch(socket, c->op, &req, sizeof(req), 0, &r);
+	err = admin_fetch(socket, c->op, &req, sizeof(req), c->mode ? sizeof(attached) : 0, &r);
+	if (!err && !r.status && r.len >= sizeof(attached))
+		memcpy(&attached, r.buf, sizeof(attached));
 	free(r.buf);
 	if (err) {
 		admin_report(socket, err, "change iwxd's fast path");
@@ -265,11 +271,17 @@ static int fp_run(const struct fp_cmd *c, int argc, char **argv)
 		fp_refused(c, &req, r.status);
 		return IWX_EXIT_FAIL;
 	}
-	if (c->mode)
-		printf("attached to %s (%s%s)\n", req.ifname, mode_name(req.mode),
-		       req.flags & IWX_FP_ATTACH_SCTP ? ", SCTP through AF_XDP" : "");
-	else
+	if (!c->mode) {
 		printf("detached from %s\n", req.ifname);
+		return admin_output_done(c->name);
+	}
+	printf("attached to %s (%s%s)\n", req.ifname, mode_name(req.mode),
+	       req.flags & IWX_FP_ATTACH_SCTP ? ", SCTP through AF_XDP" : "");
+	if (attached.notes & IWX_FP_NOTE_XDP_VETH)
+		fprintf(stderr, "iwx attach: warning: %s is a veth: its peer leaves TCP checksums "
+			"to offload unless told\n  otherwise, and XDP, told nothing of them, places "
+			"nothing from such packets ('iwx stats':\n  csum). Turn the peer's offload off "
+			"('ethtool -K PEER tx off' where it is) or attach at tc.\n", req.ifname);
 	return admin_output_done(c->name);
 }
 

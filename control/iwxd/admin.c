@@ -173,9 +173,13 @@ void admin_request(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *r
 	case IWX_IPC_STATUS:
 		status(d, c, req);
 		return;
-	case IWX_IPC_FP_ATTACH:
-		outbox_reply(d, c, req, fastpath_attach(d, body), NULL, 0, NULL, 0);
+	case IWX_IPC_FP_ATTACH: {
+		struct iwx_ipc_fp_attached a = { 0 };
+		int err = fastpath_attach(d, body, &a);
+
+		outbox_reply(d, c, req, err, err ? NULL : &a, err ? 0 : sizeof(a), NULL, 0);
 		return;
+	}
 	case IWX_IPC_FP_DETACH:
 		outbox_reply(d, c, req, fastpath_detach(d, body), NULL, 0, NULL, 0);
 		return;

@@ -663,7 +663,8 @@ static int iface_attach(struct fastpath *fp, struct iface *f)
 	return f->link < 0 ? -errno : 0;
 }
 
-int fastpath_attach(struct iwxd *d, const struct iwx_ipc_fp_attach *req)
+int fastpath_attach(struct iwxd *d, const struct iwx_ipc_fp_attach *req,
+		    struct iwx_ipc_fp_attached *out)
 {
 	struct iface f = { .mode = req->mode, .flags = req->flags, .link = -1 };
 	int err;
@@ -702,6 +703,11 @@ int fastpath_attach(struct iwxd *d, const struct iwx_ipc_fp_attach *req)
 	d->fp->ifaces[d->fp->nifaces++] = f;
 	log_info("fast path: attached to %s (%s)", f.name,
 		 f.mode == IWX_FP_MODE_XDP ? "XDP" : "TC ingress");
+	if (f.mode == IWX_FP_MODE_XDP && fastpath_xdp_is_veth(f.ifindex)) {
+		out->notes |= IWX_FP_NOTE_XDP_VETH;
+		log_warn("fast path: %s is a veth: at XDP nothing is placed from packets whose TCP "
+			 "checksum the peer left to offload (tc places them)", f.name);
+	}
 	IWX_LINK_EACH(struct vqp, q, &d->qps, link)
 		fastpath_conn_start(d, q);
 	/* only when asked: an XDP program costs TCP on the interface (on veth, no GRO) */

@@ -20,7 +20,8 @@ struct iwxd;
 struct vqp;
 
 /* FP_ATTACH: attach to an interface (loading the programs the first time). 0 or -errno. */
-int fastpath_attach(struct iwxd *d, const struct iwx_ipc_fp_attach *req);
+int fastpath_attach(struct iwxd *d, const struct iwx_ipc_fp_attach *req,
+		    struct iwx_ipc_fp_attached *out);
 /* FP_DETACH: -ENOENT when not attached there. */
 int fastpath_detach(struct iwxd *d, const struct iwx_ipc_fp_attach *req);
 /* FP_STATS: the interfaces, then the connections, in listing entries. */

@@ -8,6 +8,9 @@
 #ifndef IWXD_FASTPATH_XDP_H
 #define IWXD_FASTPATH_XDP_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 struct bpf_object;
 struct xdp_program;
 
@@ -19,6 +22,13 @@ struct xdp_program;
 int fastpath_xdp_attach(const struct bpf_object *skel_obj, const void *elf, size_t len,
 			const char *prog_name, int ifindex, struct xdp_program **out);
 void fastpath_xdp_detach(struct xdp_program *p, int ifindex);
+
+/*
+ * Is ifindex a veth? Its peer hands it TCP segments with their checksums unfinished
+ * (CHECKSUM_PARTIAL) unless told otherwise, and XDP, told nothing of that, cannot
+ * verify them: the fast path places nothing from such packets there.
+ */
+bool fastpath_xdp_is_veth(int ifindex);
 
 /* Remove the XDP programs a dead iwxd left on any interface here. */
 void fastpath_xdp_remove_stale(void);

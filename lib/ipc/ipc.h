@@ -328,6 +328,14 @@ struct iwx_ipc_fp_attach {
 	uint32_t	flags;		/* FP_ATTACH: IWX_FP_ATTACH_*; FP_DETACH: 0 */
 };
 
+/* FP_ATTACH reply, on success: what the user should know of where it attached. */
+#define IWX_FP_NOTE_XDP_VETH	(1u << 0)	/* XDP on a veth: it cannot verify the TCP checksums
+						   a peer leaves unfinished (offload), and skips those */
+struct iwx_ipc_fp_attached {
+	uint32_t	notes;		/* IWX_FP_NOTE_* */
+	uint32_t	rsvd;
+};
+
 /* FP_STATS entry: an interface the fast path is attached to, or a connection it follows. */
 #define IWX_FP_INFO_IFACE	0
 #define IWX_FP_INFO_CONN	1

@@ -317,6 +317,29 @@ Test(cli_admin, fastpath_attach_stats)
 	cr_assert(strstr(out, "the fast path is not attached"), "%s", out);
 }
 
+/*
+ * At XDP on a veth: attached, and warned that packets whose TCP checksum the peer left
+ * to offload (a veth's default) are not placed there.
+ */
+Test(cli_admin, fastpath_attach_xdp_on_a_veth_warns)
+{
+	static char out[OUT_MAX];
+	char dev[16], want[64];
+
+	snprintf(dev, sizeof(dev), "iwx%db", (int)getpid());
+	if (run_iwx(out, sizeof(out), "attach dev %s -m xdp -s %s", dev, pair.sock[1]) == EXIT_FAIL &&
+	    strstr(out, "could not load or attach"))
+		cr_skip_test("no BPF fast path here: %s", out);
+	snprintf(want, sizeof(want), "attached to %s (xdp)\n", dev);
+	cr_assert(strstr(out, want), "%s", out);
+	snprintf(want, sizeof(want), "warning: %s is a veth", dev);
+	cr_assert(strstr(out, want) && strstr(out, "ethtool -K PEER tx off"), "%s", out);
+	cr_assert_eq(run_iwx(out, sizeof(out), "detach dev %s -s %s", dev, pair.sock[1]), 0, "%s", out);
+	cr_assert_eq(run_iwx(out, sizeof(out), "attach dev %s -s %s", dev, pair.sock[1]), 0, "%s", out);
+	snprintf(want, sizeof(want), "attached to %s (tc)\n", dev);
+	cr_assert_str_eq(out, want, "at tc, no warning");
+}
+
 /* More STags than one message holds: the parts of the reply are joined, none lost. */
 Test(cli_admin, stags_in_parts)
 {

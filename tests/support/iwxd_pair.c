@@ -201,6 +201,7 @@ int iwxd_pair_tx_offload_off(const struct iwxd_pair *p, int i)
 int iwxd_pair_attach(const struct iwxd_pair *p, int i, uint32_t mode, uint32_t flags)
 {
 	struct iwx_ipc_fp_attach req = { .mode = mode, .flags = flags };
+	struct iwx_ipc_fp_attached notes;
 	int sock, err;
 
 	if (mode == IWX_FP_MODE_XDP && (err = iwxd_pair_tx_offload_off(p, !i)))
@@ -209,7 +210,7 @@ int iwxd_pair_attach(const struct iwxd_pair *p, int i, uint32_t mode, uint32_t f
 	if (sock < 0)
 		return sock;
 	snprintf(req.ifname, sizeof(req.ifname), "%s", p->ns.dev[i]);
-	err = raw_call(sock, IWX_IPC_FP_ATTACH, &req, sizeof(req), NULL, 0, NULL, NULL);
+	err = raw_call(sock, IWX_IPC_FP_ATTACH, &req, sizeof(req), &notes, sizeof(notes), NULL, NULL);
 	close(sock);
 	return err;
 }
