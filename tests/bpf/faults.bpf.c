@@ -148,7 +148,7 @@ static __always_inline int change(struct __sk_buff *skb, struct forged *f, __u32
 	if (size == 4)
 		fake = bpf_htonl(bpf_ntohl(real) + fake_add) ^ fake_xor;
 	else
-		fake = real ^ fake_xor;
+		fake = bpf_htons(bpf_ntohs((__u16)real) + fake_add) ^ fake_xor;
 	f->off[i] = off;
 	f->real[i] = real;
 	f->fake[i] = fake;
@@ -171,9 +171,13 @@ static __always_inline void forge(struct __sk_buff *skb, __u32 l3, __u32 l4, __u
 	if (forge_how == FAULTS_FORGE_PAWS &&
 	    (tcp->doff < 8 || bpf_skb_load_bytes(skb, l4 + 20, &ts, 4) || ts != bpf_htonl(0x0101080a)))
 		return;
-	/* other payload, and the CRC that holds over it */
-	err = change(skb, &f, payload + (forge_flip & ~1u), 2, csum, bpf_htons(0x5a5a), 0) ||
-	      change(skb, &f, payload + forge_len - 4, 4, csum, forge_crc, 0);
+	if (forge_how == FAULTS_FORGE_LONGER)	/* the segment holds two FPDUs (inject) */
+		err = change(skb, &f, payload, 2, csum, 0, forge_len) ||
+		      change(skb, &f, payload + 2 * forge_len - 4, 4, csum, 0x5a5a5a5a, 0) ||
+		      change(skb, &f, l4 + 8, 4, csum, 0, 1 << 30);
+	else	/* other payload, and the CRC that holds over it */
+		err = change(skb, &f, payload + (forge_flip & ~1u), 2, csum, bpf_htons(0x5a5a), 0) ||
+		      change(skb, &f, payload + forge_len - 4, 4, csum, forge_crc, 0);
 	switch (forge_how) {
 	case FAULTS_FORGE_ACK:
 		err = err || change(skb, &f, l4 + 8, 4, csum, 0, 1 << 30);
@@ -245,7 +249,7 @@ int inject(struct __sk_buff *skb)
 
 	new_data = udp_port ? false : fresh(bpf_ntohl(tcp.seq), bpf_ntohl(tcp.seq) + (end - payload));
 	if (forge_at && new_data && (skb->gso_size ? skb->gso_size : end - payload) == forge_len &&
-	    end - payload >= forge_len) {
+	    end - payload >= (forge_how == FAULTS_FORGE_LONGER ? 2 : 1) * forge_len) {
 		/* from the n-th on, until one copy went out (a full queue may drop one) */
 		if (__sync_fetch_and_add(&forge_seen, 1) + 1 >= forge_at && !forged)
 			forge(skb, sizeof(eth), l4, payload, &tcp);

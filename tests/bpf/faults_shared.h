@@ -18,6 +18,8 @@ enum faults_forge {
 	FAULTS_FORGE_TOS,	/* FAULTS_FORGE_TOS_MARK, which the receiver's filter drops after
 				   the fast path's program (drop_marked): nothing the program sees */
 	FAULTS_FORGE_VLAN,	/* tagged for VLAN FAULTS_FORGE_VLAN_ID, which the receiver does not have */
+	FAULTS_FORGE_LONGER,	/* with an ACK of data never sent, its first FPDU one with the second
+				   (ULPDU_LENGTH over both), the CRC word at its end not the second's */
 };
 #define FAULTS_FORGE_VLAN_ID	100
 #define FAULTS_FORGE_TOS_MARK	0xb8	/* the IPv4 TOS the filter drops */

@@ -330,3 +330,50 @@ Test(fastpath_forged_unchecked_xdp, an_old_timestamp)
 {
 	refused_by_tcp_after_the_hook(FAULTS_FORGE_PAWS, IWX_FP_SKIP_PAWS);
 }
+
+/*
+ * A copy whose first FPDU takes the second in (its length over both, the CRC word at its
+ * end not TCP's), with an ACK TCP refuses: placed over both FPDUs' range, refuted, and
+ * TCP's FPDU there rewrites only the first's. What else was placed cannot be made right
+ * by that FPDU: b ends the stream with the LLP's Terminate ("local catastrophic error"),
+ * and its receive for the Send behind the Write completes flushed, never with success.
+ */
+Test(fastpath_forged_unchecked, an_fpdu_longer_than_tcps)
+{
+	struct faults_conf c = { .forge_at = FAULTS_AT(40), .forge_len = FPDU_LEN,
+				 .forge_how = FAULTS_FORGE_LONGER };
+	struct buf src, dst, msg, got;
+	struct iwx_event ev;
+	struct iwx_wc wc;
+
+	cr_assert_eq(endpoint_connect(&a, &b, false, &param), 0);
+	cr_assert_eq(faults_attach(&injector, pair.ns.a, pair.ns.dev[0], &c), 0);
+	src = buf_new(&a, NULL, LEN, IWX_ACCESS_LOCAL_WRITE, false);
+	dst = buf_new(&b, NULL, LEN, ALL_ACCESS, false);
+	msg = buf_new(&a, NULL, SEND_LEN, IWX_ACCESS_LOCAL_WRITE, false);
+	got = buf_new(&b, NULL, SEND_LEN, IWX_ACCESS_LOCAL_WRITE, false);
+	fill_pattern(src.p, LEN, 31);
+
+	struct iwx_recv_wr recv = { .wr_id = 3, .num_sge = 1, .sge = { sge_of(&got, 0, SEND_LEN) } };
+	struct iwx_send_wr write = { .wr_id = 1, .opcode = IWX_WR_WRITE, .flags = IWX_WR_SIGNALED,
+				     .num_sge = 1, .sge = { sge_of(&src, 0, LEN) },
+				     .remote_addr = (uintptr_t)dst.p, .rkey = dst.mr->rkey };
+	struct iwx_send_wr send = { .wr_id = 2, .opcode = IWX_WR_SEND, .flags = IWX_WR_SIGNALED,
+				    .num_sge = 1, .sge = { sge_of(&msg, 0, SEND_LEN) } };
+
+	cr_assert_eq(iwx_post_recv(b.qp, &recv), 0);
+	cr_assert_eq(iwx_post_send(a.qp, &write), 0);
+	cr_assert_eq(iwx_post_send(a.qp, &send), 0);
+	cr_assert_eq(endpoint_wc(&b, &wc), 0, "b's receive completes");
+	cr_assert_eq(wc.wr_id, 3);
+	cr_assert_eq(wc.status, IWX_WC_WR_FLUSH_ERR, "flushed, not %s", iwx_wc_status_name(wc.status));
+	cr_assert_eq(faults_counts(injector).forged, 1, "one copy forged");
+	cr_assert_eq(traffic_of_b().fast_unrepaired, 1, "iwxd found what it could not repair");
+	cr_assert_eq(endpoint_event(&b, &ev, STALL_MS), 0, "b's stream ended");
+	cr_assert_eq(ev.type, IWX_EVENT_DISCONNECTED);
+	cr_assert(ev.term.terminated && ev.term.local, "b sent a Terminate: %s", ev.term.reason);
+	cr_assert(ev.term.layer == IWX_LAYER_LLP && ev.term.etype == IWX_MPA_ETYPE &&
+		  ev.term.ecode == IWX_MPA_EC_LOCAL_CATASTROPHIC, "the LLP's local catastrophic "
+		  "error, not %u/%u/0x%02x (%s)", ev.term.layer, ev.term.etype, ev.term.ecode,
+		  ev.term.reason);
+}
