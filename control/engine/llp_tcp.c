@@ -415,6 +415,9 @@ static int tcp_take(void *ctx, const struct iwx_ddp_seg *seg)
 	return 0;
 }
 
+/* Placed bytes that TCP's do not rewrite: the LLP cannot make them right (issue 41). */
+#define IWX_CAUSE_UNREPAIRED	IWX_CAUSE_MPA(IWX_MPA_EC_LOCAL_CATASTROPHIC)
+
 static int tcp_place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 		     struct iwx_term_cause *cause)
 {
@@ -422,13 +425,10 @@ static int tcp_place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 
 	/* the FPDU at a dropped record's position: the placed bytes are made right, or the
 	   stream ends (issue 41: never complete over bytes TCP did not deliver) */
-	if (t->fast.recheck) {
-		t->fast.recheck = false;
-		if (t->fast.clash || !iwx_fast_rx_rewrites(&t->fast.dropped, seg)) {
-			t->llp.stats->fast_unrepaired++;
-			*cause = IWX_CAUSE_MPA(IWX_MPA_EC_LOCAL_CATASTROPHIC);
-			return -EPROTO;
-		}
+	if (!iwx_fast_rx_settle_seg(&t->fast, t->rx->len_pos, seg)) {
+		t->llp.stats->fast_unrepaired++;
+		*cause = IWX_CAUSE_UNREPAIRED;
+		return -EPROTO;
 	}
 	return iwx_qp_place(t->llp.qp, seg, dst, cause);
 }
@@ -568,12 +568,15 @@ static ssize_t fast_turn(struct llp_tcp *t, size_t *limit)
 					t->llp.stats->fast_refuted++;
 				else if (acc == IWX_FAST_RX_UNCHECKED)
 					t->llp.stats->fast_unchecked++;
-				/* two placed here, other than each other: one at least is not TCP's */
-				f->clash |= f->recheck && memcmp(f->dropped.hdr, r->hdr, sizeof(r->hdr));
-				f->dropped = *r;
-				f->recheck = true;
+				iwx_fast_rx_dropped(f, r, pos);
 				iwx_fast_rx_drop(f);
 				continue;
+			}
+			/* one dropped here before it: this one, TCP's, placed later, must cover it */
+			if (!f->n && !iwx_fast_rx_settle_rec(f, pos, r)) {
+				t->llp.stats->fast_unrepaired++;
+				iwx_qp_fail(t->llp.qp, IWX_CAUSE_UNREPAIRED, NULL);
+				return 1;
 			}
 			f->dst[(f->slot->tail + f->n) & (IWX_FP_RING - 1)] = dst;
 			f->n++;

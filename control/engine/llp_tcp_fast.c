@@ -134,3 +134,31 @@ bool iwx_fast_rx_rewrites(const struct iwx_fp_rec *r, const struct iwx_ddp_seg *
 	return seg->tagged && seg->stag == ntohl(stag) && to >= seg->to &&
 	       to - seg->to <= seg->len && iwx_fast_rx_payload(r) <= seg->len - (to - seg->to);
 }
+
+void iwx_fast_rx_dropped(struct iwx_fast_rx *f, const struct iwx_fp_rec *r, uint32_t pos)
+{
+	/* two unlike placed at one position: one at least is not TCP's; and one left unsettled
+	   elsewhere is not to be forgotten */
+	f->clash = f->recheck && (f->recheck_pos != pos || f->clash ||
+				  memcmp(f->dropped.hdr, r->hdr, sizeof(r->hdr)));
+	f->dropped = *r;
+	f->recheck_pos = pos;
+	f->recheck = true;
+}
+
+bool iwx_fast_rx_settle_seg(struct iwx_fast_rx *f, uint32_t len_pos, const struct iwx_ddp_seg *seg)
+{
+	if (!f->recheck)
+		return true;
+	f->recheck = false;
+	return !f->clash && len_pos - f->recheck_pos <= IWX_MPA_MARKER_LEN &&
+	       iwx_fast_rx_rewrites(&f->dropped, seg);
+}
+
+bool iwx_fast_rx_settle_rec(struct iwx_fast_rx *f, uint32_t pos, const struct iwx_fp_rec *r)
+{
+	if (!f->recheck)
+		return true;
+	f->recheck = false;
+	return !f->clash && pos == f->recheck_pos && !memcmp(f->dropped.hdr, r->hdr, sizeof(r->hdr));
+}

@@ -27,10 +27,11 @@ struct iwx_fast_rx {
 	uint8_t			**dst;		/* where each one's payload is, here, by ring
 						   index: IWX_FP_RING of them (NULL when n is 0
 						   and none are borrowed, llp_tcp.c) */
-	/* the record dropped at the parser's position, its FPDU read instead: TCP's FPDU
-	   there must rewrite what it placed (iwx_fast_rx_rewrites) */
+	/* the record dropped at the parser's position, recheck_pos, its FPDU taken otherwise:
+	   what it placed must be rewritten there (iwx_fast_rx_settle_*) */
 	bool			recheck;
 	bool			clash;		/* another, unlike it, was dropped there too */
+	uint32_t		recheck_pos;
 	struct iwx_fp_rec	dropped;
 };
 
@@ -83,6 +84,19 @@ void iwx_fast_rx_drop(struct iwx_fast_rx *f);
  * over a range that holds the record's. Else the placed bytes stay where TCP's never go.
  */
 bool iwx_fast_rx_rewrites(const struct iwx_fp_rec *r, const struct iwx_ddp_seg *seg);
+
+/* Record r, at stream position pos, is dropped: the FPDU there is taken otherwise. */
+void iwx_fast_rx_dropped(struct iwx_fast_rx *f, const struct iwx_fp_rec *r, uint32_t pos);
+
+/*
+ * The FPDU at the dropped record's position is taken: from TCP's bytes, its ULPDU_LENGTH
+ * at len_pos (a marker may lead it) and its header decoded as seg; or from record r at pos,
+ * TCP's too and placed after the dropped one. false when what the dropped record placed is
+ * not all rewritten so (or another unlike it was dropped there too): it cannot be made
+ * right. true when nothing was dropped.
+ */
+bool iwx_fast_rx_settle_seg(struct iwx_fast_rx *f, uint32_t len_pos, const struct iwx_ddp_seg *seg);
+bool iwx_fast_rx_settle_rec(struct iwx_fast_rx *f, uint32_t pos, const struct iwx_fp_rec *r);
 
 /* The oldest committed record, taken: the slot may reuse its entry. */
 void iwx_fast_rx_pop(struct iwx_fast_rx *f);

@@ -285,9 +285,21 @@ static void stream_ended(struct iwxd *d, struct vqp *q)
 	} else if (ev.terminated) {
 		d->st.terms_received++;
 	}
-	log_info("qp %u: stream ended: %s%s", q->num,
-		 ev.terminated ? iwx_term_ecode_name(cause.layer, cause.etype, cause.ecode) :
-		 "closed", ev.terminated ? (local ? " (Terminate sent)" : " (Terminate received)") : "");
+	if (ev.terminated && local) {
+		struct iwx_qp_stats st;
+
+		iwx_qp_stats(q->eng, &st);
+		if (st.fast_unrepaired)
+			log_warn("qp %u: the fast path placed bytes TCP's FPDU there does not "
+				 "rewrite (not TCP's): ending the stream", q->num);
+	}
+	if (ev.terminated)
+		log_info("qp %u: stream ended: %s, %s: %s (Terminate %s)", q->num,
+			 iwx_term_layer_name(cause.layer), iwx_term_etype_name(cause.layer, cause.etype),
+			 iwx_term_ecode_name(cause.layer, cause.etype, cause.ecode),
+			 local ? "sent" : "received");
+	else
+		log_info("qp %u: stream ended: closed", q->num);
 	conn_sock_interest(d, &q->sock, 0);
 	fastpath_conn_end(d, q);
 	q->ended = true;

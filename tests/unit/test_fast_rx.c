@@ -147,3 +147,35 @@ Test(fast_rx, tcp_rewrites_a_dropped_record_only_over_all_it_placed)
 	tcp = (struct iwx_ddp_seg){ .tagged = true, .stag = 0x1234, .to = UINT64_MAX - 10, .len = 1000 };
 	cr_assert(iwx_fast_rx_rewrites(&r, &tcp), "at the top of the offsets, without overflow");
 }
+
+/*
+ * A record dropped at a position is settled once the FPDU there is taken: from TCP's bytes
+ * (its header right there, or behind a leading marker) or from a later record there, TCP's,
+ * alike; an unlike one dropped there too, or the FPDU taken elsewhere, cannot settle it.
+ */
+Test(fast_rx, a_dropped_record_is_settled_by_the_fpdu_taken_where_it_was)
+{
+	struct iwx_fp_rec r = tagged_rec(0x1234, 0x10000, 1000), other = tagged_rec(0x1234, 0x10000, 1200);
+	struct iwx_ddp_seg tcp = { .tagged = true, .stag = 0x1234, .to = 0x10000, .len = 1000 };
+
+	cr_assert(iwx_fast_rx_settle_seg(&f, 5000, &tcp), "nothing dropped: nothing to settle");
+	iwx_fast_rx_dropped(&f, &r, 5000);
+	cr_assert(iwx_fast_rx_settle_seg(&f, 5000, &tcp), "TCP's FPDU there, the same");
+	iwx_fast_rx_dropped(&f, &r, 5120);
+	cr_assert(iwx_fast_rx_settle_seg(&f, 5124, &tcp), "... behind a leading marker");
+	iwx_fast_rx_dropped(&f, &r, 6000);
+	cr_assert_not(iwx_fast_rx_settle_seg(&f, 7000, &tcp), "an FPDU elsewhere");
+	cr_assert(iwx_fast_rx_settle_seg(&f, 7000, &tcp), "settled once: nothing left");
+
+	iwx_fast_rx_dropped(&f, &r, 8000);
+	iwx_fast_rx_dropped(&f, &r, 8000);
+	cr_assert(iwx_fast_rx_settle_rec(&f, 8000, &r), "a later record there, TCP's, alike");
+	iwx_fast_rx_dropped(&f, &r, 9000);
+	cr_assert_not(iwx_fast_rx_settle_rec(&f, 9000, &other), "... unlike it");
+	iwx_fast_rx_dropped(&f, &r, 10000);
+	iwx_fast_rx_dropped(&f, &other, 10000);
+	cr_assert_not(iwx_fast_rx_settle_seg(&f, 10000, &tcp), "two unlike dropped at one position");
+	iwx_fast_rx_dropped(&f, &r, 11000);
+	iwx_fast_rx_dropped(&f, &r, 12000);
+	cr_assert_not(iwx_fast_rx_settle_seg(&f, 12000, &tcp), "one left unsettled before");
+}
