@@ -151,6 +151,38 @@ static void expect_wc(struct endpoint *e, uint64_t id)
 		     iwx_wc_status_name(wc.status));
 }
 
+/* The traffic each forgery races: a Write of LEN bytes from a to b and a Send behind it,
+ * b's receive for it posted first (wr_ids 1, 2; 3). */
+struct raced {
+	struct buf	src, dst, msg, got;
+};
+
+static struct raced post_raced(uint32_t pattern)
+{
+	struct raced t = {
+		.src = buf_new(&a, NULL, LEN, IWX_ACCESS_LOCAL_WRITE, false),
+		.dst = buf_new(&b, NULL, LEN, ALL_ACCESS, false),
+		.msg = buf_new(&a, NULL, SEND_LEN, IWX_ACCESS_LOCAL_WRITE, false),
+		.got = buf_new(&b, NULL, SEND_LEN, IWX_ACCESS_LOCAL_WRITE, false),
+	};
+
+	fill_pattern(t.src.p, LEN, pattern);
+	fill_pattern(t.msg.p, SEND_LEN, pattern + 1);
+	memset(t.dst.p, 0, LEN);
+
+	struct iwx_recv_wr recv = { .wr_id = 3, .num_sge = 1, .sge = { sge_of(&t.got, 0, SEND_LEN) } };
+	struct iwx_send_wr write = { .wr_id = 1, .opcode = IWX_WR_WRITE, .flags = IWX_WR_SIGNALED,
+				     .num_sge = 1, .sge = { sge_of(&t.src, 0, LEN) },
+				     .remote_addr = (uintptr_t)t.dst.p, .rkey = t.dst.mr->rkey };
+	struct iwx_send_wr send = { .wr_id = 2, .opcode = IWX_WR_SEND, .flags = IWX_WR_SIGNALED,
+				    .num_sge = 1, .sge = { sge_of(&t.msg, 0, SEND_LEN) } };
+
+	cr_assert_eq(iwx_post_recv(b.qp, &recv), 0);
+	cr_assert_eq(iwx_post_send(a.qp, &write), 0);
+	cr_assert_eq(iwx_post_send(a.qp, &send), 0);
+	return t;
+}
+
 /*
  * A Write of LEN bytes from a to b and a Send behind it, the 40th full segment raced by a
  * copy forged as how says: every byte as a sent it, both complete, nothing terminated.
@@ -160,8 +192,8 @@ static struct iwx_fp_counters write_raced(enum faults_forge how)
 {
 	struct faults_conf c = { .forge_at = FAULTS_AT(40), .forge_len = FPDU_LEN, .forge_flip = FLIP,
 				 .forge_how = how };
-	struct buf src, dst, msg, got;
 	struct faults_counts n;
+	struct raced t;
 
 	forge_crc(c.forge_crc);
 	cr_assert_eq(endpoint_connect(&a, &b, false, &param), 0);
@@ -169,24 +201,7 @@ static struct iwx_fp_counters write_raced(enum faults_forge how)
 	if (how == FAULTS_FORGE_TOS)
 		cr_assert_eq(faults_attach_filter(&filter, pair.ns.b, pair.ns.dev[1]), 0);
 
-	src = buf_new(&a, NULL, LEN, IWX_ACCESS_LOCAL_WRITE, false);
-	dst = buf_new(&b, NULL, LEN, ALL_ACCESS, false);
-	msg = buf_new(&a, NULL, SEND_LEN, IWX_ACCESS_LOCAL_WRITE, false);
-	got = buf_new(&b, NULL, SEND_LEN, IWX_ACCESS_LOCAL_WRITE, false);
-	fill_pattern(src.p, LEN, how + 11);
-	fill_pattern(msg.p, SEND_LEN, how + 12);
-	memset(dst.p, 0, LEN);
-
-	struct iwx_recv_wr recv = { .wr_id = 3, .num_sge = 1, .sge = { sge_of(&got, 0, SEND_LEN) } };
-	struct iwx_send_wr write = { .wr_id = 1, .opcode = IWX_WR_WRITE, .flags = IWX_WR_SIGNALED,
-				     .num_sge = 1, .sge = { sge_of(&src, 0, LEN) },
-				     .remote_addr = (uintptr_t)dst.p, .rkey = dst.mr->rkey };
-	struct iwx_send_wr send = { .wr_id = 2, .opcode = IWX_WR_SEND, .flags = IWX_WR_SIGNALED,
-				    .num_sge = 1, .sge = { sge_of(&msg, 0, SEND_LEN) } };
-
-	cr_assert_eq(iwx_post_recv(b.qp, &recv), 0);
-	cr_assert_eq(iwx_post_send(a.qp, &write), 0);
-	cr_assert_eq(iwx_post_send(a.qp, &send), 0);
+	t = post_raced(how + 11);
 	expect_wc(&a, 1);
 	expect_wc(&a, 2);
 	expect_wc(&b, 3);	/* b took the Write, CRC and all, before the Send (RFC 5040 §5.5) */
@@ -197,8 +212,8 @@ static struct iwx_fp_counters write_raced(enum faults_forge how)
 	if (how == FAULTS_FORGE_TOS)
 		cr_assert_geq(faults_counts(filter).marked_dropped, 1,
 			      "the filter dropped it (at XDP, each wire segment of it)");
-	cr_assert_arr_eq(dst.p, src.p, LEN, "b holds what a wrote, not the forged bytes");
-	cr_assert_arr_eq(got.p, msg.p, SEND_LEN);
+	cr_assert_arr_eq(t.dst.p, t.src.p, LEN, "b holds what a wrote, not the forged bytes");
+	cr_assert_arr_eq(t.got.p, t.msg.p, SEND_LEN);
 	return counters_of_b();
 }
 
@@ -333,28 +348,12 @@ Test(fastpath_forged_unchecked, an_fpdu_longer_than_tcps)
 {
 	struct faults_conf c = { .forge_at = FAULTS_AT(40), .forge_len = FPDU_LEN,
 				 .forge_how = FAULTS_FORGE_LONGER };
-	struct buf src, dst, msg, got;
 	struct iwx_event ev;
 	struct iwx_wc wc;
 
 	cr_assert_eq(endpoint_connect(&a, &b, false, &param), 0);
 	cr_assert_eq(faults_attach(&injector, pair.ns.a, pair.ns.dev[0], &c), 0);
-	src = buf_new(&a, NULL, LEN, IWX_ACCESS_LOCAL_WRITE, false);
-	dst = buf_new(&b, NULL, LEN, ALL_ACCESS, false);
-	msg = buf_new(&a, NULL, SEND_LEN, IWX_ACCESS_LOCAL_WRITE, false);
-	got = buf_new(&b, NULL, SEND_LEN, IWX_ACCESS_LOCAL_WRITE, false);
-	fill_pattern(src.p, LEN, 31);
-
-	struct iwx_recv_wr recv = { .wr_id = 3, .num_sge = 1, .sge = { sge_of(&got, 0, SEND_LEN) } };
-	struct iwx_send_wr write = { .wr_id = 1, .opcode = IWX_WR_WRITE, .flags = IWX_WR_SIGNALED,
-				     .num_sge = 1, .sge = { sge_of(&src, 0, LEN) },
-				     .remote_addr = (uintptr_t)dst.p, .rkey = dst.mr->rkey };
-	struct iwx_send_wr send = { .wr_id = 2, .opcode = IWX_WR_SEND, .flags = IWX_WR_SIGNALED,
-				    .num_sge = 1, .sge = { sge_of(&msg, 0, SEND_LEN) } };
-
-	cr_assert_eq(iwx_post_recv(b.qp, &recv), 0);
-	cr_assert_eq(iwx_post_send(a.qp, &write), 0);
-	cr_assert_eq(iwx_post_send(a.qp, &send), 0);
+	post_raced(31);
 	cr_assert_eq(endpoint_wc(&b, &wc), 0, "b's receive completes");
 	cr_assert_eq(wc.wr_id, 3);
 	cr_assert_eq(wc.status, IWX_WC_WR_FLUSH_ERR, "flushed, not %s", iwx_wc_status_name(wc.status));
