@@ -87,7 +87,7 @@ static void down(void)
 		faults_detach(inj[i]);
 		inj[i] = NULL;
 		if (htb)
-			faults_htb_del(i ? pair.ns.b : pair.ns.a, pair.ns.dev[i]);
+			faults_qdisc_del(i ? pair.ns.b : pair.ns.a, pair.ns.dev[i]);
 	}
 	htb = false;
 	iwxd_pair_down(&pair, &a, &b);

@@ -149,11 +149,21 @@ int faults_htb_add(const char *ns, const char *dev)
 		err = netns_exec(ns, "tc", "class", "add", "dev", dev, "parent", "1:", "classid", "1:20",
 				 "htb", "rate", "1gbit", "quantum", "200000", NULL);
 	if (err)
-		faults_htb_del(ns, dev);
+		faults_qdisc_del(ns, dev);
 	return err;
 }
 
-void faults_htb_del(const char *ns, const char *dev)
+/*
+ * tbf at rate: a burst of 64 KiB (a TSO segment whole: tbf would cut a larger one), and
+ * what waits longer than 100 ms dropped, as a slow link's queue would.
+ */
+int faults_rate_add(const char *ns, const char *dev, const char *rate)
+{
+	return netns_exec(ns, "tc", "qdisc", "add", "dev", dev, "root", "tbf", "rate", rate, "burst",
+			  "64kb", "latency", "100ms", NULL);
+}
+
+void faults_qdisc_del(const char *ns, const char *dev)
 {
 	netns_exec(ns, "tc", "qdisc", "del", "dev", dev, "root", NULL);	/* fails when none: fine */
 }

@@ -4,7 +4,8 @@
  * tests/bpf/faults.bpf.c at TC egress of a veth end, which drops, duplicates, reorders
  * or corrupts TCP segments with payload at given rates (or drops and duplicates UDP
  * datagrams to a port), or races one segment with a forged copy; the htb qdisc its
- * reordering needs; and the filter that drops the forged copies marked for it.
+ * reordering needs, and a slow link's tbf; and the filter that drops the forged copies
+ * marked for it.
  */
 #include "faults_shared.h"
 #ifndef IWX_FAULTS_H
@@ -75,11 +76,16 @@ void faults_detach(struct faults *f);
 
 /*
  * The root qdisc that makes reordering: htb with a fast default class and a slow one
- * that the injector sends delayed segments to. 0 or -errno; faults_htb_del removes it
+ * that the injector sends delayed segments to. 0 or -errno; faults_qdisc_del removes it
  * (and is safe to call when there is none).
  */
 int faults_htb_add(const char *ns, const char *dev);
-void faults_htb_del(const char *ns, const char *dev);
+
+/* The root qdisc of a slow link: rate as tc says it ("100mbit"). 0 or -errno. */
+int faults_rate_add(const char *ns, const char *dev, const char *rate);
+
+/* Remove dev's root qdisc, whichever of the two. */
+void faults_qdisc_del(const char *ns, const char *dev);
 
 /* A TcpExt counter of namespace ns, as nstat names it less "TcpExt" ("TCPOFOQueue"); -errno. */
 int64_t faults_tcp_stat(const char *ns, const char *name);
