@@ -22,7 +22,7 @@
 #define STAGE_LEN	65536	/* read-ahead for headers; payload is received in place */
 #define DIRECT_MIN	1024	/* receive straight into the target from this many bytes */
 #define TX_BUDGET	128	/* FPDUs built per transmit call, so receive is not starved */
-#define BATCH_BYTES	131072	/* FPDUs filled per batch, about: two GSO packets (BENCHMARKS.md) */
+#define BATCH_BYTES	131072	/* FPDUs filled per batch, at most: two GSO packets (BENCHMARKS.md) */
 #define BATCH_FPDUS	160	/* ... and at most this many */
 #define BATCH_PIECES	256	/* ... in at most this many pieces (IOV_MAX is 1024) */
 #define COPY_MAX	512	/* payloads up to this are copied: cheaper than a piece of their own */
@@ -61,7 +61,6 @@ struct llp_tcp {
 	bool			fpdu_ends_msg[BATCH_FPDUS];	/* its message's last */
 	bool			fpdu_starts_rec[BATCH_FPDUS];	/* a record (one sendmsg) starts here */
 	bool			fpdu_starts_win[BATCH_FPDUS];	/* ... or an EMSS-long stretch of one */
-	bool			fpdu_fills_win[BATCH_FPDUS];	/* it ends its stretch, full */
 	uint32_t		nfpdu;
 	uint32_t		cur;		/* the FPDU fpdu_sent is in */
 	bool			aligned;	/* what goes next starts a TCP segment */
@@ -174,16 +173,21 @@ static uint32_t stretch_room(const struct llp_tcp *t, size_t used)
 
 /*
  * Fill the next batch: whole FPDUs, back to back, in records, each sent by one sendmsg
- * ending in MSG_EOR unless its last stretch is full. TCP starts a new packet for data
- * after an end of record, appends to its last packet otherwise, and cuts packets into
- * segments at multiples of the MSS from their start, so a record whose FPDUs each lie
- * within one EMSS-long stretch of it goes out in segments that start with an FPDU and
- * hold whole ones (RFC 5044 §5): FPDUs of a full EMSS one per segment, smaller ones
- * packed; and records of full stretches go on in TCP's packet as large as it makes them. A segment after a smaller one is cut to fill its stretch (DDP may cut a
- * message anywhere), so that messages follow one another in one record, TCP's packets
- * as large as a bulk sender's; one that would still cross a stretch's end (markers, or
- * too little room) starts the next record. With zero copy a batch ends with a message
- * (tcp_zc.h notes one per batch). false: nothing to send.
+ * ending in MSG_EOR. TCP starts a new packet for data after an end of record, and cuts
+ * packets into segments at multiples of the MSS from their start, so a record whose
+ * FPDUs each lie within one EMSS-long stretch of it goes out in segments that start with
+ * an FPDU and hold whole ones (RFC 5044 §5): FPDUs of a full EMSS one per segment,
+ * smaller ones packed. A segment after a smaller one is cut to fill its stretch (DDP may
+ * cut a message anywhere), so that messages follow one another in one record, TCP's
+ * packets as large as a bulk sender's; one that would still cross a stretch's end
+ * (markers, or too little room) starts the next record. Every record ends in MSG_EOR:
+ * once TCP has cut a packet off the MSS grid (a tbf at 1 Gbit/s did in one run of two),
+ * it fills the rest with the next packet's bytes (tcp_grow_skb, Linux 6.10) unless an
+ * end of record lies between them, and the grid stayed off for as long as data waited:
+ * 2 100 segments, none of whose FPDUs the receiver's fast path could place. A batch
+ * stops before BATCH_BYTES while a full-EMSS FPDU still fits: two GSO packets, not a
+ * third of one FPDU. With zero copy a batch ends with a message (tcp_zc.h notes one per
+ * batch). false: nothing to send.
  */
 static bool fill_batch(struct llp_tcp *t, int *budget)
 {
@@ -197,7 +201,7 @@ static bool fill_batch(struct llp_tcp *t, int *budget)
 		return false;	/* the message this batch may end could not wait for the kernel */
 	if (t->zc)
 		iwx_tcp_zc_batch(t->zc);
-	while (*budget > 0 && t->nfpdu < BATCH_FPDUS && t->fpdu_len < BATCH_BYTES &&
+	while (*budget > 0 && t->nfpdu < BATCH_FPDUS && t->fpdu_len + t->emss <= BATCH_BYTES &&
 	       t->npiece + 2 + IWX_MAX_SGE <= BATCH_PIECES) {
 		struct iwx_llp_seg s;
 		size_t n;
@@ -213,7 +217,6 @@ static bool fill_batch(struct llp_tcp *t, int *budget)
 		if (t->fpdu_starts_rec[t->nfpdu])
 			used = 0;
 		t->fpdu_starts_win[t->nfpdu] = !used;
-		t->fpdu_fills_win[t->nfpdu] = used + n == t->emss;
 		used = (used + n) % t->emss;
 		t->fpdu_start[t->nfpdu] = t->fpdu_len;
 		t->fpdu_ends_msg[t->nfpdu++] = s.last;
@@ -262,13 +265,13 @@ static bool zc_reap(struct llp_tcp *t)
 	return true;
 }
 
-/* sendmsg the batch's next len bytes, MSG_EOR after them when eor. */
-static ssize_t send_pieces(struct llp_tcp *t, size_t len, bool eor)
+/* sendmsg the batch's next len bytes, MSG_EOR after them. */
+static ssize_t send_pieces(struct llp_tcp *t, size_t len)
 {
 	uint32_t k = t->piece_at;
 	size_t before = 0, whole;
 	struct msghdr mh = { .msg_iov = &t->piece[t->piece_at] };
-	int flags = MSG_NOSIGNAL | MSG_DONTWAIT | (eor ? MSG_EOR : 0);
+	int flags = MSG_NOSIGNAL | MSG_DONTWAIT | MSG_EOR;
 	bool zc = t->zc && iwx_tcp_zc_use(t->zc);
 	ssize_t n;
 
@@ -330,15 +333,13 @@ static void send_batches(struct llp_tcp *t, bool *want_write)
 		 * To the record's end; but when TCP took only part of it, up to the end of
 		 * the stretch it stopped in, so that with MSG_EOR the stretches after it start
 		 * a new packet again (the rest of a cut FPDU may have to start one of its own:
-		 * TCP may have sent the part it took). Without MSG_EOR when it ends a full
-		 * stretch and starts where a segment does: what follows may join its packet.
+		 * TCP may have sent the part it took).
 		 */
 		bool at_fpdu = t->fpdu_start[t->cur] == t->fpdu_sent;
 		bool at_win = at_fpdu && t->fpdu_starts_win[t->cur];
 		uint32_t next = record_end(t, t->cur, !at_win);
 		size_t end = fpdu_at(t, next);
-		bool eor = !(t->aligned && at_win && t->fpdu_fills_win[next - 1]);
-		ssize_t n = send_pieces(t, end - t->fpdu_sent, eor);
+		ssize_t n = send_pieces(t, end - t->fpdu_sent);
 
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR) {
@@ -358,7 +359,7 @@ static void send_batches(struct llp_tcp *t, bool *want_write)
 			llp->stats->tx_fpdus_aligned++;
 		t->fpdu_sent += n;
 		/* all taken, its end of record holding; or stopped where a stretch starts */
-		t->aligned = (t->fpdu_sent == end && eor) ||
+		t->aligned = t->fpdu_sent == end ||
 			     (t->aligned && at_win && stretch_starts_at(t, t->fpdu_sent));
 		skip_pieces(t, n);
 		for (; t->cur < t->nfpdu && fpdu_at(t, t->cur + 1) <= t->fpdu_sent; t->cur++)
