@@ -209,17 +209,6 @@ fp_set() { # off|tc|xdp|xdp-off
 
 run_ns() { awk '{ print $1 }' "/proc/$1/schedstat"; } # pid: its run time so far, ns
 
-# The receiver's fast path counters (iwx stats -j), its interfaces summed: placed bytes,
-# then FPDUs placed and skipped (%.0f: mawk's %d stops at 2^31 - 1, a few seconds of placing).
-fp_placed() { # socket
-	timeout 10 "$iwx" stats -j -s "$1" | awk '/"ifindex"/ {
-		match($0, /"placed_bytes": [0-9]+/); b += substr($0, RSTART + 16, RLENGTH - 16)
-		match($0, /"placed_fpdus": [0-9]+/); f += substr($0, RSTART + 16, RLENGTH - 16)
-		s = $0; sub(/.*"skipped": \{/, "", s); n = split(s, kv, /, /)
-		for (i = 1; i <= n; i++) { v = kv[i]; sub(/.*: /, "", v); k += v + 0 } }
-		END { printf "%.0f %.0f %.0f\n", b, f, k }'
-}
-
 # The run time (ns) of the fast path's programs as the kernel counts it while
 # kernel.bpf_stats_enabled is 1 (bpf_stats_on): what they cost per byte, without the noise
 # of the rest of the machine. Every iwx_tc and xdp_dispatcher (libxdp's, which runs

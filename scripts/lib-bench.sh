@@ -1,5 +1,5 @@
 # shellcheck shell=bash disable=SC2034,SC2154
-# What scripts/bench.sh, bench-sctp.sh and bench-scale.sh share, sourced by each: two
+# What scripts/bench.sh and the other bench-*.sh share, sourced by each: two
 # network namespaces joined by a veth pair, each side pinned to a CPU and its veth end
 # steering what it receives there (RPS), an iwxd in each (daemons_up), and the helpers
 # that stop processes, read result lines and make Markdown tables of medians; and the
@@ -170,6 +170,17 @@ ticks() { # pid: CPU time used so far, in clock ticks
 }
 
 now_ns() { date +%s%N; }
+
+# The receiver's fast path counters (iwx stats -j), its interfaces summed: placed bytes,
+# then FPDUs placed and skipped (%.0f: mawk's %d stops at 2^31 - 1, a few seconds of placing).
+fp_placed() { # socket (the caller sets iwx, the CLI's path)
+	timeout 10 "$iwx" stats -j -s "$1" | awk '/"ifindex"/ {
+		match($0, /"placed_bytes": [0-9]+/); b += substr($0, RSTART + 16, RLENGTH - 16)
+		match($0, /"placed_fpdus": [0-9]+/); f += substr($0, RSTART + 16, RLENGTH - 16)
+		s = $0; sub(/.*"skipped": \{/, "", s); n = split(s, kv, /, /)
+		for (i = 1; i <= n; i++) { v = kv[i]; sub(/.*: /, "", v); k += v + 0 } }
+		END { printf "%.0f %.0f %.0f\n", b, f, k }'
+}
 
 # ------------------------------------------------------------- result lines
 
