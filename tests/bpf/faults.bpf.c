@@ -158,9 +158,34 @@ static __always_inline int change(struct __sk_buff *skb, struct forged *f, __u32
 	return swap(skb, off, real, fake, size, csum);
 }
 
+/* Send a copy of the segment ahead of it, marked so that it passes this program again. */
+static __always_inline bool send_copy(struct __sk_buff *skb)
+{
+	bool sent;
+
+	skb->mark = FAULTS_CLONE_MARK;
+	sent = !bpf_clone_redirect(skb, skb->ifindex, 0);
+	skb->mark = 0;
+	return sent;
+}
+
+/* FAULTS_FORGE_PAWS_RACE's first copy: the segment's len bytes one segment earlier, newer. */
+static __always_inline bool newer_ahead(struct __sk_buff *skb, __u32 l4, __u32 csum, __u32 len)
+{
+	struct forged f = {};
+	bool sent;
+
+	sent = !change(skb, &f, l4 + 4, 4, csum, 0, -(__s32)len) &&
+	       !change(skb, &f, l4 + 24, 4, csum, 0, FAULTS_FORGE_NEWER) && send_copy(skb);
+	for (int i = FORGED_FIELDS - 1; i >= 0; i--)
+		if (i < (int)f.n)
+			swap(skb, f.off[i], f.fake[i], f.real[i], f.size[i], f.csum[i]);
+	return sent;
+}
+
 /* Send a forged copy of the segment ahead of it (see above); the segment goes on as it was. */
 static __always_inline void forge(struct __sk_buff *skb, __u32 l3, __u32 l4, __u32 payload,
-				  const struct tcphdr *tcp)
+				  __u32 len, const struct tcphdr *tcp)
 {
 	__u32 csum = l4 + __builtin_offsetof(struct tcphdr, check), ts = 0;
 	__u8 mac[ETH_ALEN], other[ETH_ALEN] = { 0x02, 0, 0, 0, 0, 0x99 };
@@ -168,8 +193,10 @@ static __always_inline void forge(struct __sk_buff *skb, __u32 l3, __u32 l4, __u
 	int err;
 
 	/* Linux puts NOP, NOP, timestamps first */
-	if (forge_how == FAULTS_FORGE_PAWS &&
+	if ((forge_how == FAULTS_FORGE_PAWS || forge_how == FAULTS_FORGE_PAWS_RACE) &&
 	    (tcp->doff < 8 || bpf_skb_load_bytes(skb, l4 + 20, &ts, 4) || ts != bpf_htonl(0x0101080a)))
+		return;
+	if (forge_how == FAULTS_FORGE_PAWS_RACE && !newer_ahead(skb, l4, csum, len))
 		return;
 	if (forge_how == FAULTS_FORGE_LONGER)	/* the segment holds two FPDUs (inject) */
 		err = change(skb, &f, payload, 2, csum, 0, forge_len) ||
@@ -201,13 +228,8 @@ static __always_inline void forge(struct __sk_buff *skb, __u32 l3, __u32 l4, __u
 	if (forge_how == FAULTS_FORGE_VLAN && !err &&
 	    bpf_skb_vlan_push(skb, bpf_htons(ETH_P_8021Q), FAULTS_FORGE_VLAN_ID))
 		err = 1;
-	if (!err) {
-		/* the copy passes this program again (egress of the same device): marked, it goes */
-		skb->mark = FAULTS_CLONE_MARK;
-		if (!bpf_clone_redirect(skb, skb->ifindex, 0))
-			__sync_fetch_and_add(&forged, 1);
-		skb->mark = 0;
-	}
+	if (!err && send_copy(skb))	/* it passes this program again (egress of the same device) */
+		__sync_fetch_and_add(&forged, 1);
 	/* the segment itself, as it was */
 	if (forge_how == FAULTS_FORGE_VLAN && !err)
 		bpf_skb_vlan_pop(skb);
@@ -252,7 +274,7 @@ int inject(struct __sk_buff *skb)
 	    end - payload >= (forge_how == FAULTS_FORGE_LONGER ? 2 : 1) * forge_len) {
 		/* from the n-th on, until one copy went out (a full queue may drop one) */
 		if (__sync_fetch_and_add(&forge_seen, 1) + 1 >= forge_at && !forged)
-			forge(skb, sizeof(eth), l4, payload, &tcp);
+			forge(skb, sizeof(eth), l4, payload, end - payload, &tcp);
 		return TC_ACT_OK;
 	}
 	idx = __sync_fetch_and_add(&seen, 1);
@@ -269,11 +291,8 @@ int inject(struct __sk_buff *skb)
 	}
 	u -= drop_ppm;
 	if (u < dup_ppm) {
-		/* the clone passes this program again (egress of the same device): marked, it goes */
-		skb->mark = FAULTS_CLONE_MARK;
-		if (!bpf_clone_redirect(skb, skb->ifindex, 0))
+		if (send_copy(skb))
 			__sync_fetch_and_add(&duplicated, 1);
-		skb->mark = 0;
 		return TC_ACT_OK;
 	}
 	u -= dup_ppm;

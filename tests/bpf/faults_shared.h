@@ -20,7 +20,13 @@ enum faults_forge {
 	FAULTS_FORGE_VLAN,	/* tagged for VLAN FAULTS_FORGE_VLAN_ID, which the receiver does not have */
 	FAULTS_FORGE_LONGER,	/* with an ACK of data never sent, its first FPDU one with the second
 				   (ULPDU_LENGTH over both), the CRC word at its end not the second's */
+	FAULTS_FORGE_PAWS_RACE,	/* its own timestamp, sent behind a copy of the segment's bytes one
+				   segment earlier (old data, a duplicate TCP drops) whose timestamp
+				   is FAULTS_FORGE_NEWER ms newer: once TCP has taken that one, the
+				   forged copy's timestamp is old (RFC 7323 §5), but not when a
+				   program judged it before TCP took either */
 };
+#define FAULTS_FORGE_NEWER	2
 #define FAULTS_FORGE_VLAN_ID	100
 #define FAULTS_FORGE_TOS_MARK	0xb8	/* the IPv4 TOS the filter drops */
 

@@ -4,8 +4,8 @@
  * on the wire races the sender of a running RDMA Write with a copy of one of its segments
  * that carries other payload, with an MPA CRC that holds over it, and that the receiver's
  * TCP refuses (tests/bpf/faults.bpf.c, forge): an ACK of data never sent, a bad IPv4
- * header checksum, another host's MAC address, an old timestamp, a VLAN tag the host
- * has no device for. Or a copy the fast path
+ * header checksum, another host's MAC address, an old timestamp (alone, or one made old
+ * by a segment just ahead of it), a VLAN tag the host has no device for. Or a copy the fast path
  * finds good in every way, that a filter after it drops (as a firewall would): what the
  * program cannot see. Then the segment itself comes, and TCP takes it. With MPA markers
  * (every packet says where its FPDUs are) too.
@@ -266,6 +266,37 @@ Test(fastpath_forged_xdp, an_ack_of_data_never_sent)
 Test(fastpath_forged_xdp, another_hosts_mac_address)
 {
 	refused(FAULTS_FORGE_MAC, IWX_FP_SKIP_NOT_HOST);
+}
+
+/*
+ * The copy with the segment's own timestamp, behind the segment's bytes one segment
+ * earlier with a newer one: TCP takes that duplicate's timestamp as its latest, then
+ * drops the copy, and the segment, as old (PAWS). A program that judges both before TCP
+ * has taken the first (XDP: a NAPI poll's frames before the stack has any; TC: frames
+ * that wait behind iwxd's hold on the socket) finds the copy's timestamp current: what
+ * decides is what TCP then does with it. TCP's PAWS drops show the race was run; whether
+ * the copy was placed depends on where the programs stand, so it is logged.
+ */
+static void newer_timestamp_ahead(void)
+{
+	int64_t paws = faults_tcp_stat(pair.ns.b, "PAWSEstab");
+	uint64_t refuted = traffic_of_b().fast_refuted;
+	struct iwx_fp_counters c = write_raced(FAULTS_FORGE_PAWS_RACE);
+
+	cr_assert_gt(faults_tcp_stat(pair.ns.b, "PAWSEstab"), paws, "b's TCP dropped the copy as old");
+	cr_log_info("refuted %llu -> %llu; skipped paws %llu; placed %llu FPDUs",
+		    (unsigned long long)refuted, (unsigned long long)traffic_of_b().fast_refuted,
+		    (unsigned long long)c.skipped[IWX_FP_SKIP_PAWS], (unsigned long long)c.placed_fpdus);
+}
+
+Test(fastpath_forged, an_old_timestamp_behind_a_newer_one)
+{
+	newer_timestamp_ahead();
+}
+
+Test(fastpath_forged_xdp, an_old_timestamp_behind_a_newer_one)
+{
+	newer_timestamp_ahead();
 }
 
 /*
