@@ -286,6 +286,7 @@ struct iwxd_opts {
 	bool		memlock;	/* hold each client to its RLIMIT_MEMLOCK too (limits.c) */
 	int		spin_us;	/* after activity, turn this long without sleeping */
 	uint32_t	zerocopy_min;	/* TCP: MSG_ZEROCOPY from this many bytes (0: never) */
+	uint32_t	fp_rcvbuf;	/* a followed connection's SO_RCVBUF (0: TCP's autotuning) */
 	uint64_t	max[LIMIT_N];
 };
 

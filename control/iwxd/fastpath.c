@@ -509,6 +509,11 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 		return;
 	}
 	fp->conns_warned = false;
+	/* SO_RCVBUFFORCE: beyond net.core.rmem_max, with CAP_NET_ADMIN (the fast path's) */
+	if (d->o.fp_rcvbuf && setsockopt(q->sock.w.fd, SOL_SOCKET, SO_RCVBUFFORCE, &d->o.fp_rcvbuf,
+					 sizeof(d->o.fp_rcvbuf)))
+		log_warn("qp %u: its receive buffer left to TCP, not --fastpath-rcvbuf's %u bytes: %s",
+			 q->num, d->o.fp_rcvbuf, strerror(errno));
 	fp->follows[slot] = (struct fp_follow){ .q = q, .slot = slot };
 	q->fp = &fp->follows[slot];
 }

@@ -19,6 +19,16 @@ struct iwx_region;
 struct iwxd;
 struct vqp;
 
+/*
+ * --fastpath-rcvbuf's default: a followed connection's SO_RCVBUF. The kernel doubles it,
+ * and TCP holds at most that much unread (payload and its buffers' overhead): 4 MiB, within
+ * the 6 MiB of full FPDUs a slot's records cover (IWX_FP_RING). TCP's own buffer grows to
+ * tcp_rmem's most (32 MiB on some hosts): once iwxd lags further than the records cover,
+ * the programs skip FPDUs ('ring_full'), iwxd copies them, lags further, and placing
+ * collapses (19-68 % skipped in 3 s of 1 MiB Writes, BENCHMARKS.md).
+ */
+#define FP_RCVBUF	(2u << 20)
+
 /* FP_ATTACH: attach to an interface (loading the programs the first time). 0 or -errno. */
 int fastpath_attach(struct iwxd *d, const struct iwx_ipc_fp_attach *req,
 		    struct iwx_ipc_fp_attached *out);

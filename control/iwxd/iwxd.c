@@ -345,6 +345,14 @@ static void usage(FILE *f)
 		"                        or Read Response completes once the kernel let go of its\n"
 		"                        pages (default: off, copied once; on a veth it measured\n"
 		"                        4x slower: see BENCHMARKS.md); TCP only, not with markers\n"
+		"      --fastpath-rcvbuf BYTES\n"
+		"                        a connection the fast path follows receives into a\n"
+		"                        buffer of BYTES (K, M; the kernel doubles it), not one\n"
+		"                        TCP grows: what TCP may hold unread then stays within\n"
+		"                        what the programs can place ahead of iwxd (4096 FPDUs),\n"
+		"                        and they keep placing while iwxd is slow; it stays so\n"
+		"                        after a detach (default 2M; 0: the buffer TCP grows, for\n"
+		"                        a path whose rate times round trip exceeds 2 MiB)\n"
 		"      --memlock         hold each client (root's aside) also to its process's\n"
 		"                        RLIMIT_MEMLOCK (ulimit -l) when it connected, as the\n"
 		"                        kernel's RDMA stack holds registered memory: its arena\n"
@@ -424,13 +432,15 @@ int main(int argc, char **argv)
 		{ "memlock", no_argument, NULL, 'l' },
 		{ "spin-us", required_argument, NULL, 'y' },
 		{ "zerocopy", required_argument, NULL, 'z' },
+		{ "fastpath-rcvbuf", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 	};
 	struct option longopts[sizeof(fixed) / sizeof(fixed[0]) + LIMIT_N + 1] = { 0 };
 	struct iwxd d = {
 		.o = { .socket = iwx_ipc_socket_path(NULL),
 		       .gid = (gid_t)-1, .crc = true, .settle_ms = 200, .timeout_ms = 10000,
-		       .sctp_port = IWX_SCTP_PORT, .spin_us = SPIN_US, .owner = geteuid() },
+		       .sctp_port = IWX_SCTP_PORT, .spin_us = SPIN_US, .fp_rcvbuf = FP_RCVBUF,
+		       .owner = geteuid() },
 		.loop.epfd = -1, .listen_w.fd = -1,
 	};
 	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]);
@@ -499,6 +509,16 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			d.o.zerocopy_min = v;
+			break;
+		}
+		case 'r': {
+			uint64_t v = 0;
+
+			if (strcmp(optarg, "0") && parse_limit(optarg, true, 1u << 30, &v)) {
+				fprintf(stderr, "iwxd: --fastpath-rcvbuf takes 0 to 1G bytes, not %s\n", optarg);
+				return 2;
+			}
+			d.o.fp_rcvbuf = v;
 			break;
 		}
 		case 'y':

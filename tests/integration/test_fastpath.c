@@ -161,6 +161,44 @@ Test(fastpath_xdp, bulk_writes_and_reads_are_placed_by_bpf)
 	bulk_writes_and_reads();
 }
 
+/* The receive buffer (ss's skmem rb) of namespace ns's one established TCP socket; -1. */
+static long rcvbuf_in(const char *ns)
+{
+	char cmd[160], line[512];
+	long rb = -1, n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "ip netns exec %s ss -tmnH state established", ns);
+	f = popen(cmd, "r");
+	cr_assert(f, "ss");
+	while (fgets(line, sizeof(line), f)) {
+		char *at = strstr(line, "skmem:(");
+
+		if (at && (at = strstr(at, ",rb")) && n++ == 0)
+			rb = strtol(at + 3, NULL, 10);
+	}
+	pclose(f);
+	return n == 1 ? rb : -1;
+}
+
+/*
+ * A connection the fast path follows receives into a buffer of iwxd's --fastpath-rcvbuf
+ * (2 MiB, which the kernel doubles), not one TCP grows to tcp_rmem's most: TCP holds no
+ * more unread than the programs' records cover, and they do not skip FPDUs for a full
+ * ring while iwxd catches up (scripts/bench-placement.sh; a matter of pace, so not here).
+ */
+Test(fastpath, a_followed_connection_receives_into_a_bounded_buffer)
+{
+	const long want = 4l << 20;
+
+	cr_assert_eq(endpoint_connect(&a, &b, false, NULL), 0);
+	/* iwxd fixes it right after it announced the connection (a hang's bound: stall.h) */
+	for (int i = 0; i < STALL_MS / 10 && (rcvbuf_in(pair.ns.a) != want || rcvbuf_in(pair.ns.b) != want); i++)
+		usleep(10000);
+	cr_assert_eq(rcvbuf_in(pair.ns.b), want, "b: rb %ld", rcvbuf_in(pair.ns.b));
+	cr_assert_eq(rcvbuf_in(pair.ns.a), want, "a: rb %ld", rcvbuf_in(pair.ns.a));
+}
+
 /* A Send of 8 bytes from a to b with wr_id id, and b's completion of it. */
 static void send_after(uint64_t id)
 {
