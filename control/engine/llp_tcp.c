@@ -509,6 +509,13 @@ static ssize_t tcp_held(const struct llp_tcp *t)
 	return ioctl(t->fd, SIOCINQ, &n) ? -1 : n;
 }
 
+/* What the programs placed cannot be made right (llp_tcp_fast.h): the stream ends. */
+static void unrepaired(struct llp_tcp *t)
+{
+	t->llp.stats->fast_unrepaired++;
+	iwx_qp_fail(t->llp.qp, IWX_CAUSE_UNREPAIRED, NULL);
+}
+
 /*
  * The fast path's turn, the parser at stream position pos with nothing staged: commit to
  * the run of records that starts here that TCP accepted as placed, discard their bytes
@@ -537,6 +544,10 @@ static ssize_t fast_turn(struct llp_tcp *t, size_t *limit)
 
 			iwx_fast_rx_find(f, pos + f->bytes);
 			r = iwx_fast_rx_peek(f, pos);
+			if (f->stale_bad) {
+				unrepaired(t);
+				return 1;
+			}
 			if (!r || iwx_fast_rx_pos(f, r) != pos + f->bytes)
 				break;
 			len = iwx_fast_rx_len(f, r);
@@ -575,8 +586,7 @@ static ssize_t fast_turn(struct llp_tcp *t, size_t *limit)
 			}
 			/* one dropped here before it: this one, TCP's, placed later, must cover it */
 			if (!f->n && !iwx_fast_rx_settle_rec(f, pos, r)) {
-				t->llp.stats->fast_unrepaired++;
-				iwx_qp_fail(t->llp.qp, IWX_CAUSE_UNREPAIRED, NULL);
+				unrepaired(t);
 				return 1;
 			}
 			f->dst[(f->slot->tail + f->n) & (IWX_FP_RING - 1)] = dst;
@@ -586,6 +596,10 @@ static ssize_t fast_turn(struct llp_tcp *t, size_t *limit)
 	}
 	if (!f->n) {
 		r = iwx_fast_rx_peek(f, pos);
+		if (f->stale_bad) {
+			unrepaired(t);
+			return 1;
+		}
 		if (r && (int32_t)(iwx_fast_rx_pos(f, r) - pos) > 0)
 			*limit = iwx_fast_rx_pos(f, r) - pos;
 		return 0;

@@ -71,6 +71,8 @@ const struct iwx_fp_rec *iwx_fast_rx_peek(struct iwx_fast_rx *f, uint32_t pos)
 		/* committed records are never dropped: only the first one past them may be */
 		if (f->n || (int32_t)(iwx_fast_rx_pos(f, r) - pos) >= 0)
 			return r;
+		if (!f->markers && iwx_fast_rx_acceptance(r) != IWX_FAST_RX_ACCEPTED)
+			f->stale_bad = true;
 		iwx_fast_rx_drop(f);	/* its bytes were read after all */
 	}
 }

@@ -33,6 +33,7 @@ struct iwx_fast_rx {
 	bool			clash;		/* another, unlike it, was dropped there too */
 	uint32_t		recheck_pos;
 	struct iwx_fp_rec	dropped;
+	bool			stale_bad;	/* a record came for bytes already read (peek) */
 };
 
 /* An FPDU's length on the wire, markers included, from its record. */
@@ -52,7 +53,12 @@ void iwx_fast_rx_release(struct iwx_fast_rx *f, uint32_t pos);
 
 /*
  * The record after the committed ones, if the programs wrote one; records of FPDUs
- * before position pos (read from the socket after all) are dropped on the way.
+ * before position pos (read from the socket after all) are dropped on the way. Without
+ * markers records come in stream order, and one for bytes already read came after they
+ * were: its FPDU may have been placed after the parser wrote TCP's, over them. Unless TCP
+ * accepted that FPDU, stale_bad is set: what it placed cannot be made right. (With
+ * markers, records of FPDUs that filled a gap come behind those placed ahead of it, and
+ * find looks a few records deep only: theirs are left to the parser, and dropped here.)
  */
 const struct iwx_fp_rec *iwx_fast_rx_peek(struct iwx_fast_rx *f, uint32_t pos);
 

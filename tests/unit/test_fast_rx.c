@@ -101,6 +101,33 @@ Test(fast_rx, a_record_not_among_the_next_is_not_looked_for_further)
 	cr_assert_eq(slot->tail, 1);
 }
 
+/*
+ * Without markers a record for bytes the engine read already came after it read them:
+ * what it placed may have landed after TCP's bytes, over them. Unless TCP accepted its
+ * FPDU the stream cannot be made right (stale_bad); with markers such records are the
+ * ones that filled a gap behind those placed ahead of it, dropped as ever.
+ */
+Test(fast_rx, a_record_for_bytes_read_already_is_harmless_only_as_tcps_own)
+{
+	f.markers = false;
+	add(1024, 14 + 996);
+	slot->ring[0].accepted = IWX_FP_ACC_TAG(ANCHOR + 1024) | IWX_FP_ACC_OK;
+	add(2048, 14 + 996);
+	add(4096, 14 + 996);
+	cr_assert_eq(iwx_fast_rx_pos(&f, iwx_fast_rx_peek(&f, 2048)), 2048);
+	cr_assert_not(f.stale_bad, "the first was TCP's own: no harm");
+	cr_assert_eq(iwx_fast_rx_pos(&f, iwx_fast_rx_peek(&f, 4096)), 4096);
+	cr_assert(f.stale_bad, "the second was not judged TCP's");
+	cr_assert_eq(slot->tail, 2);
+
+	f.stale_bad = false;
+	f.markers = true;
+	add(8192, 14 + 996);
+	add(5120, 14 + 996);
+	cr_assert_eq(iwx_fast_rx_pos(&f, iwx_fast_rx_peek(&f, 8192)), 8192);
+	cr_assert_not(f.stale_bad, "with markers: left to the parser");
+}
+
 /* A record's tagged header: ULPDU_LENGTH for len payload bytes, STag, TO. */
 static struct iwx_fp_rec tagged_rec(uint32_t stag, uint64_t to, uint16_t len)
 {
