@@ -1343,7 +1343,7 @@ int iwx_xdp(struct xdp_md *xdp)
  * TCP takes up a segment of a followed, ESTABLISHED socket (tcp_rcv_established, under the
  * socket's lock). Where the records' FPDUs lie in its new bytes (from rcv_nxt on: what
  * TCP already has, it has from another segment), compare them with the segment's (their
- * CRC; without it, their header), and mark each (fastpath_maps.h: TCP stays in charge).
+ * CRC), and mark each (fastpath_maps.h: TCP stays in charge).
  */
 struct acceptance {
 	struct bpf_dynptr	*dp;		/* the segment from its TCP header */
@@ -1355,12 +1355,10 @@ struct acceptance {
 	bool			wipe;		/* [from, end) never entered the stream: unmark */
 };
 
-/* Word k of the record's FPDU (0-3: its header; 4: its CRC) against TCP's bytes: 1 the
- * same, 0 not in this read, -1 another. */
-static __always_inline int same_word(struct acceptance *a, const struct iwx_fp_rec *r, __u32 ulen,
-				     __u32 k)
+/* The record's CRC word against TCP's bytes there: 1 the same, 0 not in this read, -1 another. */
+static __always_inline int same_crc(struct acceptance *a, const struct iwx_fp_rec *r, __u32 ulen)
 {
-	__u32 i = k < 4 ? 4 * k : iwx_mpa_unmarked_len(ulen) - IWX_MPA_CRC_LEN, at, got, want;
+	__u32 i = iwx_mpa_unmarked_len(ulen) - IWX_MPA_CRC_LEN, at, got, want;
 	__u8 crc_at = (r->trailer_len - IWX_MPA_CRC_LEN) & 3;
 
 	at = r->seq + (a->conn->markers ? iwx_mpa_marked_off(r->seq - a->conn->mark_base, i) : i);
@@ -1368,10 +1366,7 @@ static __always_inline int same_word(struct acceptance *a, const struct iwx_fp_r
 		return 0;
 	if (bpf_dynptr_read(&got, sizeof(got), a->dp, a->hlen + (at - a->seq), 0))
 		return 0;
-	if (k < 4)
-		__builtin_memcpy(&want, r->hdr + 4 * k, sizeof(want));
-	else
-		__builtin_memcpy(&want, r->trailer + crc_at, sizeof(want));
+	__builtin_memcpy(&want, r->trailer + crc_at, sizeof(want));
 	return got == want ? 1 : -1;
 }
 
@@ -1415,18 +1410,9 @@ static long accept_one(__u32 n, struct acceptance *a)
 		acc = IWX_FP_ACC_TAG(seq);	/* not marked yet */
 	if (acc & (IWX_FP_ACC_OK | IWX_FP_ACC_BAD))
 		return 0;
-	/* one read per FPDU where the CRC is on (fastpath_maps.h) */
-	if (a->conn->crc) {
-		same = same_word(a, r, ulen, 4);
-		acc |= same > 0 ? IWX_FP_ACC_OK : same < 0 ? IWX_FP_ACC_BAD : 0;
-	} else {
-		for (__u32 k = 0; k < 4; k++) {
-			same = same_word(a, r, ulen, k);
-			acc |= same > 0 ? IWX_FP_ACC_HDR(k) : same < 0 ? IWX_FP_ACC_BAD : 0;
-		}
-		if ((acc & IWX_FP_ACC_HDR_ALL) == IWX_FP_ACC_HDR_ALL)
-			acc |= IWX_FP_ACC_OK;
-	}
+	/* one read per FPDU (fastpath_maps.h) */
+	same = same_crc(a, r, ulen);
+	acc |= same > 0 ? IWX_FP_ACC_OK : same < 0 ? IWX_FP_ACC_BAD : 0;
 	r->accepted = acc;
 	return 0;
 }

@@ -118,21 +118,18 @@ struct iwx_fp_conn {
 	__u32	slot;		/* index in the slots map */
 	__u32	pd;		/* protection domain of its queue pair */
 	__u8	markers;	/* markers in what it receives */
-	__u8	crc;		/* the MPA CRC in what it receives */
-	__u8	pad[2];
+	__u8	pad[3];		/* (it receives the MPA CRC: iwxd follows no other) */
 	__u32	mark_base;	/* markers: TCP sequence number of the stream's first byte */
 };
 
 /*
  * What TCP accepted where a record's FPDU is, as iwx_accepted found when iwxd read there:
- * OK once the words it compares are all the record's, BAD once one differs. With the CRC,
- * the CRC word: it covers the header and the payload, so equal CRCs say the FPDU is the
- * one whose CRC iwxd then checks the placed bytes against (a forger who knew TCP's bytes
- * could match it, as he could fool the CRC on any path). Without it, the header's 4 words
- * (a bit each while they come in): the payload is then the checks' word alone.
+ * OK when its CRC word is the record's, BAD when it differs. The CRC covers the header and
+ * the payload, so equal CRCs say the FPDU is the one whose CRC iwxd then checks the placed
+ * bytes against (a forger who knew TCP's bytes could match it, as he could fool the CRC on
+ * any path). Without the CRC nothing would vouch for the payload: iwxd follows no such
+ * connection (issue 41: the header alone let a forged payload stand).
  */
-#define IWX_FP_ACC_HDR(k)	(1u << (k))	/* k: 0 to 3 */
-#define IWX_FP_ACC_HDR_ALL	0xfu
 #define IWX_FP_ACC_OK		(1u << 4)
 #define IWX_FP_ACC_BAD		(1u << 5)
 #define IWX_FP_ACC_BITS		0x3fu

@@ -71,7 +71,7 @@ struct fp_cmd {
 
 static const struct fp_cmd attach_cmd = {
 	"attach", IWX_IPC_FP_ATTACH, true,
-	"iwx attach dev IFNAME [-m tc|xdp] [--sctp] [--without-crc] [-s SOCKET]",
+	"iwx attach dev IFNAME [-m tc|xdp] [--sctp] [-s SOCKET]",
 	"Attach iwxd's fast path to the interface IFNAME of iwxd's network namespace (the\n"
 	"first attach loads its BPF programs). At the interface's ingress they place the\n"
 	"payload of tagged FPDUs (RDMA Write, Read Response) of iwxd's connections in full\n"
@@ -83,8 +83,7 @@ static const struct fp_cmd attach_cmd = {
 	"Kernel TCP stays in charge: nothing is placed from a segment it would refuse, and\n"
 	"iwxd takes a placed FPDU only once TCP has accepted the very FPDU, by its MPA CRC\n"
 	"(else it reads TCP's bytes over the placed ones). So connections without the MPA\n"
-	"CRC are followed only with --without-crc: their payload then rests on the\n"
-	"programs' checks alone (README, the fast path).\n"
+	"CRC are not followed: nothing would tell their placed payload from TCP's.\n"
 	"VLANs: TCP takes a VLAN's frames from that VLAN's device, so attach there (tc);\n"
 	"tagged frames on IFNAME itself are not placed. XDP cannot see a tag the NIC (or a\n"
 	"veth) carries beside the frame: such frames are placed, then checked against\n"
@@ -107,8 +106,7 @@ static const struct fp_cmd attach_cmd = {
 	"                       TCP segment they place from; on veth, whose peer leaves\n"
 	"                       them to offload unless told otherwise, they place nothing\n"
 	"                       from such packets, and XDP turns GRO off)\n"
-	"      --sctp           SCTP's datagrams through AF_XDP sockets too (see above)\n"
-	"      --without-crc    follow connections without the MPA CRC too (see above)\n",
+	"      --sctp           SCTP's datagrams through AF_XDP sockets too (see above)\n",
 	"Exit status: 0 attached; 1 a failure: no iwxd at SOCKET, permission denied, no or\n"
 	"a bad reply, or iwxd refused: no interface IFNAME where it runs, already attached\n"
 	"there, an interface that cannot run XDP natively, attached to as many interfaces\n"
@@ -194,9 +192,8 @@ static void fp_refused(const struct fp_cmd *c, const struct iwx_ipc_fp_attach *r
 static int fp_run(const struct fp_cmd *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "mode", required_argument, NULL, 'm' },	/* first three: detach starts after */
+		{ "mode", required_argument, NULL, 'm' },	/* first two: detach starts after */
 		{ "sctp", no_argument, NULL, 'S' },
-		{ "without-crc", no_argument, NULL, 'C' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -210,7 +207,7 @@ static int fp_run(const struct fp_cmd *c, int argc, char **argv)
 	opterr = 0;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, c->mode ? ":s:m:h" : ":s:h",
-				  c->mode ? longopts : longopts + 3, NULL)) != -1) {
+				  c->mode ? longopts : longopts + 2, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			socket = optarg;
@@ -225,9 +222,6 @@ static int fp_run(const struct fp_cmd *c, int argc, char **argv)
 			break;
 		case 'S':
 			req.flags |= IWX_FP_ATTACH_SCTP;
-			break;
-		case 'C':
-			req.flags |= IWX_FP_ATTACH_NO_CRC;
 			break;
 		case 'h':
 			fp_usage(c, stdout);

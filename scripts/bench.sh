@@ -46,7 +46,7 @@
 # --plot-file FILE for another). At XDP the sending veth ends' tx checksum offload is off
 # (XDP on veth needs it, see 'iwx attach'), and with it TSO; it is back on for the rest.
 # --no-crc: every iWARP connection without the MPA CRC (what verifying it costs; the fast
-# path follows them: iwx attach --without-crc).
+# path follows none of them, and places nothing).
 # --markers: every iWARP connection with MPA markers both ways (what they cost; with
 # them the fast path needs no history of the stream, and places out of order).
 # --guard: only a quick check for regressions, 3 runs of 3 s unless -n and -t say
@@ -71,13 +71,13 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib-bench.sh
 . scripts/lib-bench.sh
 
-runs=3 secs=3 pin=1 rps=1 fast_only=0 guard=0 pp_only=0 plot='' mpa_opt=() attach_opt=()
+runs=3 secs=3 pin=1 rps=1 fast_only=0 guard=0 pp_only=0 plot='' mpa_opt=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--fastpath-only) fast_only=1; shift ;;
 	--guard) guard=1; shift ;;
 	--pingpong-only) pp_only=1; shift ;;
-	--no-crc) mpa_opt+=(-N); attach_opt+=(--without-crc); shift ;;
+	--no-crc) mpa_opt+=(-N); shift ;;
 	--markers) mpa_opt+=(-M); shift ;;
 	--plot) plot=${plot:-docs/bench-fastpath.png}; shift ;;
 	--plot-file) plot=${2:-}; shift 2 || usage 2 ;;
@@ -203,8 +203,8 @@ fp_set() { # off|tc|xdp|xdp-off
 		xdp_pass on
 		return 0
 	fi
-	fp_iwx attach dev "$if_a" -m "$1" "${attach_opt[@]}" -s "$sock_a"
-	fp_iwx attach dev "$if_b" -m "$1" "${attach_opt[@]}" -s "$sock_b"
+	fp_iwx attach dev "$if_a" -m "$1" -s "$sock_a"
+	fp_iwx attach dev "$if_b" -m "$1" -s "$sock_b"
 }
 
 run_ns() { awk '{ print $1 }' "/proc/$1/schedstat"; } # pid: its run time so far, ns

@@ -74,7 +74,7 @@ uint32_t iwx_fast_rx_pos(const struct iwx_fast_rx *f, const struct iwx_fp_rec *r
 
 /* What TCP accepted where a record's FPDU is (fastpath_maps.h: TCP stays in charge). */
 enum iwx_fast_rx_acceptance {
-	IWX_FAST_RX_ACCEPTED,	/* the record's FPDU (its CRC; without the CRC, its header) */
+	IWX_FAST_RX_ACCEPTED,	/* the record's FPDU (its CRC) */
 	IWX_FAST_RX_REFUTED,	/* other bytes */
 	IWX_FAST_RX_UNCHECKED,	/* not compared (yet): TCP may not have them */
 };

@@ -442,19 +442,10 @@ static void key_of(const struct sockaddr_storage *peer, const struct sockaddr_st
 	}
 }
 
-/* Was the fast path attached anywhere with all the flags of want? */
-static bool attached_with(const struct fastpath *fp, uint32_t want)
-{
-	for (uint32_t i = 0; i < fp->nifaces; i++)
-		if ((fp->ifaces[i].flags & want) == want)
-			return true;
-	return false;
-}
-
 static void conn_add(struct iwxd *d, struct vqp *q)
 {
 	struct fastpath *fp = d->fp;
-	struct iwx_fp_conn conn = { .pd = q->pd, .crc = q->agreed.mode.crc };
+	struct iwx_fp_conn conn = { .pd = q->pd };
 	struct iwx_fp_key key;
 	socklen_t len = sizeof(conn.cookie);
 	uint32_t seq[2], slot;
@@ -462,10 +453,10 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 
 	if (q->fp)
 		return;	/* followed already */
-	/* without the CRC, nothing but the programs' checks vouches for placed payload */
-	if (!conn.crc && !attached_with(fp, IWX_FP_ATTACH_NO_CRC)) {
-		log_info("qp %u: not followed by the fast path: no MPA CRC (iwx attach --without-crc)",
-			 q->num);
+	/* TCP's acceptance of a placed FPDU is judged by its CRC (fastpath_maps.h): without
+	   one, nothing would tell the placed payload from TCP's */
+	if (!q->agreed.mode.crc) {
+		log_info("qp %u: not followed by the fast path: no MPA CRC", q->num);
 		return;
 	}
 	for (slot = 0; slot < fp->nslots && fp->follows[slot].q; slot++)

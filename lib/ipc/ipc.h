@@ -320,8 +320,8 @@ struct iwx_ipc_conn_info {
 /* FP_ATTACH flags */
 #define IWX_FP_ATTACH_SCTP	(1u << 0)	/* SCTP's datagrams through AF_XDP sockets too
 						   (an XDP program on the interface) */
-#define IWX_FP_ATTACH_NO_CRC	(1u << 1)	/* follow connections without the MPA CRC too */
-#define IWX_FP_ATTACH_FLAGS	(IWX_FP_ATTACH_SCTP | IWX_FP_ATTACH_NO_CRC)
+/* (1u << 1) was: follow connections without the MPA CRC too; refused now (issue 41) */
+#define IWX_FP_ATTACH_FLAGS	IWX_FP_ATTACH_SCTP
 struct iwx_ipc_fp_attach {
 	char		ifname[16];	/* IFNAMSIZ, NUL-terminated */
 	uint32_t	mode;		/* IWX_FP_MODE_* */

@@ -218,6 +218,30 @@ static void send_after(uint64_t id)
 }
 
 /*
+ * Without the MPA CRC nothing would tell a placed payload from TCP's (a forged one with
+ * the right header would stand): iwxd does not follow the connection, nothing is placed,
+ * and the Write arrives whole all the same.
+ */
+Test(fastpath, a_connection_without_the_crc_is_not_followed)
+{
+	const size_t len = 4u << 20;
+	const struct iwx_conn_param no_crc = { .crc = -1 };
+	struct buf src = buf_new(&a, NULL, len, IWX_ACCESS_LOCAL_WRITE, false);
+	struct buf dst = buf_new(&b, NULL, len, ALL_ACCESS, false);
+	struct iwx_fp_counters c;
+
+	cr_assert_eq(endpoint_connect(&a, &b, false, &no_crc), 0);
+	fill_pattern(src.p, len, 3);
+	memset(dst.p, 0, len);
+	post_rdma(&a, 1, IWX_WR_WRITE, &src, &dst, len);
+	send_after(2);
+	cr_assert_arr_eq(dst.p, src.p, len);
+	cr_assert_eq(iwxd_pair_fp_counters(&pair, 1, IWX_FP_INFO_CONN, &c), -ENOENT,
+		     "b follows no connection");
+	cr_assert_eq(fp_counters(1, IWX_FP_INFO_IFACE).placed_bytes, 0, "nothing placed");
+}
+
+/*
  * A 32 MiB Write over a link of 100 Mbit/s (tbf on a's veth end), its first segment lost
  * when lose_first says so (a TSO segment: some 45 wire segments): every byte exact, and
  * most of it placed by BPF. At this pace the machine's load hardly matters: the programs
