@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 /* The fast path's records and answers, on the engine's side (llp_tcp_fast.h). */
-#include <arpa/inet.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -125,16 +124,15 @@ void iwx_fast_rx_drop(struct iwx_fast_rx *f)
 
 bool iwx_fast_rx_rewrites(const struct iwx_fp_rec *r, const struct iwx_ddp_seg *seg)
 {
-	uint32_t stag, hi, lo;
-	uint64_t to;
+	uint32_t ulen = (uint32_t)r->hdr[0] << 8 | r->hdr[1];
+	struct iwx_term_cause cause;
+	struct iwx_ddp_seg placed;
 
-	/* the record's tagged header after ULPDU_LENGTH: control, RsvdULP, STag, TO */
-	memcpy(&stag, r->hdr + 4, sizeof(stag));
-	memcpy(&hi, r->hdr + 8, sizeof(hi));
-	memcpy(&lo, r->hdr + 12, sizeof(lo));
-	to = (uint64_t)ntohl(hi) << 32 | ntohl(lo);
-	return seg->tagged && seg->stag == ntohl(stag) && to >= seg->to &&
-	       to - seg->to <= seg->len && iwx_fast_rx_payload(r) <= seg->len - (to - seg->to);
+	/* the programs placed only tagged segments that decode (iwx_check_tagged) */
+	if (iwx_ddp_decode(r->hdr + IWX_MPA_HDR_LEN, ulen, &placed, &cause) || !placed.tagged)
+		return false;
+	return seg->tagged && seg->stag == placed.stag && placed.to >= seg->to &&
+	       placed.to - seg->to <= seg->len && placed.len <= seg->len - (placed.to - seg->to);
 }
 
 void iwx_fast_rx_dropped(struct iwx_fast_rx *f, const struct iwx_fp_rec *r, uint32_t pos)

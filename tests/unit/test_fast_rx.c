@@ -137,6 +137,7 @@ static struct iwx_fp_rec tagged_rec(uint32_t stag, uint64_t to, uint16_t len)
 	r.hdr[0] = ulen >> 8;
 	r.hdr[1] = ulen & 0xff;
 	r.hdr[2] = 0x80 | 0x01;	/* tagged, DDP version 1 */
+	r.hdr[3] = 0x40;	/* RDMAP version 1, RDMA Write */
 	for (int i = 0; i < 4; i++)
 		r.hdr[4 + i] = stag >> (24 - 8 * i);
 	for (int i = 0; i < 8; i++)
@@ -173,6 +174,8 @@ Test(fast_rx, tcp_rewrites_a_dropped_record_only_over_all_it_placed)
 	r = tagged_rec(0x1234, UINT64_MAX - 10, 1000);
 	tcp = (struct iwx_ddp_seg){ .tagged = true, .stag = 0x1234, .to = UINT64_MAX - 10, .len = 1000 };
 	cr_assert(iwx_fast_rx_rewrites(&r, &tcp), "at the top of the offsets, without overflow");
+	r.hdr[3] = 0x80;	/* RDMAP version 2: no header the programs would have placed */
+	cr_assert_not(iwx_fast_rx_rewrites(&r, &tcp), "a record whose header does not decode");
 }
 
 /*
