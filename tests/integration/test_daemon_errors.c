@@ -371,40 +371,45 @@ static struct iwx_send_wr bad_write(uint32_t rkey, const void *raddr)
  * access error and A's DISCONNECTED event carries the cause, every time.
  */
 /*
- * A 1 MiB Write refused by b: the Terminate reaches a while it still sends, and the Write
- * completes with its cause. With the fast path on b, b's receive buffer is fixed at 4 MiB
- * from the start (iwxd --fastpath-rcvbuf): a may hand TCP the whole Write before the
- * Terminate comes, and a Write TCP holds whole has completed (RFC 5040 §5.5, rule 9);
- * a then learns the cause from the event alone. Never flushed, never without the cause.
+ * A 1 MiB Write from a refused by b: the Terminate reaches a while it still sends, and
+ * the Write completes with its cause. With the fast path on b, b's receive buffer is
+ * fixed at 4 MiB from the start (iwxd --fastpath-rcvbuf): a may hand TCP the whole Write
+ * before the Terminate comes, and a Write TCP holds whole has completed (RFC 5040 §5.5,
+ * rule 9); a then learns the cause from the event alone. Never flushed. true: the
+ * completion carried the cause.
  */
+static bool expect_big_write_refused(uint64_t wr_id, struct iwx_term_cause want)
+{
+	struct iwx_wc wc;
+
+	if (!getenv("IWX_TEST_FASTPATH")) {
+		expect_wc(&a, wr_id, IWX_WC_RDMA_WRITE, IWX_WC_REM_ACCESS_ERR);
+		wc.status = IWX_WC_REM_ACCESS_ERR;
+	} else {
+		cr_assert_eq(endpoint_wc(&a, &wc), 0, "the Write's completion");
+		cr_assert_eq(wc.wr_id, wr_id);
+		cr_assert(wc.status == IWX_WC_REM_ACCESS_ERR || wc.status == IWX_WC_SUCCESS,
+			  "the Write: '%s'", iwx_wc_status_name(wc.status));
+	}
+	expect_terminated(&a, false, want);
+	expect_terminated(&b, true, want);
+	return wc.status == IWX_WC_REM_ACCESS_ERR;
+}
+
 static void big_write_refused(uint32_t rkey, struct iwx_term_cause want)
 {
-	bool followed = getenv("IWX_TEST_FASTPATH") != NULL;
 	int with_cause = 0;
 
 	for (int i = 0; i < 50; i++) {
-		struct iwx_wc wc;
-
 		if (i) {
 			replace_qp(&a, a.cq);
 			replace_qp(&b, b.cq);
 		}
 		connect_ab();
 		post(&a, op(1, IWX_WR_WRITE, sge_of(&abuf, 0, BUF_LEN), rkey, bbuf.p));
-		if (!followed) {
-			expect_wc(&a, 1, IWX_WC_RDMA_WRITE, IWX_WC_REM_ACCESS_ERR);
-		} else {
-			cr_assert_eq(endpoint_wc(&a, &wc), 0, "the Write's completion");
-			cr_assert_eq(wc.wr_id, 1);
-			cr_assert(wc.status == IWX_WC_REM_ACCESS_ERR || wc.status == IWX_WC_SUCCESS,
-				  "the Write: '%s'", iwx_wc_status_name(wc.status));
-			with_cause += wc.status == IWX_WC_REM_ACCESS_ERR;
-		}
-		expect_terminated(&a, false, want);
-		expect_terminated(&b, true, want);
+		with_cause += expect_big_write_refused(1, want);
 	}
-	if (followed)
-		cr_log_info("%d of 50 Writes completed with the cause, the rest before it came", with_cause);
+	cr_log_info("%d of 50 Writes completed with the cause, the rest before it came", with_cause);
 }
 
 Test(daemon_errors, big_write_with_wrong_key_learns_why)
@@ -496,9 +501,7 @@ Test(daemon_linger, one_users_terminates_leave_another_its_lingering)
 		}
 		connect_ab();
 		post(&a, op(1, IWX_WR_WRITE, sge_of(&abuf, 0, BUF_LEN), bbuf.mr->rkey ^ 1, bbuf.p));
-		expect_wc(&a, 1, IWX_WC_RDMA_WRITE, IWX_WC_REM_ACCESS_ERR);
-		expect_terminated(&a, false, IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG));
-		expect_terminated(&b, true, IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG));
+		expect_big_write_refused(1, IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG));
 	}
 	cr_assert_eq(status_num(pair.sock[1], "linger_full"), 1, "root's lingered: none closed at once");
 	for (int i = 0; i < n; i++) {
