@@ -36,9 +36,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-ns_a=iwxr-$$-a ns_b=iwxr-$$-b
-if_a=iwxr$$a if_b=iwxr$$b
-addr_a=192.0.2.1 addr_b=192.0.2.2
+net_names iwxr
 port=7179 size=$((256 << 20))
 verbs=build/bench/bench_verbs ringer_bin=build/bench/bench_ringer iwxd=build/iwxd
 out=	# the temporary directory: sockets, logs, results

@@ -36,9 +36,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-ns_a=iwxp-$$-a ns_b=iwxp-$$-b
-if_a=iwxp$$a if_b=iwxp$$b
-addr_a=192.0.2.1 addr_b=192.0.2.2
+net_names iwxl
 port=7178
 verbs=build/bench/bench_verbs iwxd=build/iwxd iwx=build/iwx
 out=	# the temporary directory: sockets, logs, results

@@ -44,9 +44,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-ns_a=iwxq-$$-a ns_b=iwxq-$$-b
-if_a=iwxq$$a if_b=iwxq$$b
-addr_a=192.0.2.1 addr_b=192.0.2.2
+net_names iwxq
 port=7178
 tool=build/bench/bench_scale iwxd=build/iwxd
 out=	# the temporary directory: sockets, logs, results

@@ -44,9 +44,7 @@ while [ $# -gt 0 ]; do
 done
 
 build=${BUILD:-build}
-ns_a=iwxs-$$-a ns_b=iwxs-$$-b
-if_a=iwxs$$a if_b=iwxs$$b
-addr_a=192.0.2.1 addr_b=192.0.2.2
+net_names iwxs
 port_sctp=7175 port_engine=7176 port_iperf=5201
 usrsctp=$build/bench/bench_usrsctp engine=$build/bench/bench_engine
 limit=$((secs + 60))	# seconds: the bound on one run's programs

@@ -85,9 +85,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-ns_a=iwxb-$$-a ns_b=iwxb-$$-b
-if_a=iwxb$$a if_b=iwxb$$b
-addr_a=192.0.2.1 addr_b=192.0.2.2
+net_names iwxb
 port_engine=7175 port_verbs=7176 port_tcp=7177 port_iperf=5201
 verbs=build/bench/bench_verbs engine=build/bench/bench_engine iwxd=build/iwxd
 reg=build/bench/bench_reg iwx=build/iwx meter=build/bench/softirq_time

@@ -5,7 +5,7 @@
 # that stop processes, read result lines and make Markdown tables of medians; and the
 # cleanup on exit (trapped when sourced). The caller sets server and out (empty) and an
 # array made_ns (the namespaces the cleanup deletes); before net_up, ns_a ns_b if_a if_b
-# addr_a addr_b, pin and rps (1 or 0); and a die function.
+# addr_a addr_b (net_names sets them), pin and rps (1 or 0); and a die function.
 
 # The script's comment at its top, from line 2 to its "set -euo" line.
 usage() {
@@ -51,6 +51,14 @@ stop_pid() { # pid: TERM, up to 5 s, then KILL
 	done
 	kill -KILL "$1" 2>/dev/null || true
 	wait "$1" 2>/dev/null || true
+}
+
+# The names net_up uses, this script's own (prefix: two to five letters, and its PID):
+# namespaces PREFIX-PID-a and -b, the veth ends PREFIXPIDa and b, 192.0.2.1 and .2.
+net_names() { # prefix
+	ns_a=$1-$$-a ns_b=$1-$$-b
+	if_a=$1$$a if_b=$1$$b
+	addr_a=192.0.2.1 addr_b=192.0.2.2
 }
 
 # The namespaces and the veth pair, up; pin_a and pin_b: the commands that pin a program to
