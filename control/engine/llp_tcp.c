@@ -400,9 +400,14 @@ static int tcp_take(void *ctx, const struct iwx_ddp_seg *seg)
 {
 	struct llp_tcp *t = ctx;
 	int err = iwx_qp_take(t->llp.qp, seg);
+	uint8_t crc[IWX_MPA_CRC_LEN];
 
 	if (err)
 		return err;
+	if (t->fast.past) {	/* what a record late behind the parser is judged by */
+		iwx_mpa_rx_last_crc(t->rx, crc);
+		iwx_fast_rx_passed(&t->fast, t->rx->len_pos, crc);
+	}
 	/* the fast path may place behind an invalidation once it is done (llp_tcp_fast.h) */
 	if (iwx_rdmap_opcode_has_inval(seg->opcode))
 		iwx_fast_rx_release(&t->fast, t->rx->len_pos);
@@ -735,6 +740,7 @@ static void tcp_destroy(struct iwx_llp *llp)
 	free(t->zc);
 	iwx_bufpool_put(&stage_pool, t->stage);
 	iwx_bufpool_put(&targets_pool, t->fast.dst);
+	free(t->fast.past);
 	free(t);
 }
 
@@ -786,10 +792,15 @@ bool iwx_llp_tcp_fast(struct iwx_llp *llp, struct iwx_fp_slot *slot, uint32_t co
 	struct llp_tcp *t = tcp_of(llp);
 
 	iwx_bufpool_put(&targets_pool, t->fast.dst);	/* committed records are forgotten */
+	free(t->fast.past);
 	/* what has been read so far is stream position rx_bytes, modulo 2^32 */
 	t->fast = (struct iwx_fast_rx){ .slot = slot,
 					.anchor = copied_seq - (uint32_t)llp->stats->rx_bytes,
 					.markers = t->rx->markers };
+	/* without it (no memory), a record late behind the parser ends the stream unless TCP
+	   accepted it: never silent, seldom (llp_tcp_fast.h) */
+	if (slot && t->fast.markers)
+		t->fast.past = calloc(1, sizeof(*t->fast.past));
 	return !t->stage_len && iwx_mpa_rx_at_boundary(t->rx);
 }
 

@@ -54,6 +54,48 @@ void iwx_fast_rx_release(struct iwx_fast_rx *f, uint32_t pos)
 		STORE(f->slot->release, IWX_FP_ANSWER(f->anchor + pos, IWX_FP_RELEASE));
 }
 
+void iwx_fast_rx_passed(struct iwx_fast_rx *f, uint32_t len_pos,
+			const uint8_t crc[IWX_MPA_CRC_LEN])
+{
+	struct iwx_fast_past *p = f->past;
+
+	if (!p)
+		return;
+	p->fpdu[p->n % IWX_FAST_PAST].len_pos = len_pos;
+	memcpy(p->fpdu[p->n % IWX_FAST_PAST].crc, crc, IWX_MPA_CRC_LEN);
+	p->n++;
+}
+
+/*
+ * Did the parser take, where record r's FPDU starts, an FPDU with its CRC word? Positions
+ * grow in the order the parser took them: halve. A marker may lead the FPDU, before its
+ * ULPDU_LENGTH.
+ */
+static bool taken_so(const struct iwx_fast_rx *f, const struct iwx_fp_rec *r)
+{
+	const struct iwx_fast_past *p = f->past;
+	uint32_t kept, first, lo = 0, hi, pos = iwx_fast_rx_pos(f, r), k;
+
+	if (!p || !p->n)
+		return false;
+	kept = p->n < IWX_FAST_PAST ? p->n : IWX_FAST_PAST;
+	first = p->n - kept;
+	hi = kept;	/* the first at or after pos is in [lo, hi] */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if ((int32_t)(p->fpdu[(first + mid) % IWX_FAST_PAST].len_pos - pos) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == kept)
+		return false;	/* after the newest */
+	k = (first + lo) % IWX_FAST_PAST;
+	return p->fpdu[k].len_pos - pos <= IWX_MPA_MARKER_LEN &&
+	       !memcmp(p->fpdu[k].crc, r->trailer + r->trailer_len - IWX_MPA_CRC_LEN, IWX_MPA_CRC_LEN);
+}
+
 const struct iwx_fp_rec *iwx_fast_rx_peek(struct iwx_fast_rx *f, uint32_t pos)
 {
 	struct iwx_fp_slot *s = f->slot;
@@ -70,7 +112,7 @@ const struct iwx_fp_rec *iwx_fast_rx_peek(struct iwx_fast_rx *f, uint32_t pos)
 		/* committed records are never dropped: only the first one past them may be */
 		if (f->n || (int32_t)(iwx_fast_rx_pos(f, r) - pos) >= 0)
 			return r;
-		if (!f->markers && iwx_fast_rx_acceptance(r) != IWX_FAST_RX_ACCEPTED)
+		if (iwx_fast_rx_acceptance(r) != IWX_FAST_RX_ACCEPTED && !taken_so(f, r))
 			f->stale_bad = true;
 		iwx_fast_rx_drop(f);	/* its bytes were read after all */
 	}

@@ -16,6 +16,22 @@
 #include "fastpath_maps.h"
 #include "proto/ddp.h"
 
+/*
+ * With markers, the FPDUs the parser took, newest last: where each began (its
+ * ULPDU_LENGTH) and its CRC word, TCP's. A record that comes behind the parser is judged
+ * by them (iwx_fast_rx_peek). As many as two rings of records span: a gap's record is
+ * found behind those placed ahead of it, a window of FPDUs at most.
+ */
+#define IWX_FAST_PAST	(2 * IWX_FP_RING)
+
+struct iwx_fast_past {
+	uint32_t	n;		/* taken so far: the last IWX_FAST_PAST are kept */
+	struct {
+		uint32_t	len_pos;
+		uint8_t		crc[IWX_MPA_CRC_LEN];
+	} fpdu[IWX_FAST_PAST];
+};
+
 struct iwx_fast_rx {
 	struct iwx_fp_slot	*slot;		/* NULL: no fast path */
 	uint32_t		anchor;		/* TCP sequence number of stream position 0 */
@@ -34,6 +50,7 @@ struct iwx_fast_rx {
 	uint32_t		recheck_pos;
 	struct iwx_fp_rec	dropped;
 	bool			stale_bad;	/* a record came for bytes already read (peek) */
+	struct iwx_fast_past	*past;		/* with markers (NULL: none kept) */
 };
 
 /* An FPDU's length on the wire, markers included, from its record. */
@@ -53,21 +70,26 @@ void iwx_fast_rx_release(struct iwx_fast_rx *f, uint32_t pos);
 
 /*
  * The record after the committed ones, if the programs wrote one; records of FPDUs
- * before position pos (read from the socket after all) are dropped on the way. Without
- * markers records come in stream order, and one for bytes already read came after they
- * were: its FPDU may have been placed after the parser wrote TCP's, over them. Unless TCP
- * accepted that FPDU, stale_bad is set: what it placed cannot be made right. (With
- * markers, records of FPDUs that filled a gap come behind those placed ahead of it, and
- * find looks a few records deep only: theirs are left to the parser, and dropped here.)
+ * before position pos (read from the socket after all) are dropped on the way. Such a
+ * record's FPDU may have been placed after the parser took TCP's there, over it: unless
+ * it is TCP's (accepted by TCP, or, with markers, the CRC of the FPDU the parser took at
+ * its position), stale_bad is set: what it placed cannot be made right. Without markers
+ * records come in stream order, so such a record came late; with markers, records of a
+ * gap's FPDUs come behind those placed ahead of it, beyond find's reach, and a duplicate
+ * stays behind the record committed at its position: TCP's own, judged by the past.
  */
 const struct iwx_fp_rec *iwx_fast_rx_peek(struct iwx_fast_rx *f, uint32_t pos);
 
 /*
- * With markers (else it does nothing): bring the record of the FPDU at stream position at, if one of the next
- * few is, to the front of those not committed (records come in the order packets did,
- * and the ones that fill a gap come after those placed ahead of it).
+ * With markers (else it does nothing): bring the record of the FPDU at stream position
+ * at, if one of the next few is, to the front of those not committed (records come in the
+ * order packets did, and the ones that fill a gap come after those placed ahead of it).
  */
 void iwx_fast_rx_find(struct iwx_fast_rx *f, uint32_t at);
+
+/* With markers (past kept): the parser took an FPDU at len_pos with this CRC word. */
+void iwx_fast_rx_passed(struct iwx_fast_rx *f, uint32_t len_pos,
+			const uint8_t crc[IWX_MPA_CRC_LEN]);
 
 /* The stream position of a record. */
 uint32_t iwx_fast_rx_pos(const struct iwx_fast_rx *f, const struct iwx_fp_rec *r);

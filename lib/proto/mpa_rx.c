@@ -310,6 +310,8 @@ int iwx_mpa_rx_placed(struct iwx_mpa_rx *rx, const uint8_t *hdr, size_t hdr_len,
 	rx->stats.markers += markers;
 	rx->stats.fpdus++;
 	rx->stats.placed++;
+	memcpy(rx->trailer, trailer, trailer_len);	/* as if read: last_crc */
+	rx->trailer_len = trailer_len;
 	if (crc_bad) {
 		fail(rx, IWX_CAUSE_MPA(IWX_MPA_EC_CRC), false);
 		return -EPROTO;
@@ -330,6 +332,11 @@ void iwx_mpa_rx_unplace(struct iwx_mpa_rx *rx)
 bool iwx_mpa_rx_at_boundary(const struct iwx_mpa_rx *rx)
 {
 	return rx->state == IWX_RX_HDR && rx->hdr_got == 0 && rx->marker_got == 0;
+}
+
+void iwx_mpa_rx_last_crc(const struct iwx_mpa_rx *rx, uint8_t crc[IWX_MPA_CRC_LEN])
+{
+	memcpy(crc, rx->trailer + rx->trailer_len - IWX_MPA_CRC_LEN, IWX_MPA_CRC_LEN);
 }
 
 bool iwx_mpa_rx_failed(const struct iwx_mpa_rx *rx, struct iwx_term_cause *cause,

@@ -136,6 +136,9 @@ void iwx_mpa_rx_unplace(struct iwx_mpa_rx *rx);
 /* Is the parser between FPDUs (nothing of the next one taken yet, no marker half read)? */
 bool iwx_mpa_rx_at_boundary(const struct iwx_mpa_rx *rx);
 
+/* The CRC word of the FPDU taken last (read or placed), as the wire has it; for segment(). */
+void iwx_mpa_rx_last_crc(const struct iwx_mpa_rx *rx, uint8_t crc[IWX_MPA_CRC_LEN]);
+
 /* Why the stream failed; seg (may be NULL) gets the segment concerned, if any. */
 bool iwx_mpa_rx_failed(const struct iwx_mpa_rx *rx, struct iwx_term_cause *cause,
 		       const struct iwx_ddp_seg **seg);

@@ -104,8 +104,7 @@ Test(fast_rx, a_record_not_among_the_next_is_not_looked_for_further)
 /*
  * Without markers a record for bytes the engine read already came after it read them:
  * what it placed may have landed after TCP's bytes, over them. Unless TCP accepted its
- * FPDU the stream cannot be made right (stale_bad); with markers such records are the
- * ones that filled a gap behind those placed ahead of it, dropped as ever.
+ * FPDU the stream cannot be made right (stale_bad).
  */
 Test(fast_rx, a_record_for_bytes_read_already_is_harmless_only_as_tcps_own)
 {
@@ -119,13 +118,87 @@ Test(fast_rx, a_record_for_bytes_read_already_is_harmless_only_as_tcps_own)
 	cr_assert_eq(iwx_fast_rx_pos(&f, iwx_fast_rx_peek(&f, 4096)), 4096);
 	cr_assert(f.stale_bad, "the second was not judged TCP's");
 	cr_assert_eq(slot->tail, 2);
+}
+
+/* The CRC word in the trailer of the newest record. */
+static void crc_of_newest(uint32_t crc)
+{
+	struct iwx_fp_rec *r = &slot->ring[(slot->head - 1) & (IWX_FP_RING - 1)];
+
+	memcpy(r->trailer + r->trailer_len - IWX_MPA_CRC_LEN, &crc, sizeof(crc));
+}
+
+/* The parser took an FPDU whose ULPDU_LENGTH is at len_pos, with this CRC word. */
+static void taken(uint32_t len_pos, uint32_t crc)
+{
+	uint8_t b[4];
+
+	memcpy(b, &crc, sizeof(b));
+	iwx_fast_rx_passed(&f, len_pos, b);
+}
+
+/*
+ * With markers, records behind the parser are common and harmless: a gap's FPDUs, come
+ * behind the records placed ahead of it, and duplicates of an FPDU taken. Each is judged
+ * by the FPDU the parser took at its position: TCP's, if its CRC word is the record's
+ * (behind a leading marker too); else, unless TCP accepted it, stale_bad. Without the
+ * past kept (no memory), or before the oldest kept, only TCP's acceptance clears one.
+ */
+Test(fast_rx, with_markers_a_record_behind_the_parser_is_judged_by_what_it_took)
+{
+	static struct iwx_fast_past past;
+
+	f.past = &past;
+	taken(1024, 0x11111111);
+	taken(2052, 0x22222222);	/* a marker at 2048 leads it */
+	taken(3072, 0x33333333);
+	add(2048, 14 + 996);
+	crc_of_newest(0x22222222);
+	add(1024, 14 + 996);
+	crc_of_newest(0x11111111);
+	add(8192, 14 + 996);
+	cr_assert_eq(iwx_fast_rx_pos(&f, iwx_fast_rx_peek(&f, 4096)), 8192);
+	cr_assert_not(f.stale_bad, "the FPDUs taken there, TCP's: no harm");
+	cr_assert_eq(slot->tail, 2);
+
+	add(3072, 14 + 996);
+	crc_of_newest(0x33333334);	/* another FPDU than the one taken there */
+	slot->tail = slot->head - 1;
+	iwx_fast_rx_peek(&f, 4096);
+	cr_assert(f.stale_bad, "another FPDU placed where the parser took TCP's");
 
 	f.stale_bad = false;
-	f.markers = true;
-	add(8192, 14 + 996);
-	add(5120, 14 + 996);
-	cr_assert_eq(iwx_fast_rx_pos(&f, iwx_fast_rx_peek(&f, 8192)), 8192);
-	cr_assert_not(f.stale_bad, "with markers: left to the parser");
+	add(1536, 14 + 996);	/* no FPDU taken at 1536 */
+	crc_of_newest(0x22222222);
+	slot->tail = slot->head - 1;
+	iwx_fast_rx_peek(&f, 4096);
+	cr_assert(f.stale_bad, "where no FPDU was taken");
+
+	f.stale_bad = false;
+	add(3072, 14 + 996);
+	crc_of_newest(0x33333334);
+	slot->ring[(slot->head - 1) & (IWX_FP_RING - 1)].accepted =
+		IWX_FP_ACC_TAG(ANCHOR + 3072) | IWX_FP_ACC_OK;
+	slot->tail = slot->head - 1;
+	iwx_fast_rx_peek(&f, 4096);
+	cr_assert_not(f.stale_bad, "TCP accepted it");
+
+	/* the oldest forgotten: a record there can no longer be told TCP's */
+	for (uint32_t i = 0; i < IWX_FAST_PAST; i++)
+		taken(4096 + i * 1024, i);
+	add(3072, 14 + 996);
+	crc_of_newest(0x33333333);
+	slot->tail = slot->head - 1;
+	iwx_fast_rx_peek(&f, 4096 + IWX_FAST_PAST * 1024);
+	cr_assert(f.stale_bad, "before the oldest kept");
+
+	f.stale_bad = false;
+	f.past = NULL;
+	add(2048, 14 + 996);
+	crc_of_newest(0x22222222);
+	slot->tail = slot->head - 1;
+	iwx_fast_rx_peek(&f, 4096);
+	cr_assert(f.stale_bad, "no past kept");
 }
 
 /* A record's tagged header: ULPDU_LENGTH for len payload bytes, STag, TO. */

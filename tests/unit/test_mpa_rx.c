@@ -558,9 +558,19 @@ static void build_write(struct marked *t, uint32_t len, uint32_t seed)
 /* The Write to the fed parser as bytes, to the other as the fast path hands it over. */
 static int place(struct marked *t)
 {
+	uint8_t fc[IWX_MPA_CRC_LEN], pc[IWX_MPA_CRC_LEN];
+	int err;
+
 	cr_assert_eq(iwx_mpa_rx_feed(t->fed, t->wire, t->wire_len, NULL), 0);
-	return iwx_mpa_rx_placed(t->placed, t->hdr, sizeof(t->hdr), t->payload, t->trailer,
-				 t->trailer_len);
+	err = iwx_mpa_rx_placed(t->placed, t->hdr, sizeof(t->hdr), t->payload, t->trailer,
+				t->trailer_len);
+	/* the CRC word as the FPDU brought it, whichever way it came in */
+	iwx_mpa_rx_last_crc(t->fed, fc);
+	iwx_mpa_rx_last_crc(t->placed, pc);
+	cr_assert_arr_eq(pc, t->trailer + t->trailer_len - IWX_MPA_CRC_LEN, IWX_MPA_CRC_LEN);
+	if (t->placed->crc)	/* else the test may change the trailer it places */
+		cr_assert_arr_eq(fc, pc, IWX_MPA_CRC_LEN);
+	return err;
 }
 
 /* The placed parser saw what the fed one saw and stands where the sender does. */
