@@ -107,6 +107,22 @@ int iwx_arena_create(struct iwx_arena *a, size_t size, bool allow_fallback)
 	return err;
 }
 
+int iwx_arena_create_memfd(struct iwx_arena *a, size_t size)
+{
+	memset(a, 0, sizeof(*a));
+	a->fd = -1;
+	size = iwx_arena_size(size);
+	return size ? create_memfd(a, size) : -EINVAL;
+}
+
+int iwx_arena_free_pages(struct iwx_arena *a)
+{
+	if (a->bpf || !a->base)
+		return -EINVAL;
+	/* through the mapping: the descriptor may be the client's alone by now */
+	return madvise(a->base, a->size, MADV_REMOVE) ? -errno : 0;
+}
+
 int iwx_arena_map(struct iwx_arena *a, int fd, size_t size, bool bpf)
 {
 	struct stat st;

@@ -4,9 +4,10 @@
  * by both. Its backing is a BPF array map with BPF_F_MMAPABLE, one 4096-byte element per
  * page, so that the fast path can place payload straight into it (element i holds the
  * arena's bytes [i * 4096, (i + 1) * 4096)). Where BPF is unavailable, a sealed memfd.
- * iwxd makes all it shares with a client this way (rings and doorbells too): the kernel
- * names a map by its id while anything holds it, which is how iwxd knows when the memory
- * is really gone (control/iwxd/shared.c).
+ * iwxd makes what it shares with a client this way (doorbells too): the kernel names a
+ * map by its id while anything holds it, which is how iwxd knows when the memory is
+ * really gone (control/iwxd/shared.c). Rings, which no program reaches, are memfds
+ * (iwx_arena_create_memfd), whose pages iwxd can free itself.
  *
  * IWX_ARENA_NO_BPF=1 in the environment makes iwx_arena_create treat BPF as unavailable
  * (for tests, and for hosts where the map would work but should not be used).
@@ -43,6 +44,21 @@ size_t iwx_arena_size(size_t size);
  * unavailable and !allow_fallback. On failure a->fd is -1 and a->base NULL.
  */
 int iwx_arena_create(struct iwx_arena *a, size_t size, bool allow_fallback);
+
+/*
+ * A sealed memfd arena, even where BPF is available: for memory no BPF program reaches
+ * (rings), whose pages are made only as they are touched, and can be freed at once
+ * (iwx_arena_free_pages). Returns as iwx_arena_create.
+ */
+int iwx_arena_create_memfd(struct iwx_arena *a, size_t size);
+
+/*
+ * Free the pages of a memfd arena now, in every process that maps it (MADV_REMOVE: a
+ * hole punched in the memfd): what another process maps there reads zeros, and what it
+ * writes there again is its own. 0, or -errno (-EINVAL for a BPF map's, which the kernel
+ * frees with the map).
+ */
+int iwx_arena_free_pages(struct iwx_arena *a);
 
 /*
  * The client side: map size bytes of an arena fd received from iwxd (bpf says which

@@ -15,6 +15,12 @@
  *
  * Where BPF is unavailable memory is a memfd, which no probe can follow into another
  * process: it is uncharged when iwxd lets go (iwxd says so when it first makes one).
+ *
+ * Rings are another matter: no BPF program reaches them, and a BPF array map makes all its
+ * pages at once, where a ring at rest touches one. So each is a sealed memfd, its pages
+ * made as they are touched, and freed when the ring goes (MADV_REMOVE punches the memfd):
+ * in the client's mappings too, so nothing iwxd made is left to charge; what a client
+ * writes there afterwards is memory of its own.
  */
 #include <bpf/bpf.h>
 #include <errno.h>
@@ -154,6 +160,43 @@ int shared_create_given(struct iwxd *d, struct client *c, struct iwx_arena *a, s
 	*fd = a->fd;
 	a->fd = -1;
 	return 0;
+}
+
+int shared_ring_create(struct iwxd *d, struct client *c, struct iwx_arena *a, size_t size,
+		       int *fd)
+{
+	size_t bytes = iwx_arena_size(size);
+	int err;
+
+	if (!bytes)
+		return -EINVAL;
+	err = shared_charge(d, c, bytes);
+	if (err)
+		return err;
+	err = iwx_arena_create_memfd(a, bytes);
+	if (err) {
+		uncharge(d, c->user, bytes);
+		return err;
+	}
+	*fd = a->fd;
+	a->fd = -1;
+	return 0;
+}
+
+void shared_ring_destroy(struct iwxd *d, struct user *u, struct iwx_arena *a)
+{
+	uint64_t bytes = a->size;
+	bool freed;
+
+	if (!a->base)
+		return;
+	freed = !iwx_arena_free_pages(a);	/* in the client's mappings too */
+	iwx_arena_destroy(a);
+	if (freed)
+		uncharge(d, u, bytes);
+	else	/* never less than is held: charged for good */
+		log_warn("a ring's %llu bytes could not be freed: they stay charged to uid %u",
+			 (unsigned long long)bytes, (unsigned)u->uid);
 }
 
 void shared_destroy(struct iwxd *d, struct user *u, struct iwx_arena *a)

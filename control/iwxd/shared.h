@@ -2,7 +2,8 @@
 /*
  * Memory iwxd shares with clients (shared.c): arenas, doorbells, rings and shm.c's memory,
  * charged to the client's user and to all clients' total from creation until the kernel
- * has freed it, however long the client keeps a descriptor or a mapping after iwxd let go.
+ * has freed it, however long the client keeps a descriptor or a mapping after iwxd let go
+ * (a ring's, iwxd frees itself when the ring goes).
  */
 #ifndef IWXD_SHARED_H
 #define IWXD_SHARED_H
@@ -24,6 +25,15 @@ int shared_create(struct iwxd *d, struct client *c, struct iwx_arena *a, size_t 
 int shared_create_given(struct iwxd *d, struct client *c, struct iwx_arena *a, size_t size, int *fd);
 /* Unmap and close a; its bytes stay charged to u until nothing holds it (a no-op if unset). */
 void shared_destroy(struct iwxd *d, struct user *u, struct iwx_arena *a);
+
+/*
+ * A ring (a queue pair's, a CQ's, an SRQ's) of size bytes: as shared_create_given, in a
+ * sealed memfd whose pages are made as they are touched (shared.c).
+ */
+int shared_ring_create(struct iwxd *d, struct client *c, struct iwx_arena *a, size_t size,
+		       int *fd);
+/* Unmap a ring and free its pages in every mapping: uncharged at once (a no-op if unset). */
+void shared_ring_destroy(struct iwxd *d, struct user *u, struct iwx_arena *a);
 
 /* Charge bytes to c's user and the total ahead of creating them: 0, or -ENOSPC (logged once). */
 int shared_charge(struct iwxd *d, struct client *c, uint64_t bytes);

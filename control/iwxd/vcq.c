@@ -37,7 +37,7 @@ struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *
 	}
 	entries = iwx_pow2_at_least(entries);
 	cq->map_size = iwx_ipc_cq_map_size(entries);
-	*err = shared_create_given(d, c, &cq->mem, cq->map_size, memfd);
+	*err = shared_ring_create(d, c, &cq->mem, cq->map_size, memfd);
 	if (*err) {
 		maps_give(d, c, 1);
 		free(cq);
@@ -51,7 +51,7 @@ struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *
 		*err = (int)bell;
 		close(*memfd);
 		*memfd = -1;
-		shared_destroy(d, c->user, &cq->mem);
+		shared_ring_destroy(d, c->user, &cq->mem);
 		maps_give(d, c, 1);
 		free(cq);
 		return NULL;
@@ -79,7 +79,7 @@ void vcq_destroy(struct iwxd *d, struct vcq *cq)
 	iwx_ids_del(&d->ids, cq->id);
 	doorbell_unbind(cq->owner, cq->bell);
 	client_give(cq->owner, LIMIT_CQS);
-	shared_destroy(d, cq->owner->user, &cq->mem);
+	shared_ring_destroy(d, cq->owner->user, &cq->mem);
 	maps_give(d, cq->owner, 1);
 	free(cq);
 }

@@ -160,7 +160,7 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 		q->parked_cap = sq;
 		q->map_size = iwx_ipc_qp_map_size(sq, rq);
 	}
-	*err = q ? shared_create_given(d, c, &q->mem, q->map_size, memfd) : -ENOMEM;
+	*err = q ? shared_ring_create(d, c, &q->mem, q->map_size, memfd) : -ENOMEM;
 	if (*err || (bell = doorbell_bind(c, q, NULL)) < 0 ||
 	    timer_init(&d->loop, &q->timer, on_timer)) {
 		if (!*err)
@@ -169,7 +169,7 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 		if (bell >= 0)
 			doorbell_unbind(c, (uint32_t)bell);
 		if (q && q->mem.base) {
-			shared_destroy(d, c->user, &q->mem);
+			shared_ring_destroy(d, c->user, &q->mem);
 			close(*memfd);
 			*memfd = -1;
 		}
@@ -677,7 +677,7 @@ void vqp_destroy(struct iwxd *d, struct vqp *q)
 	q->rcq->users--;
 	if (q->srq)
 		q->srq->users--;
-	shared_destroy(d, q->owner->user, &q->mem);
+	shared_ring_destroy(d, q->owner->user, &q->mem);
 	maps_give(d, q->owner, 1);
 	free(q->parked);
 	free(q);

@@ -43,7 +43,7 @@ struct vsrq *vsrq_create(struct iwxd *d, struct client *c, const struct iwx_ipc_
 	}
 	depth = iwx_pow2_at_least(depth);
 	srq->map_size = iwx_ipc_srq_map_size(depth);
-	*err = shared_create_given(d, c, &srq->mem, srq->map_size, memfd);
+	*err = shared_ring_create(d, c, &srq->mem, srq->map_size, memfd);
 	if (*err) {
 		maps_give(d, c, 1);
 		free(srq);
@@ -76,7 +76,7 @@ void vsrq_destroy(struct iwxd *d, struct vsrq *srq)
 	IWX_LIST_UNLINK(&d->srqs, srq);
 	iwx_ids_del(&d->ids, srq->id);
 	client_give(srq->owner, LIMIT_SRQS);
-	shared_destroy(d, srq->owner->user, &srq->mem);
+	shared_ring_destroy(d, srq->owner->user, &srq->mem);
 	maps_give(d, srq->owner, 1);
 	free(srq);
 }

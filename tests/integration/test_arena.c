@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -266,4 +267,60 @@ Test(arena, client_map_checks_bpf)
 	cr_assert_eq(iwx_arena_map(&c, fd, 2 * 4096, true), 0);
 	iwx_arena_destroy(&c);
 	iwx_arena_destroy(&a);
+}
+
+/* Pages of this process's that back [p, p + len): mincore, page by page. */
+static size_t resident_pages(void *p, size_t len)
+{
+	unsigned char vec[64];
+	size_t n = 0;
+
+	cr_assert_leq(len / 4096, sizeof(vec));
+	cr_assert_eq(mincore(p, len, vec), 0, "%m");
+	for (size_t i = 0; i < len / 4096; i++)
+		n += vec[i] & 1;
+	return n;
+}
+
+/*
+ * A ring's memory (iwx_arena_create_memfd, even where BPF is): pages made only as they are
+ * touched, and freed at once by the daemon in the client's mapping too; the client that
+ * kept its mapping reads zeros there, and the memfd keeps its size (no SIGBUS).
+ */
+Test(arena, a_memfd_arena_makes_pages_as_touched_and_frees_them_everywhere)
+{
+	struct iwx_arena a, c;
+	uint8_t *q;
+
+	cr_assert_eq(iwx_arena_create_memfd(&a, 16 * 4096), 0);
+	cr_assert_not(a.bpf);
+	cr_assert_eq(a.size, 16 * 4096);
+	map_as_client(&a, &c);
+	q = c.base;
+	cr_assert_eq(resident_pages(a.base, a.size), 0, "no page before it is touched");
+	((uint8_t *)a.base)[0] = 1;
+	q[5 * 4096] = 2;
+	cr_assert_eq(q[0], 1);
+	cr_assert_eq(((uint8_t *)a.base)[5 * 4096], 2);
+	cr_assert_eq(resident_pages(c.base, c.size), 2, "the two touched, no more");
+
+	cr_assert_eq(iwx_arena_free_pages(&a), 0);
+	cr_assert_eq(resident_pages(c.base, c.size), 0, "freed in the client's mapping too");
+	cr_assert_eq(q[0] | q[5 * 4096], 0, "the client reads zeros");
+	iwx_arena_destroy(&a);
+	q[7 * 4096] = 3;	/* the client's own now: no SIGBUS */
+	cr_assert_eq(q[7 * 4096], 3);
+	iwx_arena_destroy(&c);
+}
+
+Test(arena, a_bpf_arenas_pages_are_freed_with_the_map_only)
+{
+	struct iwx_arena a;
+
+	need_root();
+	cr_assert_eq(iwx_arena_create(&a, 2 * 4096, false), 0);
+	cr_assert(a.bpf);
+	cr_assert_eq(iwx_arena_free_pages(&a), -EINVAL);
+	iwx_arena_destroy(&a);
+	cr_assert_eq(iwx_arena_free_pages(&a), -EINVAL, "nothing set up");
 }
