@@ -127,9 +127,10 @@ void shared_depart(struct iwxd *d, struct user *u, uint32_t map_id, uint64_t byt
 		d->departed_ms = iwx_now_ms() + LOOK_MS;
 }
 
-int shared_create(struct iwxd *d, struct client *c, struct iwx_arena *a, size_t size)
+/* Memory of size bytes for c, charged first: a ring's in a memfd, else BPF's where it can. */
+static int create_charged(struct iwxd *d, struct client *c, struct iwx_arena *a, size_t size,
+			  bool ring)
 {
-	static bool said;
 	size_t bytes = iwx_arena_size(size);
 	int err;
 
@@ -138,11 +139,19 @@ int shared_create(struct iwxd *d, struct client *c, struct iwx_arena *a, size_t 
 	err = shared_charge(d, c, bytes);
 	if (err)
 		return err;
-	err = iwx_arena_create(a, bytes, true);
-	if (err) {
+	err = ring ? iwx_arena_create_memfd(a, bytes) : iwx_arena_create(a, bytes, true);
+	if (err)
 		uncharge(d, c->user, bytes);
+	return err;
+}
+
+int shared_create(struct iwxd *d, struct client *c, struct iwx_arena *a, size_t size)
+{
+	static bool said;
+	int err = create_charged(d, c, a, size, false);
+
+	if (err)
 		return err;
-	}
 	if (!a->bpf && !said)
 		log_warn("no BPF: memory shared with clients is in memfds, which iwxd cannot follow: "
 			 "what a client keeps after it is freed no longer counts against its user "
@@ -151,10 +160,9 @@ int shared_create(struct iwxd *d, struct client *c, struct iwx_arena *a, size_t 
 	return 0;
 }
 
-int shared_create_given(struct iwxd *d, struct client *c, struct iwx_arena *a, size_t size, int *fd)
+/* The descriptor of a, the client's alone once sent: the mapping is all iwxd keeps. */
+static int give(struct iwx_arena *a, int err, int *fd)
 {
-	int err = shared_create(d, c, a, size);
-
 	if (err)
 		return err;
 	*fd = a->fd;
@@ -162,25 +170,15 @@ int shared_create_given(struct iwxd *d, struct client *c, struct iwx_arena *a, s
 	return 0;
 }
 
+int shared_create_given(struct iwxd *d, struct client *c, struct iwx_arena *a, size_t size, int *fd)
+{
+	return give(a, shared_create(d, c, a, size), fd);
+}
+
 int shared_ring_create(struct iwxd *d, struct client *c, struct iwx_arena *a, size_t size,
 		       int *fd)
 {
-	size_t bytes = iwx_arena_size(size);
-	int err;
-
-	if (!bytes)
-		return -EINVAL;
-	err = shared_charge(d, c, bytes);
-	if (err)
-		return err;
-	err = iwx_arena_create_memfd(a, bytes);
-	if (err) {
-		uncharge(d, c->user, bytes);
-		return err;
-	}
-	*fd = a->fd;
-	a->fd = -1;
-	return 0;
+	return give(a, create_charged(d, c, a, size, true), fd);
 }
 
 void shared_ring_destroy(struct iwxd *d, struct user *u, struct iwx_arena *a)
