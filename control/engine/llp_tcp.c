@@ -41,6 +41,20 @@ static struct iwx_bufpool zc_own_pool = IWX_BUFPOOL_INIT(ZC_OWN_BYTES);	/* ... h
 static struct iwx_bufpool stage_pool = IWX_BUFPOOL_INIT(STAGE_LEN);
 static struct iwx_bufpool targets_pool = IWX_BUFPOOL_INIT(IWX_FP_RING * sizeof(uint8_t *));
 
+/*
+ * A batch's pieces and FPDUs, borrowed while one is being sent (5 KiB that a queue pair
+ * at rest does not hold).
+ */
+struct tx_plan {
+	struct iovec	piece[BATCH_PIECES];
+	uint32_t	fpdu_start[BATCH_FPDUS];	/* where each FPDU of the batch begins */
+	bool		fpdu_ends_msg[BATCH_FPDUS];	/* its message's last */
+	bool		fpdu_starts_rec[BATCH_FPDUS];	/* a record (one sendmsg) starts here */
+	bool		fpdu_starts_win[BATCH_FPDUS];	/* ... or an EMSS-long stretch of one */
+};
+
+static struct iwx_bufpool plan_pool = IWX_BUFPOOL_INIT(sizeof(struct tx_plan));
+
 struct llp_tcp {
 	struct iwx_llp		llp;
 	int			fd;
@@ -50,17 +64,13 @@ struct llp_tcp {
 	 * The batch being sent: whole FPDUs, back to back, as pieces: heads, tails and
 	 * copied payloads in own, other payloads where they are in registered memory.
 	 */
-	struct iovec		piece[BATCH_PIECES];
+	struct tx_plan		*plan;		/* NULL: none borrowed, nothing left to send */
 	uint32_t		npiece;
 	uint32_t		piece_at;	/* the first piece not wholly sent */
 	uint8_t			*own;		/* NULL: none borrowed, nothing left to send */
 	size_t			own_len;
 	bool			zc_used;	/* a call sent some of the batch without a copy */
 	size_t			fpdu_len, fpdu_sent;
-	uint32_t		fpdu_start[BATCH_FPDUS];	/* where each FPDU of the batch begins */
-	bool			fpdu_ends_msg[BATCH_FPDUS];	/* its message's last */
-	bool			fpdu_starts_rec[BATCH_FPDUS];	/* a record (one sendmsg) starts here */
-	bool			fpdu_starts_win[BATCH_FPDUS];	/* ... or an EMSS-long stretch of one */
 	uint32_t		nfpdu;
 	uint32_t		cur;		/* the FPDU fpdu_sent is in */
 	bool			aligned;	/* what goes next starts a TCP segment */
@@ -88,14 +98,14 @@ static const struct llp_tcp *ctcp_of(const struct iwx_llp *llp)
 /* Add len bytes at p to the batch, continuing its last piece if they follow it. */
 static void put_piece(struct llp_tcp *t, void *p, size_t len)
 {
-	struct iovec *last = t->npiece ? &t->piece[t->npiece - 1] : NULL;
+	struct iovec *last = t->npiece ? &t->plan->piece[t->npiece - 1] : NULL;
 
 	if (!len)
 		return;
 	if (last && (uint8_t *)last->iov_base + last->iov_len == p)
 		last->iov_len += len;
 	else
-		t->piece[t->npiece++] = (struct iovec){ .iov_base = p, .iov_len = len };
+		t->plan->piece[t->npiece++] = (struct iovec){ .iov_base = p, .iov_len = len };
 }
 
 static struct iwx_bufpool *own_pool(const struct llp_tcp *t)
@@ -208,18 +218,19 @@ static bool fill_batch(struct llp_tcp *t, int *budget)
 
 		if (!iwx_qp_next_segment(t->llp.qp, &s, stretch_room(t, used)))
 			break;
-		if (!t->own && !(t->own = iwx_bufpool_get(own_pool(t)))) {
-			iwx_qp_lost(t->llp.qp, true);	/* a Terminate would need the buffer */
+		if ((!t->own && !(t->own = iwx_bufpool_get(own_pool(t)))) ||
+		    (!t->plan && !(t->plan = iwx_bufpool_get(&plan_pool)))) {
+			iwx_qp_lost(t->llp.qp, true);	/* a Terminate would need the buffers */
 			return false;
 		}
 		n = add_fpdu(t, &s);
-		t->fpdu_starts_rec[t->nfpdu] = !t->nfpdu || used + n > t->emss;
-		if (t->fpdu_starts_rec[t->nfpdu])
+		t->plan->fpdu_starts_rec[t->nfpdu] = !t->nfpdu || used + n > t->emss;
+		if (t->plan->fpdu_starts_rec[t->nfpdu])
 			used = 0;
-		t->fpdu_starts_win[t->nfpdu] = !used;
+		t->plan->fpdu_starts_win[t->nfpdu] = !used;
 		used = (used + n) % t->emss;
-		t->fpdu_start[t->nfpdu] = t->fpdu_len;
-		t->fpdu_ends_msg[t->nfpdu++] = s.last;
+		t->plan->fpdu_start[t->nfpdu] = t->fpdu_len;
+		t->plan->fpdu_ends_msg[t->nfpdu++] = s.last;
 		t->fpdu_len += n;
 		t->llp.stats->tx_fpdus++;
 		(*budget)--;
@@ -232,7 +243,7 @@ static bool fill_batch(struct llp_tcp *t, int *budget)
 /* The FPDU after the record FPDU i is in (win: after its stretch of the record), or nfpdu. */
 static uint32_t record_end(const struct llp_tcp *t, uint32_t i, bool win)
 {
-	while (++i < t->nfpdu && !(win ? t->fpdu_starts_win[i] : t->fpdu_starts_rec[i]))
+	while (++i < t->nfpdu && !(win ? t->plan->fpdu_starts_win[i] : t->plan->fpdu_starts_rec[i]))
 		;
 	return i;
 }
@@ -240,7 +251,7 @@ static uint32_t record_end(const struct llp_tcp *t, uint32_t i, bool win)
 /* Where FPDU i begins (nfpdu: the batch's end). */
 static size_t fpdu_at(const struct llp_tcp *t, uint32_t i)
 {
-	return i < t->nfpdu ? t->fpdu_start[i] : t->fpdu_len;
+	return i < t->nfpdu ? t->plan->fpdu_start[i] : t->fpdu_len;
 }
 
 /* TCP has all of the message the batch ends: let go of it, or wait for the kernel to. */
@@ -270,16 +281,16 @@ static ssize_t send_pieces(struct llp_tcp *t, size_t len)
 {
 	uint32_t k = t->piece_at;
 	size_t before = 0, whole;
-	struct msghdr mh = { .msg_iov = &t->piece[t->piece_at] };
+	struct msghdr mh = { .msg_iov = &t->plan->piece[t->piece_at] };
 	int flags = MSG_NOSIGNAL | MSG_DONTWAIT | MSG_EOR;
 	bool zc = t->zc && iwx_tcp_zc_use(t->zc);
 	ssize_t n;
 
-	while (before + t->piece[k].iov_len < len)
-		before += t->piece[k++].iov_len;
+	while (before + t->plan->piece[k].iov_len < len)
+		before += t->plan->piece[k++].iov_len;
 	/* the last piece cut short for the call */
-	whole = t->piece[k].iov_len;
-	t->piece[k].iov_len = len - before;
+	whole = t->plan->piece[k].iov_len;
+	t->plan->piece[k].iov_len = len - before;
 	mh.msg_iovlen = k + 1 - t->piece_at;
 	n = sendmsg(t->fd, &mh, flags | (zc ? MSG_ZEROCOPY : 0));
 	if (n < 0 && zc && errno == ENOBUFS) {
@@ -292,7 +303,7 @@ static ssize_t send_pieces(struct llp_tcp *t, size_t len)
 		t->llp.stats->tx_zc_calls++;
 		t->zc_used = true;
 	}
-	t->piece[k].iov_len = whole;
+	t->plan->piece[k].iov_len = whole;
 	return n;
 }
 
@@ -300,7 +311,7 @@ static ssize_t send_pieces(struct llp_tcp *t, size_t len)
 static void skip_pieces(struct llp_tcp *t, size_t n)
 {
 	while (n) {
-		struct iovec *v = &t->piece[t->piece_at];
+		struct iovec *v = &t->plan->piece[t->piece_at];
 		size_t k = MIN(n, v->iov_len);
 
 		v->iov_base = (uint8_t *)v->iov_base + k;
@@ -318,7 +329,7 @@ static bool stretch_starts_at(const struct llp_tcp *t, size_t at)
 
 	while (fpdu_at(t, i) < at)
 		i++;
-	return fpdu_at(t, i) == at && (i == t->nfpdu || t->fpdu_starts_win[i]);
+	return fpdu_at(t, i) == at && (i == t->nfpdu || t->plan->fpdu_starts_win[i]);
 }
 
 static void send_batches(struct llp_tcp *t, bool *want_write)
@@ -335,8 +346,8 @@ static void send_batches(struct llp_tcp *t, bool *want_write)
 		 * a new packet again (the rest of a cut FPDU may have to start one of its own:
 		 * TCP may have sent the part it took).
 		 */
-		bool at_fpdu = t->fpdu_start[t->cur] == t->fpdu_sent;
-		bool at_win = at_fpdu && t->fpdu_starts_win[t->cur];
+		bool at_fpdu = t->plan->fpdu_start[t->cur] == t->fpdu_sent;
+		bool at_win = at_fpdu && t->plan->fpdu_starts_win[t->cur];
 		uint32_t next = record_end(t, t->cur, !at_win);
 		size_t end = fpdu_at(t, next);
 		ssize_t n = send_pieces(t, end - t->fpdu_sent);
@@ -355,7 +366,7 @@ static void send_batches(struct llp_tcp *t, bool *want_write)
 		 * merge).
 		 */
 		for (uint32_t i = t->cur; t->aligned && at_fpdu && i < t->nfpdu &&
-		     t->fpdu_start[i] < t->fpdu_sent + n; i++)
+		     t->plan->fpdu_start[i] < t->fpdu_sent + n; i++)
 			llp->stats->tx_fpdus_aligned++;
 		t->fpdu_sent += n;
 		/* all taken, its end of record holding; or stopped where a stretch starts */
@@ -363,7 +374,7 @@ static void send_batches(struct llp_tcp *t, bool *want_write)
 			     (t->aligned && at_win && stretch_starts_at(t, t->fpdu_sent));
 		skip_pieces(t, n);
 		for (; t->cur < t->nfpdu && fpdu_at(t, t->cur + 1) <= t->fpdu_sent; t->cur++)
-			if (t->fpdu_ends_msg[t->cur])
+			if (t->plan->fpdu_ends_msg[t->cur])
 				msg_taken(t);
 		llp->stats->tx_bytes += n;
 	}
@@ -382,8 +393,10 @@ static void tcp_transmit(struct iwx_llp *llp, bool *want_write)
 
 	send_batches(t, want_write);
 	/* a batch partly sent stays whole for the next turn (never lose or reorder bytes) */
-	if (t->fpdu_sent == t->fpdu_len)
+	if (t->fpdu_sent == t->fpdu_len) {
 		let_go_own(t);
+		t->plan = iwx_bufpool_put(&plan_pool, t->plan);
+	}
 }
 
 static bool tcp_tx_idle(const struct iwx_llp *llp)
@@ -707,8 +720,8 @@ static bool tcp_refers_to(const struct iwx_llp *llp, uintptr_t base, size_t len)
 	const struct iwx_fast_rx *f = &t->fast;
 
 	/* payloads still to be sent from where they are, or that the kernel still sends */
-	for (uint32_t i = t->piece_at; i < t->npiece; i++)
-		if (span_within(t->piece[i].iov_base, t->piece[i].iov_len, base, len))
+	for (uint32_t i = t->piece_at; t->plan && i < t->npiece; i++)
+		if (span_within(t->plan->piece[i].iov_base, t->plan->piece[i].iov_len, base, len))
 			return true;
 	if (t->zc && iwx_tcp_zc_refers_to(t->zc, base, len))
 		return true;
@@ -740,6 +753,7 @@ static void tcp_destroy(struct iwx_llp *llp)
 	free(t->zc);
 	iwx_bufpool_put(&stage_pool, t->stage);
 	iwx_bufpool_put(&targets_pool, t->fast.dst);
+	iwx_bufpool_put(&plan_pool, t->plan);
 	free(t->fast.past);
 	free(t);
 }
