@@ -577,6 +577,16 @@ int iwx_async_fd(struct iwx_device *dev)
 	return dev->async_fd;
 }
 
+int client_watch_async(struct iwx_device *dev, int epfd)
+{
+	const int fds[] = { dev->sock, dev->async_ready_fd };
+
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fds[i], &(struct epoll_event){ .events = EPOLLIN }))
+			return -errno;
+	return 0;
+}
+
 const char *iwx_event_name(enum iwx_event_type t)
 {
 	static const char *const names[] = {

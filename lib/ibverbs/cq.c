@@ -8,6 +8,8 @@
  * (ibv_get_cq_event on any channel) hands each CQ that fired to its channel, whose
  * eventfd then stays readable until ibv_get_cq_event has given them all out. The fd
  * polls as rdma-core's does, and a waiter on one channel never takes another's events.
+ * It watches no epoll (libiwx's descriptors, not iwx_async_fd): the kernel bounds the
+ * wake-up paths through nested epolls, which stopped a program at 249 channels.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +19,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "client/client.h"	/* client_watch_async: the same library */
 #include "proto/level.h"
 
 #include "iwxv.h"
@@ -227,9 +230,7 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ctx)
 	ch->ch.context = ctx;
 	err = iwx_level_join(iwx_comp_fd(c->dev), &ch->ch.fd, &ch->own_fd);
 	/* and the device's asynchronous events: a wait for completions ends with iwxd */
-	if (!err && epoll_ctl(ch->ch.fd, EPOLL_CTL_ADD, iwx_async_fd(c->dev),
-			      &(struct epoll_event){ .events = EPOLLIN })) {
-		err = -errno;
+	if (!err && (err = client_watch_async(c->dev, ch->ch.fd))) {
 		close(ch->own_fd);
 		close(ch->ch.fd);
 	}

@@ -152,6 +152,42 @@ static void srq_checks(struct ibv_pd *pd, struct ibv_cq *cq)
 	CHECK(ibv_destroy_srq(srq) == 0, "ibv_destroy_srq once its QP is gone");
 }
 
+/*
+ * A channel for each of hundreds of CQs (librdmacm makes one for every id whose QP comes
+ * without CQs: cmtime's), as the kernel's verbs allow: a channel watching a nested epoll
+ * stopped at 249 (EINVAL: the kernel bounds wake-up paths through nested epolls). 400,
+ * two descriptors each, stay under a limit of 1024 descriptors.
+ */
+#define CHANNELS	400
+
+static void many_channels(struct ibv_context *ctx)
+{
+	static struct ibv_comp_channel *chs[CHANNELS];
+	static struct ibv_cq *cqs[CHANNELS];
+	int n = 0, err = 0, quiet = 0;
+
+	for (; n < CHANNELS; n++) {
+		chs[n] = ibv_create_comp_channel(ctx);
+		cqs[n] = chs[n] ? ibv_create_cq(ctx, 1, NULL, chs[n], 0) : NULL;
+		if (!cqs[n]) {
+			err = errno;
+			if (chs[n])
+				ibv_destroy_comp_channel(chs[n]);
+			break;
+		}
+		ibv_req_notify_cq(cqs[n], 0);
+	}
+	CHECK(n == CHANNELS, "%d completion channels, a CQ armed on each: %d made (%s)", CHANNELS,
+	      n, err ? strerror(err) : "no error");
+	for (int i = 0; i < n; i++)
+		quiet += poll(&(struct pollfd){ .fd = chs[i]->fd, .events = POLLIN }, 1, 0) == 0;
+	CHECK(quiet == n, "... none readable with no completion: %d of %d quiet", quiet, n);
+	while (n--) {
+		ibv_destroy_cq(cqs[n]);
+		ibv_destroy_comp_channel(chs[n]);
+	}
+}
+
 static void local_checks(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq)
 {
 	struct ibv_qp_init_attr ud = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
@@ -222,6 +258,7 @@ static void local_checks(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_
 	CHECK(ibv_destroy_comp_channel(ch) == EBUSY, "ibv_destroy_comp_channel with a CQ on it: EBUSY");
 	ibv_destroy_cq(cq2);
 	CHECK(ibv_destroy_comp_channel(ch) == 0, "ibv_destroy_comp_channel once the CQ is gone");
+	many_channels(ctx);
 }
 
 static bool same_addr(const struct sockaddr *a, const struct sockaddr_in *b)
