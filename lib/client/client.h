@@ -204,12 +204,12 @@ IWX_HIDDEN bool client_lost(struct iwx_device *dev);
 IWX_HIDDEN void client_forget_async(struct iwx_device *dev, uint32_t qp_num, uint32_t srq_id);
 
 /*
- * Add what async_fd watches (the socket and async_ready_fd) to the epoll epfd itself,
- * not async_fd: the kernel bounds the wake-up paths through nested epolls (about 500
- * per source, fs/eventpoll.c), and a program may make a channel for every queue pair.
- * 0 or -errno.
+ * Add what iwx_event_fd (async: iwx_async_fd) watches, the socket and ready_fd (async:
+ * async_ready_fd), to the epoll epfd itself rather than that epoll: the kernel bounds the
+ * wake-up paths through nested epolls (fs/eventpoll.c: 500 a source one level down), and
+ * a program may make a channel for every queue pair. 0 or -errno.
  */
-IWX_HIDDEN int client_watch_async(struct iwx_device *dev, int epfd);
+IWX_HIDDEN int client_watch(struct iwx_device *dev, int epfd, bool async);
 
 /* Map a ring memfd iwxd handed over; the fd is closed either way. NULL with errno. */
 IWX_HIDDEN void *client_map_rings(int fd, size_t size);

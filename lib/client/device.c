@@ -577,9 +577,9 @@ int iwx_async_fd(struct iwx_device *dev)
 	return dev->async_fd;
 }
 
-int client_watch_async(struct iwx_device *dev, int epfd)
+int client_watch(struct iwx_device *dev, int epfd, bool async)
 {
-	const int fds[] = { dev->sock, dev->async_ready_fd };
+	const int fds[] = { dev->sock, async ? dev->async_ready_fd : dev->ready_fd };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fds[i], &(struct epoll_event){ .events = EPOLLIN }))

@@ -19,7 +19,6 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "client/client.h"	/* client_watch_async: the same library */
 #include "proto/level.h"
 
 #include "iwxv.h"
@@ -230,10 +229,8 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ctx)
 	ch->ch.context = ctx;
 	err = iwx_level_join(iwx_comp_fd(c->dev), &ch->ch.fd, &ch->own_fd);
 	/* and the device's asynchronous events: a wait for completions ends with iwxd */
-	if (!err && (err = client_watch_async(c->dev, ch->ch.fd))) {
-		close(ch->own_fd);
-		close(ch->ch.fd);
-	}
+	if (!err && (err = iwxv_watch(ctx, ch->ch.fd, true)))
+		iwx_level_drop(&ch->ch.fd, &ch->own_fd, err);
 	if (err) {
 		free(ch);
 		return iwxv_fail(-err);

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "client/client.h"	/* client_watch: libiwx, built into this library */
 #include "iwxv.h"
 
 #define VERSION_STR	"iwx 0.1.0"
@@ -449,6 +450,11 @@ struct ibv_context *iwxv_open_default(void)
 struct iwx_device *iwxv_device(struct ibv_context *ctx)
 {
 	return iwxv_ctx(ctx)->dev;
+}
+
+int iwxv_watch(struct ibv_context *ctx, int epfd, bool async)
+{
+	return client_watch(iwxv_ctx(ctx)->dev, epfd, async);
 }
 
 void iwxv_ctx_lock(struct ibv_context *ctx)

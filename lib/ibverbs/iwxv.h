@@ -140,6 +140,11 @@ void iwxv_qp_ex_init(struct iwxv_qp *q);
 /* For the drop-in librdmacm (symbol version IWX_IBVERBS_PRIVATE). */
 struct ibv_context *iwxv_open_default(void);	/* the context rdma_cm gives its ids */
 struct iwx_device *iwxv_device(struct ibv_context *ctx);
+/*
+ * Add to the epoll epfd what ctx's iwx_event_fd (async: iwx_async_fd) watches, rather than
+ * that epoll itself (client_watch): for the drop-ins' channels. 0 or -errno.
+ */
+int iwxv_watch(struct ibv_context *ctx, int epfd, bool async);
 struct iwx_qp *iwxv_iwx_qp(struct ibv_qp *qp);
 struct ibv_qp *iwxv_qp_by_num(struct ibv_context *ctx, uint32_t qp_num);
 /*

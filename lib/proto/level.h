@@ -27,27 +27,39 @@ static inline void iwx_level_set(int fd, bool *now, bool want)
 	}
 }
 
-/*
- * A descriptor readable while fd (level-triggered) is, or while a level of one's own is
- * set: an epoll of fd and a new eventfd (*own, for iwx_level_set). 0 with *epfd and
- * *own, or -errno with nothing made (both -1).
- */
-static inline int iwx_level_join(int fd, int *epfd, int *own)
+/* Close what iwx_level_new made (both -1 after), and give back err. */
+static inline int iwx_level_drop(int *epfd, int *own, int err)
 {
-	struct epoll_event in = { .events = EPOLLIN };
-	int err = 0;
+	if (*own >= 0)
+		close(*own);
+	if (*epfd >= 0)
+		close(*epfd);
+	*own = *epfd = -1;
+	return err;
+}
 
+/*
+ * A descriptor readable while a level of one's own is set, or while what the caller adds
+ * to it is readable: an epoll (*epfd) of a new eventfd (*own, for iwx_level_set). 0, or
+ * -errno with nothing made (both -1).
+ */
+static inline int iwx_level_new(int *epfd, int *own)
+{
 	*own = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	*epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (*own < 0 || *epfd < 0 || epoll_ctl(*epfd, EPOLL_CTL_ADD, *own, &in) ||
-	    epoll_ctl(*epfd, EPOLL_CTL_ADD, fd, &in)) {
-		err = -errno;
-		if (*own >= 0)
-			close(*own);
-		if (*epfd >= 0)
-			close(*epfd);
-		*own = *epfd = -1;
-	}
+	if (*own < 0 || *epfd < 0 ||
+	    epoll_ctl(*epfd, EPOLL_CTL_ADD, *own, &(struct epoll_event){ .events = EPOLLIN }))
+		return iwx_level_drop(epfd, own, -errno);
+	return 0;
+}
+
+/* iwx_level_new, readable also while fd (level-triggered) is. */
+static inline int iwx_level_join(int fd, int *epfd, int *own)
+{
+	int err = iwx_level_new(epfd, own);
+
+	if (!err && epoll_ctl(*epfd, EPOLL_CTL_ADD, fd, &(struct epoll_event){ .events = EPOLLIN }))
+		err = iwx_level_drop(epfd, own, -errno);
 	return err;
 }
 

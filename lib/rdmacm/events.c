@@ -46,7 +46,11 @@ struct rdma_event_channel *rdma_create_event_channel(void)
 	if (!c)
 		return NULL;
 	c->tail = &c->head;
-	err = iwx_level_join(iwx_event_fd(iwxv_device(cm.ctx)), &c->ch.fd, &c->own_fd);
+	/* the device's socket and queue themselves, not its iwx_event_fd: an id without a
+	   channel of the application's makes one of its own (iwxv_watch) */
+	err = iwx_level_new(&c->ch.fd, &c->own_fd);
+	if (!err && (err = iwxv_watch(cm.ctx, c->ch.fd, false)))
+		iwx_level_drop(&c->ch.fd, &c->own_fd, err);
 	if (err) {
 		free(c);
 		errno = -err;

@@ -154,9 +154,10 @@ static void srq_checks(struct ibv_pd *pd, struct ibv_cq *cq)
 
 /*
  * A channel for each of hundreds of CQs (librdmacm makes one for every id whose QP comes
- * without CQs: cmtime's), as the kernel's verbs allow: a channel watching a nested epoll
- * stopped at 249 (EINVAL: the kernel bounds wake-up paths through nested epolls). 400,
- * two descriptors each, stay under a limit of 1024 descriptors.
+ * without CQs: cmtime's), as the kernel's verbs allow, and as many rdma_cm event
+ * channels: a channel watching a nested epoll stopped at 249 (EINVAL: the kernel bounds
+ * wake-up paths through nested epolls). 400, two descriptors each, stay under a limit of
+ * 1024 descriptors.
  */
 #define CHANNELS	400
 
@@ -186,6 +187,15 @@ static void many_channels(struct ibv_context *ctx)
 		ibv_destroy_cq(cqs[n]);
 		ibv_destroy_comp_channel(chs[n]);
 	}
+	/* rdma_cm's event channels alike: an id made without one makes one of its own */
+	static struct rdma_event_channel *evs[CHANNELS];
+
+	for (n = 0; n < CHANNELS && (evs[n] = rdma_create_event_channel()); n++)
+		;
+	CHECK(n == CHANNELS, "%d rdma_cm event channels: %d made (%s)", CHANNELS, n,
+	      n < CHANNELS ? strerror(errno) : "no error");
+	while (n--)
+		rdma_destroy_event_channel(evs[n]);
 }
 
 static void local_checks(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq)
