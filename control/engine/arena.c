@@ -92,13 +92,19 @@ static int create_memfd(struct iwx_arena *a, size_t size)
 	return err;
 }
 
+/* a not set up (fd -1, base NULL); size rounded up to whole pages (iwx_arena_size). */
+static size_t unset(struct iwx_arena *a, size_t size)
+{
+	memset(a, 0, sizeof(*a));
+	a->fd = -1;
+	return iwx_arena_size(size);
+}
+
 int iwx_arena_create(struct iwx_arena *a, size_t size, bool allow_fallback)
 {
 	int err;
 
-	memset(a, 0, sizeof(*a));
-	a->fd = -1;
-	size = iwx_arena_size(size);
+	size = unset(a, size);
 	if (!size)
 		return -EINVAL;
 	err = create_bpf(a, size);
@@ -109,9 +115,7 @@ int iwx_arena_create(struct iwx_arena *a, size_t size, bool allow_fallback)
 
 int iwx_arena_create_memfd(struct iwx_arena *a, size_t size)
 {
-	memset(a, 0, sizeof(*a));
-	a->fd = -1;
-	size = iwx_arena_size(size);
+	size = unset(a, size);
 	return size ? create_memfd(a, size) : -EINVAL;
 }
 
@@ -128,9 +132,7 @@ int iwx_arena_map(struct iwx_arena *a, int fd, size_t size, bool bpf)
 	struct stat st;
 	int err;
 
-	memset(a, 0, sizeof(*a));
-	a->fd = -1;
-	if (fd < 0 || !size || iwx_arena_size(size) != size)
+	if (unset(a, size) != size || fd < 0 || !size)
 		return -EINVAL;
 	/* A memfd shorter than the mapping would SIGBUS; the kernel checks a map's size itself. */
 	if (!bpf && fstat(fd, &st))
@@ -149,6 +151,5 @@ void iwx_arena_destroy(struct iwx_arena *a)
 	munmap(a->base, a->size);
 	if (a->fd >= 0)	/* the mapping may outlive its descriptor (iwxd's rings) */
 		close(a->fd);
-	memset(a, 0, sizeof(*a));
-	a->fd = -1;
+	unset(a, 0);
 }
