@@ -116,6 +116,9 @@ FASTPATH_SKEL	:= $(BUILD)/bpf/fastpath.skel.h
 # iwxd's SCTP datagrams to its AF_XDP sockets (control/engine/sctp_xsk.h)
 SCTP_XSK_OBJ	:= $(BUILD)/bpf/sctp_xsk.bpf.o
 SCTP_XSK_SKEL	:= $(BUILD)/bpf/sctp_xsk.skel.h
+# which client memories the kernel still has (control/iwxd/arenas_live.h)
+ARENAS_LIVE_OBJ	:= $(BUILD)/bpf/arenas_live.bpf.o
+ARENAS_LIVE_SKEL := $(BUILD)/bpf/arenas_live.skel.h
 # -mcpu=v3: clang 14 emits the atomics and 32-bit bounds the verifier needs
 BPF_CFLAGS	:= -target bpf -mcpu=v3 -O2 -g -Wall -Wextra -Werror $(INCLUDES) \
 		   -I/usr/include/$(shell uname -m)-linux-gnu
@@ -143,7 +146,7 @@ $(BUILD)/lib/%.o: lib/%.c
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(IWX_CFLAGS) $(DEPFLAGS) -fPIC -fvisibility=$(if $(filter lib/ipc/% lib/util/%,$<),hidden,default) -c $< -o $@
 
-$(OBJ)/iwxd/%.o: %.c | $(FASTPATH_SKEL) $(SCTP_XSK_SKEL)
+$(OBJ)/iwxd/%.o: %.c | $(FASTPATH_SKEL) $(SCTP_XSK_SKEL) $(ARENAS_LIVE_SKEL)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(IWX_CFLAGS) $(DEPFLAGS) $(DAEMON_INC) -c $< -o $@
@@ -199,7 +202,7 @@ $(UNCHECKED_DIR)/fastpath.skel.h: bpf/fastpath.bpf.c $(HEADERS) $(wildcard bpf/*
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DIWX_FP_TEST_NO_TCP_CHECKS -c $< -o $(UNCHECKED_DIR)/fastpath.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $(UNCHECKED_DIR)/fastpath.bpf.o name fastpath_bpf > $@.tmp && mv $@.tmp $@
 
-$(OBJ)/iwxd-unchecked/fastpath.o: control/iwxd/fastpath.c $(UNCHECKED_DIR)/fastpath.skel.h | $(SCTP_XSK_SKEL)
+$(OBJ)/iwxd-unchecked/fastpath.o: control/iwxd/fastpath.c $(UNCHECKED_DIR)/fastpath.skel.h | $(SCTP_XSK_SKEL) $(ARENAS_LIVE_SKEL)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) $(DEPFLAGS) -I$(UNCHECKED_DIR) $(DAEMON_INC) -c $< -o $@
@@ -269,7 +272,7 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(HEADERS) $(wildcard bpf/*.h)
 	$(call msg,CLANG,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-.SECONDARY: $(BPF_TEST_OBJ) $(BPF_FAULTS_OBJ) $(FASTPATH_OBJ) $(SCTP_XSK_OBJ) $(BUILD)/bpf/softirq_time.bpf.o
+.SECONDARY: $(BPF_TEST_OBJ) $(BPF_FAULTS_OBJ) $(FASTPATH_OBJ) $(SCTP_XSK_OBJ) $(ARENAS_LIVE_OBJ) $(BUILD)/bpf/softirq_time.bpf.o
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
@@ -324,7 +327,7 @@ $(ASAN_BIN): $(TEST_SRCS) $(LIB_SRCS) $(HEADERS) $(wildcard lib/*/*.h tests/supp
 ASAN_IWXD	:= $(BUILD)/asan/iwxd
 
 $(ASAN_IWXD): $(DAEMON_SRCS) $(ENGINE_SRCS) $(PROTO_SRCS) $(IPC_SRCS) $(UTIL_SRCS) $(wildcard control/*/*.h lib/*/*.h) $(HEADERS) \
-		$(FASTPATH_SKEL) $(SCTP_XSK_SKEL)
+		$(FASTPATH_SKEL) $(SCTP_XSK_SKEL) $(ARENAS_LIVE_SKEL)
 	@mkdir -p $(@D)
 	$(call msg,CC-ASAN,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Icontrol/engine -Icontrol/iwxd -I$(BUILD)/bpf -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) \

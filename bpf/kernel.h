@@ -90,6 +90,17 @@ struct bpf_iter__tcp {
 	struct sock_common	*sk_common;
 } __kernel_struct;
 
+/* include/linux/bpf.h */
+struct bpf_map {
+	__u32	id;
+	char	name[16];	/* BPF_OBJ_NAME_LEN */
+} __kernel_struct;
+
+struct bpf_iter__bpf_map {
+	struct bpf_iter_meta	*meta;
+	struct bpf_map		*map;
+} __kernel_struct;
+
 extern void *bpf_cast_to_kern_ctx(void *ctx) __ksym;
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 /* also from a tracing program's sk_buff (read-only), where the kernel allows it */

@@ -4,9 +4,9 @@
  * by both. Its backing is a BPF array map with BPF_F_MMAPABLE, one 4096-byte element per
  * page, so that the fast path can place payload straight into it (element i holds the
  * arena's bytes [i * 4096, (i + 1) * 4096)). Where BPF is unavailable, a sealed memfd.
- * iwxd makes what it shares with a client this way (doorbells too): the kernel names a
- * map by its id while anything holds it, which is how iwxd knows when the memory is
- * really gone (control/iwxd/shared.c). Rings, which no program reaches, are memfds
+ * iwxd makes what it shares with a client this way (doorbells too): the kernel keeps a
+ * map, under its id, while anything holds it, which is how iwxd knows when the memory is
+ * really gone (control/iwxd/shared.c, arenas_live.h). Rings, which no program reaches, are memfds
  * (iwx_arena_create_memfd), whose pages iwxd can free itself.
  *
  * IWX_ARENA_NO_BPF=1 in the environment makes iwx_arena_create treat BPF as unavailable

@@ -55,6 +55,7 @@ struct shm;
 struct shm_mr;
 struct retired;
 struct departed;
+struct arenas_live;
 struct sctp_io;
 struct socket;
 
@@ -318,6 +319,7 @@ struct iwxd {
 	uint64_t		arena_bytes;	/* shared with every client, and kept (shared.c) */
 	uint64_t		departed_bytes;	/* ... of which iwxd let go, but something holds */
 	uint64_t		departed_ms;	/* ... looked at again then (0: none) */
+	struct arenas_live	*live;		/* ... how: which the kernel has (NULL: no BPF) */
 	uint32_t		maps;		/* mappings of clients' memory (LIMIT_MAPS_TOTAL) */
 	uint64_t		start_ms;
 	uint64_t		accept_at_ms;	/* accepting paused until then; 0: not paused */

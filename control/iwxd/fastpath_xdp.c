@@ -17,6 +17,7 @@
 
 #include "fastpath_xdp.h"
 #include "log.h"
+#include "privs.h"
 
 /* iwxd's XDP programs by name, how a dead iwxd's are known: the fast path's, SCTP's */
 static const char *const programs[] = { "iwx_xdp", "iwx_sctp_xsk" };
@@ -56,8 +57,8 @@ static bool ours(const char *name)
 	return false;
 }
 
-int fastpath_xdp_attach(const struct bpf_object *skel_obj, const void *elf, size_t len,
-			const char *prog_name, int ifindex, struct xdp_program **out)
+static int attach(const struct bpf_object *skel_obj, const void *elf, size_t len,
+		  const char *prog_name, int ifindex, struct xdp_program **out)
 {
 	DECLARE_LIBXDP_OPTS(xdp_program_opts, xo, .prog_name = prog_name);
 	/* the same object name: its global data maps are found by name (name.bss) */
@@ -101,9 +102,28 @@ int fastpath_xdp_attach(const struct bpf_object *skel_obj, const void *elf, size
 	return 0;
 }
 
+/*
+ * libxdp asks for the programs already at the hook by id (BPF_PROG_GET_FD_BY_ID), which
+ * takes CAP_SYS_ADMIN: iwxd has it only for that while (privs.h).
+ */
+int fastpath_xdp_attach(const struct bpf_object *skel_obj, const void *elf, size_t len,
+			const char *prog_name, int ifindex, struct xdp_program **out)
+{
+	int err = privs_admin(true);
+
+	if (!err)
+		err = attach(skel_obj, elf, len, prog_name, ifindex, out);
+	privs_admin(false);
+	return err;
+}
+
 void fastpath_xdp_detach(struct xdp_program *p, int ifindex)
 {
-	int err = xdp_program__detach(p, ifindex, XDP_MODE_NATIVE, 0);
+	int err;
+
+	privs_admin(true);
+	err = xdp_program__detach(p, ifindex, XDP_MODE_NATIVE, 0);
+	privs_admin(false);
 
 	if (err)
 		log_warn("fast path: XDP program on ifindex %d not detached: %s", ifindex, strerror(-err));

@@ -193,6 +193,7 @@ static int setup(struct iwxd *d)
 		fprintf(stderr, "iwxd: dropping capabilities: %s\n", strerror(-err));
 		goto fail_socket;
 	}
+	shared_start(d);	/* with what iwxd kept: that is what it has from here */
 	err = closer_start(&d->closer);	/* after the mask: the signals are the loop's */
 	if (err) {
 		fprintf(stderr, "iwxd: closer thread: %s\n", strerror(-err));

@@ -12,23 +12,29 @@
 #include "log.h"
 #include "privs.h"
 
-/* What requests need at any time (iwxd(8), dist/systemd/iwxd.service): */
-static const cap_value_t kept[] = {
-	CAP_BPF,		/* BPF maps of clients' memory; the fast path's programs */
-	CAP_PERFMON,		/* ... its tracing programs (iter/tcp, tp_btf) */
-	CAP_NET_ADMIN,		/* attaching at TC (tcx) and XDP (netlink): iwx attach, detach */
-	CAP_NET_RAW,		/* AF_XDP sockets: iwx attach --sctp */
-	CAP_IPC_LOCK,		/* their UMEM, and MSG_ZEROCOPY, beyond RLIMIT_MEMLOCK */
-	CAP_SYS_ADMIN,		/* BPF_MAP_GET_FD_BY_ID (shared.c: has the kernel freed a
-				   client's memory?); libxdp's BPF_PROG_GET_FD_BY_ID; bpffs */
-	CAP_NET_BIND_SERVICE,	/* a root client's listener below ip_unprivileged_port_start */
+/* What requests need (iwxd(8), dist/systemd/iwxd.service); effective: at any time. */
+static const struct {
+	cap_value_t	cap;
+	bool		effective;
+} kept[] = {
+	{ CAP_BPF, true },		/* BPF maps of clients' memory; the fast path's programs */
+	{ CAP_PERFMON, true },		/* ... its tracing programs (iter/tcp, tp_btf), and
+					   iter/bpf_map (arenas_live.c: has the kernel freed a
+					   client's memory?) */
+	{ CAP_NET_ADMIN, true },	/* attaching at TC (tcx) and XDP (netlink): iwx attach, detach */
+	{ CAP_NET_RAW, true },		/* AF_XDP sockets: iwx attach --sctp */
+	{ CAP_IPC_LOCK, true },		/* their UMEM, and MSG_ZEROCOPY, beyond RLIMIT_MEMLOCK */
+	/* only while libxdp works (privs_admin): BPF_PROG_GET_FD_BY_ID on the programs at an
+	   interface's XDP hook, without which it cannot add ours; mounting bpffs for it */
+	{ CAP_SYS_ADMIN, false },
+	{ CAP_NET_BIND_SERVICE, true },	/* a root client's listener below ip_unprivileged_port_start */
 };
 #define NKEPT	(sizeof(kept) / sizeof(kept[0]))
 
 static bool is_kept(cap_value_t c)
 {
 	for (size_t i = 0; i < NKEPT; i++)
-		if (kept[i] == c)
+		if (kept[i].cap == c)
 			return true;
 	return false;
 }
@@ -51,9 +57,10 @@ int privs_drop(void)
 		goto out;
 	}
 	for (size_t i = 0; i < NKEPT; i++)
-		if (has(now, kept[i], CAP_PERMITTED) &&
-		    (cap_set_flag(want, CAP_PERMITTED, 1, &kept[i], CAP_SET) ||
-		     cap_set_flag(want, CAP_EFFECTIVE, 1, &kept[i], CAP_SET))) {
+		if (has(now, kept[i].cap, CAP_PERMITTED) &&
+		    (cap_set_flag(want, CAP_PERMITTED, 1, &kept[i].cap, CAP_SET) ||
+		     (kept[i].effective &&
+		      cap_set_flag(want, CAP_EFFECTIVE, 1, &kept[i].cap, CAP_SET)))) {
 			err = -errno;
 			goto out;
 		}
@@ -73,6 +80,22 @@ int privs_drop(void)
 out:
 	cap_free(text);
 	cap_free(want);
+	cap_free(now);
+	return err;
+}
+
+int privs_admin(bool on)
+{
+	static const cap_value_t admin = CAP_SYS_ADMIN;
+	cap_t now = cap_get_proc();
+	int err = 0;
+
+	if (!now)
+		return -errno;
+	if (has(now, admin, CAP_PERMITTED) &&
+	    (cap_set_flag(now, CAP_EFFECTIVE, 1, &admin, on ? CAP_SET : CAP_CLEAR) ||
+	     cap_set_proc(now)))
+		err = -errno;
 	cap_free(now);
 	return err;
 }

@@ -7,14 +7,15 @@
  * A client holds a descriptor of each, and maps it: iwxd letting go frees nothing while
  * the client keeps either, and a client that keeps them all could take memory without
  * end. So each is charged to its user from creation until the kernel has freed it. Each
- * is a BPF array map (control/engine/arena.c), which the kernel names by an id that
- * bpf_map_get_fd_by_id finds while anything (a descriptor, a mapping, the fast path)
- * holds it: memory iwxd let go of (departed) is looked at again every LOOK_MS, and at a
- * refusal, until that fails. Ids are not reused before 2^31 maps were made after it; a
- * reused one keeps the charge longer, never shorter.
+ * is a BPF array map (control/engine/arena.c), which the kernel keeps, under its id,
+ * while anything (a descriptor, a mapping, the fast path) holds it: memory iwxd let go of
+ * (departed) is looked for again every LOOK_MS, and at a refusal, among the maps the
+ * kernel has (arenas_live.h), until it is gone. Ids are not reused before 2^31 maps were
+ * made after it; a reused one keeps the charge longer, never shorter.
  *
- * Where BPF is unavailable memory is a memfd, which no probe can follow into another
- * process: it is uncharged when iwxd lets go (iwxd says so when it first makes one).
+ * Where BPF is unavailable memory is a memfd, which nothing can follow into another
+ * process: it is uncharged when iwxd lets go (iwxd says so when it first makes one), as
+ * is a map when iwxd cannot list maps (no BTF, or no CAP_PERFMON: said at start).
  *
  * Rings are another matter: no BPF program reaches them, and a BPF array map makes all its
  * pages at once, where a ring at rest touches one. So each is a sealed memfd, its pages
@@ -22,11 +23,11 @@
  * in the client's mappings too, so nothing iwxd made is left to charge; what a client
  * writes there afterwards is memory of its own.
  */
-#include <bpf/bpf.h>
 #include <errno.h>
 #include <stdlib.h>
-#include <unistd.h>
+#include <string.h>
 
+#include "arenas_live.h"
 #include "daemon.h"
 #include "shared.h"
 #include "util/clock.h"
@@ -42,16 +43,17 @@ struct departed {
 	struct departed	*next;
 };
 
-/* Does anything still hold map id? Any answer but "no such map" is taken for yes. */
-static bool held(uint32_t id)
+/* Read which memories the kernel still has: false where it cannot tell (all are held). */
+static bool read_live(struct iwxd *d)
 {
-	int fd = bpf_map_get_fd_by_id(id);
+	int err;
 
-	if (fd >= 0) {
-		close(fd);
-		return true;
-	}
-	return errno != ENOENT;
+	if (!d->live)
+		return false;
+	err = arenas_live_read(d->live);
+	if (err)
+		log_warn("departed memory not looked at: %s", strerror(-err));
+	return !err;
 }
 
 static void uncharge(struct iwxd *d, struct user *u, uint64_t bytes)
@@ -60,12 +62,12 @@ static void uncharge(struct iwxd *d, struct user *u, uint64_t bytes)
 	d->arena_bytes -= bytes;
 }
 
-/* Uncharge what of u's departed memory the kernel has freed. */
+/* Uncharge what of u's departed memory the kernel had freed at the last read_live. */
 static void look(struct iwxd *d, struct user *u)
 {
 	for (struct departed *x = u->departed, *n; x; x = n) {
 		n = x->next;
-		if (held(x->map_id))
+		if (arenas_live_has(d->live, x->map_id))
 			continue;
 		IWX_LIST_UNLINK(&u->departed, x);
 		u->ndeparted--;
@@ -77,11 +79,30 @@ static void look(struct iwxd *d, struct user *u)
 	u->looked_ms = iwx_now_ms();
 }
 
-/* Before refusing u: has some of what it left been freed meanwhile? */
+/* Is u to be looked at before it is refused? Some of what it left may be freed meanwhile. */
+static bool due(const struct user *u)
+{
+	return u->departed && iwx_now_ms() - u->looked_ms >= REFUSAL_MS;
+}
+
 static void look_again(struct iwxd *d, struct user *u)
 {
-	if (u->departed && iwx_now_ms() - u->looked_ms >= REFUSAL_MS)
+	if (due(u) && read_live(d))
 		look(d, u);
+}
+
+/* ... every user, with one reading. */
+static void look_again_all(struct iwxd *d)
+{
+	struct user *x;
+
+	for (x = d->users; x && !due(x); x = x->next)
+		;
+	if (!x || !read_live(d))
+		return;
+	for (x = d->users; x; x = x->next)
+		if (due(x))
+			look(d, x);
 }
 
 int shared_charge(struct iwxd *d, struct client *c, uint64_t bytes)
@@ -97,8 +118,7 @@ int shared_charge(struct iwxd *d, struct client *c, uint64_t bytes)
 	if (!user_exempt(c) && bytes > d->o.max[LIMIT_MEMORY_USER] - u->bytes)
 		return user_refuse(d, c, LIMIT_MEMORY_USER, -ENOSPC);
 	if (bytes > d->o.max[LIMIT_ARENA_TOTAL] - d->arena_bytes) {
-		for (struct user *x = d->users; x; x = x->next)
-			look_again(d, x);
+		look_again_all(d);
 		if (bytes > d->o.max[LIMIT_ARENA_TOTAL] - d->arena_bytes)
 			return client_refuse(d, c, LIMIT_ARENA_TOTAL, -ENOSPC);
 	}
@@ -111,7 +131,8 @@ void shared_depart(struct iwxd *d, struct user *u, uint32_t map_id, uint64_t byt
 {
 	struct departed *x;
 
-	if (!map_id || !held(map_id)) {
+	/* without a reader nothing says when the kernel frees it: as a memfd */
+	if (!map_id || !d->live || (read_live(d) && !arenas_live_has(d->live, map_id))) {
 		uncharge(d, u, bytes);
 		return;
 	}
@@ -208,6 +229,14 @@ void shared_destroy(struct iwxd *d, struct user *u, struct iwx_arena *a)
 	shared_depart(d, u, id, bytes);
 }
 
+void shared_start(struct iwxd *d)
+{
+	d->live = arenas_live_open();
+	if (!d->live)
+		log_info("BPF maps cannot be listed here (no BTF, CAP_BPF or CAP_PERFMON): memory a "
+			 "client keeps after iwxd lets go no longer counts against its user");
+}
+
 void shared_stop(struct iwxd *d)
 {
 	for (struct user *u = d->users, *n; u; u = n) {
@@ -222,6 +251,8 @@ void shared_stop(struct iwxd *d)
 		user_forget(d, u);
 	}
 	d->arena_bytes = d->departed_bytes = d->departed_ms = 0;
+	arenas_live_close(d->live);
+	d->live = NULL;
 }
 
 void shared_timers(struct iwxd *d, uint64_t now)
@@ -232,9 +263,11 @@ void shared_timers(struct iwxd *d, uint64_t now)
 		loop_due(&d->loop, d->departed_ms);
 		return;
 	}
+	bool read = read_live(d);
+
 	for (struct user *u = d->users, *n; u; u = n) {
 		n = u->next;
-		if (u->departed)
+		if (u->departed && read)
 			look(d, u);
 		user_forget(d, u);
 	}

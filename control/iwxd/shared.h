@@ -43,6 +43,8 @@ int shared_charge(struct iwxd *d, struct client *c, uint64_t bytes);
  */
 void shared_depart(struct iwxd *d, struct user *u, uint32_t map_id, uint64_t bytes);
 
+/* iwxd starts: how it will know when the kernel has freed departed memory (arenas_live.h). */
+void shared_start(struct iwxd *d);
 /* Look at departed memory again when due (loop_due until then). */
 void shared_timers(struct iwxd *d, uint64_t now);
 /* iwxd stops, its clients gone: forget what they left, and their users. */
