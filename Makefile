@@ -91,9 +91,10 @@ DAEMON_SRCS	:= $(wildcard control/iwxd/*.c)
 DAEMON_HDRS	:= $(wildcard control/iwxd/*.h)
 IWXD_BIN	:= $(BUILD)/iwxd
 
-# The tests exercise the engine, iwxd's loop and the CLI's TCP reassembly directly:
+# The tests exercise the engine, iwxd's loop and fair shares, and the CLI's TCP reassembly directly:
 # tests/unit needs neither root nor namespaces (make check), tests/integration both.
-TEST_BASE	:= $(wildcard tests/support/*.c) cli/tcp_streams.c $(ENGINE_SRCS) control/iwxd/loop.c
+TEST_BASE	:= $(wildcard tests/support/*.c) cli/tcp_streams.c $(ENGINE_SRCS) control/iwxd/loop.c \
+		   control/iwxd/shares.c control/iwxd/log.c
 UNIT_SRCS	:= $(wildcard tests/unit/*.c)
 TEST_SRCS	:= $(UNIT_SRCS) $(wildcard tests/integration/*.c) $(TEST_BASE)
 TEST_BIN	:= $(BUILD)/tests/unit

@@ -246,6 +246,9 @@ static void json_user(struct json *j, const struct iwx_ipc_user_info *u)
 	json_u64(j, "maps", u->maps);
 	json_u64(j, "queued", u->queued);
 	json_u64(j, "lingering", u->lingering);
+	json_u64(j, "fp_conns", u->fp_conns);
+	json_u64(j, "fp_mems", u->fp_mems);
+	json_u64(j, "fp_stags", u->fp_stags);
 	json_close(j, '}');
 }
 
@@ -255,10 +258,11 @@ static void user_line(const struct iwx_ipc_user_info *u)
 
 	snprintf(label, sizeof(label), "uid %u", u->uid);
 	LINE(label, "%u clients, %s (%s of it left held, in %u objects), %u PDs, %u MRs, "
-	     "%u CQs, %u QPs, %u SRQs, %u listeners, %u mappings, %u unread, %u lingering",
+	     "%u CQs, %u QPs, %u SRQs, %u listeners, %u mappings, %u unread, %u lingering; "
+	     "fast path: %u connections, %u memories, %u STags",
 	     u->clients, bytes_str(a, sizeof(a), u->bytes), bytes_str(b, sizeof(b), u->departed_bytes),
 	     u->departed, u->pds, u->mrs, u->cqs, u->qps, u->srqs, u->listeners, u->maps, u->queued,
-	     u->lingering);
+	     u->lingering, u->fp_conns, u->fp_mems, u->fp_stags);
 }
 
 static int by_uid(const void *x, const void *y)
@@ -336,6 +340,7 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 		json_u64(&j, "max_clients_per_user", s->max_clients_per_user);
 		json_u64(&j, "memory_per_user", s->memory_per_user);
 		json_u64(&j, "user_share", s->user_share);
+		json_u64(&j, "users_guaranteed", s->users_guaranteed);
 		json_u64(&j, "departed_bytes", s->departed_bytes);
 		json_u64(&j, "lingering", s->lingering);
 		json_u64(&j, "linger_full", s->linger_full);
@@ -406,6 +411,10 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	LINE("  memory", "%s, and %u clients' worth of each limit per client",
 	     bytes_str(a, sizeof(a), s->memory_per_user), s->user_share);
 	LINE("  lingering sockets", "%u", s->max_lingering);
+	LINE("  guaranteed", "%s and %u clients each, to %u users (--users), and 1/%u of the "
+	     "fast path's tables", bytes_str(a, sizeof(a), s->arena_total / (2ull * s->users_guaranteed)),
+	     (unsigned)(s->max_clients / (2ull * s->users_guaranteed)), s->users_guaranteed,
+	     2 * s->users_guaranteed);
 	puts("users");
 	if (!nusers)
 		LINE("none", "%s", "");

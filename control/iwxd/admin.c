@@ -96,6 +96,7 @@ static void status(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *r
 	s.departed_bytes = d->departed_bytes;
 	s.lingering = d->nlingering;
 	s.max_lingering = d->o.max[LIMIT_LINGER_USER];
+	s.users_guaranteed = d->o.max[LIMIT_USERS];
 	fastpath_status(d, &s);
 	sctp_io_status(d, &s);
 	outbox_reply(d, c, req, 0, &s, sizeof(s), NULL, 0);
@@ -152,6 +153,9 @@ static void list_users(struct iwxd *d, struct listing *l)
 			.qps = u->used[LIMIT_QPS], .listeners = u->used[LIMIT_LISTENERS],
 			.maps = u->used[LIMIT_MAPS], .queued = u->queued, .lingering = u->lingering,
 			.srqs = u->used[LIMIT_SRQS],
+			.fp_conns = u->fp[SHARE_FP_CONNS - SHARE_FP_FIRST],
+			.fp_mems = u->fp[SHARE_FP_MEMS - SHARE_FP_FIRST],
+			.fp_stags = u->fp[SHARE_FP_STAGS - SHARE_FP_FIRST],
 		};
 
 		listing_add(l, &e);

@@ -47,6 +47,7 @@
 #include "llp_tcp.h"
 #include "mem.h"
 #include "qp.h"
+#include "shares.h"
 
 struct fastpath;
 struct fp_follow;
@@ -88,6 +89,7 @@ enum iwxd_limit {
 	LIMIT_ARENA_TOTAL,	/* bytes all share (shared.c), and kept: iwxd.arena_bytes */
 	LIMIT_CLIENTS,		/* clients connected: iwxd.nclients */
 	LIMIT_MAPS_TOTAL,	/* mappings of every client's memory: iwxd.maps (vm.max_map_count) */
+	LIMIT_USERS,		/* users guaranteed a part of each total (shares.c) */
 	LIMIT_N
 };
 
@@ -117,6 +119,8 @@ struct user {
 	uint64_t		looked_ms;	/* ... when last looked at */
 	uint32_t		lingering;	/* sockets of its connections lingering (linger.c) */
 	uint32_t		sctp_setups;	/* its SCTP connects in progress (cm.c) */
+	uint32_t		fp[SHARE_N - SHARE_FP_FIRST];	/* the fast path's table entries (shares.h) */
+	uint32_t		share_warned;	/* fair shares (1 << SHARE_*) it was told of, until below */
 	bool			linger_warned;	/* ... said it reached max-lingering, until below */
 	struct user		*next;
 };
@@ -151,6 +155,7 @@ struct client {
 	uint32_t		out_n;
 	uint32_t		used[LIMIT_COUNTED];	/* what it holds, by LIMIT_* */
 	uint32_t		warned;		/* limits (1 << LIMIT_*) it was told of */
+	char			why[IWX_IPC_WHY_MAX];	/* why its request is refused (limits.c), or "" */
 	uint32_t		warned_user;	/* ... its user's */
 	bool			warned_memlock;	/* ... its RLIMIT_MEMLOCK */
 	uint64_t		memlock;	/* --memlock: its RLIMIT_MEMLOCK at connect (RLIM_INFINITY: none) */
@@ -353,10 +358,14 @@ int client_memlock_read(const struct iwxd *d, struct client *c);
  * 0, or -ENOMEM as the kernel's RDMA stack answers (logged once per client).
  */
 int client_memlock_room(const struct iwxd *d, struct client *c, uint64_t bytes);
-/* Log that c is at limit lim, or its user is (_user), and what iwxd does about it (action). */
-void limit_warn(const struct iwxd *d, const struct client *c, enum iwxd_limit lim,
-		const char *action);
-void limit_warn_user(const struct iwxd *d, const struct client *c, enum iwxd_limit lim,
+/*
+ * Log that c is at limit lim, or its user is (_user), and what iwxd does about it (action);
+ * what its error reply says why (client.why).
+ */
+void limit_warn(const struct iwxd *d, struct client *c, enum iwxd_limit lim, const char *action);
+/* ... only the latter: c's, or its user's; c->why. */
+const char *limit_why(const struct iwxd *d, struct client *c, enum iwxd_limit lim, bool user);
+void limit_warn_user(const struct iwxd *d, struct client *c, enum iwxd_limit lim,
 		     const char *action);
 /*
  * May c have one more of what used[lim] counts, and its user? 0, or -ENOSPC, logged once

@@ -55,11 +55,13 @@ struct mem_ref {
 	uint32_t	map_id;		/* 0: free */
 	uint32_t	regions;	/* published regions in it */
 	bool		reaping;	/* being removed on the reaper's thread */
+	struct user	*user;		/* its owner's, while regions (shares.h) */
 };
 
 /* A connection the programs follow: iwxd's side of its slot (its queue pair points here). */
 struct fp_follow {
 	struct vqp	*q;		/* NULL: the slot is free */
+	struct user	*user;		/* q's owner's (shares.h) */
 	uint32_t	slot;
 	bool		lazy;		/* iwxd sleeps on the socket's low-water mark */
 	bool		rung_stay;	/* ... lazy, rung for a Read's end only */
@@ -79,11 +81,14 @@ struct fastpath {
 	size_t			slots_len;
 	struct fp_follow	*follows;	/* by slot */
 	uint32_t		nslots;
+	uint32_t		nfollowed;	/* ... of them taken */
 	struct iwx_fp_cpu	*cpus;
 	size_t			cpus_len;
 	uint32_t		ncpus;
 	struct mem_ref		*mems;
 	uint32_t		nmems;
+	uint32_t		nstags;		/* STags published, of nstags_max */
+	uint32_t		nstags_max;
 	int			reap_pipe[2];	/* memories' indices to remove: loop -> reaper */
 	pthread_t		reaper;
 	struct iface		ifaces[MAX_IFACES];
@@ -137,24 +142,41 @@ static void *reap(void *arg)
 	return NULL;
 }
 
-/* The index of memory a in iwx_fp_mems, put there if it is not; -1 when it cannot be. */
-static int64_t mem_get(struct fastpath *fp, const struct iwx_arena *a)
+/*
+ * The index of memory a, of client c, in iwx_fp_mems, put there if it is not and c's
+ * user has room (shares.h); -1 when it cannot be.
+ */
+static int64_t mem_get(struct iwxd *d, struct client *c, const struct iwx_arena *a)
 {
+	struct fastpath *fp = d->fp;
 	int64_t free_at = -1;
+	uint32_t used = 0;
 
 	if (!a->bpf || !a->map_id)
 		return -1;
 	for (uint32_t i = 0; i < fp->nmems; i++) {
-		if (__atomic_load_n(&fp->mems[i].reaping, __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&fp->mems[i].reaping, __ATOMIC_ACQUIRE)) {
+			used++;
 			continue;
-		if (fp->mems[i].map_id == a->map_id)
+		}
+		if (fp->mems[i].map_id == a->map_id) {
+			if (!fp->mems[i].regions) {	/* left there when the reaper was not told */
+				fp->mems[i].user = c->user;
+				c->user->fp[SHARE_FP_MEMS - SHARE_FP_FIRST]++;
+			}
 			return i;
+		}
 		if (!fp->mems[i].map_id && free_at < 0)
 			free_at = i;
+		used += fp->mems[i].map_id != 0;
 	}
 	if (free_at < 0) {
 		warn_once(&fp->regions_warned, "fast path: %u memories reached already: regions are "
 			  "left to iwxd (said once)", fp->nmems);
+		return -1;
+	}
+	if (!share_room(d, c->user, SHARE_FP_MEMS, 1, used, fp->nmems)) {
+		share_refuse(d, c, SHARE_FP_MEMS, fp->nmems, "its regions there are left to iwxd");
 		return -1;
 	}
 	if (bpf_map_update_elem(bpf_map__fd(fp->skel->maps.iwx_fp_mems), &(uint32_t){ free_at },
@@ -163,7 +185,8 @@ static int64_t mem_get(struct fastpath *fp, const struct iwx_arena *a)
 			  "once)", a->map_id);
 		return -1;
 	}
-	fp->mems[free_at] = (struct mem_ref){ .map_id = a->map_id };
+	fp->mems[free_at] = (struct mem_ref){ .map_id = a->map_id, .user = c->user };
+	c->user->fp[SHARE_FP_MEMS - SHARE_FP_FIRST]++;
 	return free_at;
 }
 
@@ -171,6 +194,7 @@ static void mem_put(struct fastpath *fp, uint32_t i)
 {
 	if (--fp->mems[i].regions)
 		return;
+	fp->mems[i].user->fp[SHARE_FP_MEMS - SHARE_FP_FIRST]--;
 	fp->mems[i].reaping = true;
 	if (write(fp->reap_pipe[1], &i, sizeof(i)) != sizeof(i)) {
 		log_warn("fast path: memory %u stays reachable (no region in it): %m", i);
@@ -180,14 +204,16 @@ static void mem_put(struct fastpath *fp, uint32_t i)
 
 /* ------------------------------------------------------------------- regions */
 
-/* The memory mr lies in, as iwxd maps it: its client's arena, or a shared memory. */
-static const struct iwx_arena *backing(struct iwxd *d, const struct iwx_region *mr)
+/* The memory mr lies in, as iwxd maps it: its client's (*owner) arena, or a shared memory. */
+static const struct iwx_arena *backing(struct iwxd *d, const struct iwx_region *mr,
+				       struct client **owner)
 {
 	for (struct client *c = d->clients; c; c = c->next) {
 		uintptr_t a = (uintptr_t)mr->addr, base = (uintptr_t)c->arena.base;
 
 		if (c->ident != mr->owner)
 			continue;
+		*owner = c;
 		if (c->arena.base && a >= base && a - base <= c->arena.size &&
 		    mr->desc.len <= c->arena.size - (a - base))
 			return &c->arena;
@@ -205,6 +231,8 @@ static void unpublish(struct fastpath *fp, uint32_t stag)
 		return;
 	bpf_map_delete_elem(fd, &stag);
 	quiesce(fp);	/* no program places through it any more */
+	fp->nstags--;
+	fp->mems[st.mem].user->fp[SHARE_FP_STAGS - SHARE_FP_FIRST]--;
 	mem_put(fp, st.mem);
 }
 
@@ -213,10 +241,18 @@ static void publish(struct iwxd *d, const struct iwx_region *mr)
 	struct fastpath *fp = d->fp;
 	const struct iwx_arena *a;
 	struct iwx_fp_stag st = { .desc = mr->desc };
+	struct client *c = NULL;
 	int64_t i;
 
-	if (!mr->desc.valid || !mr->desc.len || !(a = backing(d, mr)) || (i = mem_get(fp, a)) < 0)
+	if (!mr->desc.valid || !mr->desc.len || !(a = backing(d, mr, &c)))
 		return;	/* iwxd places it */
+	if (!share_room(d, c->user, SHARE_FP_STAGS, 1, fp->nstags, fp->nstags_max)) {
+		share_refuse(d, c, SHARE_FP_STAGS, fp->nstags_max, "left to iwxd");
+		return;
+	}
+	i = mem_get(d, c, a);
+	if (i < 0)
+		return;
 	st.mem = i;
 	st.off = mr->addr - (uint8_t *)a->base;
 	if (bpf_map_update_elem(bpf_map__fd(fp->skel->maps.iwx_fp_stags), &st.desc.stag, &st, BPF_ANY)) {
@@ -229,6 +265,8 @@ static void publish(struct iwxd *d, const struct iwx_region *mr)
 		return;
 	}
 	fp->mems[i].regions++;
+	fp->nstags++;
+	c->user->fp[SHARE_FP_STAGS - SHARE_FP_FIRST]++;
 	fp->regions_warned = false;
 }
 
@@ -466,6 +504,10 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 			  "not this one, nor others until one ends", q->num, fp->nslots);
 		return;
 	}
+	if (!share_room(d, q->owner->user, SHARE_FP_CONNS, 1, fp->nfollowed, fp->nslots)) {
+		share_refuse(d, q->owner, SHARE_FP_CONNS, fp->nslots, "left to iwxd");
+		return;
+	}
 	conn.slot = slot;
 	key_of(&q->est.peer_addr, &q->est.local_addr, &key);
 	err = getsockopt(q->sock.w.fd, SOL_SOCKET, SO_COOKIE, &conn.cookie, &len) ? -errno :
@@ -505,8 +547,10 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 					 sizeof(d->o.fp_rcvbuf)))
 		log_warn("qp %u: its receive buffer left to TCP, not --fastpath-rcvbuf's %u bytes: %s",
 			 q->num, d->o.fp_rcvbuf, strerror(errno));
-	fp->follows[slot] = (struct fp_follow){ .q = q, .slot = slot };
+	fp->follows[slot] = (struct fp_follow){ .q = q, .slot = slot, .user = q->owner->user };
 	q->fp = &fp->follows[slot];
+	fp->nfollowed++;
+	q->fp->user->fp[SHARE_FP_CONNS - SHARE_FP_FIRST]++;
 }
 
 void fastpath_conn_start(struct iwxd *d, struct vqp *q)
@@ -529,6 +573,8 @@ void fastpath_conn_end(struct iwxd *d, struct vqp *q)
 	quiesce(fp);	/* no program writes its slot or places for it any more */
 	if (q->eng)
 		iwx_llp_tcp_fast(q->llp, NULL, 0);
+	fp->nfollowed--;
+	q->fp->user->fp[SHARE_FP_CONNS - SHARE_FP_FIRST]--;
 	q->fp->q = NULL;
 	q->fp = NULL;
 }
@@ -585,6 +631,7 @@ static int load(struct iwxd *d)
 		goto fail;
 	fp->nslots = bpf_map__max_entries(fp->skel->maps.iwx_fp_slots);
 	fp->nmems = bpf_map__max_entries(fp->skel->maps.iwx_fp_mems);
+	fp->nstags_max = bpf_map__max_entries(fp->skel->maps.iwx_fp_stags);
 	fp->follows = calloc(fp->nslots, sizeof(*fp->follows));
 	fp->mems = calloc(fp->nmems, sizeof(*fp->mems));
 	fp->slots = map_shared(fp->skel->maps.iwx_fp_slots, &fp->slots_len);

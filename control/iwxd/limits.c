@@ -42,6 +42,7 @@ const struct limit_info limits[LIMIT_N] = {
 	/* a client's arena, its rings and registered memory are mapped here, one by one */
 	[LIMIT_MAPS]		= { "max-maps", "mappings of one client's memory in iwxd", 4096 },
 	[LIMIT_MAPS_TOTAL]	= { "maps-total", "mappings of all clients' memory (below vm.max_map_count)", 49152 },
+	[LIMIT_USERS]		= { "users", "users each guaranteed 1/(2 x N) of --arena-total, --max-clients and the fast path's tables, whenever they come", 32 },
 };
 
 void limits_derive(uint64_t max[LIMIT_N])
@@ -79,45 +80,68 @@ void user_forget(struct iwxd *d, struct user *u)
 {
 	if (u->clients || u->bytes || u->lingering)
 		return;
+	for (int s = 0; s < SHARE_N - SHARE_FP_FIRST; s++)
+		if (u->fp[s])
+			return;
 	IWX_LIST_UNLINK(&d->users, u);
 	free(u);
 }
 
-void limit_warn(const struct iwxd *d, const struct client *c, enum iwxd_limit lim,
-		const char *action)
+/* Why c is refused at lim, its own limit: into c->why, for its reply and the log. */
+static const char *why_client(const struct iwxd *d, struct client *c, enum iwxd_limit lim)
 {
-	log_warn("client %u (pid %d, uid %u): at the limit of %s (--%s %" PRIu64 "): %s", c->id,
-		 (int)c->pid, (unsigned)c->uid, limits[lim].what, limits[lim].flag, d->o.max[lim],
-		 action);
+	snprintf(c->why, sizeof(c->why), "client %u (pid %d, uid %u): at the limit of %s (--%s %"
+		 PRIu64 ")", c->id, (int)c->pid, (unsigned)c->uid, limits[lim].what,
+		 limits[lim].flag, d->o.max[lim]);
+	return c->why;
 }
 
-void limit_warn_user(const struct iwxd *d, const struct client *c, enum iwxd_limit lim,
-		     const char *action)
+/* ... its user's. */
+static const char *why_user(const struct iwxd *d, struct client *c, enum iwxd_limit lim)
 {
 	if (lim >= LIMIT_CLIENTS_USER && lim <= LIMIT_SCTP_USER)
-		log_warn("user %u (client %u, pid %d): at the limit of %s (--%s %" PRIu64 "): %s",
-			 (unsigned)c->uid, c->id, (int)c->pid, limits[lim].what, limits[lim].flag,
-			 d->o.max[lim], action);
+		snprintf(c->why, sizeof(c->why), "user %u (client %u, pid %d): at the limit of %s "
+			 "(--%s %" PRIu64 ")", (unsigned)c->uid, c->id, (int)c->pid, limits[lim].what,
+			 limits[lim].flag, d->o.max[lim]);
 	else
-		log_warn("user %u (client %u, pid %d): its clients hold %d clients' worth of %s "
-			 "(%d x --%s %" PRIu64 "): %s", (unsigned)c->uid, c->id, (int)c->pid,
-			 USER_SHARE, limits[lim].what, USER_SHARE, limits[lim].flag, d->o.max[lim],
-			 action);
+		snprintf(c->why, sizeof(c->why), "user %u (client %u, pid %d): its clients hold %d "
+			 "clients' worth of %s (%d x --%s %" PRIu64 ")", (unsigned)c->uid, c->id,
+			 (int)c->pid, USER_SHARE, limits[lim].what, USER_SHARE, limits[lim].flag,
+			 d->o.max[lim]);
+	return c->why;
 }
 
-/* Said once per client, not at every retry. */
+const char *limit_why(const struct iwxd *d, struct client *c, enum iwxd_limit lim, bool user)
+{
+	return user ? why_user(d, c, lim) : why_client(d, c, lim);
+}
+
+void limit_warn(const struct iwxd *d, struct client *c, enum iwxd_limit lim, const char *action)
+{
+	log_warn("%s: %s", why_client(d, c, lim), action);
+}
+
+void limit_warn_user(const struct iwxd *d, struct client *c, enum iwxd_limit lim,
+		     const char *action)
+{
+	log_warn("%s: %s", why_user(d, c, lim), action);
+}
+
+/* Said once per client, not at every retry; its reply says why each time. */
 int client_refuse(const struct iwxd *d, struct client *c, enum iwxd_limit lim, int err)
 {
+	why_client(d, c, lim);
 	if (!(c->warned & 1u << lim))
-		limit_warn(d, c, lim, "refused");
+		log_warn("%s: refused", c->why);
 	c->warned |= 1u << lim;
 	return err;
 }
 
 int user_refuse(const struct iwxd *d, struct client *c, enum iwxd_limit lim, int err)
 {
+	why_user(d, c, lim);
 	if (!(c->warned_user & 1u << lim))
-		limit_warn_user(d, c, lim, "refused");
+		log_warn("%s: refused", c->why);
 	c->warned_user |= 1u << lim;
 	return err;
 }
@@ -167,10 +191,11 @@ int client_memlock_room(const struct iwxd *d, struct client *c, uint64_t bytes)
 	(void)d;
 	if (c->memlock == RLIM_INFINITY || (held <= c->memlock && bytes <= c->memlock - held))
 		return 0;
+	snprintf(c->why, sizeof(c->why), "client %u (pid %d, uid %u): %" PRIu64 " bytes more would "
+		 "pass its RLIMIT_MEMLOCK (%" PRIu64 ", --memlock)", c->id, (int)c->pid,
+		 (unsigned)c->uid, bytes, c->memlock);
 	if (!c->warned_memlock)
-		log_warn("client %u (pid %d, uid %u): %" PRIu64 " bytes more would pass its "
-			 "RLIMIT_MEMLOCK (%" PRIu64 ", --memlock): refused", c->id, (int)c->pid,
-			 (unsigned)c->uid, bytes, c->memlock);
+		log_warn("%s: refused", c->why);
 	c->warned_memlock = true;
 	return -ENOMEM;
 }

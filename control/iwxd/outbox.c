@@ -120,6 +120,19 @@ void outbox_reply(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *re
 	outbox_send(d, c, &h, body, fds, nfds);
 }
 
+void outbox_refuse(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *req, int err)
+{
+	struct iwx_ipc_hdr h = { .op = req->op, .seq = req->seq, .status = err };
+	size_t len = strnlen(c->why, sizeof(c->why) - 1);
+
+	if (len) {
+		c->why[len] = 0;
+		h.flags = IWX_IPC_F_WHY;
+		h.len = (uint32_t)len + 1;
+	}
+	outbox_send(d, c, &h, len ? c->why : NULL, NULL, 0);
+}
+
 void outbox_event(struct iwxd *d, struct client *c, const struct iwx_ipc_event *ev)
 {
 	struct iwx_ipc_hdr h = { .op = IWX_IPC_EVENT, .len = sizeof(*ev) };

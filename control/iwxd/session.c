@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -486,6 +487,7 @@ static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr 
 	struct reply out = { .req = h, .close_fd = -1 };
 	int err;
 
+	c->why[0] = 0;	/* a refusal says why here */
 	if (h->len != k->len)
 		err = -EINVAL;
 	else if (k->who == ROOT_ONLY && c->uid != 0)
@@ -497,10 +499,11 @@ static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr 
 	if (out.sent)
 		return;
 	if (err) {
-		out.len = 0;
 		log_debug("client %u: request %u: %s", c->id, h->op, strerror(-err));
+		outbox_refuse(d, c, h, err);	/* no body, no descriptors: why, where iwxd knows */
+	} else {
+		outbox_reply(d, c, h, 0, r, out.len, out.fds, out.nfds);
 	}
-	outbox_reply(d, c, h, err, r, out.len, out.fds, out.nfds);
 	/* the arena, eventfds and shared memory stay ours too; the outbox sent a duplicate */
 	for (unsigned i = 0; out.given && i < out.nfds; i++)
 		close(out.fds[i]);
@@ -540,7 +543,7 @@ static void on_client(struct iwxd *d, struct watch *w, uint32_t events)
 		}
 		if (c->refused) {
 			/* answered, then hung up on: it has been read, so the answer reaches it */
-			outbox_reply(d, c, &h, c->refused, NULL, 0, NULL, 0);
+			outbox_refuse(d, c, &h, c->refused);
 			c->dead = true;
 			return;
 		}
@@ -581,14 +584,16 @@ static int admit(struct iwxd *d, struct client *c, gid_t gid)
 	int err;
 
 	if (!allowed(d, c->uid, gid)) {
-		log_warn("refused a client: pid %d uid %u is neither root nor in the group",
-			 (int)c->pid, (unsigned)c->uid);
+		snprintf(c->why, sizeof(c->why), "pid %d uid %u is neither root nor in iwxd's group "
+			 "(--group)", (int)c->pid, (unsigned)c->uid);
+		log_warn("refused a client: %s", c->why);
 		return -EACCES;
 	}
 	/* root is let in all the same: `iwx status` must work when members took every place */
 	if (c->uid != 0 && d->nclients >= d->o.max[LIMIT_CLIENTS]) {
 		if (!d->clients_warned)
 			limit_warn(d, c, LIMIT_CLIENTS, "turned away");
+		limit_why(d, c, LIMIT_CLIENTS, false);
 		d->clients_warned = true;
 		return -EMFILE;
 	}
@@ -598,7 +603,15 @@ static int admit(struct iwxd *d, struct client *c, gid_t gid)
 	if (!user_exempt(c) && u->clients >= d->o.max[LIMIT_CLIENTS_USER]) {
 		if (!u->clients_warned)
 			limit_warn_user(d, c, LIMIT_CLIENTS_USER, "turned away");
+		limit_why(d, c, LIMIT_CLIENTS_USER, true);
 		u->clients_warned = true;
+		return -EMFILE;
+	}
+	c->user = u;	/* for the log */
+	if (!user_exempt(c) && !share_room(d, u, SHARE_CLIENTS, 1, d->nclients, d->o.max[LIMIT_CLIENTS])) {
+		share_refuse(d, c, SHARE_CLIENTS, d->o.max[LIMIT_CLIENTS], "turned away");
+		c->user = NULL;
+		user_forget(d, u);
 		return -EMFILE;
 	}
 	err = client_memlock_read(d, c);

@@ -108,6 +108,7 @@ static void look_again_all(struct iwxd *d)
 int shared_charge(struct iwxd *d, struct client *c, uint64_t bytes)
 {
 	struct user *u = c->user;
+	uint64_t total = d->o.max[LIMIT_ARENA_TOTAL];
 
 	if (!user_exempt(c) && u->ndeparted >= DEPARTED_MAX)
 		look_again(d, u);
@@ -117,10 +118,15 @@ int shared_charge(struct iwxd *d, struct client *c, uint64_t bytes)
 		look_again(d, u);
 	if (!user_exempt(c) && bytes > d->o.max[LIMIT_MEMORY_USER] - u->bytes)
 		return user_refuse(d, c, LIMIT_MEMORY_USER, -ENOSPC);
-	if (bytes > d->o.max[LIMIT_ARENA_TOTAL] - d->arena_bytes) {
+	/* what other users leave may be freed meanwhile, as what they are guaranteed may be used */
+	if (!share_room(d, u, SHARE_MEMORY, bytes, d->arena_bytes, total)) {
 		look_again_all(d);
-		if (bytes > d->o.max[LIMIT_ARENA_TOTAL] - d->arena_bytes)
+		if (bytes > total - d->arena_bytes)
 			return client_refuse(d, c, LIMIT_ARENA_TOTAL, -ENOSPC);
+		if (!share_room(d, u, SHARE_MEMORY, bytes, d->arena_bytes, total)) {
+			share_refuse(d, c, SHARE_MEMORY, total, "refused");
+			return -ENOSPC;
+		}
 	}
 	u->bytes += bytes;
 	d->arena_bytes += bytes;

@@ -15,7 +15,7 @@
  * Errors: functions returning int give 0 (or a count) or -errno; those returning a
  * pointer give NULL and set errno. iwx_strerror() names iwx's own meanings. ENOSPC
  * from a call that makes something: the client holds as many as iwxd allows (its
- * limits: iwxd --help, iwx status).
+ * limits: iwxd --help, iwx status), and iwx_strerror() says which.
  *
  * Threads: a device and everything made from it are used by one thread at a time
  * (serialise with a lock of your own if several threads share one).
@@ -87,7 +87,14 @@ struct iwx_device *iwx_open(const struct iwx_open_opts *opts);
 /* Destroy everything made from the device and disconnect from iwxd. */
 void iwx_close(struct iwx_device *dev);
 
-/* A message for err (negative or positive errno), with iwx's meaning where it has one. */
+/*
+ * A message for err (negative or positive errno), with iwx's meaning where it has one.
+ * Right after a call of this thread that iwxd refused (ENOSPC, EMFILE, ENOMEM, EACCES:
+ * a limit), it also says why, in iwxd's words: the limit, the user or client held to it,
+ * and the iwxd option that sets it ("... iwxd: user 1000 (client 7, pid 4242): at the
+ * limit of ... (--memory-per-user 2147483648)"). The string is the thread's, until its
+ * next call of iwx_strerror.
+ */
 const char *iwx_strerror(int err);
 
 /*

@@ -188,6 +188,13 @@ struct iwx_listener {
 IWX_HIDDEN int client_call(struct iwx_device *dev, uint16_t op, const void *req, uint32_t req_len,
 			   void *rep, uint32_t rep_cap, int *fds, unsigned *nfds);
 
+/*
+ * Where iwxd said why a request of this thread failed (a limit, whose, its option): kept
+ * until the thread's next request, for iwx_strerror. The drop-ins set client_why_shown to
+ * be told too (once a process is enough: iwxd's log and `iwx status` have the rest).
+ */
+IWX_HIDDEN extern void (*client_why_shown)(const char *why);
+
 /* Take one message from the socket if one is there: events are queued. -ESHUTDOWN once lost. */
 IWX_HIDDEN int client_pump(struct iwx_device *dev);
 

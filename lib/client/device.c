@@ -80,6 +80,7 @@ static void queue_event(struct iwx_device *dev, const struct iwx_ipc_event *ev)
 /* Every message iwxd sends a device: an event, or a reply to one of its requests. */
 union inbound {
 	struct iwx_ipc_event		ev;
+	struct iwx_ipc_why		why;
 	struct iwx_ipc_hello		hello;
 	struct iwx_ipc_id		id;
 	struct iwx_ipc_mr_reg		mr;
@@ -87,6 +88,26 @@ union inbound {
 	struct iwx_ipc_qp_create	qp;
 	struct iwx_ipc_listen		listen;
 };
+
+void (*client_why_shown)(const char *why);
+
+/* Why this thread's last request failed, as iwxd said: its errno, and the line. */
+static __thread struct {
+	int	err;
+	char	text[IWX_IPC_WHY_MAX];
+} why;
+
+static void told_why(int err, const char *text, size_t len)
+{
+	static bool shown;
+
+	len = strnlen(text, len < sizeof(why.text) ? len : sizeof(why.text) - 1);
+	memcpy(why.text, text, len);
+	why.text[len] = 0;
+	why.err = -err;
+	if (client_why_shown && !__atomic_exchange_n(&shown, true, __ATOMIC_RELAXED))
+		client_why_shown(why.text);
+}
 
 /* Receive one message, waiting up to timeout_ms; events are queued, a reply returned. */
 static int receive(struct iwx_device *dev, struct iwx_ipc_hdr *h, void *body, size_t cap,
@@ -109,6 +130,8 @@ static int receive(struct iwx_device *dev, struct iwx_ipc_hdr *h, void *body, si
 		if ((size_t)n == sizeof(in.ev))
 			queue_event(dev, &in.ev);
 		n = -EINTR;	/* not a reply */
+	} else if (n > 0 && h->status < 0 && (h->flags & IWX_IPC_F_WHY)) {
+		told_why(h->status, in.why.text, (size_t)n);
 	} else if (n > 0 && cap) {
 		memcpy(body, &in, (size_t)n < cap ? (size_t)n : cap);
 	}
@@ -124,6 +147,7 @@ int client_call(struct iwx_device *dev, uint16_t op, const void *req, uint32_t r
 
 	if (!nfds)
 		nfds = &none;
+	why.text[0] = 0;
 	if (dev->lost)
 		return -ESHUTDOWN;
 	err = iwx_ipc_send(dev->sock, &h, req, NULL, 0);
@@ -598,9 +622,9 @@ const char *iwx_event_name(enum iwx_event_type t)
 	return (unsigned)t < sizeof(names) / sizeof(names[0]) ? names[t] : "unknown event";
 }
 
-const char *iwx_strerror(int err)
+static const char *meaning(int err)
 {
-	switch (err < 0 ? -err : err) {
+	switch (err) {
 	case ESHUTDOWN:
 		return "iwxd went away";
 	case ENOTCONN:
@@ -617,6 +641,17 @@ const char *iwx_strerror(int err)
 	case ENOBUFS:
 		return "the send or receive queue is full: poll completions first (its depth: iwx_query_qp)";
 	default:
-		return strerror(err < 0 ? -err : err);
+		return strerror(err);
 	}
+}
+
+const char *iwx_strerror(int err)
+{
+	static __thread char line[IWX_IPC_WHY_MAX + 128];
+
+	err = err < 0 ? -err : err;
+	if (!why.text[0] || why.err != err)
+		return meaning(err);
+	snprintf(line, sizeof(line), "%s: iwxd: %s", meaning(err), why.text);
+	return line;
 }

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "client/client.h"	/* client_watch: libiwx, built into this library */
+#include "client/client.h"	/* client_watch, client_why_shown: libiwx, built into this library */
 #include "iwxv.h"
 
 #define VERSION_STR	"iwx 0.1.0"
@@ -119,6 +119,13 @@ int iwxv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr
 int iwxv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int iwxv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 
+/* A program that knows nothing of iwx sees the first refusal's cause (client.h). */
+static void show_why(const char *why)
+{
+	fprintf(stderr, "libibverbs (iwx): iwxd refused a request: %s (the first said; iwxd's log "
+		"and `iwx status` have the rest)\n", why);
+}
+
 struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	struct iwx_open_opts o = { .arena_size = IWXV_ARENA };
@@ -138,6 +145,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 		free(c);
 		return iwxv_fail(err);
 	}
+	client_why_shown = show_why;	/* where opening failed, iwx_strerror said why */
 	iwx_device_limits(c->dev, &c->lim);
 	pthread_mutex_init(&c->lock, NULL);
 	c->vctx.sz = sizeof(c->vctx);

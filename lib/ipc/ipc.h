@@ -16,7 +16,7 @@
 #include "ipc/ring.h"
 #include <iwx/verbs.h>
 
-#define IWX_IPC_VERSION		13
+#define IWX_IPC_VERSION		14
 #ifndef IWX_DEFAULT_SOCKET	/* also in iwx/iwx.h, for applications */
 #define IWX_DEFAULT_SOCKET	"/run/iwx/iwxd.sock"
 #endif
@@ -59,6 +59,7 @@ enum iwx_ipc_op {
 };
 
 #define IWX_IPC_F_MORE	0x1	/* more parts of this reply follow */
+#define IWX_IPC_F_WHY	0x2	/* an error reply whose body says why: struct iwx_ipc_why */
 
 struct iwx_ipc_hdr {
 	uint16_t	op;
@@ -69,6 +70,12 @@ struct iwx_ipc_hdr {
 };
 
 /* ------------------------------------------------------------ bodies */
+
+/* Why a request failed, where iwxd knows more than an errno: the limit, whose, its option. */
+#define IWX_IPC_WHY_MAX	256
+struct iwx_ipc_why {
+	char	text[IWX_IPC_WHY_MAX];	/* a line, NUL-terminated within it */
+};
 
 struct iwx_ipc_hello {
 	uint32_t	version;
@@ -277,7 +284,7 @@ struct iwx_ipc_status {
 	uint32_t	user_share;		/* a user's clients hold this many clients' worth of each */
 	uint64_t	linger_full;		/* ... closed at once instead: their user had max_lingering */
 	uint32_t	max_lingering;		/* per user */
-	uint32_t	pad2;
+	uint32_t	users_guaranteed;	/* --users: each guaranteed 1/(2 x this) of each total */
 	uint64_t	bells_muted;		/* clients muted for ringing for nothing (doorbell.c) */
 	uint32_t	srqs, max_srqs;		/* shared receive queues; the most per client */
 };
@@ -290,6 +297,7 @@ struct iwx_ipc_user_info {
 	uint32_t	departed;		/* ... in so many objects */
 	uint32_t	pds, mrs, cqs, qps, listeners, maps, queued, lingering;
 	uint32_t	srqs;
+	uint32_t	fp_conns, fp_mems, fp_stags;	/* the fast path's table entries */
 };
 
 /*

@@ -20,6 +20,7 @@
 
 #include "fastpath_maps.h"
 #include "ipc/ipc.h"
+#include "iwx_cli.h"
 #include "iwxd_pair.h"
 #include "stall.h"
 
@@ -138,6 +139,9 @@ Test(daemon_caps, the_fast_path_after_the_drop)
 	cr_assert_eq(iwxd_pair_fp_counters(&pair, 1, IWX_FP_INFO_IFACE, &c), 0);
 	cr_assert_gt(c.packets, 0, "BPF looked at the Write's packets");
 	cr_log_info("placed by BPF: %llu of %u bytes", (unsigned long long)c.placed_bytes, WRITE_BYTES);
+	/* what the fast path holds for each user (its fair shares): root's connection, its STag */
+	cr_assert_eq(status_num(pair.sock[1], "fp_conns"), 1, "the connection followed, counted");
+	cr_assert_eq(status_num(pair.sock[1], "fp_stags"), 1, "dst's STag published, counted");
 	/* the fast path's own thread (its reaper) is as bare as the rest */
 	cr_assert_geq(expect_documented(1), 3);
 }

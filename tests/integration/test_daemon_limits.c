@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +84,6 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Be nobody (a member of nogroup, iwxd's group), or root again. */
 /* Take uid's credentials (group nogroup), or root's again (uid 0). */
 static void be(uid_t uid)
 {
@@ -91,11 +91,6 @@ static void be(uid_t uid)
 		cr_assert(!setegid(NOBODY) && !seteuid(uid), "become uid %u: %m", (unsigned)uid);
 	else
 		cr_assert(!seteuid(0) && !setegid(0), "become root again: %m");
-}
-
-static void be_nobody(bool on)
-{
-	be(on ? NOBODY : 0);
 }
 
 /* A device on daemon i, opened as uid: NULL and errno on failure. */
@@ -154,18 +149,23 @@ static void endpoint_nobody(struct endpoint *e, int i)
 	cr_assert_not_null(e->qp);
 }
 
-/* A raw connection to daemon i's socket as nobody (timeout_s for each call). */
-static int raw_nobody(int i, int timeout_s)
+/* A raw connection to daemon i's socket as uid (timeout_s for each call). */
+static int raw_as(uid_t uid, int i, int timeout_s)
 {
 	int fd;
 
 	cr_assert_lt(nfds, MAX_FDS);
-	be_nobody(true);
+	be(uid);
 	fd = iwx_ipc_connect(pair.sock[i], timeout_s);
-	be_nobody(false);
+	be(0);
 	if (fd >= 0)
 		fds[nfds++] = fd;
 	return fd;
+}
+
+static int raw_nobody(int i, int timeout_s)
+{
+	return raw_as(NOBODY, i, timeout_s);
 }
 
 static int hello(int fd, uint64_t arena, unsigned *got_fds)
@@ -441,8 +441,8 @@ Test(daemon_limits, arena_bytes_of_all_clients)
 	static uint8_t outside[MIB] __attribute__((aligned(65536)));
 	struct iwx_pd *pd;
 
-	/* more for one user than for all: the total is what is tested here */
-	start(ARGS "--arena-total 3M --arena-max 2M --memory-per-user 8M");
+	/* more for one user than for all, and no share kept for others: the total is tested here */
+	start(ARGS "--arena-total 3M --arena-max 2M --memory-per-user 8M --users 1");
 	pd = iwx_alloc_pd(dev_nobody(0, 0, 2 * MIB));
 	cr_assert_not_null(pd);
 	cr_assert_null(iwx_reg_mr(pd, outside, 65536, 0), "registered memory counts too");
@@ -648,6 +648,8 @@ Test(daemon_limits, memory_kept_after_free_counts)
 	}
 	cr_assert_eq(err, -ENOSPC, "after %d MiB freed and kept: %s", n, strerror(-err));
 	cr_assert_eq(n, 14, "16 MiB for the user: its arena, its doorbells' page and 14 MiB");
+	cr_assert(strstr(raw_why(), "(--memory-per-user 16777216)"), "the reply says why: %s",
+		  raw_why());
 	cr_assert_geq(logged(0, "user 65534 (client", 0), 1, "the refusal names the user");
 	cr_assert_geq(logged(0, "at the limit of bytes one user's clients share with iwxd, and "
 			     "those it keeps after they go (--memory-per-user 16777216): refused", 0), 1);
@@ -684,8 +686,9 @@ Test(daemon_limits, one_user_leaves_others_their_share)
 	struct iwx_pd *pd;
 	int a;
 
-	/* per user: a quarter of the clients (3), half of the bytes (4 MiB) */
-	start(ARGS "--max-clients 12 --arena-total 8M");
+	/* per user: a quarter of the clients (3), half of the bytes (4 MiB); the ceilings alone,
+	   nothing kept for users yet to come (twenty_users_each_get_their_guaranteed_share) */
+	start(ARGS "--max-clients 12 --arena-total 8M --users 1");
 	for (a = 0; a < 12; a++) {
 		devs[a] = open_nobody(0, MIB);
 		if (!devs[a])
@@ -693,6 +696,9 @@ Test(daemon_limits, one_user_leaves_others_their_share)
 	}
 	cr_assert_eq(a, 3, "nobody takes as many clients as it may: %d", a);
 	cr_assert_eq(errno, EMFILE, "%s", strerror(errno));
+	cr_assert(strstr(iwx_strerror(errno), "iwxd: user 65534 (client "),
+		  "the client's error names the user: %s", iwx_strerror(errno));
+	cr_assert(strstr(iwx_strerror(errno), "(--max-clients-per-user 3)"), "and the limit");
 	cr_assert_eq(logged(0, "user 65534 (client", 0), 1);
 	cr_assert_eq(logged(0, "at the limit of clients one user (uid) has connected at once "
 			    "(--max-clients-per-user 3): turned away", 0), 1);
@@ -701,6 +707,8 @@ Test(daemon_limits, one_user_leaves_others_their_share)
 	cr_assert_null(iwx_reg_mr(pd, outside, 2 * MIB, IWX_ACCESS_LOCAL_WRITE),
 		       "more memory than the user has left");
 	cr_assert_eq(errno, ENOSPC, "%s", strerror(errno));
+	cr_assert(strstr(iwx_strerror(errno), "(--memory-per-user 4194304)"), "%s",
+		  iwx_strerror(errno));
 	cr_assert_geq(logged(0, "(--memory-per-user 4194304): refused", 0), 1);
 
 	/* another user has its own clients and memory */
@@ -712,6 +720,77 @@ Test(daemon_limits, one_user_leaves_others_their_share)
 	cr_assert_not_null(pd);
 	cr_assert_not_null(iwx_reg_mr(pd, outside, MIB / 2, IWX_ACCESS_LOCAL_WRITE), "%s",
 			   strerror(errno));
+}
+
+/* What `iwx status` says user uid holds of key ("bytes", "clients"); -1 if it names no such user. */
+static int64_t user_holds(uid_t uid, const char *key)
+{
+	static char out[1 << 16];
+	char at[32];
+	const char *p;
+
+	cr_assert_eq(run_iwx(out, sizeof(out), "status -s %s -j", pair.sock[0]), 0, "%s", out);
+	snprintf(at, sizeof(at), "\"uid\": %u,", (unsigned)uid);
+	p = strstr(out, at);
+	return p ? json_num(p, key) : -1;
+}
+
+/*
+ * Twenty users come one after the other, each taking all it can of the clients and then
+ * of the memory: each still gets what --users (32) guarantees it, 1/64 of each total, and
+ * a user who comes last as well; the first, alone, could borrow up to its ceiling.
+ */
+Test(daemon_limits, twenty_users_each_get_their_guaranteed_share)
+{
+	enum { USERS = 20, FIRST_UID = 60000, CHUNK = 256 << 10, TRIES = 160 };
+	const int64_t clients_each = 64 / 64, bytes_each = 64 * MIB / 64;
+	int socks[USERS + 1] = { 0 }, n, err = 0, fd;
+	uint32_t id;
+
+	start(ARGS "--max-clients 64 --arena-total 64M");
+	for (int u = 0; u <= USERS; u++) {
+		uid_t uid = FIRST_UID + (uid_t)u;
+
+		for (n = 0; n < TRIES; n++) {
+			int sock = raw_as(uid, 0, 5);
+
+			cr_assert_geq(sock, 0, "%s", strerror(-sock));
+			err = hello(sock, 64 << 10, NULL);
+			if (err)
+				break;
+			if (!n)
+				socks[u] = sock;
+		}
+		cr_assert_eq(err, -EMFILE, "user %u: turned away in the end: %s", (unsigned)uid,
+			     strerror(-err));
+		if (!u)
+			cr_assert_eq(n, 16, "alone, the first borrows up to its ceiling (a quarter)");
+		cr_assert_geq(n, clients_each, "user %u: %d clients, guaranteed %" PRId64,
+			      (unsigned)uid, n, clients_each);
+		for (n = 0; n < TRIES; n++) {
+			err = shm_create(socks[u], CHUNK, &fd, &id);
+			if (err)
+				break;
+			close(fd);	/* it stays held, by the client, until it frees it */
+		}
+		cr_assert_eq(err, -ENOSPC, "user %u: refused in the end: %s", (unsigned)uid,
+			     strerror(-err));
+		cr_assert(strstr(raw_why(), u ? "guaranteed" : "(--memory-per-user 33554432)"),
+			  "user %u: %s", (unsigned)uid, raw_why());
+		cr_assert_gt(user_holds(uid, "bytes"), bytes_each - CHUNK, "user %u: %" PRId64
+			     " bytes, guaranteed %" PRId64, (unsigned)uid, user_holds(uid, "bytes"),
+			     bytes_each);
+	}
+	/* the fifth user took its guaranteed client, and more is kept for others: it is told so */
+	cr_assert_null(open_as(FIRST_UID + 4, 0, 64 << 10));
+	cr_assert_eq(errno, EMFILE, "%s", strerror(errno));
+	cr_assert(strstr(iwx_strerror(errno), "iwxd: user 60004 (client "), "%s", iwx_strerror(errno));
+	cr_assert(strstr(iwx_strerror(errno), "each of --users 32 is guaranteed"), "%s",
+		  iwx_strerror(errno));
+	cr_assert_geq(logged(0, "each of --users 32 is guaranteed: what is free is kept for other "
+			     "users: turned away", 0), 1);
+	cr_assert_geq(logged(0, "each of --users 32 is guaranteed: what is free is kept for other "
+			     "users: refused", 0), 1);
 }
 
 Test(daemon_limits, counts_of_one_user)

@@ -14,5 +14,7 @@
  */
 int raw_call(int sock, uint16_t op, const void *req, uint32_t len, void *rep, size_t cap,
 	     int *fds, unsigned *nfds);
+/* Why iwxd refused the last raw_call (IWX_IPC_F_WHY), or "". */
+const char *raw_why(void);
 
 #endif /* IWX_RAW_IPC_H */
