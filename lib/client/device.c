@@ -2,6 +2,7 @@
 /* A libiwx device: the connection to iwxd, its arena, requests and connection events. */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,22 +92,55 @@ union inbound {
 
 void (*client_why_shown)(const char *why);
 
-/* Why this thread's last request failed, as iwxd said: its errno, and the line. */
-static __thread struct {
+/*
+ * Why this thread's last request failed, as iwxd said: its errno, and the line; and room
+ * for iwx_strerror's. A key's, not __thread: that would make libiwx need the dynamic
+ * linker's __tls_get_addr, where it needs libc alone.
+ */
+struct why {
 	int	err;
 	char	text[IWX_IPC_WHY_MAX];
-} why;
+	char	line[IWX_IPC_WHY_MAX + 128];
+};
+
+static pthread_key_t why_key;
+static pthread_once_t why_once = PTHREAD_ONCE_INIT;
+static bool why_keyed;
+
+static void why_key_make(void)
+{
+	why_keyed = !pthread_key_create(&why_key, free);
+}
+
+/* This thread's, made if make (NULL: none, or no memory for one). */
+static struct why *why_here(bool make)
+{
+	struct why *w;
+
+	pthread_once(&why_once, why_key_make);
+	if (!why_keyed)
+		return NULL;
+	w = pthread_getspecific(why_key);
+	if (!w && make && (w = calloc(1, sizeof(*w))) && pthread_setspecific(why_key, w)) {
+		free(w);
+		w = NULL;
+	}
+	return w;
+}
 
 static void told_why(int err, const char *text, size_t len)
 {
 	static bool shown;
+	struct why *w = why_here(true);
 
-	len = strnlen(text, len < sizeof(why.text) ? len : sizeof(why.text) - 1);
-	memcpy(why.text, text, len);
-	why.text[len] = 0;
-	why.err = -err;
+	if (!w)
+		return;
+	len = strnlen(text, len < sizeof(w->text) ? len : sizeof(w->text) - 1);
+	memcpy(w->text, text, len);
+	w->text[len] = 0;
+	w->err = -err;
 	if (client_why_shown && !__atomic_exchange_n(&shown, true, __ATOMIC_RELAXED))
-		client_why_shown(why.text);
+		client_why_shown(w->text);
 }
 
 /* Receive one message, waiting up to timeout_ms; events are queued, a reply returned. */
@@ -142,12 +176,15 @@ int client_call(struct iwx_device *dev, uint16_t op, const void *req, uint32_t r
 		void *rep, uint32_t rep_cap, int *fds, unsigned *nfds)
 {
 	struct iwx_ipc_hdr h = { .op = op, .seq = ++dev->seq, .len = req_len };
+	struct why *why;
 	unsigned none = 0;
 	int err;
 
 	if (!nfds)
 		nfds = &none;
-	why.text[0] = 0;
+	why = why_here(false);
+	if (why)
+		why->text[0] = 0;
 	if (dev->lost)
 		return -ESHUTDOWN;
 	err = iwx_ipc_send(dev->sock, &h, req, NULL, 0);
@@ -647,11 +684,11 @@ static const char *meaning(int err)
 
 const char *iwx_strerror(int err)
 {
-	static __thread char line[IWX_IPC_WHY_MAX + 128];
+	struct why *w = why_here(false);
 
 	err = err < 0 ? -err : err;
-	if (!why.text[0] || why.err != err)
+	if (!w || !w->text[0] || w->err != err)
 		return meaning(err);
-	snprintf(line, sizeof(line), "%s: iwxd: %s", meaning(err), why.text);
-	return line;
+	snprintf(w->line, sizeof(w->line), "%s: iwxd: %s", meaning(err), w->text);
+	return w->line;
 }
