@@ -32,7 +32,8 @@ static int enqueue(struct client *c, const struct iwx_ipc_hdr *h, const void *bo
 	if (!m)
 		return -ENOMEM;
 	m->h = *h;
-	memcpy(m->body, body, h->len);
+	if (h->len)	/* a reply without a body may come without one (NULL) */
+		memcpy(m->body, body, h->len);
 	m->nfds = 0;
 	m->next = NULL;
 	for (unsigned i = 0; i < nfds; i++) {
