@@ -98,7 +98,7 @@ struct iwx_engine_qp {
 	struct ring		rq;		/* struct iwx_recv_wr, head = next Send's buffer */
 	struct ring		cq;		/* struct iwx_wc */
 	uint32_t		rx_unpolled;	/* receive completions in cq */
-	int			(*take_recv)(void *ctx, struct iwx_recv_wr *wr);	/* an SRQ's */
+	int			(*take_recv)(void *ctx, struct iwx_recv_wr *wr);	/* qp.h */
 	void			*recv_ctx;
 	struct ring		inflight;	/* struct inflight, in posting order */
 	uint32_t		reads_out;	/* Reads in inflight awaiting their Response */
@@ -493,12 +493,12 @@ static const struct iwx_recv_wr *recv_wr_for(const struct iwx_engine_qp *qp, uin
 }
 
 /*
- * A segment of MSN msn comes that the queue pair holds no receive for: the shared
- * receive queue's next ones, in MSN order up to msn (over SCTP, whose chunks are
- * unordered, a later message's may come first), while the receives held and their
- * completions stay within the ring's room. NULL if the SRQ has too few.
+ * A segment of MSN msn comes that the queue pair holds no receive for: the next ones of
+ * the shared receive queue, or posted since (take_recv, qp.h), in MSN order up to msn
+ * (over SCTP, whose chunks are unordered, a later message's may come first), while the
+ * receives held and their completions stay within the ring's room. NULL if too few.
  */
-static const struct iwx_recv_wr *take_shared_recv(struct iwx_engine_qp *qp, uint32_t msn)
+static const struct iwx_recv_wr *take_posted_recv(struct iwx_engine_qp *qp, uint32_t msn)
 {
 	uint32_t need = msn - qp->rx_msn[IWX_QN_SEND] - qp->rq.n + 1;
 	uint32_t held = qp->rq.n + qp->rx_unpolled;
@@ -589,7 +589,7 @@ int iwx_qp_place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 		const struct iwx_recv_wr *wr = recv_wr_for(qp, seg->msn);
 
 		if (!wr)
-			wr = take_shared_recv(qp, seg->msn);	/* from an SRQ */
+			wr = take_posted_recv(qp, seg->msn);	/* from an SRQ, or posted since */
 		q.posted = qp->rq.n;
 		buf_len = wr ? sge_total(wr->sge, wr->num_sge) : 0;
 		r = iwx_check_untagged(&q, seg->msn, seg->mo, seg->len, buf_len);

@@ -29,10 +29,10 @@ enum iwx_qp_state {
 struct iwx_qp_attr {
 	uint32_t	sq_depth, rq_depth, cq_depth;	/* 0: 256 each */
 	/*
-	 * Receives from a shared receive queue instead of iwx_qp_post_recv: take_recv gives
-	 * the next one (0), or fails when none is posted. Asked when a Send begins that the
-	 * queue pair holds no receive for; rq_depth then bounds the receives it holds, taken
-	 * and not yet polled.
+	 * Receives from a shared receive queue instead of iwx_qp_post_recv, or posted since
+	 * the last iwx_qp_post_recv: take_recv gives the next one (0), or fails when none is
+	 * posted. Asked when a Send begins that the queue pair holds no receive for; rq_depth
+	 * then bounds the receives it holds, taken and not yet polled.
 	 */
 	int		(*take_recv)(void *ctx, struct iwx_recv_wr *wr);
 	void		*recv_ctx;

@@ -311,11 +311,32 @@ static void stream_ended(struct iwxd *d, struct vqp *q)
 	announce_end(d, q, &ev);
 }
 
+/*
+ * The engine has no receive for a Send that came: the client's next, if it posted one since
+ * the turn took its receives in (engine_turn reads them before the stream, but the client
+ * and the peer may both act between the two). A malformed one stays for move_ring to
+ * complete with its error.
+ */
+static int take_recv(void *ctx, struct iwx_recv_wr *wr)
+{
+	struct vqp *q = ctx;
+	uint32_t n = iwx_ring_ready(&q->rq);
+
+	if (!n || n == UINT32_MAX)
+		return -ENOENT;
+	iwx_ring_read(&q->rq, 0, wr);	/* a copy: the client cannot change it under us */
+	if (!iwx_recv_wr_valid(wr))
+		return -EINVAL;
+	iwx_ring_consume(&q->rq, 1);
+	return 0;
+}
+
 static void start_engine(struct iwxd *d, struct vqp *q, struct iwx_conn *conn, bool sctp)
 {
 	struct iwx_qp_attr attr = {
 		.sq_depth = q->sq.size, .rq_depth = q->srq ? q->srq->ring.size : q->rq.size,
-		.take_recv = q->srq ? vsrq_take : NULL, .recv_ctx = q->srq,
+		.take_recv = q->srq ? vsrq_take : take_recv,
+		.recv_ctx = q->srq ? (void *)q->srq : (void *)q,
 	};
 
 	conn_sock_take(d, &q->sock, conn, sctp);
