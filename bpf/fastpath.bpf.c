@@ -176,6 +176,12 @@ struct fpdu {
 	bool	markers;		/* the stream has MPA markers */
 	bool	ahead;			/* the packet came before bytes in front of it */
 	bool	completes;		/* out: a Read Response's last segment came */
+	__u32	end;			/* the end of the packet's payload */
+	/* out, without markers: its trailer and the next FPDU's header, read as one */
+	__u32	next_off;		/* where that header is in the packet (0: not read; a
+					   walk starts without, and offsets only grow in one) */
+	__u32	next_at;		/* ... and in tail */
+	__u8	tail[IWX_MPA_TAIL_MAX + TAGGED_HDR];
 };
 
 struct {
@@ -585,6 +591,51 @@ static __always_inline bool markers_good(const struct bpf_dynptr *dp, const stru
 }
 
 /*
+ * The pad and CRC of the FPDU f, without markers, into f->tail, read with the next FPDU's
+ * header where the packet holds it whole (read_hdr takes that from there): each read
+ * walks the packet's fragments, and this saves one an FPDU. Their length, 0 on failure.
+ * Global, and called before iwx_place_fpdu rather than by it: the programs' calls share
+ * 512 bytes of stack, which it nearly takes.
+ */
+__noinline __u32 iwx_read_tail(struct fpdu *f, const struct bpf_dynptr *dp)
+{
+	__u32 tl, at, n;
+
+	if (!f)
+		return 0;
+	/* all but f settled before the read: nothing else is kept across it (no stack) */
+	tl = (iwx_mpa_pad_len(f->ulen) & 3) + IWX_MPA_CRC_LEN;
+	at = f->off + IWX_MPA_HDR_LEN + f->ulen;
+	n = at + tl + TAGGED_HDR <= f->end ? tl + TAGGED_HDR : tl;
+	f->next_off = n > tl ? at + tl : 0;
+	f->next_at = tl;
+	if (bpf_dynptr_read(f->tail, n, dp, at, 0)) {
+		f->next_off = 0;
+		return 0;
+	}
+	return tl;
+}
+
+/*
+ * The pad and CRC of the FPDU f, with markers, into its record r: no marker falls in either
+ * (both end 4-aligned, as markers are), one may between them. Global, as iwx_read_tail.
+ */
+__noinline bool iwx_read_marked_trailer(struct iwx_fp_rec *r, const struct fpdu *f,
+					const struct bpf_dynptr *packet)
+{
+	struct bpf_dynptr local;	/* on this stack: kept across the reads, as the verifier follows */
+	__u32 pad;
+
+	if (!r || !f || bpf_dynptr_clone(packet, &local))
+		return false;
+	pad = iwx_mpa_pad_len(f->ulen) & 3;
+	return !bpf_dynptr_read(r->trailer, pad, &local,
+				at_byte(f->off, f->pos, IWX_MPA_HDR_LEN + f->ulen, true), 0) &&
+	       !bpf_dynptr_read(r->trailer + pad, IWX_MPA_CRC_LEN, &local,
+				at_byte(f->off, f->pos, IWX_MPA_HDR_LEN + f->ulen + pad, true), 0);
+}
+
+/*
  * The tagged FPDU f of slot s's stream, whole in the packet dp, its start certain: place
  * it or say why not (an IWX_FP_SKIP_ reason). Global, so verified once, not again on every
  * path that leads to it (two thirds of the program's verification when it was inlined).
@@ -635,17 +686,10 @@ __noinline __u32 iwx_place_fpdu(struct iwx_fp_slot *s, struct iwx_fp_counters *i
 	r = &s->ring[s->head & (IWX_FP_RING - 1)];
 	r->seq = f->seq;
 	__builtin_memcpy(r->hdr, f->hdr, sizeof(r->hdr));
-	/*
-	 * Pad and CRC: no marker falls in either (both end 4-aligned, as markers are), one may
-	 * between them; without markers, one read.
-	 */
-	if (!f->markers ? bpf_dynptr_read(r->trailer, (pad & 3) + IWX_MPA_CRC_LEN, dp,
-					  f->off + IWX_MPA_HDR_LEN + ulen, 0) :
-			  (bpf_dynptr_read(r->trailer, pad & 3, dp,
-					   at_byte(f->off, f->pos, IWX_MPA_HDR_LEN + ulen, true), 0) ||
-			   bpf_dynptr_read(r->trailer + (pad & 3), IWX_MPA_CRC_LEN, dp,
-					   at_byte(f->off, f->pos, IWX_MPA_HDR_LEN + ulen + pad, true),
-					   0)))
+	/* pad and CRC: without markers, read already (iwx_read_tail) */
+	if (!f->markers)
+		__builtin_memcpy(r->trailer, f->tail, sizeof(r->trailer));	/* pad + 4 of them count */
+	else if (!iwx_read_marked_trailer(r, f, dp))
 		return IWX_FP_SKIP_HEADER;
 	r->trailer_len = pad + IWX_MPA_CRC_LEN;
 	r->accepted = 0;	/* unmarked (IWX_FP_ACC_TAG) */
@@ -679,12 +723,17 @@ static __always_inline bool plausible(const __u8 *hdr, __u32 ulen)
  * As much of the header of the FPDU at w->off as the packet holds: all of a tagged one, or
  * its first word. Markers fall between words only, for FPDUs start 4-aligned, as they do.
  */
-static __always_inline bool read_hdr(struct walk *w, __u8 *hdr, const bool markers)
+static __always_inline bool read_hdr(struct walk *w, struct fpdu *f, const bool markers)
 {
 	__u32 n = walk_byte(w, TAGGED_HDR - 1, markers) < w->end ? TAGGED_HDR : IWX_MPA_HDR_LEN + 2;
+	__u8 *hdr = f->hdr;
 
 	if (w->off >= w->end || walk_byte(w, IWX_MPA_HDR_LEN + 1, markers) >= w->end)
 		return false;	/* the next FPDU starts in a later packet */
+	if (!markers && w->off == f->next_off && f->next_at <= IWX_MPA_TAIL_MAX) {
+		__builtin_memcpy(hdr, f->tail + f->next_at, TAGGED_HDR);	/* read with its trailer */
+		return true;
+	}
 	if (n < TAGGED_HDR)	/* cut short: none of the last FPDU's bytes after the first word */
 		__builtin_memset(hdr + IWX_MPA_HDR_LEN + 2, 0, TAGGED_HDR - IWX_MPA_HDR_LEN - 2);
 	if (!markers)
@@ -709,8 +758,11 @@ static __always_inline void follow_cut(struct walk *w, const __u8 *hdr, __u32 ul
 	cut->slack = 0;
 }
 
-/* The FPDU at w->off: place it or say why not, and step past it. A callback per mode. */
-static __always_inline long walk_one(struct walk *w, const bool markers)
+/*
+ * The FPDU at w->off, the walk's first if i is 0: place it or say why not, and step past it.
+ * A callback per mode.
+ */
+static __always_inline long walk_one(__u32 i, struct walk *w, const bool markers)
 {
 	struct fpdu *f = bpf_map_lookup_elem(&iwx_fp_fpdu, &zero_key);
 	struct iwx_fp_slot *s = w->s;
@@ -720,8 +772,10 @@ static __always_inline long walk_one(struct walk *w, const bool markers)
 
 	if (!f)
 		return 1;
+	if (!i)
+		f->next_off = 0;	/* no header read ahead: that was another walk's */
 	hdr = f->hdr;
-	if (!read_hdr(w, f->hdr, markers))
+	if (!read_hdr(w, f, markers))
 		return 1;
 	ulen = (__u32)hdr[0] << 8 | hdr[1];
 	if (!plausible(hdr, ulen)) {
@@ -767,7 +821,9 @@ static __always_inline long walk_one(struct walk *w, const bool markers)
 		f->markers = markers;
 		f->ahead = w->ahead;
 		f->completes = false;
-		verdict = iwx_place_fpdu(s, w->ifc, &w->p->dp, f);
+		f->end = w->end;
+		verdict = !markers && !iwx_read_tail(f, &w->p->dp) ? IWX_FP_SKIP_HEADER :
+			  iwx_place_fpdu(s, w->ifc, &w->p->dp, f);
 		if (f->completes)
 			w->completes = true;
 	}
@@ -788,14 +844,12 @@ static __always_inline long walk_one(struct walk *w, const bool markers)
 
 static long walk_plain(__u32 i, struct walk *w)
 {
-	(void)i;
-	return walk_one(w, false);
+	return walk_one(i, w, false);
 }
 
 static long walk_marked_fpdu(__u32 i, struct walk *w)
 {
-	(void)i;
-	return walk_one(w, true);
+	return walk_one(i, w, true);
 }
 
 /* Take iwxd's answers: a proposal confirmed or denied, a hold released. */

@@ -118,7 +118,6 @@ ssize_t iwx_mpa_fpdu_buildv(struct iwx_mpa_tx *tx, uint8_t *out, size_t cap,
 			    const struct iovec *piece, unsigned npiece, size_t payload_len);
 
 #define IWX_MPA_HEAD_MAX	(IWX_MPA_HDR_LEN + IWX_DDP_UNTAGGED_HDR_LEN)
-#define IWX_MPA_TAIL_MAX	(3 + IWX_MPA_CRC_LEN)
 
 /*
  * Frame one ULPDU on a stream without markers, its payload left where it is (to be sent

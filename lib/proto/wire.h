@@ -53,6 +53,7 @@ struct iwx_mpa_v2_ird_ord {
 
 #define IWX_MPA_HDR_LEN		2	/* ULPDU_LENGTH */
 #define IWX_MPA_CRC_LEN		4	/* CRC32c, least significant byte first (as iSCSI) */
+#define IWX_MPA_TAIL_MAX	(3 + IWX_MPA_CRC_LEN)	/* an FPDU's pad and CRC, at most */
 #define IWX_MPA_MARKER_LEN	4
 #define IWX_MPA_MARKER_INTERVAL	512	/* a marker every 512 bytes of full-operation stream */
 #define IWX_MPA_MAX_ULPDU	0xffff
