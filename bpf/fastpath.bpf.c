@@ -182,6 +182,9 @@ struct fpdu {
 					   walk starts without, and offsets only grow in one) */
 	__u32	next_at;		/* ... and in tail */
 	__u8	tail[IWX_MPA_TAIL_MAX + TAGGED_HDR];
+	/* the STag the walk placed through last, as it was then (iwx_place_fpdu) */
+	struct iwx_fp_stag st;
+	bool	st_held;		/* st holds one (a walk starts without) */
 };
 
 struct {
@@ -665,9 +668,19 @@ __noinline __u32 iwx_place_fpdu(struct iwx_fp_slot *s, struct iwx_fp_counters *i
 	len = ulen - IWX_DDP_TAGGED_HDR_LEN;
 	pad = iwx_mpa_pad_len(ulen);
 
-	st = bpf_map_lookup_elem(&iwx_fp_stags, &stag);
-	if (!st)
-		return IWX_FP_SKIP_STAG;
+	/*
+	 * A message's FPDUs follow one another under one STag: looked up once a walk (a hash
+	 * lookup an FPDU was a tenth of the program). A copy is no staler than the entry: iwxd
+	 * counts a change made once the programs that started before it have ended (quiesce).
+	 */
+	if (!f->st_held || f->st.desc.stag != stag) {
+		st = bpf_map_lookup_elem(&iwx_fp_stags, &stag);
+		if (!st)
+			return IWX_FP_SKIP_STAG;
+		f->st = *st;
+		f->st_held = true;
+	}
+	st = &f->st;
 	check = iwx_check_tagged(&st->desc, stag, f->pd, need, to, len);
 	if (check)
 		return reason_of_check(check);
@@ -772,8 +785,10 @@ static __always_inline long walk_one(__u32 i, struct walk *w, const bool markers
 
 	if (!f)
 		return 1;
-	if (!i)
-		f->next_off = 0;	/* no header read ahead: that was another walk's */
+	if (!i) {	/* nothing kept from another walk */
+		f->next_off = 0;
+		f->st_held = false;
+	}
 	hdr = f->hdr;
 	if (!read_hdr(w, f, markers))
 		return 1;
