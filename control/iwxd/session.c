@@ -591,9 +591,9 @@ static int admit(struct iwxd *d, struct client *c, gid_t gid)
 	}
 	/* root is let in all the same: `iwx status` must work when members took every place */
 	if (c->uid != 0 && d->nclients >= d->o.max[LIMIT_CLIENTS]) {
+		limit_why(d, c, LIMIT_CLIENTS, false);	/* its answer says why, each time */
 		if (!d->clients_warned)
-			limit_warn(d, c, LIMIT_CLIENTS, "turned away");
-		limit_why(d, c, LIMIT_CLIENTS, false);
+			log_warn("%s: turned away", c->why);
 		d->clients_warned = true;
 		return -EMFILE;
 	}
@@ -601,9 +601,9 @@ static int admit(struct iwxd *d, struct client *c, gid_t gid)
 	if (!u)
 		return -ENOMEM;
 	if (!user_exempt(c) && u->clients >= d->o.max[LIMIT_CLIENTS_USER]) {
-		if (!u->clients_warned)
-			limit_warn_user(d, c, LIMIT_CLIENTS_USER, "turned away");
 		limit_why(d, c, LIMIT_CLIENTS_USER, true);
+		if (!u->clients_warned)
+			log_warn("%s: turned away", c->why);
 		u->clients_warned = true;
 		return -EMFILE;
 	}
