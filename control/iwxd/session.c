@@ -642,6 +642,11 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 				accept_pause(d, strerror(errno));
 			return;
 		}
+		/* gone before it was taken (a probe that connected and closed): no place for it */
+		if (recv(fd, &(char){ 0 }, 1, MSG_PEEK | MSG_DONTWAIT) == 0) {
+			close(fd);	/* it sent nothing: no descriptors either */
+			continue;
+		}
 		c = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ? NULL :
 		    calloc(1, sizeof(*c));
 		if (!c) {

@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -484,6 +485,27 @@ Test(daemon_limits, clients_connected)
 	iwx_close(devs[2]);
 	devs[2] = open_nobody_retry(0, MIB);
 	cr_assert_not_null(devs[2], "one gone, the next gets in: %s", strerror(errno));
+}
+
+/* Connections that hung up before iwxd took them take no place (a probe, a client that died). */
+Test(daemon_limits, clients_gone_before_accept_take_no_place)
+{
+	int live, err;
+
+	start(ARGS "--max-clients 1");
+	/* iwxd stopped: the three wait in its backlog with the fourth, all taken in one turn */
+	cr_assert_eq(kill(pair.pid[0], SIGSTOP), 0, "%m");
+	for (int i = 0; i < 3; i++) {
+		int fd = raw_nobody(0, 5);
+
+		cr_assert_geq(fd, 0, "%s", strerror(-fd));
+		close(fds[--nfds]);
+	}
+	live = raw_nobody(0, 5);
+	cr_assert_geq(live, 0, "%s", strerror(-live));
+	cr_assert_eq(kill(pair.pid[0], SIGCONT), 0, "%m");
+	err = hello(live, MIB, NULL);
+	cr_assert_eq(err, 0, "the one place is the live client's: %s (%s)", strerror(-err), raw_why());
 }
 
 /* utime + stime of process pid, in seconds. */
