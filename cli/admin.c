@@ -196,6 +196,7 @@ static const struct {
 	TRAFFIC(fast_unrepaired),
 	TRAFFIC(tx_zc_calls), TRAFFIC(tx_zc_copied),
 	COUNTER(doorbells), COUNTER(wakeups), COUNTER(linger_full), COUNTER(bells_muted),
+	COUNTER(spins_stopped),
 };
 
 #define NCOUNTERS	(sizeof(counters) / sizeof(counters[0]))
@@ -451,6 +452,8 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	LINE("wakeups", "%" PRIu64, s->wakeups);
 	LINE("bells muted", "%" PRIu64 " times a client rang for nothing and was not looked at "
 	     "for a while", s->bells_muted);
+	LINE("spins stopped", "%" PRIu64 " times a yield found iwxd's CPU held by another task "
+	     "and iwxd slept instead of spinning for a while", s->spins_stopped);
 	puts("fast path");
 	if (!s->fp_n)
 		LINE("attached", "%s", "no (iwx attach dev IFNAME)");
@@ -854,7 +857,7 @@ static const struct admin_cmd counters_cmd = {
 	"conns_failed, conns_rejected, terms_sent, terms_received, tx_fpdus, rx_fpdus,\n"
 	"tx_bytes, rx_bytes, tx_fpdus_aligned, placed_segments, fast_fpdus, fast_bytes,\n"
 	"fast_discards, fast_refuted, fast_unchecked, fast_unrepaired, tx_zc_calls,\n"
-	"tx_zc_copied, doorbells, wakeups, linger_full, bells_muted.\n",
+	"tx_zc_copied, doorbells, wakeups, linger_full, bells_muted, spins_stopped.\n",
 	NULL,
 	show_counters,
 };

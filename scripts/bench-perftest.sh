@@ -5,8 +5,9 @@
 # Sends of 64 KiB, 1 MiB and 4 MiB with 8 outstanding (perftest -t 8, -o 8 for Reads;
 # bench_verbs -d 8), each for SECS seconds, the two alternating, RUNS times: medians and
 # the ratio perftest / bench_verbs. Then latency: ib_send_lat and ib_write_lat with 8
-# bytes (perftest's typical one-way time) beside half the median round trip of an
-# 8-byte Send ping-pong through libiwx and on a plain TCP socket; and 64 KiB Sends into
+# bytes (perftest's typical one-way time and its 99th percentile) beside half the
+# median round trip of an 8-byte Send ping-pong through libiwx and on a plain TCP
+# socket (alone with --latency-only); and 64 KiB Sends into
 # a shared receive queue (--use-srq) beside the same into the QP's own (alone with
 # --srq-only). With --fabric-only, libfabric's fi_pingpong (verbs, connected endpoints)
 # beside perftest's ib_send_lat, 64 bytes, daemons without the settle hold (both peers
@@ -21,6 +22,7 @@
 #   scripts/bench-perftest.sh --srq-only     # about 30 s
 #   scripts/bench-perftest.sh --fabric-only  # about 30 s
 #   scripts/bench-perftest.sh --rsockets-only  # about 30 s
+#   scripts/bench-perftest.sh --latency-only   # about a minute
 #
 # Namespace a (clients, its iwxd) runs on CPU 0, b (servers, its iwxd) on CPU 1. Every
 # step is bounded by timeout(1); on any exit the daemons and namespaces this script made
@@ -33,7 +35,7 @@ usage() {
 	exit "${1:-0}"
 }
 
-runs=3 secs=3 plot= srq_only= fabric_only= rs_only=
+runs=3 secs=3 plot= srq_only= fabric_only= rs_only= lat_only=
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) runs=${2:-}; shift 2 || usage 2 ;;
@@ -42,6 +44,7 @@ while [ $# -gt 0 ]; do
 	--srq-only) srq_only=1; shift ;;
 	--fabric-only) fabric_only=1; shift ;;
 	--rsockets-only) rs_only=1; shift ;;
+	--latency-only) lat_only=1; shift ;;
 	-h | --help) usage 0 ;;
 	*) usage 2 >&2 ;;
 	esac
@@ -208,6 +211,54 @@ rsockets_compare() {
 	row "1 MiB, Gb/s" s i
 }
 
+# 8-byte one-way latency: perftest's ib_send_lat and ib_write_lat (typical, and its 99th
+# percentile: a poller that starves its iwxd shows there), beside half the median round
+# trip of a Send ping-pong through libiwx and of one on a TCP socket
+latency_compare() {
+	local t mode spid name
+	echo
+	echo "| 8 bytes | one-way latency, median of runs (µs) | 99th percentile, median of runs (µs) | runs (typical; 99th) |"
+	echo "| --- | --- | --- | --- |"
+	for t in send write; do
+		: >"$out/l" && : >"$out/l99"
+		for _ in $(seq "$runs"); do
+			perftest "ib_${t}_lat" -R -s 8 -n 20000
+			awk '$1 == 8 { print $5 }' "$out/pt.out" >>"$out/l"	# t_typical
+			awk '$1 == 8 { print $8 }' "$out/pt.out" >>"$out/l99"	# 99% percentile
+		done
+		echo "| perftest ib_${t}_lat over iwx (typical) | $(median "$out/l") | $(median "$out/l99") |" \
+			"$(tr '\n' ' ' <"$out/l"); $(tr '\n' ' ' <"$out/l99") |"
+	done
+	for mode in pingpong tcp-pingpong; do
+		: >"$out/l" && : >"$out/l99"
+		for _ in $(seq "$runs"); do
+			if [ $mode = pingpong ]; then
+				bench -m pingpong -S 8
+			else
+				"${in_b[@]}" timeout $((secs + 30)) "$verbs" -s -a "$B" -p 7302 -m tcp-pingpong \
+					>"$out/bv.srv" 2>&1 &
+				spid=$!
+				sleep 0.3
+				"${in_a[@]}" timeout $((secs + 30)) "$verbs" -c -a "$B" -p 7302 -m tcp-pingpong -t "$secs" \
+					>"$out/bv.out" 2>"$out/bv.err" || die "tcp-pingpong failed"
+				kill "$spid" 2>/dev/null || true
+				wait "$spid" 2>/dev/null || true
+			fi
+			awk -v r="$(bv rtt_us_median)" 'BEGIN { printf "%.2f\n", r / 2 }' >>"$out/l"
+			awk -v r="$(bv rtt_us_p99)" 'BEGIN { printf "%.2f\n", r / 2 }' >>"$out/l99"
+		done
+		name=$([ $mode = pingpong ] && echo "Send ping-pong through libiwx (bench_verbs), half the round trip" ||
+			echo "ping-pong on a TCP socket, half the round trip")
+		echo "| $name | $(median "$out/l") | $(median "$out/l99") | $(tr '\n' ' ' <"$out/l"); $(tr '\n' ' ' <"$out/l99") |"
+	done
+}
+
+if [ -n "$lat_only" ]; then
+	echo "bench-perftest: $runs runs, one veth pair"
+	latency_compare
+	exit 0
+fi
+
 if [ -n "$rs_only" ]; then
 	echo "bench-perftest: $runs runs, one veth pair"
 	rsockets_compare
@@ -254,38 +305,8 @@ done
 
 srq_compare
 
+latency_compare
 echo
-echo "| 8 bytes | one-way latency, median of runs (µs) | runs |"
-echo "| --- | --- | --- |"
-for t in send write; do
-	: >"$out/l"
-	for _ in $(seq "$runs"); do
-		perftest "ib_${t}_lat" -R -s 8 -n 20000
-		awk '$1 == 8 { print $5 }' "$out/pt.out" >>"$out/l"	# t_typical
-	done
-	echo "| perftest ib_${t}_lat over iwx (typical) | $(median "$out/l") | $(tr '\n' ' ' <"$out/l")|"
-done
-for mode in pingpong tcp-pingpong; do
-	: >"$out/l"
-	for _ in $(seq "$runs"); do
-		if [ $mode = pingpong ]; then
-			bench -m pingpong -S 8
-		else
-			"${in_b[@]}" timeout $((secs + 30)) "$verbs" -s -a "$B" -p 7302 -m tcp-pingpong \
-				>"$out/bv.srv" 2>&1 &
-			spid=$!
-			sleep 0.3
-			"${in_a[@]}" timeout $((secs + 30)) "$verbs" -c -a "$B" -p 7302 -m tcp-pingpong -t "$secs" \
-				>"$out/bv.out" 2>"$out/bv.err" || die "tcp-pingpong failed"
-			kill "$spid" 2>/dev/null || true
-			wait "$spid" 2>/dev/null || true
-		fi
-		awk -v r="$(bv rtt_us_median)" 'BEGIN { printf "%.2f\n", r / 2 }' >>"$out/l"
-	done
-	name=$([ $mode = pingpong ] && echo "Send ping-pong through libiwx (bench_verbs), half the round trip" ||
-		echo "ping-pong on a TCP socket, half the round trip")
-	echo "| $name | $(median "$out/l") | $(tr '\n' ' ' <"$out/l")|"
-done
 
 [ -n "$plot" ] || exit 0
 command -v gnuplot >/dev/null || die "gnuplot is not installed (scripts/install-deps.sh)"

@@ -39,6 +39,8 @@
 
 #define IDLE_MS		60000	/* the longest sleep: nothing is due sooner */
 #define SPIN_US		100	/* --spin-us's default */
+#define SPIN_OFF_MIN_MS	16	/* no spinning this long after a yield found the CPU held, */
+#define SPIN_OFF_MAX_MS	1024	/* ... doubled while it goes on, up to this */
 #define OPT_LIMIT	256	/* getopt's value of the option of limit i: OPT_LIMIT + i */
 
 static void on_signal(struct iwxd *d, struct watch *w, uint32_t events)
@@ -248,20 +250,39 @@ static void reap(struct iwxd *d)
  * write, as a client answers a completion within microseconds. Each such turn yields
  * the CPU first: the client may be waiting for it on this CPU. Only posting counts, not
  * the streams: a receiver of bulk data keeps sleeping between its packets.
+ *
+ * A yield that comes back later than the whole spin says another task held this CPU and
+ * does not give it back (a program that polls memory, as ib_write_lat does): each yield
+ * to it costs a message that task's time slice, milliseconds, where iwxd asleep is woken
+ * by the client's doorbell and preempts it at once. So after such a yield iwxd does not
+ * spin for SPIN_OFF_MIN_MS, doubled each time a try soon after finds the same, up to
+ * SPIN_OFF_MAX_MS.
  */
 static bool spin(struct iwxd *d, bool posted, bool idle)
 {
-	uint64_t now;
+	uint64_t now, back;
 
 	if (!d->o.spin_us)
 		return false;
 	now = iwx_now_us();
 	if (posted)
 		d->spin_end_us = now + (uint64_t)d->o.spin_us;
-	if (!idle || now >= d->spin_end_us)
+	if (!idle || now >= d->spin_end_us || now < d->spin_off_us)
 		return false;
 	sched_yield();
-	return true;
+	back = iwx_now_us();
+	if (back - now <= (uint64_t)d->o.spin_us)
+		return true;
+	/* doubled if the CPU was held again within as long after the last pause, else anew */
+	if (d->spin_backoff_us && back < d->spin_off_us + d->spin_backoff_us)
+		d->spin_backoff_us *= 2;
+	else
+		d->spin_backoff_us = SPIN_OFF_MIN_MS * 1000;
+	if (d->spin_backoff_us > SPIN_OFF_MAX_MS * 1000)
+		d->spin_backoff_us = SPIN_OFF_MAX_MS * 1000;
+	d->spin_off_us = back + d->spin_backoff_us;
+	d->st.spins_stopped++;
+	return false;
 }
 
 static void run(struct iwxd *d)
@@ -340,7 +361,8 @@ static void usage(FILE *f)
 		"      --spin-us US      after a client posted, keep serving US microseconds\n"
 		"                        without sleeping, yielding the CPU between turns: the\n"
 		"                        reply and its next request need no wake-up (default %d;\n"
-		"                        0: sleep once idle)\n"
+		"                        0: sleep once idle). Not while another task holds the\n"
+		"                        CPU when iwxd yields: iwxd then sleeps for a while\n"
 		"      --zerocopy BYTES  send payload from registered memory with MSG_ZEROCOPY, in\n"
 		"                        calls carrying BYTES (K, M) or more of it: a Send, Write\n"
 		"                        or Read Response completes once the kernel let go of its\n"

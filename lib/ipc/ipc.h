@@ -287,6 +287,7 @@ struct iwx_ipc_status {
 	uint32_t	users_guaranteed;	/* --users: each guaranteed 1/(2 x this) of each total */
 	uint64_t	bells_muted;		/* clients muted for ringing for nothing (doorbell.c) */
 	uint32_t	srqs, max_srqs;		/* shared receive queues; the most per client */
+	uint64_t	spins_stopped;		/* yields that found iwxd's CPU held (iwxd.c, spin()) */
 };
 
 /* LIST_USERS entry: what the clients of one uid hold, and what they left held (root's too). */
