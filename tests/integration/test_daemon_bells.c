@@ -7,8 +7,10 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <iwx/iwx.h>
@@ -22,11 +24,14 @@
 #define ARENA		(4u << 20)
 #define ROUNDS		200
 #define RINGER_QPS	1024	/* iwxd's --max-qps: every bell a client may have */
+#define BUSY_ROUNDS	2000	/* at most: until iwxd has said it stopped spinning */
+#define LOOK_EVERY	50	/* rounds between looks at its counter */
 #define ALL_ACCESS	(IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE | IWX_ACCESS_REMOTE_READ)
 
 static struct iwxd_pair pair;
 static struct endpoint a, b;
 static pid_t ringer = -1;
+static pid_t busy = -1;
 
 static void up(void)
 {
@@ -41,6 +46,11 @@ static void down(void)
 	if (ringer > 0)
 		ringer_stop(ringer);
 	ringer = -1;
+	if (busy > 0) {
+		kill(busy, SIGKILL);
+		waitpid(busy, NULL, 0);
+	}
+	busy = -1;
 	iwxd_pair_down(&pair, &a, &b);
 }
 
@@ -101,4 +111,48 @@ Test(daemon_bells, a_ringer_on_the_responders_daemon_does_not_starve_it)
 	cr_assert_gt(ringer, 0, "the ringer rings: %s", strerror(-ringer));
 	rounds_complete();
 	cr_assert_eq(kill(ringer, 0), 0, "the ringer rang throughout");
+}
+
+/* A child that never yields, on cpu alone: killed by down(). */
+static pid_t busy_on(int cpu)
+{
+	cpu_set_t one;
+	pid_t pid;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	pid = fork();
+	if (pid == 0) {
+		if (sched_setaffinity(0, sizeof(one), &one))
+			_exit(1);
+		for (volatile unsigned long n = 0;; n++)
+			;
+	}
+	return pid;
+}
+
+Test(daemon_bells, beside_a_task_that_holds_its_cpu_iwxd_sleeps_rather_than_spin)
+{
+	struct buf src = buf_new(&a, NULL, 4096, ALL_ACCESS, false);
+	struct buf back = buf_new(&a, NULL, 4096, ALL_ACCESS, false);
+	struct buf dst = buf_new(&b, NULL, 4096, ALL_ACCESS, false);
+	int cpu = sched_getcpu();
+	cpu_set_t one;
+	uint64_t i;
+
+	cr_assert_geq(cpu, 0);
+	write_and_read(&src, &dst, &back, 0);
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	cr_assert_eq(sched_setaffinity(pair.pid[0], sizeof(one), &one), 0, "daemon a on CPU %d", cpu);
+	busy = busy_on(cpu);
+	cr_assert_gt(busy, 0);
+	for (i = 1; i <= BUSY_ROUNDS; i++) {
+		write_and_read(&src, &dst, &back, i);
+		if (i % LOOK_EVERY == 0 && status_num(pair.sock[0], "spins_stopped") > 0)
+			break;
+	}
+	cr_assert_eq(kill(busy, 0), 0, "the busy loop ran throughout");
+	cr_assert_gt(status_num(pair.sock[0], "spins_stopped"), 0,
+		     "after %lu rounds beside a task that holds its CPU, iwxd stopped spinning", i - 1);
 }
