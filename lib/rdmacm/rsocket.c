@@ -282,8 +282,13 @@ static void rs_event(struct rs *rs, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_DISCONNECTED:
 		/* what arrived before the disconnection is read first */
 		rs_take_completions(rs);
-		if (rs->state == RS_OPEN || rs->state == RS_CONNECTING)
+		if (rs->state == RS_OPEN && !rs->fin_rcvd && !rs->fin_sent) {
+			/* no FIN from the peer: its process or its iwxd died, as TCP's RST says */
+			rs->state = RS_ERROR;
+			rs->err = ECONNRESET;
+		} else if (rs->state == RS_OPEN || rs->state == RS_CONNECTING) {
 			rs->state = RS_CLOSED;
+		}
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		rs_fail(rs, ENODEV);

@@ -271,6 +271,29 @@ done
 # become rsockets, so its control and data connections are iwx connections in iwxd b's log
 pre="env LD_PRELOAD=/usr/lib/x86_64-linux-gnu/rsocket/librspreload.so"
 conns() { grep -c 'established over TCP' "$out/iwxd-b.log"; }
+
+# rsockets whose peer dies: rstream's server in b, its client in a killed (-9) mid-transfer.
+# The server learns of it as a TCP socket learns of a reset: its rrecv fails with
+# ECONNRESET and it exits (it took an end of stream for "try again", and spun until killed)
+before=$(conns)
+timeout 60 "$0" --on b rstream -S 1048576 -C 1000000 >"$out/rs-killed.srv" 2>&1 &
+spid=$!
+listening b
+timeout 60 "$0" --on a rstream -s $B -S 1048576 -C 1000000 >"$out/rs-killed.cli" 2>&1 &
+cpid=$!
+for _ in $(seq 200); do	# connected: its QP is iwxd b's
+	[ "$(conns)" -gt "$before" ] && break
+	sleep 0.1
+done
+sleep 0.5
+pkill -KILL -P "$cpid"	# timeout's child: the rstream it became
+wait "$cpid" 2>/dev/null
+wait "$spid"
+src=$?
+rc=0
+{ [ $src -ne 0 ] && [ $src -ne 124 ] && grep -q 'rrecv: Connection reset by peer' "$out/rs-killed.srv"; } || {
+	rc=1; tail -5 "$out/rs-killed.srv" | sed 's/^/    server: /'; }
+result $rc "rstream whose peer is killed mid-transfer: exits $src, its rrecv reset by peer"
 before=$(conns)
 rc=0
 got=
@@ -294,7 +317,7 @@ fi
 # last, for iwxd a goes: perftest with its iwxd killed mid-run. The program on that side,
 # which polls its CQ in a loop, exits with an error (libiwx looks for the daemon's hang-up
 # every 100 ms of empty polls), long before its 30 s would have ended it; the one on the
-# other side exits too.
+# other side exits too, and so does an rstream server in b whose client was in a.
 timeout 60 "$0" --on b ib_write_bw -R -D 30 >"$out/killed.srv" 2>&1 &
 spid=$!
 listening b
@@ -302,6 +325,17 @@ timeout 60 "$0" --on a ib_write_bw -R -D 30 "$B" >"$out/killed.cli" 2>&1 &
 cpid=$!
 for _ in $(seq 200); do	# under way: its table's header printed
 	grep -q '#bytes' "$out/killed.cli" && break
+	sleep 0.1
+done
+# beside it, an rstream whose peer is on that side: killing its iwxd resets the connection
+before=$(conns)
+timeout 60 "$0" --on b rstream -S 1048576 -C 1000000 >"$out/rs-iwxd.srv" 2>&1 &
+rspid=$!
+listening b
+timeout 60 "$0" --on a rstream -s $B -S 1048576 -C 1000000 >"$out/rs-iwxd.cli" 2>&1 &
+rcpid=$!
+for _ in $(seq 200); do
+	[ "$(conns)" -gt "$before" ] && break
 	sleep 0.1
 done
 sleep 1
@@ -319,6 +353,13 @@ rc=0
 { [ $crc -ne 0 ] && [ $crc -ne 124 ] && [ $ms -le 20000 ] && [ $src -ne 0 ] && [ $src -ne 124 ]; } || {
 	rc=1; tail -5 "$out/killed.cli" | sed 's/^/    client: /'; tail -5 "$out/killed.srv" | sed 's/^/    server: /'; }
 result $rc "ib_write_bw -D 30 with its iwxd killed: its side exits $crc after $ms ms, the other $src"
+wait "$rcpid" 2>/dev/null
+wait "$rspid"
+src=$?
+rc=0
+{ [ $src -ne 0 ] && [ $src -ne 124 ] && grep -q 'rrecv: Connection reset by peer' "$out/rs-iwxd.srv"; } || {
+	rc=1; tail -5 "$out/rs-iwxd.srv" | sed 's/^/    server: /'; }
+result $rc "rstream whose peer's iwxd is killed: exits $src, its rrecv reset by peer"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
