@@ -50,17 +50,21 @@ ip netns add "$ns_a" && ip netns add "$ns_b" &&
 	ip -n "$ns_a" link set lo up && ip -n "$ns_b" link set lo up || {
 	echo "dropin: cannot make the namespaces"; echo "0 passed, 1 failed"; exit 1; }
 
-# an iwxd in each namespace, serving a socket in $out
-for side in a b; do
-	ns=ns_$side
-	ip netns exec "${!ns}" "$iwxd" -v -s "$out/$side.sock" >"$out/iwxd-$side.log" 2>&1 &
-	pids+=($!)
-done
-# Waits end on the event, bounded against a hang (20 s), never on a pace
-for _ in $(seq 200); do
-	[ -S "$out/a.sock" ] && [ -S "$out/b.sock" ] && break
-	sleep 0.1
-done
+# start_iwxd SIDE: an iwxd in SIDE's namespace, serving a socket in $out (pids[0] is a's,
+# pids[1] b's); it returns once the socket is there. Waits end on the event, bounded
+# against a hang (20 s), never on a pace.
+start_iwxd() {
+	local ns=ns_$1 i=$([ "$1" = a ] && echo 0 || echo 1)
+	rm -f "$out/$1.sock"
+	ip netns exec "${!ns}" "$iwxd" -v -s "$out/$1.sock" >>"$out/iwxd-$1.log" 2>&1 &
+	pids[i]=$!
+	for _ in $(seq 200); do
+		[ -S "$out/$1.sock" ] && break
+		sleep 0.1
+	done
+}
+start_iwxd a
+start_iwxd b
 
 result() {
 	if [ "$1" -eq 0 ]; then
@@ -313,6 +317,34 @@ if [ -x "$check" ]; then
 else
 	result 1 "verbs_check: not built ($check)"
 fi
+
+# ib_send_lat with one side's iwxd stopped (SIGTERM) mid-run, three times: each side exits
+# with an error (the timeout's 124 would say it hung), and iwxd a starts again
+for n in 1 2 3; do
+	before=$(conns)
+	timeout 60 "$0" --on b ib_send_lat -R -n 100000000 >"$out/lat-stop.srv" 2>&1 &
+	spid=$!
+	listening b
+	timeout 60 "$0" --on a ib_send_lat -R -n 100000000 "$B" >"$out/lat-stop.cli" 2>&1 &
+	cpid=$!
+	for _ in $(seq 200); do
+		[ "$(conns)" -ge $((before + 2)) ] && break	# perftest's two: rdma_cm's and the test's
+		sleep 0.1
+	done
+	sleep 0.5
+	kill -TERM "${pids[0]}"
+	wait "${pids[0]}"
+	wait "$cpid"
+	crc=$?
+	wait "$spid"
+	src=$?
+	rc=0
+	{ [ $crc -ne 0 ] && [ $crc -ne 124 ] && [ $src -ne 0 ] && [ $src -ne 124 ]; } || {
+		rc=1; tail -3 "$out/lat-stop.cli" | sed 's/^/    client: /'
+		tail -3 "$out/lat-stop.srv" | sed 's/^/    server: /'; }
+	result $rc "ib_send_lat, one side's iwxd stopped ($n of 3): that side exits $crc, its peer $src"
+	start_iwxd a
+done
 
 # last, for iwxd a goes: perftest with its iwxd killed mid-run. The program on that side,
 # which polls its CQ in a loop, exits with an error (libiwx looks for the daemon's hang-up
