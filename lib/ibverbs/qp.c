@@ -11,6 +11,7 @@
 
 #include "iwxv.h"
 #include "util/pow2.h"
+#include "util/say_once.h"
 
 /* The send operations iwx carries (RFC 5040 §4: no immediate data, no atomics). */
 #define SEND_OPS	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_INV | \
@@ -59,9 +60,17 @@ struct ibv_qp *iwxv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_att
 
 	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd || !a->send_cq || !a->recv_cq)
 		return iwxv_fail(EINVAL);
-	if (a->qp_type != IBV_QPT_RC || (a->comp_mask & ~known) ||
+	if (a->qp_type != IBV_QPT_RC) {
+		/* ibv_ud_pingpong and kin say only "Couldn't create QP" */
+		static bool said;
+
+		iwx_say_once(&said, "libibverbs (iwx): queue pair type %d: iWARP has reliable "
+			     "connected queue pairs (IBV_QPT_RC) only, no UD, UC or XRC\n", a->qp_type);
+		return iwxv_fail(EOPNOTSUPP);
+	}
+	if ((a->comp_mask & ~known) ||
 	    ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && (a->send_ops_flags & ~SEND_OPS)))
-		return iwxv_fail(EOPNOTSUPP);	/* RC over TCP alone: no UD, XRC, imm, atomics */
+		return iwxv_fail(EOPNOTSUPP);	/* RC over TCP alone: no imm, atomics */
 	if (a->cap.max_send_wr > c->lim.max_qp_depth || a->cap.max_recv_wr > c->lim.max_qp_depth ||
 	    a->cap.max_send_sge > IWX_MAX_SGE || a->cap.max_recv_sge > IWX_MAX_SGE ||
 	    a->cap.max_inline_data > IWXV_MAX_INLINE)
@@ -211,7 +220,12 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 		 */
 		if ((attr->qp_state == IBV_QPS_RTR || attr->qp_state == IBV_QPS_RTS) &&
 		    (mask & (IBV_QP_AV | IBV_QP_DEST_QPN)) && now != IWX_QPS_RTS) {
+			static bool said;
+
 			iwxv_unlock(q->c);
+			iwx_say_once(&said, "libibverbs (iwx): ibv_modify_qp to RTR or RTS with the "
+				     "peer's address: an iWARP queue pair is connected by rdma_cm "
+				     "(rdma_connect, rdma_accept), not by ibv_modify_qp\n");
 			return ENOTCONN;
 		}
 		if (attr->qp_state == IBV_QPS_ERR && now == IWX_QPS_RTS)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cm.h"
+#include "util/say_once.h"
 
 static struct sockaddr *copy_addr(const struct sockaddr *a, socklen_t len)
 {
@@ -116,7 +117,15 @@ int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_ad
 		h.ai_family = hints->ai_family;
 		h.ai_flags = (passive ? AI_PASSIVE : 0) |
 			     (hints->ai_flags & RAI_NUMERICHOST ? AI_NUMERICHOST : 0);
-		if (hints->ai_port_space && hints->ai_port_space != RDMA_PS_TCP) {
+		if ((hints->ai_port_space && hints->ai_port_space != RDMA_PS_TCP) ||
+		    (hints->ai_qp_type && hints->ai_qp_type != IBV_QPT_RC)) {
+			/* rdma_xserver -c x says only "Bad value for ai_flags" of it */
+			static bool said;
+
+			iwx_say_once(&said, "librdmacm (iwx): rdma_getaddrinfo: port space %#x, "
+				     "queue pair type %d: iWARP has reliable connections (RDMA_PS_TCP, "
+				     "IBV_QPT_RC) only, no XRC, UD or multicast\n",
+				     hints->ai_port_space, hints->ai_qp_type);
 			errno = EOPNOTSUPP;
 			return -1;
 		}

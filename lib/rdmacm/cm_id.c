@@ -18,6 +18,7 @@
 
 #include "cm.h"
 #include "util/clock.h"
+#include "util/say_once.h"
 
 static int fail(int err)
 {
@@ -71,10 +72,8 @@ int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **out, 
 		/* programs such as udaddy and mckey exit silently on it: say why, once */
 		static bool said;
 
-		if (!said)
-			fprintf(stderr, "librdmacm (iwx): port space %#x: iWARP has reliable "
-				"connections (RDMA_PS_TCP) only, no UD or multicast\n", ps);
-		said = true;
+		iwx_say_once(&said, "librdmacm (iwx): port space %#x: iWARP has reliable "
+			     "connections (RDMA_PS_TCP) only, no UD or multicast\n", ps);
 		return fail(EOPNOTSUPP);
 	}
 	if (sync && !(channel = rdma_create_event_channel()))

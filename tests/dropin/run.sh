@@ -35,7 +35,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for tool in rping qperf ib_write_bw ibv_devinfo fi_info fi_pingpong rstream riostream iperf3; do
+for tool in rping qperf ib_write_bw ibv_devinfo ibv_rc_pingpong ibv_ud_pingpong fi_info fi_pingpong \
+	rstream riostream rdma_xserver iperf3; do
 	if ! command -v "$tool" >/dev/null; then
 		echo "dropin: $tool is not installed (scripts/install-deps.sh installs it)"
 		echo "0 passed, 1 failed"
@@ -270,6 +271,30 @@ for s in b a; do
 		result $rc "$prog -T v -S 65536 -C 100, server in $s: 12m verified"
 	done
 done
+
+# What iWARP cannot do fails at once with a line that says why: a UD queue pair, XRC asked
+# of rdma_getaddrinfo, a queue pair readied by ibv_modify_qp with the peer's address
+# rather than connected by rdma_cm (the programs themselves say only that a call failed)
+refused() { # NAME WANT RC SERVER_RC: RC and SERVER_RC exit codes, $out/NAME.* their output
+	local rc=0
+	{ [ "$3" -ne 0 ] && [ "$3" -ne 124 ] && [ "$4" -ne 124 ] &&
+		grep -qF "$2" "$out/$1".*; } || { rc=1; tail -3 "$out/$1".* | sed 's/^/    /'; }
+	result $rc "$1: exits $3, saying '$2'"
+}
+timeout 20 "$0" --on a ibv_ud_pingpong -g 0 >"$out/ibv_ud_pingpong.cli" 2>&1
+refused ibv_ud_pingpong "iWARP has reliable connected queue pairs (IBV_QPT_RC) only" $? 0
+timeout 20 "$0" --on a rdma_xserver -c x >"$out/rdma_xserver.cli" 2>&1
+refused rdma_xserver "iWARP has reliable connections (RDMA_PS_TCP, IBV_QPT_RC) only" $? 0
+timeout 20 "$0" --on b ibv_rc_pingpong -g 0 >"$out/ibv_rc_pingpong.srv" 2>&1 &
+spid=$!
+for _ in $(seq 200); do	# its own TCP port, for the addresses it exchanges
+	ip netns exec "$ns_b" ss -ltn | grep -q ':18515 ' && break
+	sleep 0.1
+done
+timeout 20 "$0" --on a ibv_rc_pingpong -g 0 "$B" >"$out/ibv_rc_pingpong.cli" 2>&1
+crc=$?
+wait "$spid"
+refused ibv_rc_pingpong "an iWARP queue pair is connected by rdma_cm" $crc $?
 
 # librspreload (Debian's rsockets preload) carries an unmodified iperf3: its TCP sockets
 # become rsockets, so its control and data connections are iwx connections in iwxd b's log
