@@ -235,8 +235,10 @@ struct vqp {
 	bool			blocked;	/* waits for the socket or for room in a CQ */
 	bool			backlog;	/* the engine holds completions the CQs had no room for */
 	uint8_t			wants_room;	/* ... it asked the client for room this turn (vqp.c) */
-	struct iwx_wc		*parked;	/* send completions waiting for send CQ room (vqp.c) */
-	uint32_t		parked_n, parked_cap;
+	struct vqp_parked {			/* completions waiting for room in their CQ (vqp.c): */
+		struct iwx_wc	*wc;
+		uint32_t	n, cap;		/* ... at most a queue's depth */
+	}			parked[2];	/* ... sends' [0], receives' [1] */
 	bool			ended;		/* DISCONNECTED said: the engine stays for its completions */
 	uint8_t			end_how;	/* IWX_CONN_END_*, for iwx conns */
 	struct iwx_term_cause	end_cause;	/* ... a Terminate's */

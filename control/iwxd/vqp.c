@@ -38,79 +38,115 @@ static void ask_room(struct vqp *q, struct vcq *cq)
 	q->wants_room |= cq == q->scq ? ROOM_SEND : ROOM_RECV;
 }
 
-/* Room for one more completion in each of q's CQs; else ask the client to ring once it polls. */
-static uint32_t cq_room(struct vqp *q)
-{
-	uint32_t s = iwx_ring_space(&q->scq->ring), r = iwx_ring_space(&q->rcq->ring);
-
-	if (!s)
-		ask_room(q, q->scq);
-	if (!r)
-		ask_room(q, q->rcq);
-	return s < r ? s : r;
-}
-
 static void complete(struct vqp *q, struct iwx_wc *wc)
 {
 	wc->qp_num = q->num;
 	vcq_push(wc->opcode == IWX_WC_RECV ? q->rcq : q->scq, wc);
 }
 
-/*
- * Send completions the send CQ has no room for wait here, in order, while receive
- * completions go on: a client that polls its send CQ only once it has a send queue's
- * worth in it (perftest's server, for its credit Writes) still receives. At most a
- * send queue's depth wait (as many as a client that keeps to its depth can have
- * outstanding); beyond, or with one CQ for both, everything waits as before. The
- * room for them is made when the first must wait, and goes when the last has left:
- * a queue pair whose client keeps up holds none.
- */
-static void park(struct vqp *q, const struct iwx_wc *wc)
+static struct vcq *cq_of(const struct vqp *q, bool recv)
 {
-	q->parked[q->parked_n++] = *wc;
-	ask_room(q, q->scq);
+	return recv ? q->rcq : q->scq;
 }
 
-static void unpark(struct vqp *q)
+/*
+ * Completions their CQ has no room for wait here, in order, each work queue's on its own.
+ * Send completions may wait while receives go on: a client that polls its send CQ only
+ * once it has a send queue's worth in it (perftest's server, for its credit Writes) still
+ * receives. Receive completions may wait once the stream has ended, and sends' go on: a
+ * client that then polls only its send CQ (ib_send_lat's server, for the Send it posted
+ * as the peer went) gets the Send's flush. While the stream runs, a full receive CQ
+ * stops it instead (backlog), as it always has: a Send waits in TCP rather than taking a
+ * receive the client cannot yet see. At most a work queue's depth wait, as many as a
+ * client that keeps to its depth can have outstanding; beyond, or with one CQ for both,
+ * everything waits in the engine. The room for them is made when the first must wait,
+ * and goes when the last has left: a queue pair whose client keeps up holds none.
+ */
+static bool must_park(const struct vqp *q, bool recv)
 {
-	uint32_t n = iwx_ring_space(&q->scq->ring);
+	return q->parked[recv].n || !iwx_ring_space(&cq_of(q, recv)->ring);
+}
 
-	n = n < q->parked_n ? n : q->parked_n;
+/* Room to wait for one more of the work queue's, asking the client for room in its CQ. */
+static bool can_park(struct vqp *q, bool recv)
+{
+	struct vqp_parked *p = &q->parked[recv];
+
+	ask_room(q, cq_of(q, recv));
+	if (q->scq == q->rcq || p->n == p->cap ||
+	    (recv && q->eng && iwx_qp_get_state(q->eng) != IWX_QP_ERROR))
+		return false;
+	return p->wc || (p->wc = malloc(p->cap * sizeof(*p->wc)));
+}
+
+/* Could a completion of either work queue be taken now, to its CQ or to wait? */
+static bool room_for_any(struct vqp *q)
+{
+	bool room = true;
+
+	for (int recv = 0; recv < 2; recv++)
+		if (must_park(q, recv) && !can_park(q, recv))
+			room = false;
+	return room;
+}
+
+/* wc to its CQ, or to wait behind its work queue's; false when neither has room. */
+static bool deliver(struct vqp *q, struct iwx_wc *wc)
+{
+	bool recv = wc->opcode == IWX_WC_RECV;
+	struct vqp_parked *p = &q->parked[recv];
+
+	if (!must_park(q, recv)) {
+		complete(q, wc);
+		return true;
+	}
+	if (!can_park(q, recv))
+		return false;
+	wc->qp_num = q->num;
+	p->wc[p->n++] = *wc;
+	return true;
+}
+
+static void unpark(struct vqp *q, bool recv)
+{
+	struct vqp_parked *p = &q->parked[recv];
+	uint32_t n = iwx_ring_space(&cq_of(q, recv)->ring);
+
+	n = n < p->n ? n : p->n;
 	for (uint32_t i = 0; i < n; i++)
-		complete(q, &q->parked[i]);
+		vcq_push(cq_of(q, recv), &p->wc[i]);
 	if (n)
-		memmove(q->parked, q->parked + n, (q->parked_n - n) * sizeof(*q->parked));
-	q->parked_n -= n;
-	if (q->parked_n) {
-		ask_room(q, q->scq);
+		memmove(p->wc, p->wc + n, (p->n - n) * sizeof(*p->wc));
+	p->n -= n;
+	if (p->n) {
+		ask_room(q, cq_of(q, recv));
 	} else {
-		free(q->parked);
-		q->parked = NULL;
+		free(p->wc);
+		p->wc = NULL;
 	}
 }
 
-/* Move the engine's completions to the client's rings, as far as they have room. */
+static bool parked(const struct vqp *q)
+{
+	return q->parked[0].n || q->parked[1].n;
+}
+
+/* Move the engine's completions to the client's rings, or to wait for room there. */
 static void drain(struct vqp *q)
 {
 	struct iwx_wc wc;
 
-	unpark(q);
+	unpark(q, false);
+	unpark(q, true);
 	while (iwx_qp_unpolled(q->eng)) {
-		/* the next may be a receive's, or a send's with none left to wait: room first */
-		if (!iwx_ring_space(&q->rcq->ring) || q->parked_n == q->parked_cap ||
-		    (q->scq == q->rcq && q->parked_n) ||
-		    (!q->parked && !iwx_ring_space(&q->scq->ring) &&
-		     !(q->parked = malloc(q->parked_cap * sizeof(*q->parked))))) {
-			ask_room(q, q->rcq);
+		/* the next may be a receive's or a send's: room for either first */
+		if (!room_for_any(q)) {
 			q->backlog = true;	/* until the client polls and rings */
 			q->blocked = true;
 			return;
 		}
 		iwx_qp_poll(q->eng, &wc, 1);
-		if (wc.opcode != IWX_WC_RECV && (q->parked_n || !iwx_ring_space(&q->scq->ring)))
-			park(q, &wc);
-		else
-			complete(q, &wc);
+		deliver(q, &wc);
 	}
 	q->backlog = false;
 }
@@ -157,7 +193,9 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 	rq = iwx_pow2_at_least(rq);
 	q = calloc(1, sizeof(*q));
 	if (q) {
-		q->parked_cap = sq;
+		q->parked[0].cap = sq;
+		/* an SRQ's receives outstanding at the queue pair: as many as it holds */
+		q->parked[1].cap = srq ? srq->ring.size : rq;
 		q->map_size = iwx_ipc_qp_map_size(sq, rq);
 	}
 	*err = q ? shared_ring_create(d, c, &q->mem, q->map_size, memfd) : -ENOMEM;
@@ -430,7 +468,7 @@ static void move_ring(struct vqp *q, bool recv)
 		iwx_ring_read(r, 0, &wr);	/* a copy: the client cannot change it under us */
 		if (q->eng)
 			err = recv ? iwx_qp_post_recv(q->eng, &wr.r) : iwx_qp_post_send(q->eng, &wr.s);
-		if (err == -ENOMEM || (err == -ENOTCONN && q->eng) || (err && !cq_room(q))) {
+		if (err == -ENOMEM || (err == -ENOTCONN && q->eng)) {
 			q->blocked = true;
 			return;
 		}
@@ -440,7 +478,10 @@ static void move_ring(struct vqp *q, bool recv)
 			wc.status = q->eng ? IWX_WC_LOC_PROT_ERR : IWX_WC_WR_FLUSH_ERR;
 			if (!recv)
 				wc.opcode = iwx_wc_opcode_of(wr.s.opcode);
-			complete(q, &wc);
+			if (!deliver(q, &wc)) {
+				q->blocked = true;
+				return;
+			}
 		}
 		iwx_ring_consume(r, 1);
 	}
@@ -487,8 +528,8 @@ static bool engine_turn(struct iwxd *d, struct vqp *q)
 		}
 		stream_ended(d, q);
 	}
-	if (q->backlog || q->parked_n)
-		return true;	/* the flushed completions leave as the client polls */
+	if (q->backlog)
+		return true;	/* the flushed completions leave the engine as the client polls */
 	engine_stop(d, q, false);
 	return false;
 }
@@ -594,6 +635,9 @@ static void service(struct iwxd *d, struct vqp *q)
 	if (q->eng && engine_turn(d, q))
 		return;
 	if (q->state == IWX_SHQ_ERROR) {
+		/* flushed: each work queue's completions behind its own that wait, not the other's */
+		unpark(q, false);
+		unpark(q, true);
 		move_ring(q, true);
 		move_ring(q, false);
 	}
@@ -610,7 +654,7 @@ void vqp_service(struct iwxd *d, struct vqp *q)
 	 * the client made before it could see need_room is seen here (the fence pairs with
 	 * iwx_poll_cq's exchange of need_room after it consumed): no bell comes for it.
 	 */
-	if ((q->blocked || q->parked_n || q->backlog) && !q->corrupt) {
+	if ((q->blocked || parked(q) || q->backlog) && !q->corrupt) {
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		if (((q->wants_room & ROOM_SEND) && iwx_ring_space(&q->scq->ring)) ||
 		    ((q->wants_room & ROOM_RECV) && iwx_ring_space(&q->rcq->ring)))
@@ -700,6 +744,7 @@ void vqp_destroy(struct iwxd *d, struct vqp *q)
 		q->srq->users--;
 	shared_ring_destroy(d, q->owner->user, &q->mem);
 	maps_give(d, q->owner, 1);
-	free(q->parked);
+	free(q->parked[0].wc);
+	free(q->parked[1].wc);
 	free(q);
 }

@@ -409,6 +409,40 @@ Test(daemon_client, completions_outlive_their_queue_pair)
 	cr_assert_eq(wc.status, IWX_WC_WR_FLUSH_ERR);
 }
 
+/*
+ * Each work queue's flushed completions reach its own CQ, whatever waits for the other's:
+ * b's receive CQ holds 4, its queue pair 16 receives, and the stream ends (a goes). With
+ * the receives' flush waiting for room, b's Send posted then, and the Send CQ the only
+ * one b polls (ib_send_lat's server, its peer's iwxd stopped), hung for ever.
+ */
+Test(daemon_client, a_full_receive_cq_does_not_hold_back_a_flushed_send)
+{
+	struct buf bbuf = buf_new(&b, NULL, 4096, IWX_ACCESS_LOCAL_WRITE, false);
+	struct iwx_cq *rcq = iwx_create_cq(b.dev, 4);
+	struct iwx_qp_init_attr attr = { .send_cq = b.cq, .sq_depth = 16, .rq_depth = 16 };
+	struct iwx_send_wr s = { .wr_id = 99, .opcode = IWX_WR_SEND, .flags = IWX_WR_SIGNALED,
+				 .num_sge = 1, .sge = { sge_of(&bbuf, 0, 64) } };
+
+	cr_assert_not_null(rcq, "iwx_create_cq: %s", iwx_strerror(errno));
+	attr.recv_cq = rcq;
+	cr_assert_eq(iwx_destroy_qp(b.qp), 0);
+	b.qp = iwx_create_qp(b.pd, &attr);
+	cr_assert_not_null(b.qp, "iwx_create_qp: %s", iwx_strerror(errno));
+	cr_assert_eq(endpoint_connect(&a, &b, false, NULL), 0);
+	for (uint64_t i = 0; i < 16; i++) {
+		struct iwx_recv_wr r = { .wr_id = i, .num_sge = 1, .sge = { sge_of(&bbuf, 64 * i, 64) } };
+
+		cr_assert_eq(iwx_post_recv(b.qp, &r), 0, "receive %lu", i);
+	}
+	endpoint_close(&a);	/* its daemon ends the stream */
+	next_event(&b, IWX_EVENT_DISCONNECTED);
+	cr_assert_eq(iwx_post_send(b.qp, &s), 0);
+	expect_wc(&b, 99, IWX_WC_WR_FLUSH_ERR);	/* b.cq: the Send CQ alone */
+	b.cq = rcq;
+	for (uint64_t i = 0; i < 16; i++)
+		expect_wc(&b, i, IWX_WC_WR_FLUSH_ERR);
+}
+
 /* ------------------------------------------------------------------ errors */
 
 Test(daemon_client, a_full_arena_says_so)
