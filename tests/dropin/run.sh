@@ -304,25 +304,32 @@ conns() { grep -c 'established over TCP' "$out/iwxd-b.log"; }
 # rsockets whose peer dies: rstream's server in b, its client in a killed (-9) mid-transfer.
 # The server learns of it as a TCP socket learns of a reset: its rrecv fails with
 # ECONNRESET and it exits (it took an end of stream for "try again", and spun until killed)
-before=$(conns)
-timeout 60 "$0" --on b rstream -S 1048576 -C 1000000 >"$out/rs-killed.srv" 2>&1 &
-spid=$!
-listening b
-timeout 60 "$0" --on a rstream -s $B -S 1048576 -C 1000000 >"$out/rs-killed.cli" 2>&1 &
-cpid=$!
-for _ in $(seq 200); do	# connected: its QP is iwxd b's
-	[ "$(conns)" -gt "$before" ] && break
-	sleep 0.1
-done
+rstream_up() { # NAME: rstream's server in b and client in a, connected; rs_spid, rs_cpid
+	local before
+	before=$(conns)
+	timeout 60 "$0" --on b rstream -S 1048576 -C 1000000 >"$out/$1.srv" 2>&1 &
+	rs_spid=$!
+	listening b
+	timeout 60 "$0" --on a rstream -s $B -S 1048576 -C 1000000 >"$out/$1.cli" 2>&1 &
+	rs_cpid=$!
+	for _ in $(seq 200); do	# connected: its QP is iwxd b's
+		[ "$(conns)" -gt "$before" ] && break
+		sleep 0.1
+	done
+}
+rstream_reset() { # NAME WHAT: rstream_up's server ended on its own, reset by its peer
+	local src rc=0
+	wait "$rs_cpid" 2>/dev/null
+	wait "$rs_spid"
+	src=$?
+	{ [ $src -ne 0 ] && [ $src -ne 124 ] && grep -q 'rrecv: Connection reset by peer' "$out/$1.srv"; } || {
+		rc=1; tail -5 "$out/$1.srv" | sed 's/^/    server: /'; }
+	result $rc "rstream whose $2: exits $src, its rrecv reset by peer"
+}
+rstream_up rs-killed
 sleep 0.5
-pkill -KILL -P "$cpid"	# timeout's child: the rstream it became
-wait "$cpid" 2>/dev/null
-wait "$spid"
-src=$?
-rc=0
-{ [ $src -ne 0 ] && [ $src -ne 124 ] && grep -q 'rrecv: Connection reset by peer' "$out/rs-killed.srv"; } || {
-	rc=1; tail -5 "$out/rs-killed.srv" | sed 's/^/    server: /'; }
-result $rc "rstream whose peer is killed mid-transfer: exits $src, its rrecv reset by peer"
+pkill -KILL -P "$rs_cpid"	# timeout's child: the rstream it became
+rstream_reset rs-killed "peer is killed mid-transfer"
 before=$(conns)
 rc=0
 got=
@@ -385,16 +392,7 @@ for _ in $(seq 200); do	# under way: its table's header printed
 	sleep 0.1
 done
 # beside it, an rstream whose peer is on that side: killing its iwxd resets the connection
-before=$(conns)
-timeout 60 "$0" --on b rstream -S 1048576 -C 1000000 >"$out/rs-iwxd.srv" 2>&1 &
-rspid=$!
-listening b
-timeout 60 "$0" --on a rstream -s $B -S 1048576 -C 1000000 >"$out/rs-iwxd.cli" 2>&1 &
-rcpid=$!
-for _ in $(seq 200); do
-	[ "$(conns)" -gt "$before" ] && break
-	sleep 0.1
-done
+rstream_up rs-iwxd
 sleep 1
 kill -KILL "${pids[0]}"
 t0=$(date +%s%N)
@@ -410,13 +408,7 @@ rc=0
 { [ $crc -ne 0 ] && [ $crc -ne 124 ] && [ $ms -le 20000 ] && [ $src -ne 0 ] && [ $src -ne 124 ]; } || {
 	rc=1; tail -5 "$out/killed.cli" | sed 's/^/    client: /'; tail -5 "$out/killed.srv" | sed 's/^/    server: /'; }
 result $rc "ib_write_bw -D 30 with its iwxd killed: its side exits $crc after $ms ms, the other $src"
-wait "$rcpid" 2>/dev/null
-wait "$rspid"
-src=$?
-rc=0
-{ [ $src -ne 0 ] && [ $src -ne 124 ] && grep -q 'rrecv: Connection reset by peer' "$out/rs-iwxd.srv"; } || {
-	rc=1; tail -5 "$out/rs-iwxd.srv" | sed 's/^/    server: /'; }
-result $rc "rstream whose peer's iwxd is killed: exits $src, its rrecv reset by peer"
+rstream_reset rs-iwxd "peer's iwxd is killed"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
