@@ -11,6 +11,7 @@
 
 #include "llp.h"
 #include "qp.h"
+#include "util/place_copy.h"
 
 #define WR_INTERNAL	0x80	/* the RTR message: never completes to the application */
 
@@ -633,7 +634,7 @@ static int scatter(const struct iwx_engine_qp *qp, const struct iwx_recv_wr *wr,
 			return err;
 		uint32_t k = MIN(len, s.len - mo);
 
-		memcpy(s.p + mo, src, k);
+		iwx_place_copy(s.p + mo, src, k);
 		src += k;
 		len -= k;
 		mo = 0;
@@ -656,7 +657,7 @@ static void take_tagged(struct iwx_engine_qp *qp, const struct iwx_ddp_seg *seg)
 			fail(qp, cause, seg, NULL);
 			return;
 		}
-		memcpy(dst, seg->payload, seg->len);
+		iwx_place_copy(dst, seg->payload, seg->len);
 	}
 	qp->rx_next.valid = !seg->last;
 	qp->rx_next.stag = seg->stag;

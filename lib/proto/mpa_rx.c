@@ -8,6 +8,7 @@
 
 #include "proto/crc32c.h"
 #include "proto/mpa_rx.h"
+#include "util/place_copy.h"
 
 static void start_fpdu(struct iwx_mpa_rx *rx)
 {
@@ -254,7 +255,7 @@ int iwx_mpa_rx_feed(struct iwx_mpa_rx *rx, const void *buf, size_t len, size_t *
 			break;
 		}
 		n = MIN(n, len - done);
-		memcpy(dst, p + done, n);
+		iwx_place_copy(dst, p + done, n);	/* dst: a place target, perhaps */
 		done += n;
 		err = iwx_mpa_rx_advance(rx, n);
 		if (err)
