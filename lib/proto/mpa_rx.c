@@ -255,7 +255,10 @@ int iwx_mpa_rx_feed(struct iwx_mpa_rx *rx, const void *buf, size_t len, size_t *
 			break;
 		}
 		n = MIN(n, len - done);
-		iwx_place_copy(dst, p + done, n);	/* dst: a place target, perhaps */
+		if (rx->state == IWX_RX_PAYLOAD && rx->dst && !at_marker(rx))
+			iwx_place_copy(dst, p + done, n);	/* a place target: perhaps polled */
+		else
+			memcpy(dst, p + done, n);	/* the parser's own bytes */
 		done += n;
 		err = iwx_mpa_rx_advance(rx, n);
 		if (err)
