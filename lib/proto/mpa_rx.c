@@ -188,6 +188,55 @@ static int finish_fpdu(struct iwx_mpa_rx *rx)
 	return 0;
 }
 
+/*
+ * n (> 0, <= what want said) bytes taken, src a copy of them for the CRC: feed's own,
+ * never a place target when it has one. A program may poll a byte of its target and
+ * write it as soon as it lands (riostream answers a Write in its last byte): read back
+ * from there, the CRC would fail an FPDU that came whole.
+ */
+static int take(struct iwx_mpa_rx *rx, const uint8_t *src, size_t n)
+{
+	rx->stats.bytes += n;
+
+	if (at_marker(rx)) {
+		rx->crc_state = iwx_crc32c_update(rx->crc_state, src, n);
+		rx->marker_got += n;
+		rx->pos += n;
+		return rx->marker_got == IWX_MPA_MARKER_LEN ? take_marker(rx) : 0;
+	}
+
+	switch (rx->state) {
+	case IWX_RX_HDR:
+		if (rx->hdr_got == 0)
+			rx->len_pos = rx->pos;
+		rx->crc_state = iwx_crc32c_update(rx->crc_state, src, n);
+		rx->hdr_got += n;
+		rx->pos += n;
+		grow_header(rx);
+		if (rx->state == IWX_RX_PAYLOAD && rx->seg.len == 0)
+			start_trailer(rx);
+		return 0;
+	case IWX_RX_PAYLOAD:
+		rx->crc_state = iwx_crc32c_update(rx->crc_state, src, n);
+		rx->got += n;
+		rx->pos += n;
+		if (rx->got == rx->seg.len)
+			start_trailer(rx);
+		return 0;
+	default: {
+		/* the CRC covers the pad but not itself */
+		uint32_t pad = rx->trailer_len - IWX_MPA_CRC_LEN;
+
+		if (rx->trailer_got < pad)
+			rx->crc_state = iwx_crc32c_update(rx->crc_state, src,
+							  MIN(n, pad - rx->trailer_got));
+		rx->trailer_got += n;
+		rx->pos += n;
+		return rx->trailer_got == rx->trailer_len ? finish_fpdu(rx) : 0;
+	}
+	}
+}
+
 int iwx_mpa_rx_advance(struct iwx_mpa_rx *rx, size_t n)
 {
 	uint8_t *dst;
@@ -199,45 +248,7 @@ int iwx_mpa_rx_advance(struct iwx_mpa_rx *rx, size_t n)
 		return -EINVAL;
 	if (n == 0)
 		return 0;
-	rx->stats.bytes += n;
-
-	if (at_marker(rx)) {
-		rx->crc_state = iwx_crc32c_update(rx->crc_state, dst, n);
-		rx->marker_got += n;
-		rx->pos += n;
-		return rx->marker_got == IWX_MPA_MARKER_LEN ? take_marker(rx) : 0;
-	}
-
-	switch (rx->state) {
-	case IWX_RX_HDR:
-		if (rx->hdr_got == 0)
-			rx->len_pos = rx->pos;
-		rx->crc_state = iwx_crc32c_update(rx->crc_state, dst, n);
-		rx->hdr_got += n;
-		rx->pos += n;
-		grow_header(rx);
-		if (rx->state == IWX_RX_PAYLOAD && rx->seg.len == 0)
-			start_trailer(rx);
-		return 0;
-	case IWX_RX_PAYLOAD:
-		rx->crc_state = iwx_crc32c_update(rx->crc_state, dst, n);
-		rx->got += n;
-		rx->pos += n;
-		if (rx->got == rx->seg.len)
-			start_trailer(rx);
-		return 0;
-	default: {
-		/* the CRC covers the pad but not itself */
-		uint32_t pad = rx->trailer_len - IWX_MPA_CRC_LEN;
-
-		if (rx->trailer_got < pad)
-			rx->crc_state = iwx_crc32c_update(rx->crc_state, dst,
-							  MIN(n, pad - rx->trailer_got));
-		rx->trailer_got += n;
-		rx->pos += n;
-		return rx->trailer_got == rx->trailer_len ? finish_fpdu(rx) : 0;
-	}
-	}
+	return take(rx, dst, n);	/* pulled: where they were written is all there is */
 }
 
 int iwx_mpa_rx_feed(struct iwx_mpa_rx *rx, const void *buf, size_t len, size_t *consumed)
@@ -259,8 +270,8 @@ int iwx_mpa_rx_feed(struct iwx_mpa_rx *rx, const void *buf, size_t len, size_t *
 			iwx_place_copy(dst, p + done, n);	/* a place target: perhaps polled */
 		else
 			memcpy(dst, p + done, n);	/* the parser's own bytes */
+		err = take(rx, p + done, n);
 		done += n;
-		err = iwx_mpa_rx_advance(rx, n);
 		if (err)
 			break;
 	}

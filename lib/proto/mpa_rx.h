@@ -8,6 +8,8 @@
  *  - pull: ask where the next bytes belong (iwx_mpa_rx_want), read them from the
  *    socket straight there, then say how many came (iwx_mpa_rx_advance). With a
  *    place callback the payload of a segment lands directly in its target buffer.
+ *    The CRC is then read back from there: pull no bytes into a target that its program
+ *    may write as they land (feed's CRC reads the bytes fed, never the target's).
  *
  * Errors are deferred to the end of the FPDU so that a damaged frame is reported
  * as a CRC error rather than as whatever its damaged header seemed to say
