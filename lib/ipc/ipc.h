@@ -453,6 +453,13 @@ static inline void iwx_ipc_bell_ring(struct iwx_ipc_bells *b, uint32_t bell)
 	uint64_t *w = &b->bits[bell / 64 % (IWX_IPC_BELLS / 64)], *s = &b->sum[bell / 4096 % 64];
 	uint64_t wm = 1ull << (bell % 64), sm = 1ull << (bell / 64 % 64);
 
+	/*
+	 * The post (its ring's prod) is seen before the bit is looked at: a bit found set is
+	 * not written, and iwxd may take it at once and read the ring, which must hold the
+	 * post. Without, the store can wait behind the load (x86's store buffer): the post
+	 * stays unseen until the next ring, for ever for riostream, which then only polls.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!(__atomic_load_n(w, __ATOMIC_SEQ_CST) & wm))
 		__atomic_fetch_or(w, wm, __ATOMIC_SEQ_CST);
 	if (!(__atomic_load_n(s, __ATOMIC_SEQ_CST) & sm))
