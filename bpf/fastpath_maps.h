@@ -62,6 +62,7 @@
 	X(UNTAGGED,	"untagged",	"a Send, Read Request or Terminate: iwxd's")	\
 	X(EMPTY,	"empty",	"a tagged segment without payload")		\
 	X(FIRST,	"first",	"not the segment that continues its message: iwxd places it once its CRC holds") \
+	X(LAST,		"last",		"a message's last segment, whose last byte a program may poll and answer in: iwxd places it once its CRC holds") \
 	X(UNSYNC,	"unsync",	"start not certain: a gap iwxd has not confirmed, or no marker") \
 	X(SPLIT,	"split",	"the FPDU does not end in the packet")	\
 	X(HELD,		"held",		"behind a Send with Invalidate iwxd has not taken") \
