@@ -49,6 +49,30 @@ static void inline_fini(struct iwxv_qp *q)
 	iwx_free(q->c->dev, q->inl);
 }
 
+/*
+ * A second queue pair on one SRQ, refused unless IWX_SHARED_SRQ=1: iWARP has no RNR retry,
+ * so a Send that finds the SRQ empty ends its connection, and the receive credits iWARP
+ * programs keep per QP (perftest's) cannot follow receives that any QP may take: they wait
+ * for ever. Called locked.
+ */
+static bool srq_refused(struct iwxv_context *c, struct ibv_srq *srq)
+{
+	static bool said;
+	const char *env = getenv("IWX_SHARED_SRQ");
+	struct iwxv_qp *q;
+
+	if (!srq || (env && !strcmp(env, "1")))
+		return false;
+	for (q = c->qps; q && q->qpx.qp_base.srq != srq; q = q->next)
+		;
+	if (!q)
+		return false;
+	iwx_say_once(&said, "libibverbs (iwx): a second queue pair on one shared receive queue: "
+		     "iWARP has no RNR retry (a Send that finds it empty ends its connection) and "
+		     "per-QP receive credits cannot follow it; IWX_SHARED_SRQ=1 allows it\n");
+	return true;
+}
+
 struct ibv_qp *iwxv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a)
 {
 	struct iwxv_context *c = iwxv_ctx(ctx);
@@ -87,8 +111,12 @@ struct ibv_qp *iwxv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_att
 		.srq = a->srq ? ((struct iwxv_srq *)a->srq)->isrq : NULL,
 	};
 	iwxv_lock(c);
-	q->iqp = iwx_create_qp(((struct iwxv_pd *)a->pd)->ipd, &ia);
-	err = q->iqp ? 0 : errno;
+	if (srq_refused(c, a->srq)) {
+		err = EOPNOTSUPP;
+	} else {
+		q->iqp = iwx_create_qp(((struct iwxv_pd *)a->pd)->ipd, &ia);
+		err = q->iqp ? 0 : errno;
+	}
 	if (!err) {
 		iwx_query_qp(q->iqp, &got);
 		q->cap = (struct ibv_qp_cap){
@@ -101,6 +129,7 @@ struct ibv_qp *iwxv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_att
 			iwx_destroy_qp(q->iqp);
 	}
 	if (!err) {
+		q->qpx.qp_base.srq = a->srq;	/* for srq_refused, before the lock goes */
 		q->next = c->qps;
 		c->qps = q;
 	}

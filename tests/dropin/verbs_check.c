@@ -118,7 +118,10 @@ static int wait_wc(struct ibv_comp_channel *ch, struct ibv_cq *cq, struct ibv_wc
 	return -1;
 }
 
-/* A shared receive queue, and a QP on it, before any connection (the data: perftest --use-srq). */
+/*
+ * A shared receive queue, and a QP on it, before any connection (the data: perftest --use-srq);
+ * a second QP on it only where the program says it keeps the SRQ stocked (IWX_SHARED_SRQ=1).
+ */
 static void srq_checks(struct ibv_pd *pd, struct ibv_cq *cq)
 {
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 3, .max_sge = 1, .srq_limit = 99 } };
@@ -127,7 +130,9 @@ static void srq_checks(struct ibv_pd *pd, struct ibv_cq *cq)
 	struct ibv_srq_attr got;
 	struct ibv_qp_init_attr qi;
 	struct ibv_qp_attr qa;
-	struct ibv_qp *qp;
+	struct ibv_qp_init_attr on_srq = { .send_cq = cq, .recv_cq = cq, .srq = srq,
+		.qp_type = IBV_QPT_RC, .cap = { .max_send_wr = 1, .max_send_sge = 1 } };
+	struct ibv_qp *qp, *qp2;
 
 	CHECK(srq && sa.attr.max_wr >= 3 && sa.attr.max_sge >= 1,
 	      "ibv_create_srq: max_wr %u, max_sge %u (srq_limit not looked at)", sa.attr.max_wr,
@@ -140,12 +145,21 @@ static void srq_checks(struct ibv_pd *pd, struct ibv_cq *cq)
 	CHECK(ibv_modify_srq(srq, &(struct ibv_srq_attr){ .max_wr = 64 }, IBV_SRQ_MAX_WR) ==
 	      EOPNOTSUPP, "ibv_modify_srq resizing: EOPNOTSUPP, as on siw");
 	CHECK(ibv_post_srq_recv(srq, &wr, &bad) == 0, "ibv_post_srq_recv");
-	qp = ibv_create_qp(pd, &(struct ibv_qp_init_attr){ .send_cq = cq, .recv_cq = cq,
-		.srq = srq, .qp_type = IBV_QPT_RC, .cap = { .max_send_wr = 1, .max_send_sge = 1 } });
+	qp = ibv_create_qp(pd, &on_srq);
 	CHECK(qp && !ibv_query_qp(qp, &qa, 0, &qi) && qi.srq == srq && qa.cap.max_recv_wr == 0,
 	      "ibv_create_qp on the SRQ: its receives are the SRQ's");
 	CHECK(qp && ibv_post_recv(qp, &wr, &bad) == EINVAL && bad == &wr,
 	      "ibv_post_recv to a QP on an SRQ: EINVAL");
+	qp2 = ibv_create_qp(pd, &on_srq);
+	CHECK(!qp2 && errno == EOPNOTSUPP, "a second QP on the SRQ: EOPNOTSUPP (no RNR retry)");
+	if (qp2)
+		ibv_destroy_qp(qp2);
+	setenv("IWX_SHARED_SRQ", "1", 1);
+	qp2 = ibv_create_qp(pd, &on_srq);
+	unsetenv("IWX_SHARED_SRQ");
+	CHECK(qp2, "a second QP on the SRQ with IWX_SHARED_SRQ=1");
+	if (qp2)
+		ibv_destroy_qp(qp2);
 	CHECK(ibv_destroy_srq(srq) == EBUSY, "ibv_destroy_srq with a QP on it: EBUSY");
 	if (qp)
 		ibv_destroy_qp(qp);
