@@ -388,7 +388,7 @@ test: $(TEST_BIN) $(CLI_BIN) $(IWXD_BIN) $(VICTIM_BIN) $(BENCH_BINS) check-insta
 	$(Q)$(MAKE) --no-print-directory test-asan
 	$(Q)$(MAKE) --no-print-directory test-fastpath
 
-# Unmodified rdma-core programs (rping, qperf, perftest, ibv_devinfo) through iwx exec,
+# Unmodified rdma-core programs (rping, qperf, perftest, ibv_devinfo, Open MPI) through iwx exec,
 # and verbs_check: built against rdma-core's libraries, as any application, run on ours.
 VERBS_CHECK	:= $(BUILD)/tests/verbs_check
 
@@ -397,7 +397,16 @@ $(VERBS_CHECK): tests/dropin/verbs_check.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $< -libverbs -lrdmacm
 
-test-dropin: all $(VERBS_CHECK)
+# mpi_check: Open MPI's ranks over iwx, built where Open MPI's mpicc is (libopenmpi-dev)
+MPICC		?= $(shell command -v mpicc)
+MPI_CHECK	:= $(if $(MPICC),$(BUILD)/tests/mpi_check)
+
+$(BUILD)/tests/mpi_check: tests/dropin/mpi_check.c
+	@mkdir -p $(@D)
+	$(call msg,MPICC,$@)
+	$(Q)$(MPICC) -std=gnu11 -O2 -Wall -Wextra -Werror -o $@ $<
+
+test-dropin: all $(VERBS_CHECK) $(MPI_CHECK)
 	$(call msg,TEST,rdma-core programs over the drop-ins)
 	$(Q)tests/dropin/run.sh $(abspath $(BUILD))
 

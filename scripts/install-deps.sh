@@ -15,6 +15,7 @@ packages=(
 	libibverbs-dev librdmacm-dev           # rdma-core's headers: the drop-in libibverbs, librdmacm
 	rdmacm-utils ibverbs-utils qperf perftest   # unmodified rdma-core programs the drop-ins run
 	libfabric-bin                          # fi_info, fi_pingpong: libfabric's verbs provider on the drop-ins
+	openmpi-bin libopenmpi-dev             # Open MPI's ranks over the drop-ins (mtl ofi, verbs;ofi_rxm)
 	systemd man-db groff-base mandoc       # make check-install: systemd-analyze verify, man pages linted
 	debhelper lintian                      # make deb: the Debian packages, checked by lintian
 )
