@@ -24,20 +24,6 @@ if [ "${1:-}" = --on ]; then
 	ns=ns_$side
 	exec ip netns exec "${!ns}" "$iwx" exec -s "$IWX_DROPIN_OUT/$side.sock" -- "$@"
 fi
-# --rsh [OPTIONS] HOST CMD: (re-entered by mpirun as its plm_rsh_agent, in place of ssh) the
-# shell command CMD on HOST, a's or b's address: in that namespace, with that side's iwxd
-if [ "${1:-}" = --rsh ]; then
-	shift
-	while [ "${1:-}" != "${1#-}" ]; do shift; done
-	case $1 in
-	"$A") side=a ;;
-	"$B") side=b ;;
-	*) echo "run.sh --rsh: no such host: $1" >&2; exit 1 ;;
-	esac
-	shift
-	ns=ns_$side
-	exec ip netns exec "${!ns}" env IWX_SOCKET="$IWX_DROPIN_OUT/$side.sock" sh -c "$*"
-fi
 
 out=$(mktemp -d /tmp/iwx-dropin-XXXXXX)
 export IWX_DROPIN_OUT=$out IWX_DROPIN_ID=$id
@@ -180,6 +166,8 @@ for size in 64 1000 32768; do
 			"rping -c -a $peer -v -V -C 10 -S $size" "$s"; then
 			n=$(grep -c '^ping data: rdma-ping-' "$out/$name.cli")
 			[ "$n" -eq 10 ] || { echo "  $name: $n pings of 10"; false; }
+		else
+			false	# else the if says 0
 		fi
 		result $? "rping -S $size, server in $s: 10 pings, data verified"
 	done
@@ -234,12 +222,16 @@ for t in ib_send_bw ib_write_bw ib_read_bw ib_send_lat ib_write_lat ib_read_lat;
 	case $t in *lat) n=50 ;; esac
 	if pair "$t" 90 "$t -R -a -n $n" "$t -R -a -n $n $B"; then
 		grep -qE '^ 8388608 ' "$out/$t.cli" || { echo "  $t: no 8 MiB row"; false; }
+	else
+		false	# else the if says 0
 	fi
 	result $? "perftest $t -R -a: 2 B to 8 MiB"
 done
 # a shared receive queue: perftest's Sends land in receives posted to its SRQ. One QP:
 if pair send-srq 90 "ib_send_bw -R -a -n 100 --use-srq" "ib_send_bw -R -a -n 100 --use-srq $B"; then
 	grep -qE '^ 8388608 ' "$out/send-srq.cli" || { echo "  send-srq: no 8 MiB row"; false; }
+else
+	false	# else the if says 0
 fi
 result $? "perftest ib_send_bw -R -a --use-srq: 2 B to 8 MiB through an SRQ"
 # with several, perftest's receive credits for iWARP (which has no RNR retry) count the
@@ -262,6 +254,8 @@ result $rc "perftest ib_send_bw --use-srq -q 2: refused, the reason on stderr; s
 if pair write-old 60 "ib_write_bw -R -s 65536 -n 1000 --use_old_post_send" \
 	"ib_write_bw -R -s 65536 -n 1000 --use_old_post_send $B"; then
 	grep -qE '^ 65536 ' "$out/write-old.cli"
+else
+	false	# else the if says 0
 fi
 result $? "perftest ib_write_bw --use_old_post_send"
 
@@ -349,8 +343,7 @@ done
 #   after the answer, failed an FPDU that came whole (a Terminate, and both polled on).
 # - A doorbell rung while iwxd took the one before was lost to x86's store buffer now and
 #   then (a Write never sent, both polled on).
-watched riostream "riostream" "riostream -s $B"
-[ $? -eq 0 ] && grep -q '^1m_bw ' "$out/riostream.cli"
+watched riostream "riostream" "riostream -s $B" && grep -q '^1m_bw ' "$out/riostream.cli"
 result $? "riostream over all its sizes, 64 B to 1 MiB, latency and bandwidth"
 
 # What iWARP cannot do fails at once with a line that says why: a UD queue pair, XRC asked
@@ -432,7 +425,7 @@ else
 fi
 
 # Open MPI as users run it (README, "Open MPI"): mpirun in a starts rank 1 in b through
-# this script as its ssh; both ranks run under iwx exec; pml cm with mtl ofi over
+# scripts/netns-rsh as its ssh; both ranks run under iwx exec; pml cm with mtl ofi over
 # libfabric's verbs;ofi_rxm. mpi_check checks the data; iwxd b's counters, that it was iwx's.
 mpi_check=$build/tests/mpi_check
 if ! command -v mpirun >/dev/null || [ ! -x "$mpi_check" ]; then
@@ -443,8 +436,9 @@ else
 	conns0=$(counter b conns_established) bytes0=$(counter b rx_bytes)
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 \
 		ip netns exec "$ns_a" env IWX_SOCKET="$out/a.sock" \
-		mpirun -np 2 --host "$A,$B" --mca plm_rsh_agent "$0 --rsh" \
-		--mca oob_tcp_if_include "dv${id}a,dv${id}b" --mca btl_tcp_if_include "dv${id}a,dv${id}b" \
+		IWX_NETNS_HOSTS="$A $ns_a $out/a.sock -;$B $ns_b $out/b.sock -" \
+		mpirun -np 2 --host "$A,$B" --mca plm_rsh_agent "$top/scripts/netns-rsh" \
+		--mca oob_tcp_if_include 192.0.2.0/24 --mca btl_tcp_if_include 192.0.2.0/24 \
 		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include 'verbs;ofi_rxm' \
 		"$iwx" exec -- "$mpi_check" >"$out/mpi" 2>&1
 	rc=$?
