@@ -353,7 +353,7 @@ test-asan: $(ASAN_BIN) $(ASAN_IWXD) $(CLI_BIN) $(VICTIM_BIN) $(IWXD_UNCHECKED)
 
 # the benchmarks are built too, so that they keep building
 BENCH_BINS	= $(BENCH_BIN) $(addprefix $(BUILD)/bench/,bench_verbs bench_engine bench_usrsctp bench_reg \
-		  bench_scale bench_ringer softirq_time)
+		  bench_scale bench_ringer softirq_time) $(if $(MPICC),$(BUILD)/bench/mpi_bench)
 
 # The integration suites again, with the fast path attached on both daemons (iwxd_pair.c):
 # at TC ingress, every one, then at XDP (native on veth) those whose traffic or set-up the
@@ -397,11 +397,14 @@ $(VERBS_CHECK): tests/dropin/verbs_check.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $< -libverbs -lrdmacm
 
-# mpi_check: Open MPI's ranks over iwx, built where Open MPI's mpicc is (libopenmpi-dev)
+# mpi_check (tests) and mpi_bench (scripts/bench-perftest.sh --mpi-only): Open MPI's ranks
+# over iwx, built where Open MPI's mpicc is (libopenmpi-dev)
 MPICC		?= $(shell command -v mpicc)
 MPI_CHECK	:= $(if $(MPICC),$(BUILD)/tests/mpi_check)
 
 $(BUILD)/tests/mpi_check: tests/dropin/mpi_check.c
+$(BUILD)/bench/mpi_bench: tests/bench/mpi_bench.c
+$(BUILD)/tests/mpi_check $(BUILD)/bench/mpi_bench:
 	@mkdir -p $(@D)
 	$(call msg,MPICC,$@)
 	$(Q)$(MPICC) -std=gnu11 -O2 -Wall -Wextra -Werror -o $@ $<

@@ -13,7 +13,10 @@
 # beside perftest's ib_send_lat, 64 bytes, daemons without the settle hold (both peers
 # are iwx: no siw Responder to wait for; README). With --rsockets-only, rdmacm-utils'
 # rstream over iwx's rsockets beside the same on kernel TCP sockets (-T s), 64-byte
-# latency and 1 MiB bandwidth. With --plot, perftest's
+# latency and 1 MiB bandwidth. With --mpi-only, Open MPI's two ranks (tests/bench/mpi_bench.c: a
+# 1-byte ping-pong, MPI_Sendrecv of 64 MiB and of 1 MiB each way) over iwx (pml cm, mtl
+# ofi, verbs;ofi_rxm, under iwx exec) beside a TCP socket's ping-pong and iperf3's one
+# stream. With --plot, perftest's
 # -a sweep (2 B to 8 MiB) of ib_write_bw, ib_read_bw and ib_send_bw over iwx, as a
 # gnuplot PNG (docs/bench-perftest.png).
 #
@@ -23,6 +26,7 @@
 #   scripts/bench-perftest.sh --fabric-only  # about 30 s
 #   scripts/bench-perftest.sh --rsockets-only  # about 30 s
 #   scripts/bench-perftest.sh --latency-only   # about a minute
+#   scripts/bench-perftest.sh --mpi-only       # about a minute
 #
 # Namespace a (clients, its iwxd) runs on CPU 0, b (servers, its iwxd) on CPU 1. Every
 # step is bounded by timeout(1); on any exit the daemons and namespaces this script made
@@ -35,7 +39,7 @@ usage() {
 	exit "${1:-0}"
 }
 
-runs=3 secs=3 plot= srq_only= fabric_only= rs_only= lat_only=
+runs=3 secs=3 plot= srq_only= fabric_only= rs_only= lat_only= mpi_only=
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) runs=${2:-}; shift 2 || usage 2 ;;
@@ -45,6 +49,7 @@ while [ $# -gt 0 ]; do
 	--fabric-only) fabric_only=1; shift ;;
 	--rsockets-only) rs_only=1; shift ;;
 	--latency-only) lat_only=1; shift ;;
+	--mpi-only) mpi_only=1; shift ;;
 	-h | --help) usage 0 ;;
 	*) usage 2 >&2 ;;
 	esac
@@ -70,6 +75,9 @@ done
 command -v ib_write_bw >/dev/null || die "perftest is not installed (scripts/install-deps.sh)"
 [ -z "$fabric_only" ] || command -v fi_pingpong >/dev/null ||
 	die "fi_pingpong is not installed (scripts/install-deps.sh: libfabric-bin)"
+[ -z "$mpi_only" ] || { command -v mpirun >/dev/null && [ -x build/bench/mpi_bench ] &&
+	command -v iperf3 >/dev/null; } ||
+	die "--mpi-only needs Open MPI and iperf3 (scripts/install-deps.sh) and build/bench/mpi_bench (make)"
 iwxd_args=()
 [ -z "$fabric_only" ] || iwxd_args=(--settle-ms 0)
 
@@ -211,11 +219,23 @@ rsockets_compare() {
 	row "1 MiB, Gb/s" s i
 }
 
+# an 8-byte ping-pong on a TCP socket (bench_verbs -m tcp-pingpong): its line in $out/bv.out
+tcp_pingpong() {
+	local spid
+	"${in_b[@]}" timeout $((secs + 30)) "$verbs" -s -a "$B" -p 7302 -m tcp-pingpong >"$out/bv.srv" 2>&1 &
+	spid=$!
+	sleep 0.3
+	"${in_a[@]}" timeout $((secs + 30)) "$verbs" -c -a "$B" -p 7302 -m tcp-pingpong -t "$secs" \
+		>"$out/bv.out" 2>"$out/bv.err" || die "tcp-pingpong failed"
+	kill "$spid" 2>/dev/null || true
+	wait "$spid" 2>/dev/null || true
+}
+
 # 8-byte one-way latency: perftest's ib_send_lat and ib_write_lat (typical, and its 99th
 # percentile: a poller that starves its iwxd shows there), beside half the median round
 # trip of a Send ping-pong through libiwx and of one on a TCP socket
 latency_compare() {
-	local t mode spid name
+	local t mode name
 	echo
 	echo "| 8 bytes | one-way latency, median of runs (µs) | 99th percentile, median of runs (µs) | runs (typical; 99th) |"
 	echo "| --- | --- | --- | --- |"
@@ -235,14 +255,7 @@ latency_compare() {
 			if [ $mode = pingpong ]; then
 				bench -m pingpong -S 8
 			else
-				"${in_b[@]}" timeout $((secs + 30)) "$verbs" -s -a "$B" -p 7302 -m tcp-pingpong \
-					>"$out/bv.srv" 2>&1 &
-				spid=$!
-				sleep 0.3
-				"${in_a[@]}" timeout $((secs + 30)) "$verbs" -c -a "$B" -p 7302 -m tcp-pingpong -t "$secs" \
-					>"$out/bv.out" 2>"$out/bv.err" || die "tcp-pingpong failed"
-				kill "$spid" 2>/dev/null || true
-				wait "$spid" 2>/dev/null || true
+				tcp_pingpong
 			fi
 			awk -v r="$(bv rtt_us_median)" 'BEGIN { printf "%.2f\n", r / 2 }' >>"$out/l"
 			awk -v r="$(bv rtt_us_p99)" 'BEGIN { printf "%.2f\n", r / 2 }' >>"$out/l99"
@@ -252,6 +265,67 @@ latency_compare() {
 		echo "| $name | $(median "$out/l") | $(median "$out/l99") | $(tr '\n' ' ' <"$out/l"); $(tr '\n' ' ' <"$out/l99") |"
 	done
 }
+
+# mpi_run: mpi_bench's two ranks over iwx, 0 in a and 1 in b (scripts/netns-rsh),
+# under iwx exec, pml cm, mtl ofi, verbs;ofi_rxm; its line in $out/mpi.out. (Open MPI's own
+# TCP BTL is no reference here: both namespaces have one host name, and its 1-byte half
+# round trip is 4 ms.)
+mpi_run() {
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "${in_a[@]}" \
+		env IWX_SOCKET="$out/a.sock" IWX_NETNS_HOSTS="$A $ns_a $out/a.sock 0;$B $ns_b $out/b.sock 1" \
+		timeout 120 mpirun -np 2 --host "$A,$B" --mca plm_rsh_agent "$PWD/scripts/netns-rsh" \
+		--mca oob_tcp_if_include 192.0.2.0/24 --mca btl_tcp_if_include 192.0.2.0/24 \
+		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include 'verbs;ofi_rxm' \
+		"$iwx" exec -- build/bench/mpi_bench 3 >"$out/mpi.out" 2>&1 ||
+		{ cat "$out/mpi.out" >&2; die "mpirun failed"; }
+}
+
+# iperf3's one stream from a to b, in MB/s (its receiver's figure)
+iperf_mbs() {
+	local spid
+	"${in_b[@]}" timeout 30 iperf3 -s -1 -B "$B" >"$out/ip.srv" 2>&1 &
+	spid=$!
+	sleep 0.5
+	"${in_a[@]}" timeout 30 iperf3 -c "$B" -t "$secs" -J >"$out/ip.out" 2>&1 || die "iperf3 failed"
+	wait "$spid" || true
+	awk -F'[:,]' '/"sum_received"/ { f = 1 } f && /"bits_per_second"/ { printf "%.0f\n", $2 / 8e6; exit }' \
+		"$out/ip.out"
+}
+
+# mpi_row IWX-FIGURE TCP-FIGURE LABEL: a row of mpi_compare's table
+mpi_row() {
+	local i t
+	i=$(median "$out/m.$1") t=$(median "$out/m.$2")
+	echo "| $3 | $i | $t | $(ratio "$i" "$t") | $(tr '\n' ' ' <"$out/m.$1"); $(tr '\n' ' ' <"$out/m.$2") |"
+}
+
+# Open MPI over iwx beside TCP: its 1-byte half round trip beside a TCP socket's (8 bytes),
+# its 64 MiB and 1 MiB MPI_Sendrecv beside iperf3's one stream
+mpi_compare() {
+	local k
+	for k in half_rtt_us sendrecv_64m_mbs sendrecv_1m_mbs tcp iperf; do : >"$out/m.$k"; done
+	for _ in $(seq "$runs"); do
+		mpi_run
+		for k in half_rtt_us sendrecv_64m_mbs sendrecv_1m_mbs; do
+			tr ' ' '\n' <"$out/mpi.out" | sed -n "s/^$k=//p" >>"$out/m.$k"
+		done
+		tcp_pingpong
+		awk -v r="$(bv rtt_us_median)" 'BEGIN { printf "%.2f\n", r / 2 }' >>"$out/m.tcp"
+		iperf_mbs >>"$out/m.iperf"
+	done
+	echo
+	echo "| Open MPI, 2 ranks over iwx (pml cm, mtl ofi) | over iwx | TCP | iwx / TCP | runs (iwx; TCP) |"
+	echo "| --- | --- | --- | --- | --- |"
+	mpi_row half_rtt_us tcp "1 B ping-pong, half round trip, µs (TCP: an 8-byte socket ping-pong)"
+	mpi_row sendrecv_64m_mbs iperf "MPI_Sendrecv 64 MiB each way, MB/s one way (TCP: iperf3's one stream)"
+	mpi_row sendrecv_1m_mbs iperf "MPI_Sendrecv 1 MiB each way, MB/s one way (TCP: iperf3's one stream)"
+}
+
+if [ -n "$mpi_only" ]; then
+	echo "bench-perftest: $runs runs, one veth pair, Open MPI $(mpirun --version | head -1 | awk '{ print $NF }')"
+	mpi_compare
+	exit 0
+fi
 
 if [ -n "$lat_only" ]; then
 	echo "bench-perftest: $runs runs, one veth pair"
