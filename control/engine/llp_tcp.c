@@ -20,8 +20,8 @@
 #include "tcp_zc.h"
 
 #define STAGE_LEN	65536	/* read-ahead for headers; payload is received in place */
-#define DIRECT_MIN	1024	/* receive straight into the target from this many bytes (not
-				   a Write's last segment: tail_in_place) */
+#define DIRECT_MIN	1024	/* receive straight into the target from this many bytes (where
+				   iwx_mpa_rx_may_pull says so) */
 #define TX_BUDGET	128	/* FPDUs built per transmit call, so receive is not starved */
 #define BATCH_BYTES	131072	/* FPDUs filled per batch, at most: two GSO packets (BENCHMARKS.md) */
 #define BATCH_FPDUS	160	/* ... and at most this many */
@@ -637,17 +637,6 @@ static ssize_t fast_turn(struct llp_tcp *t, size_t *limit)
 	return 1;
 }
 
-/*
- * Is the payload in front the last of a Write or Read Response, into its target? A program
- * may poll its last byte and write it once it lands (riostream answers in the same byte):
- * received straight there, the CRC would read it back changed (mpa_rx.h), so it is staged.
- */
-static bool tail_in_place(const struct iwx_mpa_rx *rx)
-{
-	return rx->state == IWX_RX_PAYLOAD && rx->seg.tagged && rx->seg.last &&
-	       rx->dst != rx->buf;
-}
-
 static void tcp_receive(struct iwx_llp *llp)
 {
 	struct llp_tcp *t = tcp_of(llp);
@@ -664,7 +653,7 @@ static void tcp_receive(struct iwx_llp *llp)
 		if (n < 0 || (n == 0 && t->fast.n))
 			goto ended;
 		want = MIN(iwx_mpa_rx_want(t->rx, &dst), limit);
-		if (want >= DIRECT_MIN && !tail_in_place(t->rx)) {
+		if (want >= DIRECT_MIN && iwx_mpa_rx_may_pull(t->rx)) {
 			/* payload: straight from the socket into its target */
 			n = recv(t->fd, dst, want, MSG_DONTWAIT);
 			if (n > 0) {

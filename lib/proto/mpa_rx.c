@@ -344,6 +344,12 @@ void iwx_mpa_rx_unplace(struct iwx_mpa_rx *rx)
 		rx->dst = rx->buf;
 }
 
+bool iwx_mpa_rx_may_pull(const struct iwx_mpa_rx *rx)
+{
+	return !(rx->state == IWX_RX_PAYLOAD && rx->seg.tagged && rx->seg.last &&
+		 rx->dst != rx->buf);
+}
+
 bool iwx_mpa_rx_at_boundary(const struct iwx_mpa_rx *rx)
 {
 	return rx->state == IWX_RX_HDR && rx->hdr_got == 0 && rx->marker_got == 0;

@@ -9,7 +9,7 @@
  *    socket straight there, then say how many came (iwx_mpa_rx_advance). With a
  *    place callback the payload of a segment lands directly in its target buffer.
  *    The CRC is then read back from there: pull no bytes into a target that its program
- *    may write as they land (feed's CRC reads the bytes fed, never the target's).
+ *    may write as they land (iwx_mpa_rx_may_pull; feed's CRC reads the bytes fed).
  *
  * Errors are deferred to the end of the FPDU so that a damaged frame is reported
  * as a CRC error rather than as whatever its damaged header seemed to say
@@ -114,6 +114,13 @@ size_t iwx_mpa_rx_want(struct iwx_mpa_rx *rx, uint8_t **dst);
 
 /* Pull: n (<= what want said) bytes were written to *dst. Returns as feed does. */
 int iwx_mpa_rx_advance(struct iwx_mpa_rx *rx, size_t n);
+
+/*
+ * Pull: may the bytes want names be read straight there? Not a tagged message's last
+ * segment into its target: a program may poll its last byte and answer in it as it lands
+ * (riostream does), and advance would read the answer back for the CRC. Feed them instead.
+ */
+bool iwx_mpa_rx_may_pull(const struct iwx_mpa_rx *rx);
 
 /*
  * A whole FPDU whose payload someone else placed already (the fast path), the parser between

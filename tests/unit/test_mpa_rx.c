@@ -242,6 +242,50 @@ Test(mpa_rx, pull_places_tagged_payload_directly)
 	free(b);
 }
 
+/*
+ * Pull stops short of a tagged message's last segment in its target (iwx_mpa_rx_may_pull): a
+ * program may answer in its last byte as it lands, so its bytes are fed, their CRC taken
+ * from the bytes fed, never read back from the target. Earlier segments are pulled.
+ */
+Test(mpa_rx, pull_leaves_a_messages_last_segment_to_feed)
+{
+	static uint8_t stream[16384], target[4096], pay[3000];
+	size_t len = build_stream(stream, sizeof(stream), true, true, 1448, NULL);
+	struct seen whole, pulled;
+	struct iwx_mpa_rx *a = new_rx(true, true, &ops, &whole);
+	struct iwx_mpa_rx *b = new_rx(true, true, &place_ops, &pulled);
+	size_t at = 0, fed = 0, pulled_in = 0;
+
+	pulled.place_buf = target;
+	cr_assert_eq(iwx_mpa_rx_feed(a, stream, len, NULL), 0);
+	while (at < len) {
+		uint8_t *dst;
+		size_t n = iwx_mpa_rx_want(b, &dst);
+		bool in_target = dst >= target && dst < target + sizeof(target);
+
+		cr_assert_gt(n, 0);
+		if (n > len - at)
+			n = len - at;
+		if (!iwx_mpa_rx_may_pull(b)) {
+			cr_assert(b->seg.tagged && b->seg.last);	/* or a marker inside it */
+			fed += in_target ? n : 0;
+			cr_assert_eq(iwx_mpa_rx_feed(b, stream + at, n, NULL), 0);
+		} else {
+			pulled_in += in_target ? n : 0;
+			memcpy(dst, stream + at, n);
+			cr_assert_eq(iwx_mpa_rx_advance(b, n), 0);
+		}
+		at += n;
+	}
+	assert_same(&whole, &pulled, "pull");
+	fill_pattern(pay, sizeof(pay), 11);
+	cr_assert_arr_eq(target + 0x40, pay, 3000, "RDMA Write placed at TO 0x40");
+	cr_assert_gt(fed, 0, "the last segments' payload fed");
+	cr_assert_gt(pulled_in, 0, "the Write's first segments pulled into the target");
+	free(a);
+	free(b);
+}
+
 static size_t one_fpdu(uint8_t *out, const struct iwx_ddp_msg *m, const void *pay, bool crc)
 {
 	struct iwx_mpa_mode mode = { .rev = 2, .crc = crc };
