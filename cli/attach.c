@@ -97,9 +97,12 @@ static const struct fp_cmd attach_cmd = {
 	"status' and 'iwx conns' show which carries what. An XDP program has a cost for\n"
 	"all the interface's TCP: on a veth every packet then arrives on its own, as the\n"
 	"wire would carry it (no GRO, no GSO super-packets), which halves the TC fast\n"
-	"path's goodput there (BENCHMARKS.md). On success one line: attached to IFNAME\n"
-	"(MODE), with ', SCTP through AF_XDP' after MODE when --sctp was given; at XDP on a\n"
-	"veth, a warning on standard error too (below).\n",
+	"path's goodput there (BENCHMARKS.md). A veth has no interrupt: the peer's transmit\n"
+	"runs its receive, on the sender's CPU unless RPS (tc) or threaded NAPI (xdp) moves\n"
+	"it, and the programs' copy with it, on the sender's time; without the fast path\n"
+	"iwxd copies on its own CPU. On success one line: attached to IFNAME (MODE), with\n"
+	"', SCTP through AF_XDP' after MODE when --sctp was given; a warning on standard\n"
+	"error too at XDP on a veth (below), and on a veth not steered so.\n",
 	"  -m, --mode MODE      where to attach: tc, TC ingress (the default); or xdp,\n"
 	"                       native XDP through libxdp, for NICs that run it natively\n"
 	"                       (XDP is told nothing of checksums: the programs sum each\n"
@@ -276,6 +279,13 @@ static int fp_run(const struct fp_cmd *c, int argc, char **argv)
 			"to offload unless told\n  otherwise, and XDP, told nothing of them, places "
 			"nothing from such packets ('iwx stats':\n  csum). Turn the peer's offload off "
 			"('ethtool -K PEER tx off' where it is) or attach at tc.\n", req.ifname);
+	if (attached.notes & IWX_FP_NOTE_ON_SENDER)
+		fprintf(stderr, "iwx attach: warning: %s is a veth whose receive runs on the CPU of "
+			"whoever sent to it\n  (%s), and the fast path's copy with it: on the sender's "
+			"time, where iwxd would\n  have copied on its own CPU. Steer it: %s.\n",
+			req.ifname, req.mode == IWX_FP_MODE_XDP ? "its NAPI is not threaded" : "no RPS",
+			req.mode == IWX_FP_MODE_XDP ? "'echo 1 > /sys/class/net/IFNAME/threaded'" :
+			"RPS or RFS (/sys/class/net/IFNAME/queues/rx-*/rps_cpus)");
 	return admin_output_done(c->name);
 }
 

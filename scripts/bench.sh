@@ -40,6 +40,10 @@
 # and each namespace's veth end steers what it receives to that namespace's CPU (RPS), as
 # a second host's NIC would: else a veth receives on the sending CPU, and the receiver's
 # TCP and TC ingress (the fast path's copy) run there. --no-rps: pinned, not steered.
+# --rfs: each veth end steers what it receives to the CPU where the flow's reader last ran
+# (RFS: every CPU in rps_cpus, rps_flow_cnt, and net.core.rps_sock_flow_entries, the
+# machine's, put back on exit), in place of RPS; with --no-pin, the receive no longer runs
+# on the sending CPU (the other scripts that take --no-pin take it too).
 # --fastpath-only: only the fast path's measurements. --plot: also RDMA Writes of 4 KiB
 # to 8 MiB with the fast path off, at TC and at XDP (about 9 minutes more), and a
 # gnuplot PNG of their goodput and CPU per GiB against the size (docs/bench-fastpath.png;
@@ -517,7 +521,9 @@ mtu=$(ip -n "$ns_a" -o link show "$if_a" | sed -n 's/.* mtu \([0-9]*\).*/\1/p')
 emss=$((mtu - 52))	# IPv4, TCP and its timestamp option: the engine's FPDU size
 echo "bench: $ns_a $addr_a <-> $ns_b $addr_b (veth, MTU $mtu), $runs x $secs s each"
 steer=$(steer_note)
-echo "  ${pin_a:+namespace a (clients, iwxd a) on CPU 0, b (servers, iwxd b) on CPU 1$steer; }iwxd" \
+where="not pinned$steer; "
+[ -z "${pin_a:-}" ] || where="namespace a (clients, iwxd a) on CPU 0, b (servers, iwxd b) on CPU 1$steer; "
+echo "  ${where}iwxd" \
 	"--settle-ms 0$([[ " ${mpa_opt[*]} " == *" -N "* ]] && echo "; no MPA CRC")$(
 	[[ " ${mpa_opt[*]} " == *" -M "* ]] && echo "; MPA markers")"
 # the cost table's figures (cost_end), and the message sizes of the messages' table

@@ -54,6 +54,12 @@ for ns in "$ns_a" "$ns_b"; do
 	# segmentation offload off: the capture then shows the TCP segments a wire would carry
 	ip netns exec "$ns" ethtool -K "iwxdemo-${ns##*-}" tso off gso off >/dev/null
 done
+# each end receiving on a CPU of its own (RPS), as a second host's NIC would: else a veth
+# receives on the sender's CPU, and the fast path's copy with it ('iwx attach' warns)
+if [ "$(nproc)" -ge 2 ]; then
+	ip netns exec "$ns_a" sh -c "echo 1 > /sys/class/net/iwxdemo-a/queues/rx-0/rps_cpus"
+	ip netns exec "$ns_b" sh -c "echo 2 > /sys/class/net/iwxdemo-b/queues/rx-0/rps_cpus"
+fi
 
 # start_iwxd NS NAME: an iwxd serving $out/NAME.sock in NS, logging to $out/NAME.log
 start_iwxd() {

@@ -5,7 +5,8 @@
 # that stop processes, read result lines and make Markdown tables of medians; and the
 # cleanup on exit (trapped when sourced). The caller sets server and out (empty) and an
 # array made_ns (the namespaces the cleanup deletes); before net_up, ns_a ns_b if_a if_b
-# addr_a addr_b (net_names sets them), pin and rps (1 or 0); and a die function.
+# addr_a addr_b (net_names sets them), pin and rps (1 or 0), rfs (1, or unset: 0); and a
+# die function.
 
 # The script's comment at its top, from line 2 to its "set -euo" line.
 usage() {
@@ -14,7 +15,7 @@ usage() {
 }
 
 # The options both scripts take, first of the arguments left: -n RUNS, -t SECONDS,
-# --no-pin, --no-rps, -h; anything else is a usage error. $took: how many it took.
+# --no-pin, --no-rps, --rfs, -h; anything else is a usage error. $took: how many it took.
 common_arg() {
 	took=1
 	case $1 in
@@ -22,6 +23,7 @@ common_arg() {
 	-t) secs=${2:-}; took=2 ;;
 	--no-pin) pin=0 ;;
 	--no-rps) rps=0 ;;
+	--rfs) rfs=1 ;;
 	-h | --help) usage 0 ;;
 	*) usage 2 >&2 ;;
 	esac
@@ -37,6 +39,7 @@ cleanup() {
 	[ -n "${server:-}" ] && stop_pid "$server"
 	if declare -F cleanup_extra >/dev/null; then cleanup_extra || true; fi
 	for ns in ${made_ns[@]+"${made_ns[@]}"}; do ip netns del "$ns" 2>/dev/null || true; done
+	[ -z "${rfs_was:-}" ] || sysctl -qw net.core.rps_sock_flow_entries="$rfs_was" || true
 	if [ -n "${out:-}" ]; then rm -rf "$out"; fi
 	exit "$st"
 }
@@ -79,7 +82,18 @@ net_up() {
 	ip -n "$ns_b" link set lo up
 	ip -n "$ns_a" link set "$if_a" up
 	ip -n "$ns_b" link set "$if_b" up
-	if [ ${#pin_a[@]} -gt 0 ] && [ "$rps" = 1 ]; then
+	if [ "${rfs:-0}" = 1 ]; then
+		# each end's receiving on the CPU where the flow's reader last ran (RFS); the
+		# table is the machine's, put back as it was on exit (cleanup)
+		rfs_was=$(sysctl -n net.core.rps_sock_flow_entries)
+		sysctl -qw net.core.rps_sock_flow_entries=32768
+		local x
+		for x in "$ns_a:$if_a" "$ns_b:$if_b"; do
+			ip netns exec "${x%%:*}" sh -c "q=/sys/class/net/${x#*:}/queues/rx-0 &&
+				printf %x $(((1 << $(nproc)) - 1)) > \$q/rps_cpus &&
+				echo 32768 > \$q/rps_flow_cnt"
+		done
+	elif [ ${#pin_a[@]} -gt 0 ] && [ "$rps" = 1 ]; then
 		# each end's receiving on its namespace's CPU (masks: CPU 0, CPU 1)
 		ip netns exec "$ns_a" sh -c "echo 1 > /sys/class/net/$if_a/queues/rx-0/rps_cpus"
 		ip netns exec "$ns_b" sh -c "echo 2 > /sys/class/net/$if_b/queues/rx-0/rps_cpus"
@@ -95,7 +109,8 @@ in_a() { ip netns exec "$ns_a" "${pin_a[@]}" "$@"; }
 in_b() { ip netns exec "$ns_b" "${pin_b[@]}" "$@"; }
 # ", each receiving there (RPS)" when steered, else nothing (and status 0: set -e)
 steer_note() {
-	if [ ${#pin_a[@]} -gt 0 ] && [ "$rps" = 1 ]; then echo ", each receiving there (RPS)"; fi
+	if [ "${rfs:-0}" = 1 ]; then echo ", each receiving where its reader runs (RFS)"
+	elif [ ${#pin_a[@]} -gt 0 ] && [ "$rps" = 1 ]; then echo ", each receiving there (RPS)"; fi
 }
 
 # Start a server in ns b, bounded by $limit seconds (default: secs + 60); its pid

@@ -24,6 +24,7 @@
  *   admin.c    status and listings for `iwx`
  *   fastpath.c the BPF programs that place as packets arrive, and their maps (fastpath.h)
  *   fastpath_xdp.c ... attached at XDP, through libxdp (fastpath_xdp.h)
+ *   iface_props.c what an interface it attaches to is: a veth, steered (iface_props.h)
  *   sctp_io.c  SCTP for DDP over SCTP: the stack, its UDP socket, clock, readiness (sctp_io.h)
  */
 #ifndef IWX_DAEMON_H

@@ -25,6 +25,7 @@
 #include "fastpath.h"
 #include "fastpath.skel.h"
 #include "fastpath_xdp.h"
+#include "iface_props.h"
 #include "sctp_io.h"
 #include "shm.h"
 #include "util/clock.h"
@@ -746,10 +747,16 @@ int fastpath_attach(struct iwxd *d, const struct iwx_ipc_fp_attach *req,
 	d->fp->ifaces[d->fp->nifaces++] = f;
 	log_info("fast path: attached to %s (%s)", f.name,
 		 f.mode == IWX_FP_MODE_XDP ? "XDP" : "TC ingress");
-	if (f.mode == IWX_FP_MODE_XDP && fastpath_xdp_is_veth(f.ifindex)) {
+	if (f.mode == IWX_FP_MODE_XDP && iface_is_veth(f.ifindex)) {
 		out->notes |= IWX_FP_NOTE_XDP_VETH;
 		log_warn("fast path: %s is a veth: at XDP nothing is placed from packets whose TCP "
 			 "checksum the peer left to offload (tc places them)", f.name);
+	}
+	if (iface_receives_on_sender(f.ifindex, f.name, f.mode == IWX_FP_MODE_XDP)) {
+		out->notes |= IWX_FP_NOTE_ON_SENDER;
+		log_warn("fast path: %s is a veth whose receive runs on the sender's CPU (%s): so "
+			 "does the programs' copy", f.name,
+			 f.mode == IWX_FP_MODE_XDP ? "NAPI not threaded" : "no RPS");
 	}
 	IWX_LINK_EACH(struct vqp, q, &d->qps, link)
 		fastpath_conn_start(d, q);

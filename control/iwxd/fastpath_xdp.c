@@ -1,14 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* The fast path at XDP through libxdp (fastpath_xdp.h). */
 #include <errno.h>
-#include <linux/ethtool.h>
-#include <linux/sockios.h>
 #include <net/if.h>
 #include <stdbool.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mount.h>
-#include <sys/socket.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -166,16 +162,3 @@ void fastpath_xdp_remove_stale(void)
 	if_freenameindex(ifs);
 }
 
-bool fastpath_xdp_is_veth(int ifindex)
-{
-	struct ethtool_drvinfo info = { .cmd = ETHTOOL_GDRVINFO };
-	struct ifreq ifr = { .ifr_data = (void *)&info };
-	int fd;
-	bool veth;
-
-	if (!if_indextoname(ifindex, ifr.ifr_name) || (fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
-		return false;
-	veth = !ioctl(fd, SIOCETHTOOL, &ifr) && !strcmp(info.driver, "veth");
-	close(fd);
-	return veth;
-}

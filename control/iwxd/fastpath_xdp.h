@@ -23,13 +23,6 @@ int fastpath_xdp_attach(const struct bpf_object *skel_obj, const void *elf, size
 			const char *prog_name, int ifindex, struct xdp_program **out);
 void fastpath_xdp_detach(struct xdp_program *p, int ifindex);
 
-/*
- * Is ifindex a veth? Its peer hands it TCP segments with their checksums unfinished
- * (CHECKSUM_PARTIAL) unless told otherwise, and XDP, told nothing of that, cannot
- * verify them: the fast path places nothing from such packets there.
- */
-bool fastpath_xdp_is_veth(int ifindex);
-
 /* Remove the XDP programs a dead iwxd left on any interface here. */
 void fastpath_xdp_remove_stale(void);
 

@@ -340,6 +340,9 @@ struct iwx_ipc_fp_attach {
 /* FP_ATTACH reply, on success: what the user should know of where it attached. */
 #define IWX_FP_NOTE_XDP_VETH	(1u << 0)	/* XDP on a veth: it cannot verify the TCP checksums
 						   a peer leaves unfinished (offload), and skips those */
+#define IWX_FP_NOTE_ON_SENDER	(1u << 1)	/* a veth whose receive, and so the programs' copy,
+						   runs on the sending CPU (no RPS; at XDP, NAPI not
+						   threaded) */
 struct iwx_ipc_fp_attached {
 	uint32_t	notes;		/* IWX_FP_NOTE_* */
 	uint32_t	rsvd;

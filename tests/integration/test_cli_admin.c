@@ -59,11 +59,22 @@ static bool line_of(const char *s, const char *needle, char *line, size_t cap)
 	return true;
 }
 
+/* RPS on b's end of the veth: its receive steered to CPU 0 (mask 1), or not (0). */
+static void steer_b(unsigned mask)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "echo %x > /sys/class/net/%s/queues/rx-0/rps_cpus", mask,
+		 pair.ns.dev[1]);
+	cr_assert_eq(netns_exec(pair.ns.b, "sh", "-c", cmd, NULL), 0, "%s", cmd);
+}
+
 static void up(void)
 {
 	if (geteuid() != 0)
 		cr_skip_test("needs root for namespaces and for iwx's admin requests");
 	cr_assert_eq(iwxd_pair_up(&pair, "--settle-ms 0", &a, &b, 0), 0);
+	steer_b(1);	/* else attaching there warns (fastpath_attach_on_an_unsteered_veth_warns) */
 }
 
 static void down(void)
@@ -337,7 +348,35 @@ Test(cli_admin, fastpath_attach_xdp_on_a_veth_warns)
 	cr_assert_eq(run_iwx(out, sizeof(out), "detach dev %s -s %s", dev, pair.sock[1]), 0, "%s", out);
 	cr_assert_eq(run_iwx(out, sizeof(out), "attach dev %s -s %s", dev, pair.sock[1]), 0, "%s", out);
 	snprintf(want, sizeof(want), "attached to %s (tc)\n", dev);
-	cr_assert_str_eq(out, want, "at tc, no warning");
+	cr_assert_str_eq(out, want, "at tc, no warning (RPS steers the test's veth: up)");
+}
+
+/*
+ * On a veth that RPS does not steer, with more than one CPU: attached, and warned that the
+ * programs' copy runs on the sender's CPU; steered, no warning.
+ */
+Test(cli_admin, fastpath_attach_on_an_unsteered_veth_warns)
+{
+	static char out[OUT_MAX];
+	char dev[16], want[96];
+
+	snprintf(dev, sizeof(dev), "iwx%db", (int)getpid());
+	steer_b(0);
+	if (run_iwx(out, sizeof(out), "attach dev %s -s %s", dev, pair.sock[1]) == EXIT_FAIL &&
+	    strstr(out, "could not load or attach"))
+		cr_skip_test("no BPF fast path here: %s", out);
+	snprintf(want, sizeof(want), "attached to %s (tc)\n", dev);
+	cr_assert(strstr(out, want), "%s", out);
+	snprintf(want, sizeof(want), "warning: %s is a veth whose receive runs on the CPU", dev);
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		cr_assert(!strstr(out, want), "one CPU: nobody else's to run on: %s", out);
+	else
+		cr_assert(strstr(out, want) && strstr(out, "rps_cpus"), "%s", out);
+	cr_assert_eq(run_iwx(out, sizeof(out), "detach dev %s -s %s", dev, pair.sock[1]), 0, "%s", out);
+	steer_b(1);
+	cr_assert_eq(run_iwx(out, sizeof(out), "attach dev %s -s %s", dev, pair.sock[1]), 0, "%s", out);
+	snprintf(want, sizeof(want), "attached to %s (tc)\n", dev);
+	cr_assert_str_eq(out, want, "steered by RPS: no warning");
 }
 
 /* More STags than one message holds: the parts of the reply are joined, none lost. */
