@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Writes seed inputs for the fuzz targets, built with the library itself:
- *   make_seeds DIR  ->  DIR/fuzz_mpa_rr/seed-NNN, DIR/fuzz_mpa_rx/seed-NNN
- * The input layouts are described at the top of fuzz_mpa_rr.c and fuzz_mpa_rx.c.
+ *   make_seeds DIR  ->  DIR/fuzz_mpa_rr/seed-NNN, DIR/fuzz_mpa_rx/seed-NNN,
+ *                       DIR/fuzz_ddp/seed-NNN
+ * The input layouts are described at the top of fuzz_mpa_rr.c, fuzz_mpa_rx.c, fuzz_ddp.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "proto/ddp.h"
+#include "proto/ddp_shim.h"
 #include "proto/mpa.h"
 #include "proto/rdmap.h"
 
@@ -220,6 +222,42 @@ static void rx_seeds(void)
 	}
 }
 
+/* ---------------------------------------------------------- DDP, the shim */
+
+/* fuzz_ddp: an indication byte (0: DDP_TAG_PLACE, iwx's), then a ULPDU or a shim chunk. */
+static void ddp_seed(uint8_t ind, const uint8_t *p, size_t len)
+{
+	static struct buf b;
+
+	b.len = 0;
+	put8(&b, ind);
+	put(&b, p, len);
+	write_seed("fuzz_ddp", b.p, b.len);
+}
+
+static void ddp_seeds(void)
+{
+	static const struct iwx_ddp_msg msgs[] = {
+		{ .opcode = IWX_OP_WRITE, .stag = 0x1234, .to = 0x10000 },
+		{ .opcode = IWX_OP_SEND, .msn = 1 },
+		{ .opcode = IWX_OP_SEND_SE_INV, .msn = 2, .inval_stag = 0x4400 },
+		{ .opcode = IWX_OP_READ_RESP, .stag = 0x1100, .to = 0x1000 },
+	};
+	static uint8_t u[16][512];
+	uint8_t chunk[IWX_SHIM_MAX_HDR_LEN + 64];
+	size_t len[16], n = sample_ulpdus(u, len);
+
+	for (size_t i = 0; i < n; i++)
+		ddp_seed(0, u[i], len[i]);
+	for (size_t i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++) {
+		size_t hl = iwx_shim_hdr_encode(chunk, &msgs[i], 0, true);
+
+		memset(chunk + hl, 0x5a, 64);
+		ddp_seed(0, chunk, hl + 64);
+	}
+	ddp_seed(1, chunk, iwx_shim_setup_hdr(chunk));
+}
+
 int main(int argc, char **argv)
 {
 	char path[4096];
@@ -234,7 +272,10 @@ int main(int argc, char **argv)
 	mkdir_p(path);
 	snprintf(path, sizeof(path), "%s/fuzz_mpa_rx", outdir);
 	mkdir_p(path);
+	snprintf(path, sizeof(path), "%s/fuzz_ddp", outdir);
+	mkdir_p(path);
 	rr_seeds();
 	rx_seeds();
+	ddp_seeds();
 	return 0;
 }
