@@ -5,7 +5,8 @@
  * epoll loop that drives them all. Single-threaded (but for the closer, which shares
  * nothing but a pipe): nothing here takes a lock.
  *
- *   iwxd.c     options, signals, the daemon's turn (and when it may sleep)
+ *   iwxd.c     options and main()
+ *   serve.c    set-up and teardown, signals, the daemon's turn (and when it may sleep) (serve.h)
  *   loop.c     the event loop: epoll watches, timers by deadline, identifiers
  *   log.c      iwxd's log: a line per event on stderr, by level (log.h)
  *   closer.c   closing what clients may make linger, on a thread of its own (closer.h)
