@@ -432,6 +432,17 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(PROTO_SRCS) $(HEADERS)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(PROTO_SRCS) $(LDLIBS_CORE)
 
+# iwxd in-process (tests/fuzz/fuzz_ipc.c): its sources but main(), instrumented as the target
+FUZZ_IPC_SRCS	:= $(filter-out control/iwxd/iwxd.c,$(DAEMON_SRCS)) $(ENGINE_SRCS) $(PROTO_SRCS) \
+		   $(IPC_SRCS) $(UTIL_SRCS)
+
+$(BUILD)/fuzz/fuzz_ipc: tests/fuzz/fuzz_ipc.c $(FUZZ_IPC_SRCS) $(wildcard control/*/*.h lib/*/*.h) \
+		$(HEADERS) $(FASTPATH_SKEL) $(SCTP_XSK_SKEL) $(ARENAS_LIVE_SKEL)
+	@mkdir -p $(@D)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Icontrol/engine -Icontrol/iwxd -I$(BUILD)/bpf -o $@ $< \
+		$(FUZZ_IPC_SRCS) -pthread -lxdp -lbpf -lelf -lz -lcap $(LDLIBS_CORE) $(LDLIBS_ENGINE)
+
 # Seeds are valid FPDU streams and frames built with the library at build time.
 SEEDS_BIN	:= $(BUILD)/fuzz/make_seeds
 SEEDS_DIR	:= $(BUILD)/fuzz/seeds

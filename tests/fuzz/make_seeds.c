@@ -2,15 +2,18 @@
 /*
  * Writes seed inputs for the fuzz targets, built with the library itself:
  *   make_seeds DIR  ->  DIR/fuzz_mpa_rr/seed-NNN, DIR/fuzz_mpa_rx/seed-NNN,
- *                       DIR/fuzz_ddp/seed-NNN
- * The input layouts are described at the top of fuzz_mpa_rr.c, fuzz_mpa_rx.c, fuzz_ddp.c.
+ *                       DIR/fuzz_ddp/seed-NNN, DIR/fuzz_ipc/seed-NNN
+ * The input layouts are described at the top of each target.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ipc/ipc.h"
 #include "proto/ddp.h"
 #include "proto/ddp_shim.h"
 #include "proto/mpa.h"
@@ -258,6 +261,67 @@ static void ddp_seeds(void)
 	ddp_seed(1, chunk, iwx_shim_setup_hdr(chunk));
 }
 
+/* ------------------------------------------------------------ iwxd's IPC */
+
+/* fuzz_ipc: one request; patches are (body word, identifier handed so far) pairs. */
+static void ipc_req(struct buf *b, uint16_t op, const void *body, uint16_t len,
+		    unsigned npatch, const uint8_t patch[][2])
+{
+	put(b, &op, 2);
+	put(b, &len, 2);
+	put8(b, npatch);
+	for (unsigned i = 0; i < npatch; i++)
+		put(b, patch[i], 2);
+	put(b, body, len);
+}
+
+/* A client's usual opening (HELLO, a PD, two CQs, a QP, a region, a listener and a
+   connection to it over lo, an SRQ, shared memory), and with undo what undoes it. */
+static void ipc_seed(bool undo)
+{
+	static struct buf b;
+	struct iwx_ipc_hello hello = { .version = IWX_IPC_VERSION, .arena_size = 1 << 20 };
+	struct iwx_ipc_cq_create cq = { .entries = 16 };
+	struct iwx_ipc_qp_create qp = { .sq_depth = 16, .rq_depth = 16 };
+	struct iwx_ipc_srq_create srq = { .depth = 16 };
+	struct iwx_ipc_mr_reg mr = { .access = IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE,
+				     .addr = 0x10000, .len = 4096, .arena_off = 0 };
+	struct iwx_ipc_shm shm = { .size = 4096 };
+	struct iwx_ipc_listen ln = { .backlog = 4 };
+	struct iwx_ipc_connect cn = { 0 };
+	struct iwx_ipc_id id = { 0 };
+	struct sockaddr_in *sin = (void *)&ln.addr;
+	/* identifiers in the order handed: 0 PD, 1 and 2 CQs, 3 QP, 4 STag, 5 listener */
+	static const uint8_t to_pd[][2] = { { 0, 0 } }, to_qp[][2] = { { 0, 3 } },
+			     qp_of[][2] = { { 0, 0 }, { 1, 1 }, { 2, 2 } }, to_stag[][2] = { { 0, 4 } },
+			     to_ln[][2] = { { 0, 5 } };
+
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(7471);
+	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	memcpy(&cn.addr, &ln.addr, sizeof(cn.addr));
+	b.len = 0;
+	ipc_req(&b, IWX_IPC_HELLO, &hello, sizeof(hello), 0, NULL);
+	ipc_req(&b, IWX_IPC_PD_ALLOC, NULL, 0, 0, NULL);
+	ipc_req(&b, IWX_IPC_CQ_CREATE, &cq, sizeof(cq), 0, NULL);
+	ipc_req(&b, IWX_IPC_CQ_CREATE, &cq, sizeof(cq), 0, NULL);
+	ipc_req(&b, IWX_IPC_QP_CREATE, &qp, sizeof(qp), 3, qp_of);
+	ipc_req(&b, IWX_IPC_MR_REG, &mr, sizeof(mr), 1, to_pd);
+	ipc_req(&b, IWX_IPC_LISTEN, &ln, sizeof(ln), 0, NULL);
+	ipc_req(&b, IWX_IPC_CONNECT, &cn, sizeof(cn), 1, to_qp);
+	ipc_req(&b, IWX_IPC_SRQ_CREATE, &srq, sizeof(srq), 1, to_pd);
+	ipc_req(&b, IWX_IPC_SHM_CREATE, &shm, sizeof(shm), 0, NULL);
+	if (undo) {
+		ipc_req(&b, IWX_IPC_MR_INVALIDATE, &id, sizeof(id), 1, to_stag);
+		ipc_req(&b, IWX_IPC_MR_DEREG, &id, sizeof(id), 1, to_stag);
+		ipc_req(&b, IWX_IPC_DISCONNECT, &id, sizeof(id), 1, to_qp);
+		ipc_req(&b, IWX_IPC_QP_DESTROY, &id, sizeof(id), 1, to_qp);
+		ipc_req(&b, IWX_IPC_LISTEN_CLOSE, &id, sizeof(id), 1, to_ln);
+		ipc_req(&b, IWX_IPC_PD_FREE, &id, sizeof(id), 1, to_pd);
+	}
+	write_seed("fuzz_ipc", b.p, b.len);
+}
+
 int main(int argc, char **argv)
 {
 	char path[4096];
@@ -274,8 +338,12 @@ int main(int argc, char **argv)
 	mkdir_p(path);
 	snprintf(path, sizeof(path), "%s/fuzz_ddp", outdir);
 	mkdir_p(path);
+	snprintf(path, sizeof(path), "%s/fuzz_ipc", outdir);
+	mkdir_p(path);
 	rr_seeds();
 	rx_seeds();
 	ddp_seeds();
+	ipc_seed(false);
+	ipc_seed(true);
 	return 0;
 }

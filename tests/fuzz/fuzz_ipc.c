@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer target for the requests iwxd, as root, takes from any local client: iwxd's
+ * own set-up, loop and request dispatch run in this process (serve.h), in a network
+ * namespace of its own (only lo: a CONNECT or LISTEN reaches nothing else), and each
+ * input is one client on iwxd's socket: an ordinary user's (nobody, let in by iwxd's
+ * --group, nogroup), as an attacker would be. A helper process of that user connects
+ * and hands this one the socket (SO_PEERCRED names whoever connected); root's own
+ * requests (status, attach) are not an attacker's.
+ *
+ * Input: requests, each a record
+ *   op (2 bytes, little-endian), len (2 bytes, at most MAX_BODY), n (1 byte: the low 2
+ *   bits, how many pairs follow), n pairs (where: a byte, x 4 the body's offset; which:
+ *   a byte), then len bytes of body
+ * sent as one message each (header: op, seq counting from 1, len), the body's word at
+ * each where replaced by the which-th (modulo) identifier iwxd has handed this client
+ * so far (a PD, CQ, QP, SRQ, listener, shared memory, STag, connection request: iwxd's
+ * identifiers count on across inputs, so a request cannot name one but this way). The
+ * replies, events and their descriptors are read and closed after each. Comparisons the
+ * instrumented iwxd makes (the body's length for its op, HELLO's version) guide
+ * libFuzzer to requests it takes; the seeds (make_seeds) are a client's usual ones.
+ *
+ * What must hold once the client has closed its socket, besides ASan's and UBSan's
+ * silence: iwxd closes it (no client left) within a bound of turns, and its users hold
+ * nothing (clients, counted objects, queued messages, lingering sockets, SCTP set-ups,
+ * the fast path's entries). Every CHECK_EVERY inputs (FUZZ_IPC_CHECK_EVERY=N: every N;
+ * FUZZ_IPC_LOG=1: iwxd's log, debug level, on stderr), after a bounded wait for the
+ * kernel to free what was shared (shared.c): no memory charged to any user, and this
+ * process holds no more descriptors than after the first input.
+ */
+#include <dirent.h>
+#include <stddef.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "ipc/fdpass.h"
+#include "ipc/ipc.h"
+#include "log.h"
+#include "serve.h"
+
+#include "fuzz_check.h"
+
+#define MAX_REQ		32	/* requests of one input */
+#define MAX_BODY	1024
+#define GONE_TURNS	2000	/* turns for iwxd to close a client that hung up */
+#define CHECK_EVERY	256
+#define SETTLE_MS	5000	/* the kernel's time to free shared memory (RCU) */
+
+#define NOBODY		65534	/* the client's uid and gid (nogroup, iwxd's --group) */
+
+static struct iwxd d;
+static char sock_path[64];
+static int helper = -1;		/* the socket to the process that connects as nobody */
+static int fds_base = -1;	/* descriptors after the first input */
+static unsigned long inputs, check_every = CHECK_EVERY;	/* FUZZ_IPC_CHECK_EVERY=N */
+
+static void bring_up_lo(void)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	CHECK(s >= 0 && !ioctl(s, SIOCGIFFLAGS, &ifr));
+	ifr.ifr_flags |= IFF_UP;
+	CHECK(!ioctl(s, SIOCSIFFLAGS, &ifr));
+	close(s);
+}
+
+/* The helper: for each byte it reads, a socket connected to iwxd as nobody, sent back,
+   then a byte once its own copy is closed. */
+static void helper_main(int sock)
+{
+	char b;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || setgroups(0, NULL) || setgid(NOBODY) ||
+	    setuid(NOBODY))
+		_exit(1);
+	while (read(sock, &b, 1) == 1) {
+		int fd = iwx_ipc_connect(sock_path, 0);
+
+		if (fd < 0 || iwx_fd_send(sock, &fd, 1, &(struct iovec){ &b, 1 }, 1) != 1)
+			_exit(1);
+		close(fd);	/* then said: the client's close is then the socket's last */
+		if (write(sock, &b, 1) != 1)
+			_exit(1);
+	}
+	_exit(0);
+}
+
+static void start_helper(void)
+{
+	int sv[2];
+	pid_t pid;
+
+	CHECK(!socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv));
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		close(sv[0]);
+		helper_main(sv[1]);
+	}
+	close(sv[1]);
+	helper = sv[0];
+}
+
+/* A client socket of nobody's, connected to iwxd. */
+static int client_socket(void)
+{
+	int fd = -1;
+	unsigned n = 1;
+	char b = 0;
+
+	CHECK(write(helper, &b, 1) == 1);
+	CHECK(iwx_fd_recv(helper, &fd, &n, &(struct iovec){ &b, 1 }, 1) == 1 && n == 1);
+	CHECK(read(helper, &b, 1) == 1);	/* the helper's copy closed */
+	return fd;
+}
+
+static void remove_socket(void)
+{
+	unlink(sock_path);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc, (void)argv;
+	if (geteuid() != 0) {
+		fprintf(stderr, "fuzz_ipc: needs root (iwxd as it runs, a network namespace)\n");
+		exit(1);
+	}
+	CHECK(!unshare(CLONE_NEWNET));
+	bring_up_lo();
+	snprintf(sock_path, sizeof(sock_path), "/tmp/iwx-fuzz-ipc-%d.sock", (int)getpid());
+	start_helper();	/* before iwxd's threads and descriptors */
+	d = (struct iwxd){
+		.o = { .socket = sock_path, .gid = NOBODY, .crc = true, .timeout_ms = 1000,
+		       .sctp_port = 0, .owner = geteuid() },
+		.loop.epfd = -1, .listen_w.fd = -1,
+	};
+	for (int i = 0; i < LIMIT_N; i++)
+		d.o.max[i] = limits[i].dflt;
+	limits_derive(d.o.max);
+	iwx_log_level = getenv("FUZZ_IPC_LOG") ? IWX_LOG_DEBUG : -1;
+	if (getenv("FUZZ_IPC_CHECK_EVERY"))
+		check_every = strtoul(getenv("FUZZ_IPC_CHECK_EVERY"), NULL, 10) ?: 1;
+	CHECK(!serve_setup(&d));
+	atexit(remove_socket);	/* iwxd is never torn down: the process ends with it */
+	return 0;
+}
+
+#define MAX_IDS		64
+
+static uint32_t ids[MAX_IDS];	/* what iwxd handed this input's client, in order */
+static unsigned nids;
+
+/* Where the identifier a successful reply (or event) of op hands the client is. */
+static int id_at(uint16_t op, const uint8_t *body, uint32_t len)
+{
+	static const struct { uint16_t op; uint16_t at; } where[] = {
+		{ IWX_IPC_PD_ALLOC, offsetof(struct iwx_ipc_id, id) },
+		{ IWX_IPC_CQ_CREATE, offsetof(struct iwx_ipc_cq_create, cq) },
+		{ IWX_IPC_QP_CREATE, offsetof(struct iwx_ipc_qp_create, qp) },
+		{ IWX_IPC_SRQ_CREATE, offsetof(struct iwx_ipc_srq_create, srq) },
+		{ IWX_IPC_LISTEN, offsetof(struct iwx_ipc_listen, listener) },
+		{ IWX_IPC_SHM_CREATE, offsetof(struct iwx_ipc_shm, shm) },
+		{ IWX_IPC_MR_REG, offsetof(struct iwx_ipc_mr_reg, stag) },
+		{ IWX_IPC_EVENT, offsetof(struct iwx_ipc_event, conn_id) },
+	};
+
+	(void)body;
+	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++)
+		if (where[i].op == op && where[i].at + 4 <= len)
+			return where[i].at;
+	return -1;
+}
+
+/* Replies and events waiting on the client's socket, read (the identifiers they hand
+   kept); their descriptors closed. */
+static void drain(int fd)
+{
+	static uint8_t body[65536];
+	struct iwx_ipc_hdr h;
+	int fds[IWX_FDPASS_ANY];
+	unsigned nfds;
+
+	for (int i = 0; i < 64; i++) {
+		int n = iwx_ipc_recv_all(fd, &h, body, sizeof(body), fds, &nfds), at;
+
+		for (unsigned k = 0; k < nfds; k++)
+			close(fds[k]);
+		if (n < 0 && n != -EPROTO)
+			return;	/* -EAGAIN: nothing more now; or the end */
+		if (n > 0 && !h.status && (at = id_at(h.op, body, (uint32_t)n)) >= 0 &&
+		    nids < MAX_IDS)
+			memcpy(&ids[nids++], body + at, sizeof(ids[0]));
+	}
+}
+
+static void turns(int n)
+{
+	for (int i = 0; i < n; i++)
+		serve_turn(&d, false);
+}
+
+/* Descriptors this process holds but pipes: LeakSanitizer's checks between inputs leave
+   some of theirs, and iwxd makes its own (the closer's) at set-up. */
+static int count_fds(void)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	char path[300], to[16];
+	struct dirent *e;
+	int n = 0;
+
+	CHECK(dir);
+	while ((e = readdir(dir))) {
+		ssize_t k;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		k = readlink(path, to, sizeof(to));
+		n += k > 0 && !(k >= 5 && !memcmp(to, "pipe:", 5));
+	}
+	closedir(dir);
+	return n;
+}
+
+/* What this process holds, on stderr: which descriptor iwxd left. */
+static void list_fds(void)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	char path[300], to[256];
+	struct dirent *e;
+
+	while (dir && (e = readdir(dir))) {
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		n = readlink(path, to, sizeof(to) - 1);
+		if (n > 0)
+			fprintf(stderr, "fd %s -> %.*s\n", e->d_name, (int)n, to);
+	}
+	if (dir)
+		closedir(dir);
+}
+
+/* Nothing any user holds but memory the kernel may not have freed yet. */
+static bool users_hold_nothing(bool memory_too)
+{
+	for (const struct user *u = d.users; u; u = u->next) {
+		if (u->clients || u->queued || u->lingering || u->sctp_setups)
+			return false;
+		for (int i = 0; i < LIMIT_COUNTED; i++)
+			if (u->used[i])
+				return false;
+		for (int i = 0; i < SHARE_N - SHARE_FP_FIRST; i++)
+			if (u->fp[i])
+				return false;
+		if (memory_too && u->bytes)
+			return false;
+	}
+	return true;
+}
+
+static void settled(void)
+{
+	int fds = -1;
+
+	for (int ms = 0; ms < SETTLE_MS; ms++) {
+		turns(1);
+		fds = count_fds();
+		if (users_hold_nothing(true) && (fds_base < 0 || fds <= fds_base))
+			break;
+		usleep(1000);
+	}
+	CHECK(users_hold_nothing(true));
+	if (fds_base < 0)
+		fds_base = fds;
+	if (fds > fds_base)
+		list_fds();
+	CHECK(fds <= fds_base);
+}
+
+static uint16_t get16(const uint8_t **p, const uint8_t *end)
+{
+	uint16_t v = 0;
+
+	for (int i = 0; i < 2 && *p < end; i++)
+		v |= (uint16_t)(*(*p)++) << (8 * i);
+	return v;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static uint8_t body[MAX_BODY];
+	const uint8_t *p = data, *end = data + size;
+	int fd = client_socket();
+	uint32_t seq = 1;
+
+	CHECK(fd >= 0);
+	CHECK(!fcntl(fd, F_SETFL, O_NONBLOCK));
+	turns(2);	/* accepted */
+	nids = 0;
+	for (int r = 0; r < MAX_REQ && p < end; r++) {
+		struct iwx_ipc_hdr h = { .op = get16(&p, end), .seq = seq++ };
+		size_t len = get16(&p, end) % (MAX_BODY + 1), have;
+		uint8_t npatch = p < end ? *p++ & 3 : 0, patch[3][2] = { { 0 } };
+
+		for (unsigned i = 0; i < npatch; i++)
+			for (unsigned k = 0; k < 2; k++)
+				patch[i][k] = p < end ? *p++ : 0;
+		have = (size_t)(end - p);
+		memset(body, 0, len);
+		memcpy(body, p, have < len ? have : len);
+		p += have < len ? have : len;
+		for (unsigned i = 0; i < npatch && nids; i++)
+			if (patch[i][0] * 4u + 4 <= len)
+				memcpy(body + patch[i][0] * 4u, &ids[patch[i][1] % nids], 4);
+		h.len = (uint32_t)len;
+		if (iwx_ipc_send(fd, &h, body, NULL, 0))
+			break;	/* iwxd hung up on it, or its socket is full */
+		turns(3);
+		drain(fd);
+	}
+	close(fd);
+	for (int t = 0; t < GONE_TURNS && d.clients; t++)
+		turns(1);
+	CHECK(!d.clients);
+	CHECK(users_hold_nothing(false));
+	if (inputs++ % check_every == 0)
+		settled();
+	return 0;
+}
