@@ -443,6 +443,14 @@ $(BUILD)/fuzz/fuzz_ipc: tests/fuzz/fuzz_ipc.c $(FUZZ_IPC_SRCS) $(wildcard contro
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Icontrol/engine -Icontrol/iwxd -I$(BUILD)/bpf -o $@ $< \
 		$(FUZZ_IPC_SRCS) -pthread -lxdp -lbpf -lelf -lz -lcap $(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
+# iwx decode's reading of a capture (tests/fuzz/fuzz_decode.c)
+FUZZ_DECODE_SRCS := cli/decode.c cli/tcp_streams.c cli/json.c $(PROTO_SRCS)
+
+$(BUILD)/fuzz/fuzz_decode: tests/fuzz/fuzz_decode.c $(FUZZ_DECODE_SRCS) $(wildcard cli/*.h) $(HEADERS)
+	@mkdir -p $(@D)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Icli -o $@ $< $(FUZZ_DECODE_SRCS) -lpcap $(LDLIBS_CORE)
+
 # Seeds are valid FPDU streams and frames built with the library at build time.
 SEEDS_BIN	:= $(BUILD)/fuzz/make_seeds
 SEEDS_DIR	:= $(BUILD)/fuzz/seeds

@@ -2,7 +2,7 @@
 /*
  * Writes seed inputs for the fuzz targets, built with the library itself:
  *   make_seeds DIR  ->  DIR/fuzz_mpa_rr/seed-NNN, DIR/fuzz_mpa_rx/seed-NNN,
- *                       DIR/fuzz_ddp/seed-NNN, DIR/fuzz_ipc/seed-NNN
+ *                       DIR/fuzz_ddp/seed-NNN, DIR/fuzz_ipc/seed-NNN, DIR/fuzz_decode/...
  * The input layouts are described at the top of each target.
  */
 #include <arpa/inet.h>
@@ -261,6 +261,50 @@ static void ddp_seeds(void)
 	ddp_seed(1, chunk, iwx_shim_setup_hdr(chunk));
 }
 
+/* ------------------------------------------------------------ iwx decode */
+
+/* fuzz_decode: a segment of direction dir (seq offset 0), its payload p. */
+static void dec_seg(struct buf *b, uint8_t dir, const void *p, size_t len)
+{
+	uint16_t l = (uint16_t)len, off = 0;
+
+	put8(b, dir);
+	put(b, &off, 2);
+	put(b, &l, 2);
+	put(b, p, len);
+}
+
+/* A connection's MPA exchange, with the CRC (and markers), then every sample ULPDU
+   each way, as iwx decode reads it from a capture. */
+static void decode_seed(uint8_t out, bool markers)
+{
+	static struct buf b;
+	static uint8_t u[16][512], f[1024];
+	struct iwx_mpa_rr_params rr = { .rev = 1, .crc = true, .markers = markers };
+	struct iwx_mpa_mode mode = { .rev = IWX_MPA_REV1, .crc = true,
+				     .markers_rx = markers, .markers_tx = markers };
+	struct iwx_mpa_tx tx[2];
+	size_t len[16], n = sample_ulpdus(u, len);
+	ssize_t k;
+
+	b.len = 0;
+	put8(&b, out);
+	k = iwx_mpa_rr_encode(f, sizeof(f), &rr);
+	dec_seg(&b, 0, f, (size_t)k);
+	rr.reply = true;
+	k = iwx_mpa_rr_encode(f, sizeof(f), &rr);
+	dec_seg(&b, 1, f, (size_t)k);
+	iwx_mpa_tx_init(&tx[0], &mode);
+	iwx_mpa_tx_init(&tx[1], &mode);
+	for (size_t i = 0; i < n; i++)
+		for (uint8_t dir = 0; dir < 2; dir++) {
+			k = iwx_mpa_fpdu_build(&tx[dir], f, sizeof(f), u[i], len[i], NULL, 0);
+			if (k > 0)
+				dec_seg(&b, dir, f, (size_t)k);
+		}
+	write_seed("fuzz_decode", b.p, b.len);
+}
+
 /* ------------------------------------------------------------ iwxd's IPC */
 
 /* fuzz_ipc: one request; patches are (body word, identifier handed so far) pairs. */
@@ -340,10 +384,14 @@ int main(int argc, char **argv)
 	mkdir_p(path);
 	snprintf(path, sizeof(path), "%s/fuzz_ipc", outdir);
 	mkdir_p(path);
+	snprintf(path, sizeof(path), "%s/fuzz_decode", outdir);
+	mkdir_p(path);
 	rr_seeds();
 	rx_seeds();
 	ddp_seeds();
 	ipc_seed(false);
 	ipc_seed(true);
+	for (uint8_t out = 0; out < 4; out++)
+		decode_seed(out, out & 1);
 	return 0;
 }
