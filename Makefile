@@ -3,6 +3,7 @@
 #   make check      the unit tests: no root, no namespaces, under a minute
 #   make test       run every test (unit, conformance against tshark, BPF build check)
 #   make fuzz       run the libFuzzer targets for FUZZ_SECONDS each (default 30)
+#   make fuzz-long  soak them (FUZZ_SECONDS each, default 3600), the corpus kept in the tree
 #   make bench      run the protocol-core benchmark
 #   make install    install under DESTDIR$(PREFIX)
 #   make deb        the Debian packages in build/deb/, lintian-clean (make test-deb: installed
@@ -136,7 +137,7 @@ CLI_OBJS	:= $(patsubst %.c,$(OBJ)/cli/%.o,$(CLI_SRCS))
 TEST_OBJS	:= $(patsubst %.c,$(OBJ)/tests/%.o,$(TEST_SRCS))
 CHECK_OBJS	:= $(patsubst %.c,$(OBJ)/tests/%.o,$(UNIT_SRCS) $(TEST_BASE))
 
-.PHONY: all lib check test test-asan test-fastpath test-dropin check-install interop fuzz bench install deb test-deb clean
+.PHONY: all lib check test test-asan test-fastpath test-dropin check-install interop fuzz fuzz-long bench install deb test-deb clean
 all: lib $(CLI_BIN) $(RPING_BIN) $(IWXD_BIN) $(DROPIN_LIBS) $(COMPLETION)
 
 lib: $(LIB_A) $(LIB_SO) $(PROTO_A) $(IPC_A) $(UTIL_A)
@@ -460,16 +461,34 @@ $(SEEDS_BIN): tests/fuzz/make_seeds.c $(PROTO_A) $(HEADERS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $< $(PROTO_A) $(LDLIBS_CORE)
 
+# Each target starts from its seeds and from the corpus kept in the tree (tests/fuzz/corpus/,
+# what earlier soaks found, minimized); `make fuzz` adds what it finds under $(BUILD) only,
+# `make fuzz-long` soaks (FUZZ_SECONDS each) and then minimizes what it found into the tree.
+FUZZ_TREE	:= tests/fuzz/corpus
+
 fuzz: $(FUZZ_BINS) $(SEEDS_BIN)
 	$(Q)rm -rf $(SEEDS_DIR) && $(SEEDS_BIN) $(SEEDS_DIR)
 	$(Q)set -e; for f in $(FUZZ_BINS); do \
 		name=$$(basename $$f); corpus=$(BUILD)/fuzz/corpus/$$name; \
-		mkdir -p $$corpus; \
+		mkdir -p $$corpus $(FUZZ_TREE)/$$name; \
 		echo "  FUZZ    $$name for $(FUZZ_SECONDS) s"; \
 		$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-			-artifact_prefix=$(BUILD)/fuzz/$$name- $$corpus $(SEEDS_DIR)/$$name \
-			2> $(BUILD)/fuzz/$$name.log || { tail -50 $(BUILD)/fuzz/$$name.log; exit 1; }; \
+			-artifact_prefix=$(BUILD)/fuzz/$$name- $$corpus $(FUZZ_TREE)/$$name \
+			$(SEEDS_DIR)/$$name 2> $(BUILD)/fuzz/$$name.log || \
+			{ tail -50 $(BUILD)/fuzz/$$name.log; exit 1; }; \
 		grep -E '^stat::number_of_executed_units|^Done' $(BUILD)/fuzz/$$name.log | tr '\n' ' '; echo; \
+	done
+
+fuzz-long: FUZZ_SECONDS = 3600
+fuzz-long: fuzz
+	$(Q)set -e; for f in $(FUZZ_BINS); do \
+		name=$$(basename $$f); min=$(BUILD)/fuzz/min/$$name; \
+		rm -rf $$min && mkdir -p $$min; \
+		$$f -merge=1 $$min $(FUZZ_TREE)/$$name $(BUILD)/fuzz/corpus/$$name \
+			2> $(BUILD)/fuzz/$$name-merge.log || { tail -20 $(BUILD)/fuzz/$$name-merge.log; exit 1; }; \
+		rm -rf $(FUZZ_TREE)/$$name && mv $$min $(FUZZ_TREE)/$$name; \
+		echo "  CORPUS  $$name: $$(ls $(FUZZ_TREE)/$$name | wc -l) inputs," \
+			"$$(du -sk $(FUZZ_TREE)/$$name | cut -f1) KiB in $(FUZZ_TREE)/$$name"; \
 	done
 
 # ---------------------------------------------------------------- bench
