@@ -69,6 +69,14 @@ static void steer_b(unsigned mask)
 	cr_assert_eq(netns_exec(pair.ns.b, "sh", "-c", cmd, NULL), 0, "%s", cmd);
 }
 
+/* iwx attach on b's end of the veth at mode, its output in out; skipped without BPF. */
+static void attach_b(char out[OUT_MAX], const char *mode)
+{
+	if (run_iwx(out, OUT_MAX, "attach dev %s -m %s -s %s", pair.ns.dev[1], mode,
+		    pair.sock[1]) == EXIT_FAIL && strstr(out, "could not load or attach"))
+		cr_skip_test("no BPF fast path here: %s", out);
+}
+
 static void up(void)
 {
 	if (geteuid() != 0)
@@ -338,9 +346,7 @@ Test(cli_admin, fastpath_attach_xdp_on_a_veth_warns)
 	char dev[16], want[64];
 
 	snprintf(dev, sizeof(dev), "iwx%db", (int)getpid());
-	if (run_iwx(out, sizeof(out), "attach dev %s -m xdp -s %s", dev, pair.sock[1]) == EXIT_FAIL &&
-	    strstr(out, "could not load or attach"))
-		cr_skip_test("no BPF fast path here: %s", out);
+	attach_b(out, "xdp");
 	snprintf(want, sizeof(want), "attached to %s (xdp)\n", dev);
 	cr_assert(strstr(out, want), "%s", out);
 	snprintf(want, sizeof(want), "warning: %s is a veth", dev);
@@ -362,9 +368,7 @@ Test(cli_admin, fastpath_attach_on_an_unsteered_veth_warns)
 
 	snprintf(dev, sizeof(dev), "iwx%db", (int)getpid());
 	steer_b(0);
-	if (run_iwx(out, sizeof(out), "attach dev %s -s %s", dev, pair.sock[1]) == EXIT_FAIL &&
-	    strstr(out, "could not load or attach"))
-		cr_skip_test("no BPF fast path here: %s", out);
+	attach_b(out, "tc");
 	snprintf(want, sizeof(want), "attached to %s (tc)\n", dev);
 	cr_assert(strstr(out, want), "%s", out);
 	snprintf(want, sizeof(want), "warning: %s is a veth whose receive runs on the CPU", dev);
