@@ -19,6 +19,11 @@
  * replies, events and their descriptors are read and closed after each. Comparisons the
  * instrumented iwxd makes (the body's length for its op, HELLO's version) guide
  * libFuzzer to requests it takes; the seeds (make_seeds) are a client's usual ones.
+ * A record of op OP_SHARED is not sent: its body (which: a byte, offset: 4 bytes, then
+ * bytes) is written into the which-th (modulo) memory iwxd shared with the client (the
+ * doorbells HELLO hands it, a CQ's, QP's or SRQ's rings), at offset (modulo its size),
+ * and that memory's doorbell rung (its bit, the eventfd if iwxd sleeps): what a client
+ * posts, or a hostile one scribbles.
  *
  * What must hold once the client has closed its socket, besides ASan's and UBSan's
  * silence: iwxd closes it (no client left) within a bound of turns, and its users hold
@@ -42,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -163,9 +169,91 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 }
 
 #define MAX_IDS		64
+#define MAX_MAPS	16
+#define OP_SHARED	0xffff
 
 static uint32_t ids[MAX_IDS];	/* what iwxd handed this input's client, in order */
 static unsigned nids;
+
+/* The memory iwxd shared with this input's client, mapped: rings and the doorbells. */
+static struct shared {
+	uint8_t		*p;
+	size_t		len;
+	uint32_t	bell;		/* its doorbell bit; UINT32_MAX: none (the doorbells) */
+} maps[MAX_MAPS];
+static unsigned nmaps;
+static struct iwx_ipc_bells *bells;
+static int bell_fd = -1;
+
+static void map_shared(int fd, size_t len, uint32_t bell)
+{
+	void *p;
+
+	if (nmaps == MAX_MAPS || !len || len > (64u << 20))
+		return;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return;
+	maps[nmaps++] = (struct shared){ p, len, bell };
+	if (bell == UINT32_MAX && len >= sizeof(*bells) && !bells)
+		bells = p;
+}
+
+/* What a reply's descriptors are: the doorbells of HELLO (its 4th, the eventfd its 2nd),
+   and the rings of a CQ, QP or SRQ (their one). Kept mapped; every descriptor closed. */
+static void take_fds(const struct iwx_ipc_hdr *h, const uint8_t *body, int n, int *fds,
+		     unsigned nfds)
+{
+	const struct iwx_ipc_cq_create *cq = (const void *)body;
+	const struct iwx_ipc_qp_create *qp = (const void *)body;
+	const struct iwx_ipc_srq_create *srq = (const void *)body;
+
+	if (h->op == IWX_IPC_HELLO && nfds == 4) {
+		map_shared(fds[3], IWX_IPC_BELLS_SIZE, UINT32_MAX);
+		bell_fd = dup(fds[1]);
+	} else if (h->op == IWX_IPC_CQ_CREATE && nfds == 1 && n >= (int)sizeof(*cq)) {
+		map_shared(fds[0], cq->map_size, cq->bell);
+	} else if (h->op == IWX_IPC_QP_CREATE && nfds == 1 && n >= (int)sizeof(*qp)) {
+		map_shared(fds[0], qp->map_size, qp->bell);
+	} else if (h->op == IWX_IPC_SRQ_CREATE && nfds == 1 && n >= (int)sizeof(*srq)) {
+		map_shared(fds[0], srq->map_size, UINT32_MAX);
+	}
+	for (unsigned k = 0; k < nfds; k++)
+		close(fds[k]);
+}
+
+/* OP_SHARED: bytes written into a shared memory, its doorbell rung. */
+static void scribble(const uint8_t *body, size_t len)
+{
+	struct shared *m;
+	uint32_t off;
+
+	if (!nmaps || len < 5)
+		return;
+	m = &maps[body[0] % nmaps];
+	memcpy(&off, body + 1, 4);
+	off %= m->len;
+	len -= 5;
+	memcpy(m->p + off, body + 5, len < m->len - off ? len : m->len - off);
+	if (!bells || m->bell == UINT32_MAX)
+		return;
+	iwx_ipc_bell_ring(bells, m->bell);
+	if (__atomic_load_n(&bells->need_wakeup, __ATOMIC_ACQUIRE) && bell_fd >= 0 &&
+	    write(bell_fd, &(uint64_t){ 1 }, 8) < 0)
+		return;
+}
+
+/* This input's client gone: its mappings and descriptors too. */
+static void unmap_shared(void)
+{
+	for (unsigned i = 0; i < nmaps; i++)
+		munmap(maps[i].p, maps[i].len);
+	nmaps = 0;
+	bells = NULL;
+	if (bell_fd >= 0)
+		close(bell_fd);
+	bell_fd = -1;
+}
 
 /* Where the identifier a successful reply (or event) of op hands the client is. */
 static int id_at(uint16_t op, const uint8_t *body, uint32_t len)
@@ -200,8 +288,7 @@ static void drain(int fd)
 	for (int i = 0; i < 64; i++) {
 		int n = iwx_ipc_recv_all(fd, &h, body, sizeof(body), fds, &nfds), at;
 
-		for (unsigned k = 0; k < nfds; k++)
-			close(fds[k]);
+		take_fds(&h, body, n, fds, nfds);
 		if (n < 0 && n != -EPROTO)
 			return;	/* -EAGAIN: nothing more now; or the end */
 		if (n > 0 && !h.status && (at = id_at(h.op, body, (uint32_t)n)) >= 0 &&
@@ -329,12 +416,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (patch[i][0] * 4u + 4 <= len)
 				memcpy(body + patch[i][0] * 4u, &ids[patch[i][1] % nids], 4);
 		h.len = (uint32_t)len;
-		if (iwx_ipc_send(fd, &h, body, NULL, 0))
+		if (h.op == OP_SHARED)
+			scribble(body, len);
+		else if (iwx_ipc_send(fd, &h, body, NULL, 0))
 			break;	/* iwxd hung up on it, or its socket is full */
 		turns(3);
 		drain(fd);
 	}
 	close(fd);
+	unmap_shared();
 	for (int t = 0; t < GONE_TURNS && d.clients; t++)
 		turns(1);
 	CHECK(!d.clients);

@@ -8,12 +8,15 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "ipc/ipc.h"
+#include "ipc/ring.h"
+#include "iwx/verbs.h"
 #include "proto/ddp.h"
 #include "proto/ddp_shim.h"
 #include "proto/mpa.h"
@@ -319,6 +322,17 @@ static void ipc_req(struct buf *b, uint16_t op, const void *body, uint16_t len,
 	put(b, body, len);
 }
 
+/* fuzz_ipc: len bytes at off of the client's which-th shared memory (OP_SHARED). */
+static void ipc_shared(struct buf *b, uint8_t which, uint32_t off, const void *p, uint16_t len)
+{
+	static uint8_t body[512];
+
+	body[0] = which;
+	memcpy(body + 1, &off, 4);
+	memcpy(body + 5, p, len);
+	ipc_req(b, 0xffff, body, (uint16_t)(5 + len), 0, NULL);
+}
+
 /* A client's usual opening (HELLO, a PD, two CQs, a QP, a region, a listener and a
    connection to it over lo, an SRQ, shared memory), and with undo what undoes it. */
 static void ipc_seed(bool undo)
@@ -334,6 +348,9 @@ static void ipc_seed(bool undo)
 	struct iwx_ipc_listen ln = { .backlog = 4 };
 	struct iwx_ipc_connect cn = { 0 };
 	struct iwx_ipc_id id = { 0 };
+	struct iwx_send_wr wr = { .wr_id = 1, .opcode = IWX_WR_SEND, .flags = IWX_WR_SIGNALED,
+				  .num_sge = 1, .sge = { { 0x10000, 64, 0 } } };
+	uint32_t one = 1;
 	struct sockaddr_in *sin = (void *)&ln.addr;
 	/* identifiers in the order handed: 0 PD, 1 and 2 CQs, 3 QP, 4 STag, 5 listener */
 	static const uint8_t to_pd[][2] = { { 0, 0 } }, to_qp[][2] = { { 0, 3 } },
@@ -355,6 +372,9 @@ static void ipc_seed(bool undo)
 	ipc_req(&b, IWX_IPC_CONNECT, &cn, sizeof(cn), 1, to_qp);
 	ipc_req(&b, IWX_IPC_SRQ_CREATE, &srq, sizeof(srq), 1, to_pd);
 	ipc_req(&b, IWX_IPC_SHM_CREATE, &shm, sizeof(shm), 0, NULL);
+	/* a Send posted on the QP (its memory is the 4th shared: doorbells, CQs, QP), unconnected */
+	ipc_shared(&b, 3, IWX_IPC_QP_SQ_OFF, &wr, sizeof(wr));
+	ipc_shared(&b, 3, offsetof(struct iwx_ipc_qp_shared, sq.prod), &one, sizeof(one));
 	if (undo) {
 		ipc_req(&b, IWX_IPC_MR_INVALIDATE, &id, sizeof(id), 1, to_stag);
 		ipc_req(&b, IWX_IPC_MR_DEREG, &id, sizeof(id), 1, to_stag);
