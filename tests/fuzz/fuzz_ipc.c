@@ -141,9 +141,12 @@ static void remove_socket(void)
 	unlink(sock_path);
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
+/*
+ * iwxd up, on the first input: not in LLVMFuzzerInitialize, which a merge's outer process
+ * runs too, whose children would then inherit the capabilities iwxd dropped.
+ */
+static void up(void)
 {
-	(void)argc, (void)argv;
 	if (geteuid() != 0) {
 		fprintf(stderr, "fuzz_ipc: needs root (iwxd as it runs, a network namespace)\n");
 		exit(1);
@@ -165,7 +168,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		check_every = strtoul(getenv("FUZZ_IPC_CHECK_EVERY"), NULL, 10) ?: 1;
 	CHECK(!serve_setup(&d));
 	atexit(remove_socket);	/* iwxd is never torn down: the process ends with it */
-	return 0;
 }
 
 #define MAX_IDS		64
@@ -393,9 +395,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t body[MAX_BODY];
 	const uint8_t *p = data, *end = data + size;
-	int fd = client_socket();
 	uint32_t seq = 1;
+	int fd;
 
+	if (helper < 0)
+		up();
+	fd = client_socket();
 	CHECK(fd >= 0);
 	CHECK(!fcntl(fd, F_SETFL, O_NONBLOCK));
 	turns(2);	/* accepted */
