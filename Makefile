@@ -452,6 +452,13 @@ $(BUILD)/fuzz/fuzz_decode: tests/fuzz/fuzz_decode.c $(FUZZ_DECODE_SRCS) $(wildca
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Icli -o $@ $< $(FUZZ_DECODE_SRCS) -lpcap $(LDLIBS_CORE)
 
+# placement from the SCTP packet (tests/fuzz/fuzz_sctp_place.c)
+$(BUILD)/fuzz/fuzz_sctp_place: tests/fuzz/fuzz_sctp_place.c control/engine/sctp_place.c \
+		$(wildcard control/engine/*.h) $(HEADERS)
+	@mkdir -p $(@D)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Icontrol/engine -o $@ $< control/engine/sctp_place.c
+
 # Seeds are valid FPDU streams and frames built with the library at build time.
 SEEDS_BIN	:= $(BUILD)/fuzz/make_seeds
 SEEDS_DIR	:= $(BUILD)/fuzz/seeds

@@ -2,7 +2,8 @@
 /*
  * Writes seed inputs for the fuzz targets, built with the library itself:
  *   make_seeds DIR  ->  DIR/fuzz_mpa_rr/seed-NNN, DIR/fuzz_mpa_rx/seed-NNN,
- *                       DIR/fuzz_ddp/seed-NNN, DIR/fuzz_ipc/seed-NNN, DIR/fuzz_decode/...
+ *                       DIR/fuzz_ddp/seed-NNN, DIR/fuzz_ipc/seed-NNN, DIR/fuzz_decode/...,
+ *                       DIR/fuzz_sctp_place/...
  * The input layouts are described at the top of each target.
  */
 #include <arpa/inet.h>
@@ -308,6 +309,36 @@ static void decode_seed(uint8_t out, bool markers)
 	write_seed("fuzz_decode", b.p, b.len);
 }
 
+/* ----------------------------------------------- placement from SCTP packets */
+
+/* fuzz_sctp_place: what the placer takes, then a packet: two whole DATA chunks carrying
+   shim headers and payload (the second unpadded, last), a fragment between them. */
+static void sctp_place_seed(uint8_t take)
+{
+	static struct buf b;
+	static const struct iwx_ddp_msg m = { .opcode = IWX_OP_WRITE, .stag = 0x1234, .to = 0x10000 };
+	struct iwx_sctp_common h = { 0 };
+	uint8_t chunk[sizeof(struct iwx_sctp_data) + IWX_SHIM_MAX_HDR_LEN + 64];
+	struct iwx_sctp_data *c = (void *)chunk;
+
+	b.len = 0;
+	put8(&b, take);
+	put(&b, &h, sizeof(h));
+	for (int i = 0; i < 3; i++) {
+		size_t n = sizeof(*c) + iwx_shim_hdr_encode(chunk + sizeof(*c), &m, 0, true) +
+			   (i == 2 ? 37 : 40);
+
+		memset(c, 0, sizeof(*c));
+		c->type = IWX_SCTP_CHUNK_DATA;
+		c->flags = i == 1 ? IWX_SCTP_DATA_B : IWX_SCTP_DATA_U | IWX_SCTP_DATA_B | IWX_SCTP_DATA_E;
+		c->len = htons((uint16_t)n);
+		c->tsn = htonl(100 + i);
+		memset(chunk + n - 37, 0x5a, 37);
+		put(&b, chunk, i == 2 ? n : (n + 3) & ~(size_t)3);
+	}
+	write_seed("fuzz_sctp_place", b.p, b.len);
+}
+
 /* ------------------------------------------------------------ iwxd's IPC */
 
 /* fuzz_ipc: one request; patches are (body word, identifier handed so far) pairs. */
@@ -406,6 +437,8 @@ int main(int argc, char **argv)
 	mkdir_p(path);
 	snprintf(path, sizeof(path), "%s/fuzz_decode", outdir);
 	mkdir_p(path);
+	snprintf(path, sizeof(path), "%s/fuzz_sctp_place", outdir);
+	mkdir_p(path);
 	rr_seeds();
 	rx_seeds();
 	ddp_seeds();
@@ -413,5 +446,8 @@ int main(int argc, char **argv)
 	ipc_seed(true);
 	for (uint8_t out = 0; out < 4; out++)
 		decode_seed(out, out & 1);
+	sctp_place_seed(0);
+	sctp_place_seed(8);
+	sctp_place_seed(0x7f);
 	return 0;
 }
