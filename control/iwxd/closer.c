@@ -16,9 +16,14 @@ static void *run(void *arg)
 	int fd;
 
 	/* pipe(7): writes of an int are atomic, so each read takes one whole */
-	while (read(cl->pipe[0], &fd, sizeof(fd)) == sizeof(fd))
-		close(fd);
-	return NULL;	/* the end of the pipe: closer_stop */
+	for (;;) {
+		ssize_t n = read(cl->pipe[0], &fd, sizeof(fd));
+
+		if (n == sizeof(fd))
+			close(fd);
+		else if (!(n < 0 && errno == EINTR))	/* a signal this thread took: read on */
+			return NULL;	/* the end of the pipe: closer_stop */
+	}
 }
 
 int closer_start(struct closer *cl)

@@ -129,10 +129,18 @@ static int client_socket(void)
 	int fd = -1;
 	unsigned n = 1;
 	char b = 0;
+	ssize_t r;
 
-	CHECK(write(helper, &b, 1) == 1);
-	CHECK(iwx_fd_recv(helper, &fd, &n, &(struct iovec){ &b, 1 }, 1) == 1 && n == 1);
-	CHECK(read(helper, &b, 1) == 1);	/* the helper's copy closed */
+	/* libFuzzer's SIGALRM (its -timeout) interrupts what blocks, and is not restarted */
+	while ((r = write(helper, &b, 1)) < 0 && errno == EINTR)
+		;
+	CHECK(r == 1);
+	while ((r = iwx_fd_recv(helper, &fd, &n, &(struct iovec){ &b, 1 }, 1)) == -EINTR)
+		n = 1;
+	CHECK(r == 1 && n == 1);
+	while ((r = read(helper, &b, 1)) < 0 && errno == EINTR)	/* the helper's copy closed */
+		;
+	CHECK(r == 1);
 	return fd;
 }
 
