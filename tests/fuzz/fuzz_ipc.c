@@ -266,7 +266,7 @@ static void unmap_shared(void)
 }
 
 /* Where the identifier a successful reply (or event) of op hands the client is. */
-static int id_at(uint16_t op, const uint8_t *body, uint32_t len)
+static int id_at(uint16_t op, uint32_t len)
 {
 	static const struct { uint16_t op; uint16_t at; } where[] = {
 		{ IWX_IPC_PD_ALLOC, offsetof(struct iwx_ipc_id, id) },
@@ -279,7 +279,6 @@ static int id_at(uint16_t op, const uint8_t *body, uint32_t len)
 		{ IWX_IPC_EVENT, offsetof(struct iwx_ipc_event, conn_id) },
 	};
 
-	(void)body;
 	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++)
 		if (where[i].op == op && where[i].at + 4 <= len)
 			return where[i].at;
@@ -301,7 +300,7 @@ static void drain(int fd)
 		take_fds(&h, body, n, fds, nfds);
 		if (n < 0 && n != -EPROTO)
 			return;	/* -EAGAIN: nothing more now; or the end */
-		if (n > 0 && !h.status && (at = id_at(h.op, body, (uint32_t)n)) >= 0 &&
+		if (n > 0 && !h.status && (at = id_at(h.op, (uint32_t)n)) >= 0 &&
 		    nids < MAX_IDS)
 			memcpy(&ids[nids++], body + at, sizeof(ids[0]));
 	}
