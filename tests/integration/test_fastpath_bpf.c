@@ -23,8 +23,7 @@
 #include "proto/mpa.h"
 #include "proto/wire.h"
 
-#include "fastpath.skel.h"
-#include "netns.h"
+#include "fastpath_rig.h"
 #include "stall.h"
 #include "testutil.h"
 
@@ -63,109 +62,23 @@ static bool at_xdp;	/* the program under test is iwx_xdp, not iwx_tc */
 
 /* ------------------------------------------------------------- the connection */
 
-static int connect_in_b(void *arg)
-{
-	(void)arg;
-	sfd = accept(lfd, NULL, NULL);
-	return sfd < 0 ? -1 : 0;
-}
-
-struct sock_seq {
-	int		fd;
-	uint32_t	rcv_nxt;
-};
-
-/* rcv_nxt of a socket (in the namespace of the call), by the program iwxd asks (nothing
- * was sent yet). */
-static int read_rcv_nxt(void *arg)
-{
-	struct bpf_link *l = bpf_program__attach_iter(skel->progs.iwx_anchor, NULL);
-	struct sock_seq *ss = arg;
-	uint32_t seq[2];
-	uint64_t cookie;
-	socklen_t len = sizeof(cookie);
-	int it, n;
-
-	if (!l || getsockopt(ss->fd, SOL_SOCKET, SO_COOKIE, &cookie, &len))
-		return -1;
-	skel->bss->anchor_cookie = cookie;
-	it = bpf_iter_create(bpf_link__fd(l));
-	n = it < 0 ? -1 : read(it, seq, sizeof(seq));
-	close(it);
-	bpf_link__destroy(l);
-	ss->rcv_nxt = seq[1];
-	return n == sizeof(seq) && seq[0] == seq[1] ? 0 : -1;
-}
+static struct fp_rig_conn conn;
 
 /* A TCP connection from namespace a (the peer) to b (this side, whose program runs). */
 static void make_connection(void)
 {
-	struct sockaddr_storage ss = { 0 };
-	socklen_t len = sizeof(ss);
-	int fam = v6 ? AF_INET6 : AF_INET;
-	struct iwx_fp_conn conn = { .slot = 0, .pd = PD };
-	uint64_t cookie;
+	struct iwx_fp_conn fc = { .slot = 0, .pd = PD };
 
-	lfd = netns_socket(ns.b, fam, SOCK_STREAM);
-	cfd = netns_socket(ns.a, fam, SOCK_STREAM);
-	cr_assert(lfd >= 0 && cfd >= 0);
-	if (v6) {
-		struct sockaddr_in6 *s = (void *)&ss;
-
-		s->sin6_family = AF_INET6;
-		inet_pton(AF_INET6, NETNS_B6, &s->sin6_addr);
-		len = sizeof(*s);
-	} else {
-		struct sockaddr_in *s = (void *)&ss;
-
-		s->sin_family = AF_INET;
-		inet_pton(AF_INET, NETNS_B4, &s->sin_addr);
-		len = sizeof(*s);
-	}
-	cr_assert_eq(bind(lfd, (void *)&ss, len), 0);
-	cr_assert_eq(listen(lfd, 1), 0);
-	cr_assert_eq(getsockname(lfd, (void *)&ss, &len), 0);
-	cr_assert_eq(connect(cfd, (void *)&ss, len), 0);
-	cr_assert_eq(netns_call(ns.b, connect_in_b, NULL), 0);
-
-	/* the key as packets from the peer carry it */
-	memset(&key, 0, sizeof(key));
-	if (v6) {
-		struct sockaddr_in6 c, s;
-		socklen_t l = sizeof(c);
-
-		getsockname(cfd, (void *)&c, &l);
-		l = sizeof(s);
-		getsockname(sfd, (void *)&s, &l);
-		memcpy(key.saddr, &c.sin6_addr, 16);
-		memcpy(key.daddr, &s.sin6_addr, 16);
-		key.sport = c.sin6_port;
-		key.dport = s.sin6_port;
-		key.v6 = 1;
-	} else {
-		struct sockaddr_in c, s;
-		socklen_t l = sizeof(c);
-
-		getsockname(cfd, (void *)&c, &l);
-		l = sizeof(s);
-		getsockname(sfd, (void *)&s, &l);
-		key.saddr[0] = c.sin_addr.s_addr;
-		key.daddr[0] = s.sin_addr.s_addr;
-		key.sport = c.sin_port;
-		key.dport = s.sin_port;
-	}
-	len = sizeof(cookie);
-	cr_assert_eq(getsockopt(sfd, SOL_SOCKET, SO_COOKIE, &cookie, &len), 0);
-	conn.cookie = cookie;
-	cr_assert_eq(bpf_map_update_elem(bpf_map__fd(skel->maps.iwx_fp_conns), &key, &conn, 0), 0);
-	struct sock_seq here = { .fd = sfd }, peer = { .fd = cfd };
-
-	cr_assert_eq(netns_call(ns.b, read_rcv_nxt, &here), 0);
-	cr_assert_eq(netns_call(ns.a, read_rcv_nxt, &peer), 0);
-	rcv_nxt = here.rcv_nxt;
-	seg.ack = peer.rcv_nxt;	/* what this side sent */
-	len = sizeof(seg.tsval);
-	cr_assert_eq(getsockopt(cfd, IPPROTO_TCP, TCP_TIMESTAMP, &seg.tsval, &len), 0);
+	cr_assert_eq(fp_rig_connect(&ns, skel, v6, &conn), 0);
+	lfd = conn.lfd;
+	cfd = conn.cfd;
+	sfd = conn.sfd;
+	key = conn.key;
+	fc.cookie = conn.cookie;
+	cr_assert_eq(bpf_map_update_elem(bpf_map__fd(skel->maps.iwx_fp_conns), &key, &fc, 0), 0);
+	rcv_nxt = conn.rcv_nxt;
+	seg.ack = conn.ack;	/* what this side sent */
+	seg.tsval = conn.tsval;
 	seg.ts = true;
 	memset(seg.dst_mac, 0, sizeof(seg.dst_mac));	/* BPF_PROG_TEST_RUN's device: loopback */
 	good_seg = seg;
@@ -192,21 +105,11 @@ static void publish(uint32_t stag, uint32_t pd, uint8_t access, uint64_t base_to
 
 static void setup_maps(void)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP);
-	uint32_t zero = 0;
-
-	mem_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "test_mem", 4, 4096, MEM_ELEMS, &o);
+	mem_fd = fp_rig_memory(skel, 0, MEM_ELEMS, &mem);
 	cr_assert_geq(mem_fd, 0);
-	mem = mmap(NULL, MEM_ELEMS * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, mem_fd, 0);
-	cr_assert_neq(mem, MAP_FAILED);
 	memset(mem, GUARD, MEM_ELEMS * 4096);
-	cr_assert_eq(bpf_map_update_elem(bpf_map__fd(skel->maps.iwx_fp_mems), &zero, &mem_fd, 0), 0);
-	slots_len = (size_t)bpf_map__value_size(skel->maps.iwx_fp_slots) *
-		    bpf_map__max_entries(skel->maps.iwx_fp_slots);
-	slots_len = (slots_len + 4095) & ~(size_t)4095;
-	slots = mmap(NULL, slots_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		     bpf_map__fd(skel->maps.iwx_fp_slots), 0);
-	cr_assert_neq(slots, MAP_FAILED);
+	slots = fp_rig_slots(skel, &slots_len);
+	cr_assert_not_null(slots);
 	publish(STAG, PD, WRITE_ACCESS, BASE_TO, REGION_LEN);
 }
 
@@ -293,7 +196,7 @@ TestSuite(fastpath_bpf6_xdp, .init = up6_xdp, .fini = down, .timeout = HANG_S);
 #define TCP_SYN	0x02
 
 struct frame {
-	uint8_t		b[4096];	/* BPF_PROG_TEST_RUN takes up to a page */
+	uint8_t		b[FP_RIG_FRAME_MAX];
 	size_t		len;
 };
 
@@ -361,92 +264,25 @@ static size_t fpdu_send(uint8_t *p, uint8_t op, uint32_t inval, uint32_t len)
 	return 2 + ulen + pad + 4;
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = v >> 24;
-	p[1] = v >> 16;
-	p[2] = v >> 8;
-	p[3] = v;
-}
-
 /* Ethernet (a VLAN tag if vlan), IP, TCP from the peer at seq with flags (and seg's ACK and
  * timestamp), then payload. */
 static void frame_build(struct frame *f, bool vlan, uint32_t seq, uint8_t flags, const uint8_t *payload,
 			size_t plen)
 {
-	uint8_t *p = f->b, *ip, *tcp;
-	size_t iplen = v6 ? 40 : 20;
-	uint32_t sum;
+	struct fp_rig_seg s = { .seq = seq, .ack = seg.ack, .flags = flags, .ts = seg.ts,
+				.tsval = seg.tsval, .vlan = vlan };
 
-	const size_t tcplen = seg.ts ? 32 : 20;
-
-	memset(f->b, 0, 64);
-	memcpy(p, seg.dst_mac, 6);
-	p += 12;	/* the source MAC address: zero */
-	if (vlan) {
-		memcpy(p, "\x81\x00\x00\x2a", 4);
-		p += 4;
-	}
-	memcpy(p, v6 ? "\x86\xdd" : "\x08\x00", 2);
-	ip = p + 2;
-	tcp = ip + iplen;
-	if (v6) {
-		ip[0] = 0x60;
-		ip[4] = (tcplen + plen) >> 8;
-		ip[5] = tcplen + plen;
-		ip[6] = IPPROTO_TCP;
-		ip[7] = 64;
-		memcpy(ip + 8, key.saddr, 16);
-		memcpy(ip + 24, key.daddr, 16);
-		sum = iwx_csum_add(0, ip + 8, 32);
-	} else {
-		ip[0] = 0x45;
-		ip[2] = (20 + tcplen + plen) >> 8;
-		ip[3] = 20 + tcplen + plen;
-		ip[8] = 64;
-		ip[9] = IPPROTO_TCP;
-		memcpy(ip + 12, &key.saddr[0], 4);
-		memcpy(ip + 16, &key.daddr[0], 4);
-		ip[10] = ip[11] = 0;
-		uint16_t c = iwx_csum_fold(iwx_csum_add(0, ip, 20));
-
-		ip[10] = c >> 8;
-		ip[11] = c;
-		sum = iwx_csum_add(0, ip + 12, 8);
-	}
-	memset(tcp, 0, tcplen);
-	memcpy(tcp, &key.sport, 2);
-	memcpy(tcp + 2, &key.dport, 2);
-	put32(tcp + 4, seq);
-	put32(tcp + 8, seg.ack);
-	tcp[12] = (tcplen / 4) << 4;
-	tcp[13] = flags;
-	tcp[14] = 0xff;
-	tcp[15] = 0xff;
-	if (seg.ts) {
-		memcpy(tcp + 20, "\x01\x01\x08\x0a", 4);	/* NOP, NOP, timestamps (RFC 7323 §3) */
-		put32(tcp + 24, seg.tsval);
-	}
-	memcpy(tcp + tcplen, payload, plen);
-	sum += IPPROTO_TCP + tcplen + plen;
-	uint16_t c = iwx_csum_fold(iwx_csum_add(sum, tcp, tcplen + plen));
-
-	tcp[16] = c >> 8;
-	tcp[17] = c;
-	f->len = (tcp - f->b) + tcplen + plen;
+	memcpy(s.dst_mac, seg.dst_mac, sizeof(s.dst_mac));
+	f->len = fp_rig_frame(f->b, &key, &s, payload, plen);
+	cr_assert_gt(f->len, 0, "the frame fits");
 }
 
 static struct frame frame;
 
 static int run_in_b(void *arg)
 {
-	LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = frame.b, .data_size_in = frame.len);
-	struct bpf_program *prog = at_xdp ? skel->progs.iwx_xdp : skel->progs.iwx_tc;
-
 	(void)arg;
-	if (bpf_prog_test_run_opts(bpf_program__fd(prog), &run))
-		return -1000;
-	return (int)run.retval;
+	return fp_rig_run(at_xdp ? skel->progs.iwx_xdp : skel->progs.iwx_tc, frame.b, frame.len);
 }
 
 /* Run the program on the frame, as it arrives in namespace b; it passes every packet. */
