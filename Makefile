@@ -459,6 +459,16 @@ $(BUILD)/fuzz/fuzz_sctp_place: tests/fuzz/fuzz_sctp_place.c control/engine/sctp_
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Icontrol/engine -o $@ $< control/engine/sctp_place.c
 
+# the fast path's programs through BPF_PROG_TEST_RUN (tests/fuzz/fuzz_fastpath.c)
+FUZZ_FASTPATH_SRCS := tests/support/fastpath_rig.c tests/support/netns.c $(PROTO_SRCS)
+
+$(BUILD)/fuzz/fuzz_fastpath: tests/fuzz/fuzz_fastpath.c $(FUZZ_FASTPATH_SRCS) tests/support/fastpath_rig.h \
+		tests/support/netns.h $(HEADERS) $(FASTPATH_SKEL)
+	@mkdir -p $(@D)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Itests/support -I$(BUILD)/bpf -o $@ $< $(FUZZ_FASTPATH_SRCS) \
+		-pthread -lbpf -lelf -lz $(LDLIBS_CORE)
+
 # Seeds are valid FPDU streams and frames built with the library at build time.
 SEEDS_BIN	:= $(BUILD)/fuzz/make_seeds
 SEEDS_DIR	:= $(BUILD)/fuzz/seeds

@@ -339,6 +339,39 @@ static void sctp_place_seed(uint8_t take)
 	write_seed("fuzz_sctp_place", b.p, b.len);
 }
 
+/* --------------------------------------------------- the fast path's walk */
+
+static void put16be(struct buf *b, uint16_t v)
+{
+	put8(b, v >> 8);
+	put8(b, v);
+}
+
+/* fuzz_fastpath (its input is described there): a message in flight to the table's STag
+   `stag` at offset 0, in SYNC; two packets going on with it, the second ending it. kind 0
+   is a Write, 1 a Read Response (its FPDU kinds). */
+static void fastpath_seed(bool xdp, bool markers, uint8_t stag, uint8_t kind)
+{
+	static struct buf b;
+
+	b.len = 0;
+	put8(&b, xdp | markers << 1 | 0x04);	/* the cut valid, SYNC */
+	put8(&b, stag);
+	put16be(&b, 0);				/* the cut at the STag's base */
+	put16be(&b, 500);			/* the stream's position: a marker 12 bytes on */
+	put8(&b, 0);				/* where the stream goes on */
+	put8(&b, 1);				/* two FPDUs */
+	for (int i = 0; i < 2; i++) {
+		put8(&b, 0x20 | kind);		/* going on from the last */
+		put16be(&b, 1000);
+	}
+	put8(&b, 0);
+	put8(&b, 0);				/* one FPDU, the message's last */
+	put8(&b, 0x60 | kind);
+	put16be(&b, 700);
+	write_seed("fuzz_fastpath", b.p, b.len);
+}
+
 /* ------------------------------------------------------------ iwxd's IPC */
 
 /* fuzz_ipc: one request; patches are (body word, identifier handed so far) pairs. */
@@ -439,6 +472,8 @@ int main(int argc, char **argv)
 	mkdir_p(path);
 	snprintf(path, sizeof(path), "%s/fuzz_sctp_place", outdir);
 	mkdir_p(path);
+	snprintf(path, sizeof(path), "%s/fuzz_fastpath", outdir);
+	mkdir_p(path);
 	rr_seeds();
 	rx_seeds();
 	ddp_seeds();
@@ -449,5 +484,9 @@ int main(int argc, char **argv)
 	sctp_place_seed(0);
 	sctp_place_seed(8);
 	sctp_place_seed(0x7f);
+	for (int i = 0; i < 4; i++) {
+		fastpath_seed(i & 1, i & 2, 0, 0);
+		fastpath_seed(i & 1, i & 2, 1, 1);
+	}
 	return 0;
 }
