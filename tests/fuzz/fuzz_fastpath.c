@@ -423,7 +423,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.xdp = b0 & 1;
 	r.markers = b0 & 2;
 	r.state = states[(b0 >> 3) & 3];
-	r.tx = (struct iwx_mpa_tx){ .crc = true, .markers = r.markers, .pos = take(&in, 2) };
+	/* where iwxd confirmed the stream: an FPDU's start, 4-aligned as every one is (RFC 5044
+	   §4: the pad makes each FPDU a multiple of 4 bytes) */
+	r.tx = (struct iwx_mpa_tx){ .crc = true, .markers = r.markers, .pos = take(&in, 2) & ~3u };
 	r.mark_base = conn.rcv_nxt - r.tx.pos;
 	set_conn(&r);
 	set_slot(&r, b0, b1, cut_to);
