@@ -25,7 +25,9 @@
  *   t & 0x80 clear: raw ULPDU, length ((t & 0x7f) << 8 | next byte), bytes follow;
  *   t & 0x80 set:   a valid DDP/RDMAP header for opcode t & 7 (L from t & 0x40),
  *                   2 bytes payload length, 4 bytes STag/MSN, 1 byte fill; the
- *                   payload is taken from the input when t & 0x08, else a pattern.
+ *                   payload is taken from the input when t & 0x08, else a pattern
+ *                   (its length modulo 2048 unless F_LARGE: a few bytes of input made
+ *                   80 KiB streams, which took most of the fuzzer's time).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -49,6 +51,7 @@
 #define F_PLACE_PULL	0x08	/* B places tagged payload; otherwise A does */
 #define F_STOP		0x10	/* the segment callback stops the parser every third segment */
 #define F_CORRUPT	0x20
+#define F_LARGE		0x40	/* patterned payloads up to the largest ULPDU; else under 2 KiB */
 
 #define MAX_STREAM	(80 * 1024)	/* room for one FPDU of the largest ULPDU, with markers */
 #define MAX_RECORDS	64
@@ -318,7 +321,7 @@ static uint32_t get_be(const uint8_t **p, const uint8_t *end, int n)
 
 /* Parse records from in and frame them into stream; returns the stream length. */
 static size_t frame_records(const uint8_t *in, size_t in_len, const struct iwx_mpa_mode *mode,
-			    struct framed *fr, uint8_t *stream)
+			    struct framed *fr, uint8_t *stream, bool large)
 {
 	const uint8_t *p = in, *end = in + in_len;
 	struct iwx_mpa_tx tx;
@@ -347,7 +350,7 @@ static size_t frame_records(const uint8_t *in, size_t in_len, const struct iwx_m
 			m.msn = x;
 			m.inval_stag = ~x;
 			hl = iwx_ddp_hdr_encode(u, &m, fill, t & 0x40);
-			pay = MIN(pay, IWX_MPA_MAX_ULPDU - hl);
+			pay = MIN(large ? pay : pay % 2048, IWX_MPA_MAX_ULPDU - hl);
 			if (t & 0x08) {
 				pay = MIN(pay, (size_t)(end - p));
 				memcpy(u + hl, p, pay);
@@ -462,7 +465,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			size -= n;
 		}
 		fr.ulpdus = ulpdus;
-		n = frame_records(data, size, &mode, &fr, stream);
+		n = frame_records(data, size, &mode, &fr, stream, flags & F_LARGE);
 		if (flags & F_CORRUPT) {
 			if (n == 0)
 				return 0;

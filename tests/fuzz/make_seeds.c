@@ -30,6 +30,7 @@
 #define F_PLACE_PULL	0x08
 #define F_STOP		0x10
 #define F_CORRUPT	0x20
+#define F_LARGE		0x40
 
 struct buf {
 	uint8_t	p[1 << 17];
@@ -181,7 +182,7 @@ static void rx_template_seed(uint8_t flags)
 	static struct buf b;
 
 	b.len = 0;
-	put8(&b, flags | F_FRAMED);
+	put8(&b, flags | F_FRAMED | F_LARGE);
 	put8(&b, 0xc0 | 13);	/* feed: random pieces up to 8 KiB */
 	put8(&b, 0x80 | 10);	/* pull: reads of 671 bytes */
 	put(&b, "\xc0\xea\x60\x00\x00\x12\x34\x07", 8);
@@ -372,6 +373,40 @@ static void fastpath_seed(bool xdp, bool markers, uint8_t stag, uint8_t kind)
 	write_seed("fuzz_fastpath", b.p, b.len);
 }
 
+/* ------------------------------------------------- SCTP's receive, by TSN */
+
+/* fuzz_sctp_rx (its input is described there): a chunk of TSN offset tsn, a Write of
+   len bytes to to (kind 0; 0x08: its message's last). */
+static void sctp_rx_chunk(struct buf *b, uint8_t tsn, uint8_t kind, uint16_t to, uint8_t len8)
+{
+	put8(b, 0);
+	put8(b, tsn - 1);
+	put8(b, kind);
+	put16be(b, to);
+	put8(b, len8);
+	put8(b, tsn * 16);	/* fill */
+}
+
+/* A message of four chunks after a first read (usrsctp drained): in order, or out of
+   order with a forged copy of a TSN usrsctp holds, near TSN 2^32 when wrap. */
+static void sctp_rx_seed(bool shuffled, bool wrap)
+{
+	static const uint8_t order[2][5] = { { 1, 2, 3, 4, 0 }, { 2, 4, 2, 1, 3 } };
+	static struct buf b;
+
+	b.len = 0;
+	put8(&b, wrap ? 0xf0 : 0);
+	put8(&b, 3);	/* read: nothing yet */
+	for (int i = 0; i < 5 && order[shuffled][i]; i++) {
+		uint8_t tsn = order[shuffled][i];
+		bool forged = shuffled && i == 2;
+
+		sctp_rx_chunk(&b, tsn, tsn == 4 ? 0x08 : 0, forged ? 4000 : (tsn - 1) * 512, 64);
+	}
+	put8(&b, 3);
+	write_seed("fuzz_sctp_rx", b.p, b.len);
+}
+
 /* ------------------------------------------------------------ iwxd's IPC */
 
 /* fuzz_ipc: one request; patches are (body word, identifier handed so far) pairs. */
@@ -474,6 +509,8 @@ int main(int argc, char **argv)
 	mkdir_p(path);
 	snprintf(path, sizeof(path), "%s/fuzz_fastpath", outdir);
 	mkdir_p(path);
+	snprintf(path, sizeof(path), "%s/fuzz_sctp_rx", outdir);
+	mkdir_p(path);
 	rr_seeds();
 	rx_seeds();
 	ddp_seeds();
@@ -487,6 +524,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 4; i++) {
 		fastpath_seed(i & 1, i & 2, 0, 0);
 		fastpath_seed(i & 1, i & 2, 1, 1);
+		sctp_rx_seed(i & 1, i & 2);
 	}
 	return 0;
 }
