@@ -459,6 +459,13 @@ $(BUILD)/fuzz/fuzz_sctp_place: tests/fuzz/fuzz_sctp_place.c control/engine/sctp_
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Icontrol/engine -o $@ $< control/engine/sctp_place.c
 
+# the SCTP lower layer's receive, usrsctp and the queue pair modelled (tests/fuzz/fuzz_sctp_rx.c)
+$(BUILD)/fuzz/fuzz_sctp_rx: tests/fuzz/fuzz_sctp_rx.c control/engine/llp_sctp.c $(wildcard control/engine/*.h) \
+		$(PROTO_SRCS) $(HEADERS)
+	@mkdir -p $(@D)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Icontrol/engine -o $@ $< $(PROTO_SRCS) $(LDLIBS_CORE)
+
 # the fast path's programs through BPF_PROG_TEST_RUN (tests/fuzz/fuzz_fastpath.c)
 FUZZ_FASTPATH_SRCS := tests/support/fastpath_rig.c tests/support/netns.c $(PROTO_SRCS)
 
