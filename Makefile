@@ -461,7 +461,7 @@ $(BUILD)/fuzz/fuzz_sctp_place: tests/fuzz/fuzz_sctp_place.c control/engine/sctp_
 
 # the SCTP lower layer's receive, usrsctp and the queue pair modelled (tests/fuzz/fuzz_sctp_rx.c)
 $(BUILD)/fuzz/fuzz_sctp_rx: tests/fuzz/fuzz_sctp_rx.c control/engine/llp_sctp.c $(wildcard control/engine/*.h) \
-		$(PROTO_SRCS) $(HEADERS)
+		$(PROTO_SRCS) $(HEADERS) $(wildcard tests/fuzz/*.h)
 	@mkdir -p $(@D)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Icontrol/engine -o $@ $< $(PROTO_SRCS) $(LDLIBS_CORE)
@@ -470,7 +470,7 @@ $(BUILD)/fuzz/fuzz_sctp_rx: tests/fuzz/fuzz_sctp_rx.c control/engine/llp_sctp.c 
 FUZZ_FASTPATH_SRCS := tests/support/fastpath_rig.c tests/support/netns.c $(PROTO_SRCS)
 
 $(BUILD)/fuzz/fuzz_fastpath: tests/fuzz/fuzz_fastpath.c $(FUZZ_FASTPATH_SRCS) tests/support/fastpath_rig.h \
-		tests/support/netns.h $(HEADERS) $(FASTPATH_SKEL)
+		tests/support/netns.h $(HEADERS) $(wildcard tests/fuzz/*.h) $(FASTPATH_SKEL)
 	@mkdir -p $(@D)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Itests/support -I$(BUILD)/bpf -o $@ $< $(FUZZ_FASTPATH_SRCS) \

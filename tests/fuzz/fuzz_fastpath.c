@@ -46,6 +46,7 @@
 
 #include "fastpath_rig.h"
 #include "fuzz_check.h"
+#include "fuzz_input.h"
 
 #define MAX_PACKETS	4
 #define MAX_FPDUS	12		/* in a packet */
@@ -156,25 +157,6 @@ static void setup(void)
 
 /* ------------------------------------------------------------------ the input */
 
-struct in {
-	const uint8_t	*p;
-	size_t		n;
-};
-
-static uint32_t take(struct in *in, unsigned bytes)
-{
-	uint32_t v = 0;
-
-	for (unsigned i = 0; i < bytes; i++) {
-		v = v << 8 | (in->n ? *in->p : 0);
-		if (in->n) {
-			in->p++;
-			in->n--;
-		}
-	}
-	return v;
-}
-
 /* The connection's state for one input, and the peer's stream. */
 struct run {
 	bool			xdp, markers;
@@ -226,10 +208,10 @@ static void set_slot(struct run *r, uint8_t b0, uint8_t b1, uint16_t cut_to)
  * One FPDU from its descriptor to out (cap bytes): its length, 0 when none fits. Payload
  * bytes count on from *fill, so each placed byte says where it came from.
  */
-static size_t fpdu(struct run *r, struct in *in, uint8_t *out, size_t cap, uint8_t *fill)
+static size_t fpdu(struct run *r, struct fuzz_in *in, uint8_t *out, size_t cap, uint8_t *fill)
 {
-	uint8_t d = take(in, 1), kind = d & 3, hdr[IWX_DDP_UNTAGGED_HDR_LEN + 4] = { 0 };
-	uint32_t len = take(in, 2) % 2048, hdr_len = IWX_DDP_TAGGED_HDR_LEN;
+	uint8_t d = fuzz_take(in, 1), kind = d & 3, hdr[IWX_DDP_UNTAGGED_HDR_LEN + 4] = { 0 };
+	uint32_t len = fuzz_take(in, 2) % 2048, hdr_len = IWX_DDP_TAGGED_HDR_LEN;
 	uint8_t payload[2048];
 	struct iwx_mpa_tx before = r->tx;
 	ssize_t n;
@@ -251,8 +233,8 @@ static size_t fpdu(struct run *r, struct in *in, uint8_t *out, size_t cap, uint8
 		uint8_t which = (d >> 2) & 7;
 
 		if (!(d & 0x20)) {	/* where the message goes on, or one of the table */
-			r->stag = which < NSTAGS ? stags[which].stag : take(in, 4);
-			r->to = (which < NSTAGS ? stags[which].base_to : 0) + (int16_t)take(in, 2);
+			r->stag = which < NSTAGS ? stags[which].stag : fuzz_take(in, 4);
+			r->to = (which < NSTAGS ? stags[which].base_to : 0) + (int16_t)fuzz_take(in, 2);
 		}
 		h->ddp_ctrl = IWX_DDP_FLAG_TAGGED | IWX_DDP_VERSION | (d & 0x40 ? IWX_DDP_FLAG_LAST : 0);
 		h->rdmap_ctrl = IWX_RDMAP_VERSION << IWX_RDMAP_VERSION_SHIFT |
@@ -278,7 +260,7 @@ static size_t fpdu(struct run *r, struct in *in, uint8_t *out, size_t cap, uint8
 	if (d & 0x80) {		/* ULPDU_LENGTH changed after framing: header byte 0 or 1 */
 		uint32_t at = r->markers && before.pos % IWX_MPA_MARKER_INTERVAL == 0 ?
 				      IWX_MPA_MARKER_LEN : 0;
-		int8_t delta = take(in, 1);
+		int8_t delta = fuzz_take(in, 1);
 
 		out[at + (delta & 1)] += delta >> 1;
 	}
@@ -354,12 +336,12 @@ static void count(const struct run *r, const struct iwx_fp_counters *was, uint32
 }
 
 /* One packet from the input: false when the input has ended. */
-static bool packet(struct run *r, struct in *in, uint8_t *fill)
+static bool packet(struct run *r, struct fuzz_in *in, uint8_t *fill)
 {
 	static uint8_t payload[MAX_PAYLOAD], frame[FP_RIG_FRAME_MAX];
 	struct fp_rig_seg s = { .ack = conn.ack, .flags = TCPF_ACK, .ts = true, .tsval = conn.tsval };
 	struct bpf_program *prog = r->xdp ? skel->progs.iwx_xdp : skel->progs.iwx_tc;
-	uint8_t how = take(in, 1), nf = take(in, 1) % MAX_FPDUS + 1;
+	uint8_t how = fuzz_take(in, 1), nf = fuzz_take(in, 1) % MAX_FPDUS + 1;
 	uint32_t start = r->tx.pos, plen = 0, from = slots[0].head, state = slots[0].state & 3;
 	struct iwx_fp_counters was = slots[0].c;
 	size_t flen;
@@ -370,13 +352,13 @@ static bool packet(struct run *r, struct in *in, uint8_t *fill)
 	case 0:	/* where the stream goes on */
 		break;
 	case 1:	/* a resend: back by up to 4 KiB */
-		start -= take(in, 2) % 4096;
+		start -= fuzz_take(in, 2) % 4096;
 		break;
 	case 2:	/* a jump ahead, over a gap */
-		start += take(in, 2);
+		start += fuzz_take(in, 2);
 		break;
 	case 3:	/* anywhere */
-		start = take(in, 4);
+		start = fuzz_take(in, 4);
 		break;
 	}
 	r->tx.pos = start;
@@ -387,16 +369,16 @@ static bool packet(struct run *r, struct in *in, uint8_t *fill)
 	s.seq = r->mark_base + start;
 	s.vlan = how & 0x04;
 	if (how & 0x08)
-		s.flags = take(in, 1);
+		s.flags = fuzz_take(in, 1);
 	s.ts = !(how & 0x10);
 	if (how & 0x20)
-		s.tsval -= take(in, 2);
+		s.tsval -= fuzz_take(in, 2);
 	if (how & 0x40)
-		s.ack += (int16_t)take(in, 2);
+		s.ack += (int16_t)fuzz_take(in, 2);
 	flen = fp_rig_frame(frame, &conn.key, &s, payload, plen);
 	CHECK(flen);
 	if (how & 0x80) {	/* one byte of the headers changed */
-		uint8_t at = take(in, 1), x = take(in, 1);
+		uint8_t at = fuzz_take(in, 1), x = fuzz_take(in, 1);
 
 		frame[at % (flen - plen)] ^= x ? x : 1;
 	}
@@ -408,7 +390,7 @@ static bool packet(struct run *r, struct in *in, uint8_t *fill)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct in in = { data, size };
+	struct fuzz_in in = { data, size };
 	struct run r = { 0 };
 	uint8_t b0, b1, fill = 0;
 	uint16_t cut_to;
@@ -417,15 +399,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		setup();
 	if (size < 4)
 		return 0;
-	b0 = take(&in, 1);
-	b1 = take(&in, 1);
-	cut_to = take(&in, 2);
+	b0 = fuzz_take(&in, 1);
+	b1 = fuzz_take(&in, 1);
+	cut_to = fuzz_take(&in, 2);
 	r.xdp = b0 & 1;
 	r.markers = b0 & 2;
 	r.state = states[(b0 >> 3) & 3];
 	/* where iwxd confirmed the stream: an FPDU's start, 4-aligned as every one is (RFC 5044
 	   §4: the pad makes each FPDU a multiple of 4 bytes) */
-	r.tx = (struct iwx_mpa_tx){ .crc = true, .markers = r.markers, .pos = take(&in, 2) & ~3u };
+	r.tx = (struct iwx_mpa_tx){ .crc = true, .markers = r.markers, .pos = fuzz_take(&in, 2) & ~3u };
 	r.mark_base = conn.rcv_nxt - r.tx.pos;
 	set_conn(&r);
 	set_slot(&r, b0, b1, cut_to);

@@ -34,6 +34,7 @@
 #include "llp_sctp.c"
 
 #include "fuzz_check.h"
+#include "fuzz_input.h"
 
 #define REGION		8192
 #define STAG		0x1234u
@@ -277,25 +278,6 @@ static bool u_takes(uint32_t tsn, uint16_t sid, const uint8_t *data, size_t len)
 
 /* ------------------------------------------------------------------- the input */
 
-struct in {
-	const uint8_t	*p;
-	size_t		n;
-};
-
-static uint32_t take(struct in *in, unsigned bytes)
-{
-	uint32_t v = 0;
-
-	for (unsigned i = 0; i < bytes; i++) {
-		v = v << 8 | (in->n ? *in->p : 0);
-		if (in->n) {
-			in->p++;
-			in->n--;
-		}
-	}
-	return v;
-}
-
 /* The bytes of a chunk usrsctp took: values its place may hold */
 static HARNESS void allow(uint32_t to, const uint8_t *p, uint32_t len)
 {
@@ -316,17 +298,17 @@ static HARNESS bool region_sound(void)
 }
 
 /* One chunk arrives: the placer sees it, then usrsctp. */
-static void arrive(struct in *in, uint8_t e)
+static void arrive(struct fuzz_in *in, uint8_t e)
 {
 	static const uint8_t ops[4] = { IWX_OP_WRITE, IWX_OP_READ_RESP, IWX_OP_SEND, IWX_OP_WRITE };
-	uint32_t tsn = tsn0 + 1 + take(in, 1) * (e & 0x04 ? 64 : 1);
-	uint8_t kind = take(in, 1), data[MAXSEG], fill;
+	uint32_t tsn = tsn0 + 1 + fuzz_take(in, 1) * (e & 0x04 ? 64 : 1);
+	uint8_t kind = fuzz_take(in, 1), data[MAXSEG], fill;
 	struct iwx_ddp_msg m = { .opcode = ops[kind & 3], .stag = kind & 0x10 ? STAG + 1 : STAG,
 				 .msn = 1 };
-	uint32_t to = take(in, 2) % (REGION + 64), len = take(in, 1) * 8u, hl, placed = 0;
+	uint32_t to = fuzz_take(in, 2) % (REGION + 64), len = fuzz_take(in, 1) * 8u, hl, placed = 0;
 	uint16_t sid;
 
-	fill = take(in, 1);
+	fill = fuzz_take(in, 1);
 	m.to = to;
 	hl = iwx_shim_hdr_encode(data, &m, 0, kind & 0x08);
 	if ((kind & 3) == 3) {	/* raw bytes: whatever the peer puts in a chunk */
@@ -366,8 +348,8 @@ static void print_stats(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct in in = { data, size };
-	uint8_t b = take(&in, 1);
+	struct fuzz_in in = { data, size };
+	uint8_t b = fuzz_take(&in, 1);
 
 	if (!region) {
 		region = malloc(REGION);
@@ -389,7 +371,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	t->llp.qp = &qp;
 	t->llp.stats = &stats;
 	for (int i = 0; i < 256 && in.n; i++) {
-		uint8_t e = take(&in, 1);
+		uint8_t e = fuzz_take(&in, 1);
 
 		if (e % 4 == 3)
 			sctp_receive(&t->llp);
