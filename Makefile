@@ -103,8 +103,9 @@ CHECK_BIN	:= $(BUILD)/tests/check
 VICTIM_BIN	:= $(BUILD)/tests/setuid_victim
 FUZZ_SRCS	:= $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS	:= $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
-FUZZ_FLAGS	:= -std=gnu11 -g -O1 -D_GNU_SOURCE $(INCLUDES) \
-		   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+# the targets' instrumentation (scripts/fuzz-coverage.sh builds them again with source coverage)
+FUZZ_SAN	:= -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_FLAGS	:= -std=gnu11 -g -O1 -D_GNU_SOURCE $(INCLUDES) $(FUZZ_SAN)
 BENCH_BIN	:= $(BUILD)/bench/bench_proto
 BPFTOOL		?= bpftool
 BPF_TEST_OBJ	:= $(BUILD)/bpf/check_prog.bpf.o
