@@ -36,7 +36,7 @@ make -s BUILD=$cov FUZZ_SAN="-fsanitize=fuzzer -fprofile-instr-generate -fcovera
 	"${targets[@]/#/$cov/fuzz/}" $cov/fuzz/make_seeds
 rm -rf $cov/seeds $cov/prof && $cov/fuzz/make_seeds $cov/seeds && mkdir -p $cov/prof
 for t in "${targets[@]}"; do
-	LLVM_PROFILE_FILE="$cov/prof/$t-%p.profraw" $cov/fuzz/$t -runs=0 \
+	LLVM_PROFILE_FILE="$cov/prof/$t-%p.profraw" "$cov/fuzz/$t" -runs=0 \
 		tests/fuzz/corpus/$t $cov/seeds/$t > $cov/prof/$t.log 2>&1 ||
 		{ echo "fuzz-coverage: $t failed (its log: $cov/prof/$t.log)" >&2; exit 1; }
 	llvm-profdata merge -o $cov/prof/$t.profdata $cov/prof/$t-*.profraw
