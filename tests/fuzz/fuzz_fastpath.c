@@ -4,6 +4,8 @@
  * writes into registered memory: both programs, iwx_tc and iwx_xdp, run through
  * BPF_PROG_TEST_RUN on packets built from the input, for a real TCP connection between
  * two namespaces (tests/support/fastpath_rig.h), against STags and memories set up once.
+ * At XDP a packet may pass a page: the test run puts the rest in fragments, as a NIC's
+ * multi-buffer frames (and GRO's packets at TC) come.
  *
  * Input: a connection's state, then up to MAX_PACKETS packets of FPDUs
  *   state (4 bytes): hook, markers, the slot's state, whether a message is in flight (the
@@ -50,7 +52,8 @@
 
 #define MAX_PACKETS	4
 #define MAX_FPDUS	12		/* in a packet */
-#define MAX_PAYLOAD	3400		/* of a packet: it fits BPF_PROG_TEST_RUN's page */
+#define MAX_PAYLOAD	3400		/* of a packet at TC: it fits BPF_PROG_TEST_RUN's page */
+#define MAX_PAYLOAD_XDP	12000		/* at XDP: the rest of the page's worth in fragments */
 #define GUARD		0xa5
 #define PD		7u
 #define TCPF_ACK	0x10
@@ -83,7 +86,8 @@ static struct iwx_fp_slot *slots;
 static size_t slots_len;
 
 /* What the programs did, as libFuzzer's coverage: per hook, markers, and start state. */
-#define EVENTS	(IWX_FP_SKIP_N + 8 + 4)
+#define EVENTS	(IWX_FP_SKIP_N + 8 + 4 + 1)
+#define LINEAR	3520		/* XDP's test run: the frame's bytes before its fragments */
 __attribute__((section("__libfuzzer_extra_counters")))
 static uint8_t seen[2][2][4][EVENTS];
 
@@ -98,6 +102,7 @@ static void teardown(void)
 #undef IWX_FP_SKIP_NAME
 		"placed", "-", "proposals", "confirmed", "behind", "stopped", "bells", "ahead",
 		"ended UNSYNC", "ended PROPOSED", "ended SYNC", "ended STOPPED",
+		"placed from fragments",
 	};
 
 	if (getenv("FUZZ_FASTPATH_STATS"))
@@ -282,12 +287,15 @@ static const struct stag *stag_of(uint32_t stag)
 }
 
 /*
- * Each record the packet (TCP payload p, plen bytes from sequence number seq) left:
- * sound, and its payload put where the memories should now hold it.
+ * Each record the packet (TCP payload p, plen bytes from sequence number seq, hlen bytes
+ * into the frame) left: sound, and its payload put where the memories should now hold
+ * it. The records whose payload ends in XDP's fragments.
  */
-static void check_records(const struct run *r, uint32_t from, uint32_t to, const uint8_t *p,
-			  uint32_t plen, uint32_t seq)
+static uint32_t check_records(const struct run *r, uint32_t from, uint32_t to, const uint8_t *p,
+			      uint32_t plen, uint32_t seq, uint32_t hlen)
 {
+	uint32_t in_frags = 0;
+
 	CHECK(to - from <= plen / 20);	/* the smallest tagged FPDU: 20 bytes */
 	for (uint32_t k = from; k != to; k++) {
 		const struct iwx_fp_rec *rec = &slots[0].ring[k % IWX_FP_RING];
@@ -311,11 +319,15 @@ static void check_records(const struct run *r, uint32_t from, uint32_t to, const
 		for (uint32_t i = 0; i < len; i++)
 			want[s->mem][s->off + (at - s->base_to) + i] =
 				p[rec_byte(r, off, rec->seq, IWX_MPA_HDR_LEN + IWX_DDP_TAGGED_HDR_LEN + i)];
+		in_frags += r->xdp && hlen + rec_byte(r, off, rec->seq, IWX_MPA_HDR_LEN +
+						IWX_DDP_TAGGED_HDR_LEN + len - 1) >= LINEAR;
 	}
+	return in_frags;
 }
 
 /* The packet's counters, and the slot's state after it, as coverage. */
-static void count(const struct run *r, const struct iwx_fp_counters *was, uint32_t start)
+static void count(const struct run *r, const struct iwx_fp_counters *was, uint32_t start,
+		  uint32_t in_frags)
 {
 	const struct iwx_fp_counters *c = &slots[0].c;
 	uint8_t *e = seen[r->xdp][r->markers][start];
@@ -333,16 +345,19 @@ static void count(const struct run *r, const struct iwx_fp_counters *was, uint32
 		}
 	e[IWX_FP_SKIP_N + 8 + (slots[0].state & 3)]++;
 	total[IWX_FP_SKIP_N + 8 + (slots[0].state & 3)]++;
+	e[EVENTS - 1] += in_frags;
+	total[EVENTS - 1] += in_frags;
 }
 
 /* One packet from the input: false when the input has ended. */
 static bool packet(struct run *r, struct fuzz_in *in, uint8_t *fill)
 {
-	static uint8_t payload[MAX_PAYLOAD], frame[FP_RIG_FRAME_MAX];
+	static uint8_t payload[MAX_PAYLOAD_XDP], frame[FP_RIG_XDP_FRAME_MAX];
 	struct fp_rig_seg s = { .ack = conn.ack, .flags = TCPF_ACK, .ts = true, .tsval = conn.tsval };
 	struct bpf_program *prog = r->xdp ? skel->progs.iwx_xdp : skel->progs.iwx_tc;
 	uint8_t how = fuzz_take(in, 1), nf = fuzz_take(in, 1) % MAX_FPDUS + 1;
 	uint32_t start = r->tx.pos, plen = 0, from = slots[0].head, state = slots[0].state & 3;
+	const uint32_t most = r->xdp ? MAX_PAYLOAD_XDP : MAX_PAYLOAD;
 	struct iwx_fp_counters was = slots[0].c;
 	size_t flen;
 
@@ -363,7 +378,7 @@ static bool packet(struct run *r, struct fuzz_in *in, uint8_t *fill)
 	}
 	r->tx.pos = start;
 	for (int i = 0; i < nf && in->n; i++)
-		plen += fpdu(r, in, payload + plen, sizeof(payload) - plen, fill);
+		plen += fpdu(r, in, payload + plen, most - plen, fill);
 	if (!plen)
 		return in->n > 0;
 	s.seq = r->mark_base + start;
@@ -375,7 +390,7 @@ static bool packet(struct run *r, struct fuzz_in *in, uint8_t *fill)
 		s.tsval -= fuzz_take(in, 2);
 	if (how & 0x40)
 		s.ack += (int16_t)fuzz_take(in, 2);
-	flen = fp_rig_frame(frame, &conn.key, &s, payload, plen);
+	flen = fp_rig_frame(frame, sizeof(frame), &conn.key, &s, payload, plen);
 	CHECK(flen);
 	if (how & 0x80) {	/* one byte of the headers changed */
 		uint8_t at = fuzz_take(in, 1), x = fuzz_take(in, 1);
@@ -383,8 +398,8 @@ static bool packet(struct run *r, struct fuzz_in *in, uint8_t *fill)
 		frame[at % (flen - plen)] ^= x ? x : 1;
 	}
 	CHECK(fp_rig_run(prog, frame, flen) == (r->xdp ? 2 /* XDP_PASS */ : -1 /* TC_ACT_UNSPEC */));
-	check_records(r, from, slots[0].head, frame + (flen - plen), plen, s.seq);
-	count(r, &was, state);
+	count(r, &was, state, check_records(r, from, slots[0].head, frame + (flen - plen), plen,
+					    s.seq, flen - plen));
 	return in->n > 0;
 }
 

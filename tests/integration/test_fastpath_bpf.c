@@ -273,7 +273,7 @@ static void frame_build(struct frame *f, bool vlan, uint32_t seq, uint8_t flags,
 				.tsval = seg.tsval, .vlan = vlan };
 
 	memcpy(s.dst_mac, seg.dst_mac, sizeof(s.dst_mac));
-	f->len = fp_rig_frame(f->b, &key, &s, payload, plen);
+	f->len = fp_rig_frame(f->b, sizeof(f->b), &key, &s, payload, plen);
 	cr_assert_gt(f->len, 0, "the frame fits");
 }
 

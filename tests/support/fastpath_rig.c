@@ -201,8 +201,8 @@ static void put32(uint8_t *p, uint32_t v)
 	p[3] = v;
 }
 
-size_t fp_rig_frame(uint8_t *b, const struct iwx_fp_key *key, const struct fp_rig_seg *s,
-		    const uint8_t *payload, size_t plen)
+size_t fp_rig_frame(uint8_t *b, size_t cap, const struct iwx_fp_key *key,
+		    const struct fp_rig_seg *s, const uint8_t *payload, size_t plen)
 {
 	const bool v6 = key->v6;
 	const size_t iplen = v6 ? 40 : 20, tcplen = s->ts ? 32 : 20;
@@ -210,7 +210,7 @@ size_t fp_rig_frame(uint8_t *b, const struct iwx_fp_key *key, const struct fp_ri
 	uint32_t sum;
 	uint16_t c;
 
-	if (14 + 4 + iplen + tcplen + plen > FP_RIG_FRAME_MAX)
+	if (14 + 4 + iplen + tcplen + plen > cap)
 		return 0;
 	memset(b, 0, 64);
 	memcpy(p, s->dst_mac, 6);

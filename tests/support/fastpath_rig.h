@@ -18,7 +18,9 @@
 #include "fastpath.skel.h"
 #include "netns.h"
 
-#define FP_RIG_FRAME_MAX	4096	/* BPF_PROG_TEST_RUN takes up to a page */
+#define FP_RIG_FRAME_MAX	4096	/* BPF_PROG_TEST_RUN takes up to a page at TC */
+/* ... and at XDP (xdp.frags) puts what passes a page into fragments, as a NIC's do */
+#define FP_RIG_XDP_FRAME_MAX	16384
 
 /* The connection, as the peer's segments name it and as TCP on b stands. */
 struct fp_rig_conn {
@@ -59,10 +61,10 @@ struct fp_rig_seg {
 
 /*
  * Ethernet, IP and TCP (checksums right) from the peer to b, then plen bytes of payload,
- * into b (FP_RIG_FRAME_MAX bytes): the frame's length, 0 when it does not fit.
+ * into b (cap bytes): the frame's length, 0 when it does not fit.
  */
-size_t fp_rig_frame(uint8_t *b, const struct iwx_fp_key *key, const struct fp_rig_seg *s,
-		    const uint8_t *payload, size_t plen);
+size_t fp_rig_frame(uint8_t *b, size_t cap, const struct iwx_fp_key *key,
+		    const struct fp_rig_seg *s, const uint8_t *payload, size_t plen);
 
 /*
  * Run prog (iwx_tc or iwx_xdp) on the frame, in the calling thread's namespace (b's):
