@@ -5,7 +5,7 @@
  * BPF_PROG_TEST_RUN on packets built from the input, for a real TCP connection between
  * two namespaces (tests/support/fastpath_rig.h), against STags and memories set up once.
  * At XDP a packet may pass a page: the test run puts the rest in fragments, as a NIC's
- * multi-buffer frames (and GRO's packets at TC) come.
+ * multi-buffer frames come (at TC it takes one linear page: GRO's packets are not reached).
  *
  * Input: a connection's state, then up to MAX_PACKETS packets of FPDUs
  *   state (4 bytes): hook, markers, the slot's state, whether a message is in flight (the
@@ -87,7 +87,9 @@ static size_t slots_len;
 
 /* What the programs did, as libFuzzer's coverage: per hook, markers, and start state. */
 #define EVENTS	(IWX_FP_SKIP_N + 8 + 4 + 1)
-#define LINEAR	3520		/* XDP's test run: the frame's bytes before its fragments */
+/* XDP's test run: the frame's bytes before its fragments (a page less XDP's headroom, 256,
+   and the fragments' list, 320) */
+#define LINEAR	3520
 __attribute__((section("__libfuzzer_extra_counters")))
 static uint8_t seen[2][2][4][EVENTS];
 
