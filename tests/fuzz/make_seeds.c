@@ -57,6 +57,8 @@ static void write_seed(const char *target, const void *data, size_t len)
 	char path[4096];
 	FILE *f;
 
+	snprintf(path, sizeof(path), "%s/%s", outdir, target);
+	mkdir_p(path);	/* each target's directory, at its first seed */
 	snprintf(path, sizeof(path), "%s/%s/seed-%03u", outdir, target, n++);
 	f = fopen(path, "wb");
 	if (!f || fwrite(data, 1, len, f) != len || fclose(f))
@@ -487,30 +489,12 @@ static void ipc_seed(bool undo)
 
 int main(int argc, char **argv)
 {
-	char path[4096];
-
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s DIR\n", argv[0]);
 		return 2;
 	}
 	outdir = argv[1];
 	mkdir_p(outdir);
-	snprintf(path, sizeof(path), "%s/fuzz_mpa_rr", outdir);
-	mkdir_p(path);
-	snprintf(path, sizeof(path), "%s/fuzz_mpa_rx", outdir);
-	mkdir_p(path);
-	snprintf(path, sizeof(path), "%s/fuzz_ddp", outdir);
-	mkdir_p(path);
-	snprintf(path, sizeof(path), "%s/fuzz_ipc", outdir);
-	mkdir_p(path);
-	snprintf(path, sizeof(path), "%s/fuzz_decode", outdir);
-	mkdir_p(path);
-	snprintf(path, sizeof(path), "%s/fuzz_sctp_place", outdir);
-	mkdir_p(path);
-	snprintf(path, sizeof(path), "%s/fuzz_fastpath", outdir);
-	mkdir_p(path);
-	snprintf(path, sizeof(path), "%s/fuzz_sctp_rx", outdir);
-	mkdir_p(path);
 	rr_seeds();
 	rx_seeds();
 	ddp_seeds();
