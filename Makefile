@@ -497,6 +497,7 @@ fuzz: $(FUZZ_BINS) $(SEEDS_BIN)
 		name=$$(basename $$f); corpus=$(BUILD)/fuzz/corpus/$$name; \
 		mkdir -p $$corpus $(FUZZ_TREE)/$$name; \
 		echo "  FUZZ    $$name for $(FUZZ_SECONDS) s"; \
+		FUZZ_IPC_WINDOW=$(BUILD)/fuzz/fuzz_ipc-window \
 		$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 			-artifact_prefix=$(BUILD)/fuzz/$$name- $$corpus $(FUZZ_TREE)/$$name \
 			$(SEEDS_DIR)/$$name 2> $(BUILD)/fuzz/$$name.log || \

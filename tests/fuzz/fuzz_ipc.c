@@ -30,15 +30,18 @@
  * nothing (clients, counted objects, queued messages, lingering sockets, SCTP set-ups,
  * the fast path's entries). Every CHECK_EVERY inputs (FUZZ_IPC_CHECK_EVERY=N: every N;
  * FUZZ_IPC_LOG=1: iwxd's log, debug level, on stderr), after a bounded wait for the
- * kernel to free what was shared (shared.c): no memory charged to any user, and this
- * process holds no more descriptors than after the first input.
+ * kernel to free what was shared (shared.c): no memory charged to any user, this
+ * process holds no more descriptors than after the first input, and LeakSanitizer finds
+ * no leak.
  */
 #include <dirent.h>
 #include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <net/if.h>
+#include <sanitizer/lsan_interface.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -50,6 +53,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -58,6 +62,7 @@
 #include "ipc/ipc.h"
 #include "log.h"
 #include "serve.h"
+#include "util/clock.h"
 
 #include "fuzz_check.h"
 
@@ -66,6 +71,12 @@
 #define GONE_TURNS	2000	/* turns for iwxd to close a client that hung up */
 #define CHECK_EVERY	256
 #define SETTLE_MS	5000	/* the kernel's time to free shared memory (RCU) */
+
+/* Memory a client may share with iwxd, and all clients: iwxd's defaults (1 GiB, 4 GiB)
+   would have the kernel zero that much for an input that asks (the arena a BPF array),
+   the fuzzer's time gone there; smaller, each refusal is reached more often. */
+#define ARENA_MAX	(4u << 20)
+#define ARENA_TOTAL	(16u << 20)
 
 #define NOBODY		65534	/* the client's uid and gid (nogroup, iwxd's --group) */
 
@@ -170,6 +181,8 @@ static void up(void)
 	};
 	for (int i = 0; i < LIMIT_N; i++)
 		d.o.max[i] = limits[i].dflt;
+	d.o.max[LIMIT_ARENA] = ARENA_MAX;
+	d.o.max[LIMIT_ARENA_TOTAL] = ARENA_TOTAL;
 	limits_derive(d.o.max);
 	iwx_log_level = getenv("FUZZ_IPC_LOG") ? IWX_LOG_DEBUG : -1;
 	if (getenv("FUZZ_IPC_CHECK_EVERY"))
@@ -370,11 +383,72 @@ static bool users_hold_nothing(bool memory_too)
 	return true;
 }
 
+/*
+ * The inputs since the last settled(), kept: a leak its check finds is one of theirs. Each
+ * input that leaks is also libFuzzer's to find at once (-detect_leaks=1, its default), but
+ * that check runs LeakSanitizer after every input that allocates more than it frees, which
+ * here is any that leaves memory for iwxd to uncharge later (shared.c): half the time of a
+ * soak, which can run with -detect_leaks=0 and this check alone.
+ */
+#define WINDOW_BYTES	(8u << 20)	/* its inputs, one after the other */
+
+static struct { size_t at, size; } window[CHECK_EVERY];
+static unsigned nwindow;
+static uint8_t *window_bytes;	/* mapped, not malloc'd: libFuzzer counts each malloc of an
+				   input, and LeakSanitizer scans no mapping */
+static size_t window_used;
+
+static void window_add(const uint8_t *data, size_t size)
+{
+	if (!window_bytes) {
+		window_bytes = mmap(NULL, WINDOW_BYTES, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		CHECK(window_bytes != MAP_FAILED);
+	}
+	if (nwindow == CHECK_EVERY || size > WINDOW_BYTES - window_used)
+		return;	/* past CHECK_EVERY (FUZZ_IPC_CHECK_EVERY): the first ones kept */
+	memcpy(window_bytes + window_used, data, size);
+	window[nwindow].at = window_used;
+	window[nwindow++].size = size;
+	window_used += size;
+}
+
+static void window_clear(void)
+{
+	nwindow = 0;
+	window_used = 0;
+}
+
+/* The window as files PID-N in FUZZ_IPC_WINDOW (a directory, made; fuzz_ipc-window
+   unless said): each run alone with -detect_leaks=1 names the one that leaks. */
+static void keep_window(void)
+{
+	const char *dir = getenv("FUZZ_IPC_WINDOW") ?: "fuzz_ipc-window";
+
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		fprintf(stderr, "fuzz_ipc: %s: %s\n", dir, strerror(errno));
+	for (unsigned i = 0; i < nwindow; i++) {
+		char name[PATH_MAX];
+		FILE *f;
+
+		snprintf(name, sizeof(name), "%s/%d-%03u", dir, (int)getpid(), i);
+		f = fopen(name, "wb");
+		if (!f || fwrite(window_bytes + window[i].at, 1, window[i].size, f) != window[i].size)
+			fprintf(stderr, "fuzz_ipc: %s not written whole\n", name);
+		if (f)
+			fclose(f);
+	}
+	fprintf(stderr, "fuzz_ipc: the %u inputs since the last check are %s/%d-*\n", nwindow,
+		dir, (int)getpid());
+}
+
 static void settled(void)
 {
 	int fds = -1;
 
 	for (int ms = 0; ms < SETTLE_MS; ms++) {
+		if (d.departed_ms)	/* look now, not at iwxd's next second (shared.c) */
+			d.departed_ms = iwx_now_ms();
 		turns(1);
 		fds = count_fds();
 		if (users_hold_nothing(true) && (fds_base < 0 || fds <= fds_base))
@@ -382,6 +456,10 @@ static void settled(void)
 		usleep(1000);
 	}
 	CHECK(users_hold_nothing(true));
+	if (__lsan_do_recoverable_leak_check()) {
+		keep_window();
+		CHECK(!"memory leaked (LeakSanitizer's report above)");
+	}
 	if (fds_base < 0)
 		fds_base = fds;
 	if (fds > fds_base)
@@ -441,7 +519,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		turns(1);
 	CHECK(!d.clients);
 	CHECK(users_hold_nothing(false));
-	if (inputs++ % check_every == 0)
+	window_add(data, size);
+	if (inputs++ % check_every == 0) {
 		settled();
+		window_clear();
+	}
 	return 0;
 }
