@@ -31,15 +31,22 @@ AR		?= ar
 CFLAGS		?= -O2 -g
 # include/iwx: the installed headers alone; the internal ones beside their code, named by
 # their folder ("proto/wire.h", "ipc/ipc.h", "util/list.h"); bpf/fastpath_maps.h: the
-# fast path's maps, shared by its programs and user space.
-INCLUDES	:= -Iinclude -Ilib -Ibpf
+# fast path's maps, shared by its programs and user space. $(BUILD)/gen: what the Makefile
+# writes (iwx_version.h).
+BUILD		:= build
+INCLUDES	:= -Iinclude -Ilib -Ibpf -I$(BUILD)/gen
 IWX_CFLAGS	:= -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE $(INCLUDES) $(CPPFLAGS) $(CFLAGS)
 LDLIBS_CORE	:= -lisal
 LDLIBS_ENGINE	:= -lusrsctp -lxdp	# the engine's SCTP (sctp.c) and its AF_XDP carrier (sctp_xsk.c)
 
-VERSION		:= 0.1.0
+# The release: debian/changelog's newest entry, the one place it is written (README: "Cutting
+# a release"); every program says it (iwx --version, iwxd --version, ibv_devinfo's fw_ver)
+# through $(VERSION_H).
+VERSION		:= $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
+ifeq ($(VERSION),)
+$(error debian/changelog's first line names no version)
+endif
 SOVERSION	:= 0
-BUILD		:= build
 FUZZ_SECONDS	?= 30
 TEST_FUZZ_SECONDS ?= 10
 
@@ -143,23 +150,31 @@ all: lib $(CLI_BIN) $(RPING_BIN) $(IWXD_BIN) $(DROPIN_LIBS) $(COMPLETION)
 
 lib: $(LIB_A) $(LIB_SO) $(PROTO_A) $(IPC_A) $(UTIL_A)
 
+# iwx_version.h: IWX_VERSION, the release, made again when the changelog changes
+VERSION_H	:= $(BUILD)/gen/iwx_version.h
+$(VERSION_H): debian/changelog
+	@mkdir -p $(@D)
+	$(call msg,GEN,$@)
+	$(Q)printf '/* made by the Makefile from debian/changelog */\n#define IWX_VERSION "%s"\n' \
+		'$(VERSION)' > $@
+
 # libiwx.so exports the API; the IPC and the utilities inside it are its own business
-$(BUILD)/lib/%.o: lib/%.c
+$(BUILD)/lib/%.o: lib/%.c | $(VERSION_H)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(IWX_CFLAGS) $(DEPFLAGS) -fPIC -fvisibility=$(if $(filter lib/ipc/% lib/util/%,$<),hidden,default) -c $< -o $@
 
-$(OBJ)/iwxd/%.o: %.c | $(FASTPATH_SKEL) $(SCTP_XSK_SKEL) $(ARENAS_LIVE_SKEL)
+$(OBJ)/iwxd/%.o: %.c | $(FASTPATH_SKEL) $(SCTP_XSK_SKEL) $(ARENAS_LIVE_SKEL) $(VERSION_H)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(IWX_CFLAGS) $(DEPFLAGS) $(DAEMON_INC) -c $< -o $@
 
-$(OBJ)/cli/%.o: %.c
+$(OBJ)/cli/%.o: %.c | $(VERSION_H)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(IWX_CFLAGS) $(DEPFLAGS) -DIWX_DROPIN_DIR='"$(LIBDIR)/iwx"' -c $< -o $@
 
-$(OBJ)/tests/%.o: %.c | $(BPF_TEST_SKEL) $(BPF_FAULTS_SKEL) $(FASTPATH_SKEL) $(SCTP_XSK_SKEL)
+$(OBJ)/tests/%.o: %.c | $(BPF_TEST_SKEL) $(BPF_FAULTS_SKEL) $(FASTPATH_SKEL) $(SCTP_XSK_SKEL) $(VERSION_H)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(IWX_CFLAGS) $(DEPFLAGS) $(TEST_INC) -c $< -o $@
@@ -205,7 +220,7 @@ $(UNCHECKED_DIR)/fastpath.skel.h: bpf/fastpath.bpf.c $(HEADERS) $(wildcard bpf/*
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DIWX_FP_TEST_NO_TCP_CHECKS -c $< -o $(UNCHECKED_DIR)/fastpath.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $(UNCHECKED_DIR)/fastpath.bpf.o name fastpath_bpf > $@.tmp && mv $@.tmp $@
 
-$(OBJ)/iwxd-unchecked/fastpath.o: control/iwxd/fastpath.c $(UNCHECKED_DIR)/fastpath.skel.h | $(SCTP_XSK_SKEL) $(ARENAS_LIVE_SKEL)
+$(OBJ)/iwxd-unchecked/fastpath.o: control/iwxd/fastpath.c $(UNCHECKED_DIR)/fastpath.skel.h | $(SCTP_XSK_SKEL) $(ARENAS_LIVE_SKEL) $(VERSION_H)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) $(DEPFLAGS) -I$(UNCHECKED_DIR) $(DAEMON_INC) -c $< -o $@
@@ -439,7 +454,7 @@ FUZZ_IPC_SRCS	:= $(filter-out control/iwxd/iwxd.c,$(DAEMON_SRCS)) $(ENGINE_SRCS)
 		   $(IPC_SRCS) $(UTIL_SRCS)
 
 $(BUILD)/fuzz/fuzz_ipc: tests/fuzz/fuzz_ipc.c $(FUZZ_IPC_SRCS) $(wildcard control/*/*.h lib/*/*.h) \
-		$(HEADERS) $(FASTPATH_SKEL) $(SCTP_XSK_SKEL) $(ARENAS_LIVE_SKEL)
+		$(HEADERS) $(FASTPATH_SKEL) $(SCTP_XSK_SKEL) $(ARENAS_LIVE_SKEL) $(VERSION_H)
 	@mkdir -p $(@D)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Icontrol/engine -Icontrol/iwxd -I$(BUILD)/bpf -o $@ $< \
@@ -620,7 +635,7 @@ DEB_SRC		:= $(DEB_DIR)/iwx-$(VERSION)
 deb:
 	$(call msg,DEB,$(DEB_DIR))
 	$(Q)v=$$(dpkg-parsechangelog -S Version); [ "$$v" = $(VERSION) ] || { \
-		echo "deb: debian/changelog is at $$v, the Makefile at $(VERSION)" >&2; exit 1; }
+		echo "deb: dpkg reads version $$v in debian/changelog, the Makefile $(VERSION)" >&2; exit 1; }
 	$(Q)git rev-parse --is-inside-work-tree >/dev/null 2>&1 || { \
 		echo "deb: builds from a git checkout (the files git tracks)" >&2; exit 1; }
 	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_SRC)

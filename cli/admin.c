@@ -308,7 +308,8 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 
 		json_open(&j, '{', false);
 		json_str(&j, "socket", o->socket);
-		json_u64(&j, "version", s->version);
+		json_str(&j, "version", s->release);
+		json_u64(&j, "ipc_version", s->version);
 		json_u64(&j, "pid", s->pid);
 		json_u64(&j, "uptime_ms", s->uptime_ms);
 		json_bool(&j, "crc_default", s->crc_default);
@@ -380,7 +381,7 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 		return 0;
 	}
 	printf("iwxd at %s\n", o->socket);
-	LINE("version", "%u", s->version);
+	LINE("version", "%.*s (IPC %u)", (int)sizeof(s->release), s->release, s->version);
 	LINE("pid", "%u", s->pid);
 	LINE("uptime", "%s", uptime_str(a, sizeof(a), s->uptime_ms));
 	LINE("CRC by default", "%s", s->crc_default ? "on (asked of peers)" : "off");

@@ -7,10 +7,7 @@
 #include "decode.h"
 #include "exec.h"
 #include "attach.h"
-
-#ifndef IWX_VERSION
-#define IWX_VERSION "0.1.0"
-#endif
+#include "iwx_version.h"	/* made by the Makefile */
 
 struct command {
 	const char	*name;

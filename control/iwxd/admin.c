@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* What `iwx status`, `iwx conns`, `iwx stags` and `iwx stats` show, and `iwx attach`: for root. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include "daemon.h"
 #include "sctp_io.h"
 #include "fastpath.h"
+#include "iwx_version.h"	/* made by the Makefile */
 #include "outbox.h"
 #include "util/clock.h"
 
@@ -47,6 +49,7 @@ static void status(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr *r
 {
 	struct iwx_ipc_status s = d->st;
 
+	snprintf(s.release, sizeof(s.release), "%s", IWX_VERSION);
 	s.version = IWX_IPC_VERSION;
 	s.pid = getpid();
 	s.uptime_ms = iwx_now_ms() - d->start_ms;

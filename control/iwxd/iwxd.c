@@ -17,11 +17,13 @@
 
 #include "daemon.h"
 #include "fastpath.h"
+#include "iwx_version.h"	/* made by the Makefile */
 #include "sctp_io.h"
 #include "serve.h"
 
 #define SPIN_US		100	/* --spin-us's default */
 #define OPT_LIMIT	256	/* getopt's value of the option of limit i: OPT_LIMIT + i */
+#define TRY_HELP	"Try 'iwxd --help' for more information.\n"
 
 static void usage(FILE *f)
 {
@@ -68,6 +70,7 @@ static void usage(FILE *f)
 		"                        and registered memory beyond it fail with ENOMEM\n"
 		"  -v, --verbose         log connections and clients; twice: every failed request\n"
 		"  -h, --help            this text\n"
+		"  -V, --version         iwxd's version\n"
 		"\n"
 		"Limits: a request beyond one fails with ENOSPC (an arena larger than --arena-max\n"
 		"with EFBIG) and is logged; a client beyond --max-clients or --max-clients-per-user\n"
@@ -149,6 +152,7 @@ int main(int argc, char **argv)
 		{ "zerocopy", required_argument, NULL, 'z' },
 		{ "fastpath-rcvbuf", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 	};
 	struct option longopts[sizeof(fixed) / sizeof(fixed[0]) + LIMIT_N + 1] = { 0 };
 	struct iwxd d = {
@@ -170,7 +174,7 @@ int main(int argc, char **argv)
 							OPT_LIMIT + i };
 		d.o.max[i] = limits[i].dflt;
 	}
-	while ((c = getopt_long(argc, argv, "s:g:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:g:vhV", longopts, NULL)) != -1) {
 		if (c >= OPT_LIMIT && c < OPT_LIMIT + LIMIT_N) {
 			const struct limit_info *l = &limits[c - OPT_LIMIT];
 
@@ -257,20 +261,22 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
-		default:
-			usage(stderr);
+		case 'V':
+			printf("iwxd %s\n", IWX_VERSION);
+			return 0;
+		default:	/* getopt said which option */
+			fputs(TRY_HELP, stderr);
 			return 2;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "iwxd: unexpected argument %s\n", argv[optind]);
-		usage(stderr);
+		fprintf(stderr, "iwxd: unexpected argument %s\n" TRY_HELP, argv[optind]);
 		return 2;
 	}
 	limits_derive(d.o.max);
 	if (serve_setup(&d))
 		return 1;
-	log_info("serving %s (CRC %s by default, settle %d ms)", d.o.socket,
+	log_info("iwxd %s serving %s (CRC %s by default, settle %d ms)", IWX_VERSION, d.o.socket,
 		 d.o.crc ? "asked" : "not asked", d.o.settle_ms);
 	if (d.o.owner)
 		log_info("not root (uid %u): serving uid %u's programs%s; no fast path, memory in memfds",

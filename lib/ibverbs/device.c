@@ -17,9 +17,8 @@
 #include <unistd.h>
 
 #include "client/client.h"	/* client_watch, client_why_shown: libiwx, built into this library */
+#include "iwx_version.h"	/* made by the Makefile */
 #include "iwxv.h"
-
-#define VERSION_STR	"iwx 0.1.0"
 
 static struct ibv_device iwx0 = {
 	.node_type = IBV_NODE_RNIC,
@@ -183,7 +182,7 @@ void iwxv_device_attr(struct iwxv_context *c, struct ibv_device_attr *a)
 	const struct iwx_device_limits *l = &c->lim;
 
 	memset(a, 0, sizeof(*a));
-	snprintf(a->fw_ver, sizeof(a->fw_ver), "%s", VERSION_STR);
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "iwx %s", IWX_VERSION);
 	a->node_guid = a->sys_image_guid = node_guid();
 	a->max_mr_size = l->max_shared;
 	a->page_size_cap = (uint64_t)sysconf(_SC_PAGESIZE);

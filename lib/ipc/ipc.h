@@ -16,7 +16,7 @@
 #include "ipc/ring.h"
 #include <iwx/verbs.h>
 
-#define IWX_IPC_VERSION		14
+#define IWX_IPC_VERSION		15
 #ifndef IWX_DEFAULT_SOCKET	/* also in iwx/iwx.h, for applications */
 #define IWX_DEFAULT_SOCKET	"/run/iwx/iwxd.sock"
 #endif
@@ -240,7 +240,8 @@ struct iwx_qp_stats {
 
 /* STATUS reply: the daemon and its counters. */
 struct iwx_ipc_status {
-	uint32_t	version, pid;
+	char		release[32];	/* iwxd's (IWX_VERSION), NUL-terminated */
+	uint32_t	version, pid;	/* the IPC's (IWX_IPC_VERSION); iwxd's pid */
 	uint64_t	uptime_ms;
 	uint32_t	clients, pds, mrs, cqs, qps, listeners, conns_pending;
 	uint32_t	crc_default, settle_ms;

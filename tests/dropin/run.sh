@@ -149,11 +149,13 @@ echo "dropin: unmodified rdma-core programs through iwx exec"
 # ibv_devinfo and ibv_devices see one iWARP device, iwx0, with one active port
 on a ibv_devinfo -v >"$out/devinfo" 2>&1
 rc=$?
+release=$(sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)	# the one place it is written
 for want in 'hca_id:	iwx0' 'transport:			iWARP' 'state:			PORT_ACTIVE' \
-	'link_layer:		Ethernet' 'max_qp_wr:			4096' 'max_sge:			8'; do
+	'link_layer:		Ethernet' 'max_qp_wr:			4096' 'max_sge:			8' \
+	"fw_ver:				iwx $release"; do
 	grep -qF "$want" "$out/devinfo" || { echo "  ibv_devinfo: no '$want'"; rc=1; }
 done
-result $rc "ibv_devinfo -v: iwx0, iWARP, port active, iwxd's limits"
+result $rc "ibv_devinfo -v: iwx0, iWARP, port active, iwxd's limits, the release as fw_ver"
 on a ibv_devices >"$out/devices" 2>&1 && grep -q '^ *iwx0 ' "$out/devices"
 result $? "ibv_devices lists iwx0"
 

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ipc/ipc.h"
 #include "iwx_cli.h"
 #include "iwxd_pair.h"
 #include "stall.h"
@@ -223,6 +224,51 @@ Test(cli_admin, status_and_counters_json)
 	cr_assert_eq(json_num(out, "qps"), -1, "counters only: %s", out);
 	cr_assert_eq(run_iwx(out, sizeof(out), "counters -s %s", pair.sock[0]), 0, "%s", out);
 	cr_assert(strstr(out, "COUNTER") && strstr(out, "conns_established"), "%s", out);
+}
+
+/* The release, as debian/changelog's newest entry says (the one place it is written). */
+static void changelog_release(char *v, size_t cap)
+{
+	FILE *f = fopen("debian/changelog", "r");
+	char line[256];
+	const char *b, *e;
+
+	cr_assert_not_null(f);
+	cr_assert_not_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	b = strchr(line, '(');
+	e = b ? strchr(b, ')') : NULL;
+	cr_assert(b && e && e > b + 1, "debian/changelog: %s", line);
+	snprintf(v, cap, "%.*s", (int)(e - b - 1), b + 1);
+}
+
+/* iwx, iwxd and a running iwxd's status all say the changelog's release. */
+Test(cli_admin, versions_are_the_changelogs)
+{
+	static char out[OUT_MAX];
+	char v[64], want[128], cmd[256];
+	FILE *p;
+
+	changelog_release(v, sizeof(v));
+	cr_assert_eq(run_iwx(out, sizeof(out), "--version"), 0, "%s", out);
+	snprintf(want, sizeof(want), "iwx %s\n", v);
+	cr_assert_str_eq(out, want);
+
+	snprintf(cmd, sizeof(cmd), "%s --version", iwxd_path());
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	cr_assert_not_null(fgets(out, sizeof(out), p));
+	cr_assert_eq(pclose(p), 0, "%s", cmd);
+	snprintf(want, sizeof(want), "iwxd %s\n", v);
+	cr_assert_str_eq(out, want);
+
+	cr_assert_eq(run_iwx(out, sizeof(out), "status -s %s -j", pair.sock[0]), 0, "%s", out);
+	snprintf(want, sizeof(want), "\"version\": \"%s\"", v);
+	cr_assert(strstr(out, want), "want %s: %s", want, out);
+	cr_assert_eq(json_num(out, "ipc_version"), IWX_IPC_VERSION, "%s", out);
+	cr_assert_eq(run_iwx(out, sizeof(out), "status -s %s", pair.sock[0]), 0, "%s", out);
+	snprintf(want, sizeof(want), " %s (IPC %u)\n", v, IWX_IPC_VERSION);
+	cr_assert(strstr(out, want), "want '%s': %s", want, out);
 }
 
 Test(cli_admin, human_output)

@@ -947,3 +947,29 @@ Test(daemon_limits_usage, options)
 		cr_assert(strstr(out, opt), "%s: %s", bad[i], out);
 	}
 }
+
+/* A command line iwxd does not take: what was wrong, then where to look; never the help. */
+Test(daemon_limits_usage, bad_usage_is_one_line_and_a_pointer)
+{
+	static const struct {
+		const char	*args;
+		const char	*says;
+	} bad[] = {
+		{ "--foo", "unrecognized option '--foo'" },
+		{ "-Z", "invalid option -- 'Z'" },
+		{ "--socket", "option '--socket' requires an argument" },
+		{ "extra", "iwxd: unexpected argument extra" },
+	};
+	static char out[8192];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char want[256];
+
+		cr_assert_eq(run_iwxd(out, sizeof(out), bad[i].args), 2, "%s: %s", bad[i].args, out);
+		snprintf(want, sizeof(want), "%s\nTry 'iwxd --help' for more information.\n",
+			 bad[i].says);
+		cr_assert(strstr(out, want) && strstr(out, want) + strlen(want) == out + strlen(out),
+			  "%s: want the last two lines '%s', got:\n%s", bad[i].args, want, out);
+		cr_assert_leq(strlen(out), strlen(want) + 32, "two lines, no help: %s", out);
+	}
+}
