@@ -1032,7 +1032,7 @@ void cmd_decode_usage(FILE *out)
 	      "\n"
 	      "  -x, --hex     dump segment payloads (first 64 bytes)\n"
 	      "  -q, --quiet   print only the summary of each connection\n"
-	      "      --json    one JSON object per line\n"
+	      "  -j, --json    one JSON object per line\n"
 	      "  -h, --help    show this help\n"
 	      "\n"
 	      "Exit status: 0 decoded without error, 1 an error in a stream or in reading the\n"
@@ -1060,7 +1060,7 @@ int cmd_decode(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "xqh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "xqjh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'x':
 			dec.o.hex = true;

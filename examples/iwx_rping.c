@@ -19,6 +19,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -394,6 +396,33 @@ static void usage(int status)
 	exit(status);
 }
 
+/* A usage error: what was wrong, and where to look. */
+__attribute__((format(printf, 1, 2), noreturn))
+static void bad_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("iwx_rping: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'iwx_rping --help'.\n", stderr);
+	exit(2);
+}
+
+/* optarg as a number from lo to hi, else a usage error naming the option. */
+static long number(const char *opt, const char *what, long lo, long hi)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(optarg, &end, 0);
+	if (errno || end == optarg || *end || v < lo || v > hi)
+		bad_usage("%s takes %s, not '%s'", opt, what, optarg);
+	return v;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -415,23 +444,28 @@ int main(int argc, char **argv)
 		case 'c': server = 0; break;
 		case 'a':
 			if (inet_pton(AF_INET, optarg, &addr.sin_addr) != 1)
-				usage(2);
+				bad_usage("-a takes an IPv4 address, not '%s'", optarg);
 			break;
-		case 'p': addr.sin_port = htons(atoi(optarg)); break;
-		case 'C': count = atoi(optarg); break;
-		case 'S': r.size = atoi(optarg); break;
+		case 'p': addr.sin_port = htons(number("-p", "a port from 1 to 65535", 1, 65535)); break;
+		case 'C': count = number("-C", "a count from 1 to 2147483647", 1, INT_MAX); break;
+		case 'S': r.size = number("-S", "a size from 16 to 67108864", 16, 64 << 20); break;
 		case 'n': param.crc = -1; break;
 		case 'm': param.markers = true; break;
 		case 't': param.transport = IWX_TRANSPORT_SCTP; break;
-		case 'r': param.mpa_rev = atoi(optarg); break;
+		case 'r': param.mpa_rev = number("--rev", "1 or 2", 1, 2); break;
 		case 'u': sock = optarg; break;
 		case 'h': usage(0); break;
-		default: usage(2);
+		default:	/* getopt said which option */
+			fputs("Try 'iwx_rping --help'.\n", stderr);
+			exit(2);
 		}
 	}
-	if (optind != argc || server < 0 || count < 1 || r.size < 16 || r.size > (64u << 20) ||
-	    (param.mpa_rev != 1 && param.mpa_rev != 2) || (!server && !addr.sin_addr.s_addr))
-		usage(2);
+	if (optind != argc)
+		bad_usage("unexpected argument '%s'", argv[optind]);
+	if (server < 0)
+		bad_usage("-s (server) or -c (client)?");
+	if (!server && !addr.sin_addr.s_addr)
+		bad_usage("-c needs the server's address: -a ADDR");
 
 	err = setup(&r, sock);
 	if (err) {

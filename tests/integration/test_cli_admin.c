@@ -574,3 +574,41 @@ Test(cli_admin_usage, fastpath_bad_usage)
 	cr_assert_eq(run_iwx(out, sizeof(out), "help stats"), 0, "%s", out);
 	cr_assert(strstr(out, "usage: iwx stats") && strstr(out, "ring_full"), "%s", out);
 }
+
+/* iwx_rping (examples/): a bad command line names what was wrong, in one line. */
+Test(cli_admin_usage, iwx_rping_names_the_bad_argument)
+{
+	static const struct {
+		const char	*args;
+		const char	*says;
+	} bad[] = {
+		{ "--bogus", "unrecognized option '--bogus'" },
+		{ "", "iwx_rping: -s (server) or -c (client)?" },
+		{ "-c", "iwx_rping: -c needs the server's address: -a ADDR" },
+		{ "-c -a 192.0.2", "iwx_rping: -a takes an IPv4 address, not '192.0.2'" },
+		{ "-s -C x", "iwx_rping: -C takes a count from 1 to 2147483647, not 'x'" },
+		{ "-s -S 15", "iwx_rping: -S takes a size from 16 to 67108864, not '15'" },
+		{ "-s -p 65536", "iwx_rping: -p takes a port from 1 to 65535, not '65536'" },
+		{ "-s --rev 3", "iwx_rping: --rev takes 1 or 2, not '3'" },
+		{ "-s extra", "iwx_rping: unexpected argument 'extra'" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char cmd[256], out[4096], want[256];
+		size_t n;
+		FILE *p;
+		int st;
+
+		snprintf(cmd, sizeof(cmd), "build/iwx_rping %s 2>&1", bad[i].args);
+		p = popen(cmd, "r");
+		cr_assert_not_null(p);
+		n = fread(out, 1, sizeof(out) - 1, p);
+		out[n] = 0;
+		st = pclose(p);
+		cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == EXIT_USAGE, "%s: %s", cmd, out);
+		snprintf(want, sizeof(want), "%s\nTry 'iwx_rping --help'.\n", bad[i].says);
+		cr_assert(n >= strlen(want) && !strcmp(out + n - strlen(want), want),
+			  "%s: want the last two lines '%s', got:\n%s", cmd, want, out);
+		cr_assert_leq(n, strlen(want) + 32, "two lines, no help: %s", out);
+	}
+}

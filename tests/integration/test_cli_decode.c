@@ -1175,7 +1175,8 @@ Test(cli_decode, usage_and_exit_statuses)
 	} cases[] = {
 		{ " --version", 0, "iwx " },
 		{ " --help", 0, "decode" },
-		{ " decode -h", 0, "--json" },
+		{ " decode -h", 0, "-j, --json" },
+		{ " decode -j /nonexistent/x.pcap 2>&1", 1, "iwx decode: /nonexistent/x.pcap: " },
 		{ " 2>&1", 2, NULL },
 		{ " frobnicate 2>&1", 2, "unknown command 'frobnicate'" },
 		{ " decode 2>&1", 2, NULL },
