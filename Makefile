@@ -32,7 +32,7 @@ CFLAGS		?= -O2 -g
 # include/iwx: the installed headers alone; the internal ones beside their code, named by
 # their folder ("proto/wire.h", "ipc/ipc.h", "util/list.h"); bpf/fastpath_maps.h: the
 # fast path's maps, shared by its programs and user space. $(BUILD)/gen: what the Makefile
-# writes (iwx_version.h).
+# writes (iwx_config.h).
 BUILD		:= build
 INCLUDES	:= -Iinclude -Ilib -Ibpf -I$(BUILD)/gen
 IWX_CFLAGS	:= -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE $(INCLUDES) $(CPPFLAGS) $(CFLAGS)
@@ -41,7 +41,7 @@ LDLIBS_ENGINE	:= -lusrsctp -lxdp	# the engine's SCTP (sctp.c) and its AF_XDP car
 
 # The release: debian/changelog's newest entry, the one place it is written (README: "Cutting
 # a release"); every program says it (iwx --version, iwxd --version, ibv_devinfo's fw_ver)
-# through $(VERSION_H).
+# through $(CONFIG_H).
 VERSION		:= $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 ifeq ($(VERSION),)
 $(error debian/changelog's first line names no version)
@@ -145,36 +145,40 @@ CLI_OBJS	:= $(patsubst %.c,$(OBJ)/cli/%.o,$(CLI_SRCS))
 TEST_OBJS	:= $(patsubst %.c,$(OBJ)/tests/%.o,$(TEST_SRCS))
 CHECK_OBJS	:= $(patsubst %.c,$(OBJ)/tests/%.o,$(UNIT_SRCS) $(TEST_BASE))
 
-.PHONY: all lib check test test-asan test-fastpath test-dropin check-install interop fuzz fuzz-long bench install deb test-deb clean
+.PHONY: FORCE all lib check test test-asan test-fastpath test-dropin check-install interop fuzz fuzz-long bench install deb test-deb clean
 all: lib $(CLI_BIN) $(RPING_BIN) $(IWXD_BIN) $(DROPIN_LIBS) $(COMPLETION)
 
 lib: $(LIB_A) $(LIB_SO) $(PROTO_A) $(IPC_A) $(UTIL_A)
 
-# iwx_version.h: IWX_VERSION, the release, made again when the changelog changes
-VERSION_H	:= $(BUILD)/gen/iwx_version.h
-$(VERSION_H): debian/changelog
+# iwx_config.h: what the programs are to know of this build, the release and where `make
+# install` puts the drop-ins, written again when either changes (a PREFIX given to `make
+# install` alone rebuilds what names it, and the installed iwx finds what it came with)
+CONFIG_H	:= $(BUILD)/gen/iwx_config.h
+$(CONFIG_H): FORCE
 	@mkdir -p $(@D)
-	$(call msg,GEN,$@)
-	$(Q)printf '/* made by the Makefile from debian/changelog */\n#define IWX_VERSION "%s"\n' \
-		'$(VERSION)' > $@
+	$(Q)printf '%s\n' '/* made by the Makefile: the release (debian/changelog), LIBDIR/iwx */' \
+		'#define IWX_VERSION "$(VERSION)"' '#define IWX_DROPIN_DIR "$(LIBDIR)/iwx"' > $@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+
+FORCE:
 
 # libiwx.so exports the API; the IPC and the utilities inside it are its own business
-$(BUILD)/lib/%.o: lib/%.c | $(VERSION_H)
+$(BUILD)/lib/%.o: lib/%.c | $(CONFIG_H)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(IWX_CFLAGS) $(DEPFLAGS) -fPIC -fvisibility=$(if $(filter lib/ipc/% lib/util/%,$<),hidden,default) -c $< -o $@
 
-$(OBJ)/iwxd/%.o: %.c | $(FASTPATH_SKEL) $(SCTP_XSK_SKEL) $(ARENAS_LIVE_SKEL) $(VERSION_H)
+$(OBJ)/iwxd/%.o: %.c | $(FASTPATH_SKEL) $(SCTP_XSK_SKEL) $(ARENAS_LIVE_SKEL) $(CONFIG_H)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(IWX_CFLAGS) $(DEPFLAGS) $(DAEMON_INC) -c $< -o $@
 
-$(OBJ)/cli/%.o: %.c | $(VERSION_H)
+$(OBJ)/cli/%.o: %.c | $(CONFIG_H)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
-	$(Q)$(CC) $(IWX_CFLAGS) $(DEPFLAGS) -DIWX_DROPIN_DIR='"$(LIBDIR)/iwx"' -c $< -o $@
+	$(Q)$(CC) $(IWX_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(OBJ)/tests/%.o: %.c | $(BPF_TEST_SKEL) $(BPF_FAULTS_SKEL) $(FASTPATH_SKEL) $(SCTP_XSK_SKEL) $(VERSION_H)
+$(OBJ)/tests/%.o: %.c | $(BPF_TEST_SKEL) $(BPF_FAULTS_SKEL) $(FASTPATH_SKEL) $(SCTP_XSK_SKEL) $(CONFIG_H)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(IWX_CFLAGS) $(DEPFLAGS) $(TEST_INC) -c $< -o $@
@@ -220,7 +224,7 @@ $(UNCHECKED_DIR)/fastpath.skel.h: bpf/fastpath.bpf.c $(HEADERS) $(wildcard bpf/*
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DIWX_FP_TEST_NO_TCP_CHECKS -c $< -o $(UNCHECKED_DIR)/fastpath.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $(UNCHECKED_DIR)/fastpath.bpf.o name fastpath_bpf > $@.tmp && mv $@.tmp $@
 
-$(OBJ)/iwxd-unchecked/fastpath.o: control/iwxd/fastpath.c $(UNCHECKED_DIR)/fastpath.skel.h | $(SCTP_XSK_SKEL) $(ARENAS_LIVE_SKEL) $(VERSION_H)
+$(OBJ)/iwxd-unchecked/fastpath.o: control/iwxd/fastpath.c $(UNCHECKED_DIR)/fastpath.skel.h | $(SCTP_XSK_SKEL) $(ARENAS_LIVE_SKEL) $(CONFIG_H)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) $(DEPFLAGS) -I$(UNCHECKED_DIR) $(DAEMON_INC) -c $< -o $@
@@ -315,6 +319,9 @@ check-install: all
 		sh -c '$(CC) -std=gnu11 -Wall -Werror tests/install/use_libiwx.c -o $(INSTALL_CHECK)/use_libiwx \
 			$$(pkg-config --cflags --libs libiwx)'
 	$(Q)LD_LIBRARY_PATH=$(INSTALL_CHECK)/usr/lib $(INSTALL_CHECK)/use_libiwx
+	$(call msg,CHECK,make install PREFIX=DIR: iwx exec finds the drop-ins there and runs ibv_devinfo)
+	$(Q)$(MAKE) --no-print-directory install PREFIX=$(abspath $(INSTALL_CHECK))/prefix >/dev/null
+	$(Q)tests/install/prefix.sh $(abspath $(INSTALL_CHECK))/prefix
 	$(call msg,CHECK,iwxd.service: systemd-analyze verify)
 	$(Q)tests/install/unit.sh $(INSTALL_CHECK)
 	$(call msg,CHECK,man pages: groff -ww$(comma) mandoc -T lint$(comma) every option and call)
@@ -454,7 +461,7 @@ FUZZ_IPC_SRCS	:= $(filter-out control/iwxd/iwxd.c,$(DAEMON_SRCS)) $(ENGINE_SRCS)
 		   $(IPC_SRCS) $(UTIL_SRCS)
 
 $(BUILD)/fuzz/fuzz_ipc: tests/fuzz/fuzz_ipc.c $(FUZZ_IPC_SRCS) $(wildcard control/*/*.h lib/*/*.h) \
-		$(HEADERS) $(FASTPATH_SKEL) $(SCTP_XSK_SKEL) $(ARENAS_LIVE_SKEL) $(VERSION_H)
+		$(HEADERS) $(FASTPATH_SKEL) $(SCTP_XSK_SKEL) $(ARENAS_LIVE_SKEL) $(CONFIG_H)
 	@mkdir -p $(@D)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Icontrol/engine -Icontrol/iwxd -I$(BUILD)/bpf -o $@ $< \

@@ -2,8 +2,8 @@
 /*
  * iwx exec: run a program built against rdma-core (rping, qperf, perftest, one's own)
  * with iwx's drop-in libibverbs and librdmacm in front of the system's, served by the
- * iwxd at SOCKET. The drop-ins are found beside this iwx (the build tree's dropin/),
- * else where `make install` put them (LIBDIR/iwx), else in $IWX_DROPIN_DIR.
+ * iwxd at SOCKET. The drop-ins are found in $IWX_DROPIN_DIR when it is set, else beside
+ * this iwx (the build tree's dropin/), else where `make install` put them (LIBDIR/iwx).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,10 +19,7 @@
 
 #include "exec.h"
 #include "exit.h"
-
-#ifndef IWX_DROPIN_DIR
-#define IWX_DROPIN_DIR	"/usr/local/lib/iwx"
-#endif
+#include "iwx_config.h"	/* made by the Makefile: IWX_DROPIN_DIR, where make install puts them */
 
 static void usage(FILE *out)
 {
@@ -106,8 +103,9 @@ int cmd_exec(int argc, char **argv)
 		return IWX_EXIT_USAGE;
 	}
 	if (find_dropin(dir, sizeof(dir))) {
-		fprintf(stderr, "iwx exec: no drop-in libibverbs.so.1 in %s (build it: make; "
-			"or set IWX_DROPIN_DIR)\n", dir);
+		fprintf(stderr, "iwx exec: no drop-in libibverbs.so.1 in %s: 'make install' (or the "
+			"iwx-dropin package) puts them there, a build tree's beside its iwx (make); "
+			"or set IWX_DROPIN_DIR\n", dir);
 		return IWX_EXIT_FAIL;
 	}
 	if (!sock)

@@ -7,7 +7,7 @@
 #include "decode.h"
 #include "exec.h"
 #include "attach.h"
-#include "iwx_version.h"	/* made by the Makefile */
+#include "iwx_config.h"	/* made by the Makefile */
 
 struct command {
 	const char	*name;

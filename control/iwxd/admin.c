@@ -9,7 +9,7 @@
 #include "daemon.h"
 #include "sctp_io.h"
 #include "fastpath.h"
-#include "iwx_version.h"	/* made by the Makefile */
+#include "iwx_config.h"	/* made by the Makefile */
 #include "outbox.h"
 #include "util/clock.h"
 

@@ -17,7 +17,7 @@
 
 #include "daemon.h"
 #include "fastpath.h"
-#include "iwx_version.h"	/* made by the Makefile */
+#include "iwx_config.h"	/* made by the Makefile */
 #include "sctp_io.h"
 #include "serve.h"
 

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "client/client.h"	/* client_watch, client_why_shown: libiwx, built into this library */
-#include "iwx_version.h"	/* made by the Makefile */
+#include "iwx_config.h"	/* made by the Makefile */
 #include "iwxv.h"
 
 static struct ibv_device iwx0 = {
