@@ -88,8 +88,9 @@ static int wait_event(struct rping *r, enum iwx_event_type want, struct iwx_even
 		case IWX_EVENT_REJECTED:
 			fprintf(stderr, "iwx_rping: the peer rejected the connection\n");
 			return -ECONNREFUSED;
-		case IWX_EVENT_UNREACHABLE:
-			return ev->status ? ev->status : -EHOSTUNREACH;	/* the caller says it */
+		case IWX_EVENT_UNREACHABLE:	/* the caller names the errno */
+			fprintf(stderr, "iwx_rping: %s\n", ev->term.reason);
+			return ev->status ? ev->status : -EHOSTUNREACH;
 		case IWX_EVENT_DISCONNECTED:
 			print_term(&ev->term);
 			return -ECONNABORTED;

@@ -75,6 +75,8 @@ void iwx_conn_enter(struct iwx_conn *c, enum iwx_conn_state s)
 static void finish(struct iwx_conn *c, enum iwx_conn_state s, int err)
 {
 	c->ops->finish(c);
+	if (s == IWX_CONN_FAILED)
+		c->failed_in = c->state;
 	c->state = s;
 	c->error = err;
 }

@@ -53,6 +53,7 @@ struct iwx_conn {
 	bool			initiator;
 	uint64_t		deadline_ms;	/* iwx_now_ms() (util/clock.h) by which the current wait ends */
 	int			error;		/* -errno when FAILED or REJECTED (the transport's file says which) */
+	enum iwx_conn_state	failed_in;	/* FAILED: the state it failed in */
 	struct iwx_term_cause	cause;		/* MPA error behind an -EPROTO */
 	struct iwx_mpa_rr_params request;	/* the Request, once sent or received */
 	struct iwx_mpa_agreed	agreed;		/* once ESTABLISHED */

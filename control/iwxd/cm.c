@@ -5,6 +5,7 @@
  * daemon's loop, and the outcome reaches the client as events. A stream in full operation is
  * handed to its queue pair (vqp.c).
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -127,6 +128,48 @@ static uint16_t port_of(const struct sockaddr_storage *a)
 					       ((const struct sockaddr_in6 *)a)->sin6_port);
 }
 
+/* Where a set-up that failed in state s was, as its client's event says it. */
+static uint8_t step_of(enum iwx_conn_state s)
+{
+	switch (s) {
+	case IWX_CONN_CONNECTING:
+		return IWX_IPC_STEP_TRANSPORT;
+	case IWX_CONN_SEND_REQUEST:
+		return IWX_IPC_STEP_MPA_REQUEST;
+	case IWX_CONN_WAIT_REPLY:
+		return IWX_IPC_STEP_MPA_REPLY;
+	default:
+		return IWX_IPC_STEP_ACCEPTED;
+	}
+}
+
+/* ... and as iwxd's log says it. */
+static const char *step_str(uint8_t step)
+{
+	static const char *const s[] = {
+		[IWX_IPC_STEP_TRANSPORT] = "connecting",
+		[IWX_IPC_STEP_MPA_REQUEST] = "connected, sending the MPA Request",
+		[IWX_IPC_STEP_MPA_REPLY] = "connected, waiting for the MPA Reply",
+		[IWX_IPC_STEP_ACCEPTED] = "accepted, sending the MPA Reply",
+	};
+
+	return s[step];
+}
+
+/* An address and port, as a log line names a peer. */
+static const char *addr_str(const struct sockaddr_storage *a, char *buf, size_t cap)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+	const void *in = a->ss_family == AF_INET ? (const void *)&((const struct sockaddr_in *)a)->sin_addr :
+						    (const void *)&((const struct sockaddr_in6 *)a)->sin6_addr;
+
+	if (a->ss_family != AF_INET && a->ss_family != AF_INET6)
+		return "an unknown peer";
+	inet_ntop(a->ss_family, in, ip, sizeof(ip));
+	snprintf(buf, cap, a->ss_family == AF_INET ? "%s:%u" : "[%s]:%u", ip, port_of(a));
+	return buf;
+}
+
 /* The set-up ended (the socket needs no more waiting): act on how. */
 static void pconn_done(struct iwxd *d, struct pconn *p)
 {
@@ -166,17 +209,30 @@ static void pconn_done(struct iwxd *d, struct pconn *p)
 			qp_back_to_init(p->qp);	/* accepted, but no RTR type matched */
 		}
 		break;
-	default:
+	default: {
+		char peer[INET6_ADDRSTRLEN + 8];
+		uint8_t step = step_of(c->failed_in);
+
 		d->st.conns_failed++;
-		log_info("connection set-up %u failed: %s", p->id, strerror(-c->error));
+		log_info("connection set-up %u with %s failed (%s): %s%s%s", p->id,
+			 addr_str(&c->peer, peer, sizeof(peer)), step_str(step), strerror(-c->error),
+			 c->error == -EPROTO ? ", " : "", c->error == -EPROTO ?
+			 iwx_term_ecode_name(c->cause.layer, c->cause.etype, c->cause.ecode) : "");
 		if (p->qp) {
 			ev.type = IWX_IPC_EV_UNREACHABLE;
 			ev.qp = p->qp->num;
 			ev.status = c->error;
+			ev.step = step;
+			if (c->error == -EPROTO) {
+				ev.layer = c->cause.layer;
+				ev.etype = c->cause.etype;
+				ev.ecode = c->cause.ecode;
+			}
 			qp_back_to_init(p->qp);
 			outbox_event(d, p->owner, &ev);
 		}
 		break;
+	}
 	}
 	cm_pconn_free(d, p);
 }

@@ -404,8 +404,11 @@ int iwx_reject(struct iwx_device *dev, uint32_t conn_id, const void *private_dat
  * when the kernel's neighbour discovery gives up); -ETIMEDOUT when the TCP connect or
  * the MPA exchange takes longer than the daemon's set-up time-out (iwxd --timeout-ms,
  * 10 s by default, so earlier than -EHOSTUNREACH if set below 3 s); -EPROTO for an MPA
- * exchange that fails. With no route to the address at all, iwx_connect itself
- * returns -ENETUNREACH and no event follows.
+ * exchange that fails. The event's term.reason says where: an address that takes the
+ * TCP connection but answers no MPA (a web server, a silent listener) is "connected, but
+ * the peer's reply is not a valid MPA Reply: not an iWARP peer?", or "... no MPA Reply
+ * came within the set-up time ...". With no route to the address at all, iwx_connect
+ * itself returns -ENETUNREACH and no event follows.
  */
 int iwx_disconnect(struct iwx_qp *qp);
 
@@ -452,7 +455,9 @@ struct iwx_event {
 	uint32_t		conn_id;	/* CONNECT_REQUEST: to accept or reject */
 	int			status;		/* UNREACHABLE: -errno */
 	struct iwx_conn_info	info;		/* CONNECT_REQUEST (what the peer asked), ESTABLISHED */
-	struct iwx_term_info	term;		/* DISCONNECTED */
+	struct iwx_term_info	term;		/* DISCONNECTED; UNREACHABLE: reason says where the
+						   set-up failed (and layer, etype, ecode the MPA
+						   error behind -EPROTO) */
 	uint16_t		private_data_len;
 	uint8_t			private_data[IWX_MAX_PRIVATE_DATA];
 };

@@ -465,6 +465,31 @@ static const char *term_reason(const struct iwx_ipc_event *e)
 	return e->terminated ? iwx_term_ecode_name(e->layer, e->etype, e->ecode) : closed_by(e->local);
 }
 
+/* Why a connect failed (UNREACHABLE), where it failed: first of all, is the peer iWARP at all? */
+static const char *unreachable_reason(const struct iwx_ipc_event *e)
+{
+	switch (e->step) {
+	case IWX_IPC_STEP_TRANSPORT:
+		return e->status == -ECONNREFUSED ? "nothing listens at the address (connection refused)" :
+		       e->status == -EHOSTUNREACH ? "no host answers at the address" :
+		       e->status == -ETIMEDOUT ? "no connection within the set-up time (iwxd --timeout-ms)" :
+						 "the connect failed";
+	case IWX_IPC_STEP_MPA_REQUEST:
+		return "connected, but the peer closed before it took the MPA Request: not an iWARP peer?";
+	case IWX_IPC_STEP_MPA_REPLY:
+		if (e->status == -ETIMEDOUT)
+			return "connected, but no MPA Reply came within the set-up time (iwxd "
+			       "--timeout-ms): not an iWARP peer?";
+		if (e->status == -EPROTO && e->layer == IWX_LAYER_LLP && e->ecode == IWX_MPA_EC_INVALID_RR)
+			return "connected, but the peer's reply is not a valid MPA Reply: not an iWARP peer?";
+		if (e->status == -EPROTO)
+			return iwx_term_ecode_name(e->layer, e->etype, e->ecode);
+		return "connected, but the peer closed without an MPA Reply: not an iWARP peer?";
+	default:
+		return "the connection was lost while this side's MPA Reply went out";
+	}
+}
+
 char *iwx_term_str(const struct iwx_term_info *t, char *buf, size_t len)
 {
 	if (t->terminated)
@@ -495,6 +520,11 @@ static void event_of(struct iwx_device *dev, const struct iwx_ipc_event *e, stru
 		ev->term = (struct iwx_term_info){
 			.terminated = e->terminated, .local = e->local, .layer = e->layer,
 			.etype = e->etype, .ecode = e->ecode, .reason = term_reason(e),
+		};
+	if (ev->type == IWX_EVENT_UNREACHABLE)
+		ev->term = (struct iwx_term_info){
+			.local = true, .layer = e->layer, .etype = e->etype, .ecode = e->ecode,
+			.reason = unreachable_reason(e),
 		};
 	ev->private_data_len = e->pd_len > sizeof(ev->private_data) ? sizeof(ev->private_data) :
 									  e->pd_len;

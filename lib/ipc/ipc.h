@@ -202,6 +202,14 @@ enum iwx_ipc_event_type {	/* the values of enum iwx_event_type */
 	IWX_IPC_EV_QP_LAST_WQE,		/* qp, on an SRQ: its stream ended, it takes no more */
 };
 
+/* Where an active set-up failed (UNREACHABLE): what a user is told of an address that is no iWARP peer. */
+enum {
+	IWX_IPC_STEP_TRANSPORT,		/* the TCP connect (SCTP: its association) */
+	IWX_IPC_STEP_MPA_REQUEST,	/* connected: the MPA Request going out */
+	IWX_IPC_STEP_MPA_REPLY,		/* the Request sent: the peer's MPA Reply awaited */
+	IWX_IPC_STEP_ACCEPTED,		/* passive, accepted: this side's MPA Reply going out */
+};
+
 struct iwx_ipc_event {
 	uint32_t		type;
 	uint32_t		qp, listener, conn_id;
@@ -212,6 +220,8 @@ struct iwx_ipc_event {
 	uint32_t		emss;		/* SCTP: the largest chunk (SCTP_MAXSEG) */
 	uint32_t		transport;	/* IWX_TRANSPORT_* */
 	uint8_t			terminated, local, layer, etype, ecode;
+	uint8_t			step;		/* UNREACHABLE: where the set-up failed (IWX_IPC_STEP_*);
+						   layer, etype, ecode: the MPA error behind -EPROTO */
 	uint16_t		pd_len;
 	uint8_t			pd[IWX_IPC_PRIVDATA];
 	struct sockaddr_storage	local_addr, peer_addr;

@@ -753,19 +753,41 @@ Test(daemon_errors, reject_with_private_data)
 	transfer(4096);
 }
 
-/* Connecting a to addr fails with an UNREACHABLE event of status want; how long it took. */
-static int64_t unreachable(const struct sockaddr_in *addr, int want)
+/* The connect a made to addr fails with an UNREACHABLE event of status want, its reason
+   saying why; how long it took from t0. */
+static int64_t unreachable_since(uint64_t t0, int want, const char *why)
 {
-	uint64_t t0 = iwx_now_ms();
-	struct iwx_event ev;
+	struct iwx_event ev = expect_event(&a, IWX_EVENT_UNREACHABLE, TIMEOUT_MS + EVENT_MS);
 
-	connect_to(&a, (const struct sockaddr_storage *)addr, sizeof(*addr), NULL);
-	ev = expect_event(&a, IWX_EVENT_UNREACHABLE, TIMEOUT_MS + EVENT_MS);
 	cr_assert_eq(ev.qp, a.qp);
 	cr_assert_eq(ev.status, want, "status %d (%s), want %d", ev.status, iwx_strerror(ev.status),
 		     want);
+	cr_assert(ev.term.reason && strstr(ev.term.reason, why), "reason '%s', want '%s'",
+		  ev.term.reason ? ev.term.reason : "(none)", why);
 	cr_assert_eq(iwx_qp_state(a.qp), IWX_QPS_INIT);
 	return iwx_now_ms() - t0;
+}
+
+/* Connecting a to addr fails so. */
+static int64_t unreachable(const struct sockaddr_in *addr, int want, const char *why)
+{
+	uint64_t t0 = iwx_now_ms();
+
+	connect_to(&a, (const struct sockaddr_storage *)addr, sizeof(*addr), NULL);
+	return unreachable_since(t0, want, why);
+}
+
+/* A TCP listener in b's namespace, on a port of its own: into *sa. */
+static int listener_in_b(struct sockaddr_in *sa)
+{
+	socklen_t len = sizeof(*sa);
+	int fd = netns_socket(pair.ns.b, AF_INET, SOCK_STREAM | SOCK_CLOEXEC);
+
+	cr_assert_geq(fd, 0, "a socket in namespace b: %s", strerror(-fd));
+	cr_assert_eq(bind(fd, (struct sockaddr *)sa, sizeof(*sa)), 0, "bind: %m");
+	cr_assert_eq(listen(fd, 4), 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)sa, &len), 0);
+	return fd;
 }
 
 static struct sockaddr_in addr_b(uint16_t port)
@@ -779,17 +801,16 @@ static struct sockaddr_in addr_b(uint16_t port)
 Test(daemon_errors, peer_that_never_sends_its_mpa_frame)
 {
 	struct sockaddr_in sa = addr_b(0);
-	socklen_t len = sizeof(sa);
-	int fd = netns_socket(pair.ns.b, AF_INET, SOCK_STREAM | SOCK_CLOEXEC);
+	int fd = listener_in_b(&sa);
+	char line[128];
 	int64_t ms;
 
-	cr_assert_geq(fd, 0, "a socket in namespace b: %s", strerror(-fd));
-	cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0, "bind: %m");
-	cr_assert_eq(listen(fd, 4), 0);
-	cr_assert_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
 	/* TCP connects (the kernel completes the handshake), then silence: never accepted */
-	ms = unreachable(&sa, -ETIMEDOUT);
+	ms = unreachable(&sa, -ETIMEDOUT, "connected, but no MPA Reply came within the set-up time");
 	close(fd);
+	snprintf(line, sizeof(line), "with %s:%u failed (connected, waiting for the MPA Reply): ",
+		 NETNS_B4, ntohs(sa.sin_port));
+	cr_assert(iwxd_pair_logged(&pair, 0, line), "iwxd a's log names the peer: %s", line);
 	/* not before the daemon's time-out; how long after it is the machine's pace */
 	cr_assert_geq(ms, TIMEOUT_MS - 100, "gave up after %ld ms, before the daemon's %d ms", (long)ms,
 		      TIMEOUT_MS);
@@ -799,7 +820,35 @@ Test(daemon_errors, nobody_listening)
 {
 	struct sockaddr_in sa = addr_b(9);	/* a fresh namespace listens on nothing */
 
-	unreachable(&sa, -ECONNREFUSED);	/* refused: the peer's RST, not a time-out */
+	/* refused: the peer's RST, not a time-out */
+	unreachable(&sa, -ECONNREFUSED, "nothing listens at the address");
+}
+
+/* A web server at the address: it takes the TCP connection and answers in HTTP. */
+Test(daemon_errors, peer_that_answers_in_http)
+{
+	static const char http[] = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
+	struct sockaddr_in sa = addr_b(0);
+	int lfd = listener_in_b(&sa), fd;
+	uint64_t t0 = iwx_now_ms();
+	struct pollfd p = { .fd = lfd, .events = POLLIN };
+	char req[64], line[128];
+
+	connect_to(&a, (const struct sockaddr_storage *)&sa, sizeof(sa), NULL);
+	cr_assert_eq(poll(&p, 1, EVENT_MS), 1, "iwxd a connected");
+	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	cr_assert_geq(fd, 0, "accept: %m");
+	p = (struct pollfd){ .fd = fd, .events = POLLIN };
+	cr_assert_eq(poll(&p, 1, EVENT_MS), 1, "the MPA Request came");
+	cr_assert_gt(read(fd, req, sizeof(req)), 0);
+	cr_assert_eq(write(fd, http, sizeof(http) - 1), (ssize_t)sizeof(http) - 1);
+	unreachable_since(t0, -EPROTO, "connected, but the peer's reply is not a valid MPA Reply: "
+			  "not an iWARP peer?");
+	close(fd);
+	close(lfd);
+	snprintf(line, sizeof(line), "with %s:%u failed (connected, waiting for the MPA Reply): ",
+		 NETNS_B4, ntohs(sa.sin_port));
+	cr_assert(iwxd_pair_logged(&pair, 0, line), "iwxd a's log names the peer: %s", line);
 }
 
 /* A request the application never answers is rejected by iwxd at half its set-up time-out. */
