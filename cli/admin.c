@@ -801,7 +801,7 @@ void admin_report(const char *path, int err, const char *who)
 		break;
 	case -EACCES:
 	case -EPERM:
-		fprintf(stderr, "iwx: %s: permission denied: only root may %s\n", path, who);
+		fprintf(stderr, "iwx: %s: permission denied: only %s\n", path, who);
 		break;
 	case -ENAMETOOLONG:
 		fprintf(stderr, "iwx: %s: socket path too long (at most %zu bytes)\n", path,
@@ -907,7 +907,7 @@ static void admin_usage(const struct admin_cmd *c, FILE *out)
 		"  -h, --help           show this help\n\n", IWX_DEFAULT_SOCKET, c->json);
 	if (c->more)
 		fprintf(out, "%s\n", c->more);
-	fputs("Only root may inspect iwxd.\n"
+	fputs("Only root and the user iwxd runs as may inspect it.\n"
 	      "Exit status: 0 shown; 1 a failure: no iwxd at SOCKET, permission denied, no or a\n"
 	      "bad reply; 2 a usage error.\n",
 	      out);
@@ -981,7 +981,7 @@ int admin_run(const struct admin_cmd *c, int argc, char **argv)
 		err = -EPROTO;
 	if (err) {
 		free(r.buf);
-		admin_report(o.socket, err, "inspect iwxd");
+		admin_report(o.socket, err, "root and the user iwxd runs as may inspect it");
 		return IWX_EXIT_FAIL;
 	}
 	err = c->show(r.buf, r.len / c->esize, &o);

@@ -261,7 +261,7 @@ static int fp_run(const struct fp_cmd *c, int argc, char **argv)
 		memcpy(&attached, r.buf, sizeof(attached));
 	free(r.buf);
 	if (err) {
-		admin_report(socket, err, "change iwxd's fast path");
+		admin_report(socket, err, "root may change iwxd's fast path");
 		return IWX_EXIT_FAIL;
 	}
 	if (r.status) {

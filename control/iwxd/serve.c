@@ -195,8 +195,9 @@ int serve_setup(struct iwxd *d)
 	}
 	err = sctp_io_start(d);
 	if (err) {
-		fprintf(stderr, "iwxd: DDP over SCTP: UDP port %u: %s (--sctp-port 0: without)\n",
-			d->o.sctp_port, strerror(-err));
+		fprintf(stderr, "iwxd: DDP over SCTP: UDP port %u: %s%s (--sctp-port PORT: another; "
+			"0: without SCTP)\n", d->o.sctp_port, strerror(-err), err == -EADDRINUSE ?
+			": another iwxd in this network namespace?" : "");
 		goto fail_closer;
 	}
 	/* serving from here: clients that connected meanwhile are accepted now */

@@ -426,7 +426,8 @@ static int req_unknown(struct iwxd *d, struct client *c, union request *r, struc
 enum sender {
 	ANY_CLIENT,	/* HELLO itself */
 	AFTER_HELLO,
-	ROOT_ONLY,	/* HELLO or not: `iwx status` asks nothing else */
+	ROOT_ONLY,	/* HELLO or not: `iwx attach` asks nothing else */
+	OWNER_ONLY,	/* ... root or iwxd's own user: `iwx status` and the other listings */
 };
 
 /* Each request: the length its body must have, who may send it, and what answers it. */
@@ -454,17 +455,17 @@ static const struct request_kind requests[] = {
 	[IWX_IPC_ACCEPT]	= { BODY(answer),	AFTER_HELLO,	req_accept },
 	[IWX_IPC_REJECT]	= { BODY(answer),	AFTER_HELLO,	req_reject },
 	[IWX_IPC_DISCONNECT]	= { BODY(id),		AFTER_HELLO,	req_disconnect },
-	[IWX_IPC_STATUS]	= { 0,			ROOT_ONLY,	req_admin },
-	[IWX_IPC_LIST_CONNS]	= { 0,			ROOT_ONLY,	req_admin },
-	[IWX_IPC_LIST_STAGS]	= { 0,			ROOT_ONLY,	req_admin },
+	[IWX_IPC_STATUS]	= { 0,			OWNER_ONLY,	req_admin },
+	[IWX_IPC_LIST_CONNS]	= { 0,			OWNER_ONLY,	req_admin },
+	[IWX_IPC_LIST_STAGS]	= { 0,			OWNER_ONLY,	req_admin },
 	[IWX_IPC_MR_INVALIDATE]	= { BODY(id),		AFTER_HELLO,	req_mr_invalidate },
 	[IWX_IPC_MR_REVALIDATE]	= { BODY(id),		AFTER_HELLO,	req_mr_revalidate },
 	[IWX_IPC_SHM_CREATE]	= { BODY(shm),		AFTER_HELLO,	req_shm_create },
 	[IWX_IPC_SHM_FREE]	= { BODY(id),		AFTER_HELLO,	req_shm_free },
 	[IWX_IPC_FP_ATTACH]	= { BODY(fp_attach),	ROOT_ONLY,	req_admin },
 	[IWX_IPC_FP_DETACH]	= { BODY(fp_attach),	ROOT_ONLY,	req_admin },
-	[IWX_IPC_FP_STATS]	= { 0,			ROOT_ONLY,	req_admin },
-	[IWX_IPC_LIST_USERS]	= { 0,			ROOT_ONLY,	req_admin },
+	[IWX_IPC_FP_STATS]	= { 0,			OWNER_ONLY,	req_admin },
+	[IWX_IPC_LIST_USERS]	= { 0,			OWNER_ONLY,	req_admin },
 	[IWX_IPC_SRQ_CREATE]	= { BODY(srq_create),	AFTER_HELLO,	req_srq_create },
 	[IWX_IPC_SRQ_DESTROY]	= { BODY(id),		AFTER_HELLO,	req_srq_destroy },
 	[IWX_IPC_SRQ_ARM]	= { BODY(srq_arm),	AFTER_HELLO,	req_srq_arm },
@@ -491,6 +492,8 @@ static void dispatch(struct iwxd *d, struct client *c, const struct iwx_ipc_hdr 
 	if (h->len != k->len)
 		err = -EINVAL;
 	else if (k->who == ROOT_ONLY && c->uid != 0)
+		err = -EPERM;
+	else if (k->who == OWNER_ONLY && c->uid != 0 && c->uid != d->o.owner)
 		err = -EPERM;
 	else if (k->who == AFTER_HELLO && !c->hello)
 		err = -ENOTCONN;	/* HELLO first */

@@ -8,8 +8,10 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -478,7 +480,8 @@ Test(cli_admin, not_root)
 	if (WEXITSTATUS(st) == 126)
 		cr_skip_test("nobody may not run " IWX_BIN " here");
 	cr_assert_eq(WEXITSTATUS(st), EXIT_FAIL, "%s", out);
-	cr_assert(strstr(out, "permission denied: only root may inspect iwxd"), "%s", out);
+	cr_assert(strstr(out, "permission denied: only root and the user iwxd runs as may inspect it"),
+		  "%s", out);
 	cr_assert(strstr(out, pair.sock[0]), "%s", out);
 }
 
@@ -611,4 +614,87 @@ Test(cli_admin_usage, iwx_rping_names_the_bad_argument)
 			  "%s: want the last two lines '%s', got:\n%s", cmd, want, out);
 		cr_assert_leq(n, strlen(want) + 32, "two lines, no help: %s", out);
 	}
+}
+
+/* A child of nobody's running argv, its output into out (when not NULL); its pid. */
+static pid_t as_nobody(char *const argv[], int *out)
+{
+	int fd[2];
+	pid_t pid;
+
+	cr_assert_eq(pipe2(fd, O_CLOEXEC), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		dup2(fd[1], 2);
+		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(125);
+		execv(argv[0], argv);
+		_exit(126);
+	}
+	close(fd[1]);
+	if (out)
+		*out = fd[0];
+	else
+		close(fd[0]);
+	return pid;
+}
+
+/* All of fd into out; then the exit status of pid. */
+static int output_of(int fd, pid_t pid, char *out, size_t cap)
+{
+	size_t n = 0;
+	ssize_t k;
+	int st;
+
+	while (n < cap - 1 && (k = read(fd, out + n, cap - 1 - n)) > 0)
+		n += (size_t)k;
+	out[n] = 0;
+	close(fd);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* An ordinary user's own iwxd (README, "Using it"): she may inspect it, not attach it. */
+Test(cli_admin_usage, own_iwxd_is_inspected_by_its_owner)
+{
+	char dir[] = "/tmp/iwx-own-XXXXXX", sock[64], out[8192], pid_s[32];
+	pid_t daemon, pid;
+	int fd, st, ran;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to become nobody");
+	cr_assert_not_null(mkdtemp(dir));
+	cr_assert_eq(chown(dir, 65534, 65534), 0);
+	snprintf(sock, sizeof(sock), "%s/iwxd.sock", dir);
+	daemon = as_nobody((char *[]){ (char *)iwxd_path(), "-s", sock, "--sctp-port", "0", NULL },
+			   NULL);
+	for (int i = 0; i < STALL_MS / 10 && access(sock, F_OK); i++)
+		usleep(10000);
+	if (access(sock, F_OK)) {
+		kill(daemon, SIGTERM);
+		waitpid(daemon, &st, 0);
+		rmdir(dir);
+		cr_assert_fail("nobody's iwxd did not serve %s (exit %d)", sock, WEXITSTATUS(st));
+	}
+
+	pid = as_nobody((char *[]){ IWX_BIN, "status", "-s", sock, "-j", NULL }, &fd);
+	ran = st = output_of(fd, pid, out, sizeof(out));
+	if (ran != 126) {
+		snprintf(pid_s, sizeof(pid_s), "\"pid\": %d", (int)daemon);
+		cr_expect_eq(st, 0, "nobody's iwx status of nobody's iwxd: %s", out);
+		cr_expect(strstr(out, pid_s), "its own iwxd's status: %s", out);
+		pid = as_nobody((char *[]){ IWX_BIN, "attach", "dev", "lo", "-s", sock, NULL }, &fd);
+		st = output_of(fd, pid, out, sizeof(out));
+		cr_expect_eq(st, EXIT_FAIL, "%s", out);
+		cr_expect(strstr(out, "only root may"), "%s", out);
+	}
+	kill(daemon, SIGTERM);
+	cr_assert_eq(waitpid(daemon, &st, 0), daemon);
+	unlink(sock);
+	rmdir(dir);
+	if (ran == 126)
+		cr_skip_test("nobody may not run " IWX_BIN " here");
 }
