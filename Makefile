@@ -1,13 +1,22 @@
-# iwx: iWARP (RDMAP/DDP/MPA over TCP) for Linux.
-#   make            build the library, daemon, CLI and BPF objects
-#   make check      the unit tests: no root, no namespaces, under a minute
-#   make test       run every test (unit, conformance against tshark, BPF build check)
-#   make fuzz       run the libFuzzer targets for FUZZ_SECONDS each (default 30)
-#   make fuzz-long  soak them (FUZZ_SECONDS each, default 3600), the corpus kept in the tree
-#   make bench      run the protocol-core benchmark
-#   make install    install under DESTDIR$(PREFIX)
-#   make deb        the Debian packages in build/deb/, lintian-clean (make test-deb: installed
-#                   into a fresh root and purged)
+# iwx: iWARP (RDMAP/DDP/MPA over TCP) for Linux. `make help` prints this.
+#   make               build the library, iwxd, iwx, iwx_rping, the drop-ins, the BPF objects
+#   make check         the tests that need neither root nor namespaces, under a minute;
+#                      T='suite/test' runs those that match (Criterion's --filter)
+#   make test          every test, as root (README, "Tests"): check-install, test-deb, fuzz
+#                      (TEST_FUZZ_SECONDS each), test-dropin, interop, test-asan, test-fastpath
+#   make check-install what make install and a PREFIX install put down, checked
+#   make test-asan     the unit and integration suites under ASan and UBSan, iwxd too
+#   make test-fastpath the daemon suites again with the fast path at TC, then at XDP
+#   make test-dropin   unmodified rdma-core programs through iwx exec
+#   make interop       rping and perftest against Linux's siw in a VM (../shared/interop)
+#   make fuzz          the libFuzzer targets for FUZZ_SECONDS each (default 30)
+#   make fuzz-long     soak them (FUZZ_SECONDS each, default 3600), the corpus kept in the tree
+#   make bench         the protocol core's benchmark (scripts/bench*.sh: the rest, BENCHMARKS.md)
+#   make install       install under DESTDIR$(PREFIX) (PREFIX=/usr/local)
+#   make deb           the Debian packages in build/deb/, lintian-clean (make test-deb: installed
+#                      into a fresh root and purged)
+#   make clean         remove build/
+# One test of any suite, as root: build/tests/unit --filter 'suite/test' (--list lists them).
 # V=1 shows the commands.
 
 PREFIX		?= /usr/local
@@ -88,8 +97,10 @@ CLI_SRCS	:= $(wildcard cli/*.c)
 CLI_BIN		:= $(BUILD)/iwx
 # bash's completion of iwx, from what iwx --help says (dist/bash-completion/gen.sh)
 COMPLETION	:= $(BUILD)/iwx.bash
-# the man pages (doc/man: mdoc, read by groff and mandoc alike)
+# the man pages (doc/man: mdoc, read by groff and mandoc alike); `man iwx_post_send` and
+# every other call of iwx.h finds libiwx(3)
 MAN_PAGES	:= $(wildcard doc/man/*.[0-9])
+LIBIWX_CALLS	= $(shell doc/man/calls.sh include/iwx/iwx.h)
 RPING_BIN	:= $(BUILD)/iwx_rping
 
 # the engine (connections, queue pairs, memory) and the daemon around it
@@ -145,7 +156,7 @@ CLI_OBJS	:= $(patsubst %.c,$(OBJ)/cli/%.o,$(CLI_SRCS))
 TEST_OBJS	:= $(patsubst %.c,$(OBJ)/tests/%.o,$(TEST_SRCS))
 CHECK_OBJS	:= $(patsubst %.c,$(OBJ)/tests/%.o,$(UNIT_SRCS) $(TEST_BASE))
 
-.PHONY: FORCE all lib check test test-asan test-fastpath test-dropin check-install interop fuzz fuzz-long bench install deb test-deb clean
+.PHONY: FORCE all help lib check test test-asan test-fastpath test-dropin check-install interop fuzz fuzz-long bench install deb test-deb clean
 all: lib $(CLI_BIN) $(RPING_BIN) $(IWXD_BIN) $(DROPIN_LIBS) $(COMPLETION)
 
 lib: $(LIB_A) $(LIB_SO) $(PROTO_A) $(IPC_A) $(UTIL_A)
@@ -274,8 +285,11 @@ $(CHECK_BIN): $(CHECK_OBJS) $(LIB_A) $(PROTO_A) $(UTIL_A)
 
 # What needs neither root nor namespaces: the protocol core, the engine, the loop.
 check: $(CHECK_BIN)
-	$(call msg,TEST,$(CHECK_BIN))
-	$(Q)$(CHECK_BIN) --jobs 2
+	$(call msg,TEST,$(CHECK_BIN)$(if $(T), --filter '$(T)'))
+	$(Q)$(CHECK_BIN) --jobs 2 $(if $(T),--filter '$(T)')
+
+help:
+	@sed -n '1,/^$$/s/^# \{0,1\}//p' Makefile
 
 # the setuid-root victim of tests/integration/test_daemon_shm.c's attack
 $(VICTIM_BIN): tests/attack/setuid_victim.c
@@ -629,6 +643,8 @@ install: all
 	$(Q)install -m 644 $(COMPLETION) $(DESTDIR)$(BASHCOMPDIR)/iwx
 	$(Q)for m in $(MAN_PAGES); do \
 		install -m 644 $$m $(DESTDIR)$(MANDIR)/man$${m##*.}/ || exit 1; done
+	$(Q)for f in $(LIBIWX_CALLS); do \
+		echo '.so man3/libiwx.3' > $(DESTDIR)$(MANDIR)/man3/$$f.3 || exit 1; done
 
 # -------------------------------------------------------------- Debian
 

@@ -39,5 +39,10 @@ commands=$("$iwx" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z]*\) .*/\1/p
 for c in $commands; do
 	{ echo "$c"; "$iwx" "$c" --help | options; } | covers "$mandir/man8/iwx.8" || fail=1
 done
-grep -oE '\biwx_[a-z_0-9]+\(' "$header" | tr -d '(' | sort -u | covers "$mandir/man3/libiwx.3" || fail=1
+calls=$("$(dirname "$0")/../../doc/man/calls.sh" "$header")
+printf '%s\n' "$calls" | covers "$mandir/man3/libiwx.3" || fail=1
+# man iwx_post_send: each call's own name leads to libiwx(3)
+for f in $calls; do
+	[ "$(cat "$mandir/man3/$f.3" 2>/dev/null)" = ".so man3/libiwx.3" ] || bad "no man3/$f.3 leading to libiwx(3)"
+done
 exit $fail
