@@ -69,6 +69,7 @@ static void usage(FILE *f)
 		"                        kernel's RDMA stack holds registered memory: its arena\n"
 		"                        and registered memory beyond it fail with ENOMEM\n"
 		"  -v, --verbose         log connections and clients; twice: every failed request\n"
+		"                        (without: warnings, and a line at start and at the end)\n"
 		"  -h, --help            this text\n"
 		"  -V, --version         iwxd's version\n"
 		"\n"
@@ -276,7 +277,7 @@ int main(int argc, char **argv)
 	limits_derive(d.o.max);
 	if (serve_setup(&d))
 		return 1;
-	log_info("iwxd %s serving %s (CRC %s by default, settle %d ms)", IWX_VERSION, d.o.socket,
+	log_notice("version %s, serving %s (CRC %s by default, settle %d ms)", IWX_VERSION, d.o.socket,
 		 d.o.crc ? "asked" : "not asked", d.o.settle_ms);
 	if (d.o.owner)
 		log_info("not root (uid %u): serving uid %u's programs%s; no fast path, memory in memfds",

@@ -41,7 +41,7 @@ static void on_signal(struct iwxd *d, struct watch *w, uint32_t events)
 
 	(void)events;
 	if (read(w->fd, &si, sizeof(si)) == sizeof(si))
-		log_info("signal %u: stopping", si.ssi_signo);
+		log_notice("signal %u: stopping", si.ssi_signo);
 	d->stop = true;
 }
 

@@ -248,7 +248,7 @@ static void changelog_release(char *v, size_t cap)
 Test(cli_admin, versions_are_the_changelogs)
 {
 	static char out[OUT_MAX];
-	char v[64], want[128], cmd[256];
+	char v[64], want[256], cmd[256];
 	FILE *p;
 
 	changelog_release(v, sizeof(v));
@@ -271,6 +271,10 @@ Test(cli_admin, versions_are_the_changelogs)
 	cr_assert_eq(run_iwx(out, sizeof(out), "status -s %s", pair.sock[0]), 0, "%s", out);
 	snprintf(want, sizeof(want), " %s (IPC %u)\n", v, IWX_IPC_VERSION);
 	cr_assert(strstr(out, want), "want '%s': %s", want, out);
+	/* and its first line, which it says without -v too, its time readable */
+	snprintf(want, sizeof(want), " notice: version %s, serving %s", v, pair.sock[0]);
+	cr_assert(iwxd_pair_logged(&pair, 0, want), "iwxd's log: %s", want);
+	cr_assert(iwxd_pair_logged(&pair, 0, "iwxd 20"), "a date, not seconds since 1970");
 }
 
 Test(cli_admin, human_output)
