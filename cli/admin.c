@@ -387,7 +387,7 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	LINE("CRC by default", "%s", s->crc_default ? "on (asked of peers)" : "off");
 	LINE("settle time", "%u ms", s->settle_ms);
 	puts("resources");
-	LINE("clients", "%u", s->clients);
+	LINE("clients (devices)", "%u", s->clients);
 	LINE("protection domains", "%u", s->pds);
 	LINE("memory regions", "%u", s->mrs);
 	LINE("completion queues", "%u", s->cqs);
@@ -396,7 +396,8 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	LINE("listeners", "%u", s->listeners);
 	LINE("pending set-ups", "%u", s->conns_pending);
 	puts("limits (iwxd --help)");
-	LINE("clients connected", "%u of %u", s->connected, s->max_clients);
+	LINE("clients connected", "%u of %u (devices, and others such as this iwx)", s->connected,
+	     s->max_clients);
 	LINE("shared memory", "%s of %s", bytes_str(a, sizeof(a), s->arena_bytes),
 	     bytes_str(b, sizeof(b), s->arena_total));
 	LINE("  left held", "%s (let go of by iwxd, still mapped or open in a client)",

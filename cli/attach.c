@@ -479,8 +479,10 @@ static const struct admin_cmd stats_cmd = {
 	"Then the connections the fast path follows (those in full operation), by queue\n"
 	"pair: QP, STATE (unsync: no FPDU boundary known; proposed: one proposed, waiting\n"
 	"for iwxd; sync: placing; stopped: the stream broke or ended, nothing more is\n"
-	"placed), PACKETS looked at, FPDUS placed, BYTES of payload placed, SKIPPED: not\n"
-	"placed, all reasons together.\n"
+	"placed), PACKETS looked at, FPDUS placed, BYTES of payload placed, SKIPPED: FPDUs\n"
+	"not placed, all reasons together (iwxd reads those from the socket itself).\n"
+	"A packet is what the hook sees: after GRO (at TC) one packet may hold up to 64 KiB\n"
+	"of a stream, so FPDUs placed are often many times the packets.\n"
 	"When the fast path is attached to no interface, a line says so.\n",
 	"In JSON: {\"interfaces\": [...], \"connections\": [...]}, an object a line in each.\n"
 	"Keys of both interfaces (name, ifindex, mode) and connections (qp, state):\n"

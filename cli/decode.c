@@ -1035,6 +1035,11 @@ void cmd_decode_usage(FILE *out)
 	      "  -j, --json    one JSON object per line\n"
 	      "  -h, --help    show this help\n"
 	      "\n"
+	      "Each connection's summary counts, of each side's FPDUs, those at a segment\n"
+	      "start: that begin a TCP segment of the capture, as the receiver saw it (a\n"
+	      "capture at the receiver after GRO sees fewer, larger segments). 'iwx conns'\n"
+	      "ALIGNED is the sender's count: FPDUs handed to TCP at the start of a packet.\n"
+	      "\n"
 	      "Exit status: 0 decoded without error, 1 an error in a stream or in reading the\n"
 	      "file, 2 a usage error.\n", out);
 }
