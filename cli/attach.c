@@ -183,6 +183,10 @@ static void fp_refused(const struct fp_cmd *c, const struct iwx_ipc_fp_attach *r
 		if (geteuid() != 0)
 			fprintf(stderr, "permission denied: only root may %s iwxd's fast path\n",
 				c->name);
+		else if (req->mode == IWX_FP_MODE_XDP)
+			fprintf(stderr, "%s: iwxd could not attach at XDP (%s): libxdp needs "
+				"CAP_SYS_ADMIN for a moment and bpffs at /sys/fs/bpf; iwxd's log "
+				"says more\n", n, strerror(-err));
 		else
 			fprintf(stderr, "%s: iwxd could not load or attach the BPF programs (%s; "
 				"see iwxd's log)\n", n, strerror(-err));

@@ -739,8 +739,12 @@ int fastpath_attach(struct iwxd *d, const struct iwx_ipc_fp_attach *req,
 		err = iface_attach(d->fp, &f);
 	if (err) {
 		bpf_map_delete_elem(bpf_map__fd(d->fp->skel->maps.iwx_fp_ifaces), &f.ifindex);
-		log_warn("fast path: cannot attach to %.16s (%s): %s", req->ifname,
-			 req->mode == IWX_FP_MODE_XDP ? "XDP" : "TC ingress", strerror(-err));
+		log_warn("fast path: cannot attach to %.16s (%s): %s%s", req->ifname,
+			 req->mode == IWX_FP_MODE_XDP ? "XDP" : "TC ingress", strerror(-err),
+			 req->mode == IWX_FP_MODE_XDP && (err == -EPERM || err == -EACCES) ?
+			 " (libxdp needs CAP_SYS_ADMIN for a moment, which iwxd keeps permitted "
+			 "unless its unit's CapabilityBoundingSet leaves it out, and bpffs at "
+			 "/sys/fs/bpf, which iwxd mounts where it may)" : "");
 		return err;
 	}
 	memcpy(f.name, req->ifname, IF_NAMESIZE);

@@ -409,6 +409,48 @@ Test(cli_admin, fastpath_attach_xdp_on_a_veth_warns)
 	cr_assert_str_eq(out, want, "at tc, no warning (RPS steers the test's veth: up)");
 }
 
+/* An iwxd without CAP_SYS_ADMIN in its bounding set (a unit that leaves it out): XDP
+   cannot be attached, and both iwx and iwxd's log say what it takes. */
+Test(cli_admin, fastpath_attach_xdp_without_cap_sys_admin_says_what_it_takes)
+{
+	static char out[OUT_MAX];
+	char sock[128], log[160];
+	pid_t pid;
+	int st;
+
+	snprintf(sock, sizeof(sock), "%s.nosysadmin", pair.sock[1]);
+	snprintf(log, sizeof(log), "%s.log", sock);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		if (!freopen(log, "w", stderr))
+			_exit(127);
+		execlp("ip", "ip", "netns", "exec", pair.ns.b, "setpriv", "--bounding-set",
+		       "-sys_admin", iwxd_path(), "-s", sock, "--sctp-port", "0", (char *)NULL);
+		_exit(126);
+	}
+	for (int i = 0; i < STALL_MS / 10 && access(sock, F_OK); i++)
+		usleep(10000);
+	st = run_iwx(out, sizeof(out), "attach dev %s -m xdp -s %s", pair.ns.dev[1], sock);
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	unlink(sock);
+	cr_assert_eq(st, EXIT_FAIL, "%s", out);
+	cr_assert(strstr(out, "iwxd could not attach at XDP (Operation not permitted): libxdp "
+			      "needs CAP_SYS_ADMIN for a moment and bpffs at /sys/fs/bpf"), "%s", out);
+	{
+		FILE *f = fopen(log, "r");
+		size_t n = f ? fread(out, 1, sizeof(out) - 1, f) : 0;
+
+		if (f)
+			fclose(f);
+		out[n] = 0;
+		unlink(log);
+	}
+	cr_assert(strstr(out, "cannot attach to") && strstr(out, "unless its unit's "
+		  "CapabilityBoundingSet leaves it out"), "iwxd's log: %s", out);
+}
+
 /*
  * On a veth that RPS does not steer, with more than one CPU: attached, and warned that the
  * programs' copy runs on the sender's CPU; steered, no warning.
