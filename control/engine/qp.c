@@ -209,6 +209,28 @@ static void enter_error(struct iwx_engine_qp *qp, struct iwx_term_cause cause, b
 	qp->llp->ops->stop(qp->llp, qp->term_built);
 }
 
+static struct inflight *oldest_read(struct iwx_engine_qp *qp);
+
+/*
+ * A Read Response to a sink STag that is no longer valid (deregistered or invalidated
+ * since the Read was posted): that Read fails here, a local protection error, not flushed;
+ * the peer hears the tagged buffer error of its Response.
+ */
+static void sink_gone(struct iwx_engine_qp *qp, struct iwx_term_cause cause,
+		      const struct iwx_ddp_seg *seg)
+{
+	struct inflight *f;
+
+	if (!seg || !seg->tagged || seg->opcode != IWX_OP_READ_RESP ||
+	    !iwx_cause_eq(cause, IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG)))
+		return;	/* a Response beyond a sink that is still there: the peer's error */
+	f = oldest_read(qp);
+	if (f && f->wr.sge[0].lkey == seg->stag) {
+		f->done = true;
+		f->status = IWX_WC_LOC_PROT_ERR;
+	}
+}
+
 /*
  * An error found here: the Terminate goes out after the FPDU now being sent, nothing
  * after it (RFC 5040 §5.4), and every request is flushed. Only the first error counts.
@@ -218,6 +240,7 @@ static void fail(struct iwx_engine_qp *qp, struct iwx_term_cause cause, const st
 {
 	if (qp->state != IWX_QP_RTS)
 		return;
+	sink_gone(qp, cause, seg);
 	qp->cause = cause;
 	qp->cause_local = true;
 	qp->state = IWX_QP_CLOSING;

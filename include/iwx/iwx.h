@@ -389,9 +389,11 @@ int iwx_reject(struct iwx_device *dev, uint32_t conn_id, const void *private_dat
  * An error ends the stream with a Terminate instead (RFC 5040 §7): the request that
  * failed completes with its cause (IWX_WC_REM_ACCESS_ERR for a Read, or a Write still
  * being sent, that the peer refused: a bad STag, key, bounds or access; a Write handed
- * to TCP whole has completed already), the rest flushed, and the event on both sides
+ * to TCP whole has completed already; IWX_WC_LOC_PROT_ERR for a Read whose sink was
+ * deregistered before its Response came), the rest flushed, and the event on both sides
  * has term.terminated 1 and the Terminate's layer, etype and ecode (term.local 1 on
- * the side that sent it). iwxd keeps a socket that sent a Terminate open until the
+ * the side that sent it; for a local catastrophic error, an error of the sender's own,
+ * term.reason says whose it was). iwxd keeps a socket that sent a Terminate open until the
  * peer has closed too (2 s at most), so that the peer reads the Terminate even while
  * it is still sending. iwx_destroy_qp of a connected queue pair (or a client that goes)
  * closes its stream at once, as the kernel's iWARP does: what TCP already holds (every

@@ -460,9 +460,24 @@ static const char *closed_by(bool local)
 	return local ? "closed by this side" : "closed by the peer, or the stream was lost";
 }
 
+/* A catastrophic error (RFC 5040 §7.2) is one of the side that says so, not of a message it got. */
+static bool catastrophic(const struct iwx_ipc_event *e)
+{
+	return (e->layer == IWX_LAYER_RDMAP && e->etype == IWX_RDMAP_ETYPE_CATASTROPHIC) ||
+	       (e->layer == IWX_LAYER_LLP && e->etype == IWX_MPA_ETYPE &&
+		e->ecode == IWX_MPA_EC_LOCAL_CATASTROPHIC);
+}
+
 static const char *term_reason(const struct iwx_ipc_event *e)
 {
-	return e->terminated ? iwx_term_ecode_name(e->layer, e->etype, e->ecode) : closed_by(e->local);
+	if (!e->terminated)
+		return closed_by(e->local);
+	if (catastrophic(e))
+		return e->local ? "an error of this side's own (the failed request's completion "
+				  "says which), sent to the peer as a local catastrophic error" :
+				  "an error of the peer's own (a local catastrophic error there), not "
+				  "one of this side's messages";
+	return iwx_term_ecode_name(e->layer, e->etype, e->ecode);
 }
 
 /* Why a connect failed (UNREACHABLE), where it failed: first of all, is the peer iWARP at all? */

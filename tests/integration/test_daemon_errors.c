@@ -25,6 +25,7 @@
 #include "capture.h"
 #include "child.h"
 #include "conn.h"
+#include "faults.h"
 #include "iwx_cli.h"
 #include "iwxd_pair.h"
 #include "stall.h"
@@ -291,7 +292,8 @@ static void expect_closed(struct endpoint *e, bool local)
 }
 
 /* The stream of e ended with a Terminate of cause want, sent (local) or received. */
-static void expect_terminated(struct endpoint *e, bool local, struct iwx_term_cause want)
+static struct iwx_term_info expect_terminated(struct endpoint *e, bool local,
+					      struct iwx_term_cause want)
 {
 	struct iwx_term_info t = expect_disconnected(e, local);
 
@@ -300,6 +302,7 @@ static void expect_terminated(struct endpoint *e, bool local, struct iwx_term_ca
 		  "cause %u/%u/0x%02x (%s), want %u/%u/0x%02x (%s)", t.layer, t.etype, t.ecode,
 		  t.reason, want.layer, want.etype, want.ecode,
 		  iwx_term_ecode_name(want.layer, want.etype, want.ecode));
+	return t;
 }
 
 /*
@@ -1241,11 +1244,53 @@ Test(daemon_errors, foreign_lkey_is_a_local_protection_error)
 	establish(&other, &b, false, NULL, NULL);
 	post_recv(&b, 1, &bbuf, 0, 64);
 	post(&other, op(7, IWX_WR_SEND, sge_of(&abuf, 0, 64), 0, NULL));
+	struct iwx_term_info t;
+
 	expect_wc(&other, 7, IWX_WC_SEND, IWX_WC_LOC_PROT_ERR);
-	expect_terminated(&other, true, LOCAL_CATASTROPHIC);
-	expect_terminated(&b, false, LOCAL_CATASTROPHIC);
+	/* each side's reason says whose error it was */
+	t = expect_terminated(&other, true, LOCAL_CATASTROPHIC);
+	cr_assert(strstr(t.reason, "an error of this side's own (the failed request's completion "
+		  "says which)"), "%s", t.reason);
+	t = expect_terminated(&b, false, LOCAL_CATASTROPHIC);
+	cr_assert(strstr(t.reason, "an error of the peer's own"), "%s", t.reason);
 	expect_wc(&b, 1, IWX_WC_RECV, IWX_WC_WR_FLUSH_ERR);
 	for (int i = 0; i < 64; i++)
 		cr_assert_eq(bbuf.p[i], 0, "nothing of a's memory reached b");
 	expect_posts_flushed(&other, &obuf);
+}
+
+/*
+ * A Read whose sink is deregistered while its Response is on the way: the Response finds
+ * the sink's STag invalid. That Read fails here with a local protection error (not
+ * flushed), and both sides name what happened: a's Terminate says the Response's STag is
+ * invalid. b's Response is held back (every segment with payload b sends dropped) until
+ * the sink is gone, so that the order does not depend on the machine's pace.
+ */
+Test(daemon_errors, read_whose_sink_is_deregistered_fails_here)
+{
+	struct faults_conf drop_all = { .seed = 1, .drop_ppm = 1000000 }, none = { .seed = 1 };
+	struct faults *f = NULL;
+	struct iwx_term_info t;
+	int64_t rx = 0;
+	int err;
+
+	connect_ab();
+	err = faults_attach(&f, pair.ns.b, pair.ns.dev[1], &drop_all);
+	if (err)
+		cr_skip_test("no fault injector here: %s", strerror(-err));
+	post(&a, op(1, IWX_WR_READ, sge_of(&abuf, 0, 4096), bbuf.mr->rkey, bbuf.p));
+	for (int i = 0; i < STALL_MS / 10 && (rx = status_num(pair.sock[1], "rx_fpdus")) < 1; i++)
+		usleep(10000);
+	cr_assert_geq(rx, 1, "b took the Read Request");
+	cr_assert_eq(iwx_dereg_mr(abuf.mr), 0, "a Read's sink may be deregistered");
+	abuf.mr = NULL;
+	faults_set(f, &none);
+	expect_wc(&a, 1, IWX_WC_RDMA_READ, IWX_WC_LOC_PROT_ERR);
+	t = expect_disconnected(&a, true);
+	cr_assert(t.terminated && iwx_cause_eq(iwx_cause(t.layer, t.etype, t.ecode),
+					       IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG)), "a: %s", t.reason);
+	t = expect_disconnected(&b, false);
+	cr_assert(t.terminated && iwx_cause_eq(iwx_cause(t.layer, t.etype, t.ecode),
+					       IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG)), "b: %s", t.reason);
+	faults_detach(f);
 }
