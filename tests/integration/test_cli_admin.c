@@ -498,14 +498,13 @@ Test(cli_admin, stags_in_parts)
 }
 
 /* A client that is neither root nor in iwxd's group. */
-Test(cli_admin, not_root)
+/* A child of nobody's running argv, its output into out (when not NULL); its pid. */
+static pid_t as_nobody(char *const argv[], int *out)
 {
-	char out[1024];
-	int fd[2], st;
-	ssize_t n;
+	int fd[2];
 	pid_t pid;
 
-	cr_assert_eq(pipe(fd), 0);
+	cr_assert_eq(pipe2(fd, O_CLOEXEC), 0);
 	pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
@@ -514,18 +513,43 @@ Test(cli_admin, not_root)
 		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
 		    setresuid(65534, 65534, 65534))
 			_exit(125);
-		execl(IWX_BIN, "iwx", "status", "-s", pair.sock[0], (char *)NULL);
+		execv(argv[0], argv);
 		_exit(126);
 	}
 	close(fd[1]);
-	n = read(fd[0], out, sizeof(out) - 1);
-	close(fd[0]);
-	out[n > 0 ? n : 0] = 0;
+	if (out)
+		*out = fd[0];
+	else
+		close(fd[0]);
+	return pid;
+}
+
+/* All of fd into out; then the exit status of pid. */
+static int output_of(int fd, pid_t pid, char *out, size_t cap)
+{
+	size_t n = 0;
+	ssize_t k;
+	int st;
+
+	while (n < cap - 1 && (k = read(fd, out + n, cap - 1 - n)) > 0)
+		n += (size_t)k;
+	out[n] = 0;
+	close(fd);
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	cr_assert(WIFEXITED(st));
-	if (WEXITSTATUS(st) == 126)
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(cli_admin, not_root)
+{
+	char out[1024];
+	int fd, st;
+	pid_t pid;
+
+	pid = as_nobody((char *[]){ IWX_BIN, "status", "-s", pair.sock[0], NULL }, &fd);
+	st = output_of(fd, pid, out, sizeof(out));
+	if (st == 126)
 		cr_skip_test("nobody may not run " IWX_BIN " here");
-	cr_assert_eq(WEXITSTATUS(st), EXIT_FAIL, "%s", out);
+	cr_assert_eq(st, EXIT_FAIL, "%s", out);
 	cr_assert(strstr(out, "permission denied: only root and the user iwxd runs as may inspect it"),
 		  "%s", out);
 	cr_assert(strstr(out, pair.sock[0]), "%s", out);
@@ -580,10 +604,7 @@ Test(cli_admin_usage, bad_usage)
 /* attach and detach: dev IFNAME, --mode for attach only; every mistake is exit 2. */
 Test(cli_admin_usage, fastpath_bad_usage)
 {
-	static const struct {
-		const char	*args;
-		const char	*says;
-	} bad[] = {
+	static const struct bad_usage bad[] = {
 		{ "attach", "missing 'dev IFNAME'" },
 		{ "attach lo", "unexpected argument 'lo' (expected 'dev IFNAME')" },
 		{ "attach dev", "'dev' needs an interface name" },
@@ -627,10 +648,7 @@ Test(cli_admin_usage, fastpath_bad_usage)
 /* iwx_rping (examples/): a bad command line names what was wrong, in one line. */
 Test(cli_admin_usage, iwx_rping_names_the_bad_argument)
 {
-	static const struct {
-		const char	*args;
-		const char	*says;
-	} bad[] = {
+	static const struct bad_usage bad[] = {
 		{ "--bogus", "unrecognized option '--bogus'" },
 		{ "", "iwx_rping: -s (server) or -c (client)?" },
 		{ "-c", "iwx_rping: -c needs the server's address: -a ADDR" },
@@ -643,64 +661,12 @@ Test(cli_admin_usage, iwx_rping_names_the_bad_argument)
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		char cmd[256], out[4096], want[256];
-		size_t n;
-		FILE *p;
-		int st;
+		char cmd[256], out[4096];
 
-		snprintf(cmd, sizeof(cmd), "build/iwx_rping %s 2>&1", bad[i].args);
-		p = popen(cmd, "r");
-		cr_assert_not_null(p);
-		n = fread(out, 1, sizeof(out) - 1, p);
-		out[n] = 0;
-		st = pclose(p);
-		cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == EXIT_USAGE, "%s: %s", cmd, out);
-		snprintf(want, sizeof(want), "%s\nTry 'iwx_rping --help'.\n", bad[i].says);
-		cr_assert(n >= strlen(want) && !strcmp(out + n - strlen(want), want),
-			  "%s: want the last two lines '%s', got:\n%s", cmd, want, out);
-		cr_assert_leq(n, strlen(want) + 32, "two lines, no help: %s", out);
+		snprintf(cmd, sizeof(cmd), "build/iwx_rping %s", bad[i].args);
+		cr_assert_eq(run_cmd(out, sizeof(out), cmd), EXIT_USAGE, "%s: %s", cmd, out);
+		assert_usage_error(out, bad[i].says, "Try 'iwx_rping --help'.");
 	}
-}
-
-/* A child of nobody's running argv, its output into out (when not NULL); its pid. */
-static pid_t as_nobody(char *const argv[], int *out)
-{
-	int fd[2];
-	pid_t pid;
-
-	cr_assert_eq(pipe2(fd, O_CLOEXEC), 0);
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		dup2(fd[1], 1);
-		dup2(fd[1], 2);
-		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
-		    setresuid(65534, 65534, 65534))
-			_exit(125);
-		execv(argv[0], argv);
-		_exit(126);
-	}
-	close(fd[1]);
-	if (out)
-		*out = fd[0];
-	else
-		close(fd[0]);
-	return pid;
-}
-
-/* All of fd into out; then the exit status of pid. */
-static int output_of(int fd, pid_t pid, char *out, size_t cap)
-{
-	size_t n = 0;
-	ssize_t k;
-	int st;
-
-	while (n < cap - 1 && (k = read(fd, out + n, cap - 1 - n)) > 0)
-		n += (size_t)k;
-	out[n] = 0;
-	close(fd);
-	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 /* An ordinary user's own iwxd (README, "Using it"): she may inspect it, not attach it. */

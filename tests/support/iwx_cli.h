@@ -12,6 +12,18 @@
 __attribute__((format(printf, 3, 4)))
 int run_iwx(char *out, size_t cap, const char *fmt, ...);
 
+/* ... any command line, through sh. */
+int run_cmd(char *out, size_t cap, const char *command);
+
+/* A command line a program refuses, and what its error says. */
+struct bad_usage {
+	const char	*args;
+	const char	*says;
+};
+
+/* out, all a program printed, is one line ending in says, then try_line: no help. */
+void assert_usage_error(const char *out, const char *says, const char *try_line);
+
 /* The number after "key": in s (the first one), or -1. */
 int64_t json_num(const char *s, const char *key);
 
