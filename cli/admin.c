@@ -292,11 +292,12 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	const struct iwx_ipc_status *s = buf;
 	const struct iwx_ipc_user_info *users;
 	struct admin_reply ur = { 0 };
+	char a[64], b[64], release[sizeof(s->release) + 1];
 	size_t nusers;
-	char a[64], b[64];
 	int err;
 
 	(void)n;
+	snprintf(release, sizeof(release), "%.*s", (int)sizeof(s->release), s->release);
 	err = fetch_users(o, &ur, &nusers);
 	if (err) {
 		free(ur.buf);
@@ -308,7 +309,7 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 
 		json_open(&j, '{', false);
 		json_str(&j, "socket", o->socket);
-		json_str(&j, "version", s->release);
+		json_str(&j, "version", release);
 		json_u64(&j, "ipc_version", s->version);
 		json_u64(&j, "pid", s->pid);
 		json_u64(&j, "uptime_ms", s->uptime_ms);
@@ -381,7 +382,7 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 		return 0;
 	}
 	printf("iwxd at %s\n", o->socket);
-	LINE("version", "%.*s (IPC %u)", (int)sizeof(s->release), s->release, s->version);
+	LINE("version", "%s (IPC %u)", release, s->version);
 	LINE("pid", "%u", s->pid);
 	LINE("uptime", "%s", uptime_str(a, sizeof(a), s->uptime_ms));
 	LINE("CRC by default", "%s", s->crc_default ? "on (asked of peers)" : "off");
