@@ -21,8 +21,6 @@
 #define READY_TIMEOUT_MS 5000
 #define MAX_ARGS	24
 
-extern char **environ;
-
 /* Run argv (NULL-terminated), its output discarded; 0 when it exits 0, else -errno. */
 static int run(const char *const argv[])
 {
@@ -116,9 +114,8 @@ static int setup_side(const char *ns, const char *dev, const char *a4, const cha
 
 /*
  * IPv6 configures a link (link-local address, the ff00::/8 route that neighbour
- * discovery needs) only once it is operationally up, which the kernel's link watcher
- * may defer by up to a second; until then the peer's solicitations are dropped and a
- * connect waits a SYN retransmission. 1 when this thread's namespace has the host route
+ * discovery needs) only once it is operationally up, as the kernel's link watcher says;
+ * until then the peer's solicitations are dropped and a connect waits a SYN retransmission. 1 when this thread's namespace has the host route
  * of addr (hex, as in ipv6_route), its /64 and ff00::/8; 0 when not yet; -errno.
  */
 static int v6_routes_ready(void *addr)
@@ -174,9 +171,14 @@ int netns_pair_setup(struct netns_pair *p)
 	if ((err = ip("netns", "add", p->b, NULL)))
 		goto out;
 	p->made[1] = true;
-	/* both ends are created straight in their namespaces: no name in ours */
-	if ((err = ip("link", "add", dev_a, "netns", p->a, "type", "veth",
-		      "peer", "name", dev_b, "netns", p->b, NULL)) ||
+	/*
+	 * Both ends are created straight in their namespaces (no name in ours), with ifindexes
+	 * that differ: the link watcher handles at once the carrier of a device whose iflink
+	 * (a veth's: its peer's ifindex) is not its own, and defers by up to a second one
+	 * whose is, as both ends' 2 in fresh namespaces would be (linkwatch_urgent_event).
+	 */
+	if ((err = ip("link", "add", dev_a, "index", "10", "netns", p->a, "type", "veth",
+		      "peer", "name", dev_b, "index", "11", "netns", p->b, NULL)) ||
 	    (err = setup_side(p->a, dev_a, NETNS_A4, NETNS_A6)) ||
 	    (err = setup_side(p->b, dev_b, NETNS_B4, NETNS_B6)) ||
 	    (err = wait_v6_ready(p->a, "20010db8000000000000000000000001")) ||
