@@ -3,7 +3,8 @@
 #   make check         the tests that need neither root nor namespaces, under a minute;
 #                      T='suite/test' runs those that match (Criterion's --filter)
 #   make test          every test, as root (README, "Tests"): check-install, test-deb, fuzz
-#                      (TEST_FUZZ_SECONDS each), test-dropin, interop, test-asan, test-fastpath
+#                      (TEST_FUZZ_SECONDS each, BUILD_JOBS at once), test-dropin, interop,
+#                      test-asan, test-fastpath
 #   make check-install what make install and a PREFIX install put down, checked
 #   make test-asan     the unit and integration suites under ASan and UBSan, iwxd too
 #   make test-fastpath the daemon suites again with the fast path at TC, then at XDP
@@ -17,7 +18,8 @@
 #                      into a fresh root and purged)
 #   make clean         remove build/
 # One test of any suite, as root: build/tests/unit --filter 'suite/test' (--list lists them).
-# V=1 shows the commands.
+# V=1 shows the commands; WERROR=1 makes warnings errors (CI); HARDENING= HARDENING_LD=
+# build without the hardening flags; BUILD_JOBS=N (nproc) builds make test's programs.
 
 PREFIX		?= /usr/local
 BINDIR		?= $(PREFIX)/bin
@@ -44,7 +46,20 @@ CFLAGS		?= -O2 -g
 # writes (iwx_config.h).
 BUILD		:= build
 INCLUDES	:= -Iinclude -Ilib -Ibpf -I$(BUILD)/gen
-IWX_CFLAGS	:= -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE $(INCLUDES) $(CPPFLAGS) $(CFLAGS)
+# rdma-core's warning set, and ours (-Wextra's sign-compare and unused-parameter stay on);
+# WERROR=1 makes them errors, as CI builds: a distribution's newer compiler only warns.
+WERROR_FLAG	:= $(if $(filter 1,$(WERROR)),-Werror)
+WARNINGS	:= -Wall -Wextra -Wmissing-prototypes -Wmissing-declarations -Wwrite-strings -Wformat=2 \
+		   -Wformat-nonliteral -Wdate-time -Wnested-externs -Wshadow -Wstrict-prototypes \
+		   -Wold-style-definition -Wredundant-decls $(WERROR_FLAG)
+# A root daemon that parses hostile bytes is built hardened whoever builds it, as Debian's
+# hardening=+all would (HARDENING= HARDENING_LD= for none): fortified libc calls, stack
+# canaries and clash probes, position independence, a read-only GOT bound at start.
+HARDENING	?= -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fstack-clash-protection -fPIE \
+		   $(if $(filter x86_64-%,$(shell $(CC) -dumpmachine)),-fcf-protection)
+HARDENING_LD	?= -pie -Wl,-z,relro -Wl,-z,now
+IWX_CFLAGS	:= -std=gnu11 $(WARNINGS) -D_GNU_SOURCE $(INCLUDES) $(CPPFLAGS) $(HARDENING) $(CFLAGS)
+IWX_LDFLAGS	:= $(HARDENING_LD) $(LDFLAGS)
 LDLIBS_CORE	:= -lisal
 LDLIBS_ENGINE	:= -lusrsctp -lxdp	# the engine's SCTP (sctp.c) and its AF_XDP carrier (sctp_xsk.c)
 
@@ -141,7 +156,7 @@ SCTP_XSK_SKEL	:= $(BUILD)/bpf/sctp_xsk.skel.h
 ARENAS_LIVE_OBJ	:= $(BUILD)/bpf/arenas_live.bpf.o
 ARENAS_LIVE_SKEL := $(BUILD)/bpf/arenas_live.skel.h
 # -mcpu=v3: clang 14 emits the atomics and 32-bit bounds the verifier needs
-BPF_CFLAGS	:= -target bpf -mcpu=v3 -O2 -g -Wall -Wextra -Werror $(INCLUDES) \
+BPF_CFLAGS	:= -target bpf -mcpu=v3 -O2 -g -Wall -Wextra $(WERROR_FLAG) $(INCLUDES) \
 		   -I/usr/include/$(shell uname -m)-linux-gnu
 
 # Each program's objects go under $(OBJ)/PROGRAM/, each with the headers it includes
@@ -171,25 +186,33 @@ $(CONFIG_H): FORCE
 		'#define IWX_VERSION "$(VERSION)"' '#define IWX_DROPIN_DIR "$(LIBDIR)/iwx"' > $@.tmp
 	$(Q)if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
 
+# the flags every object is built with: objects depend on it, so that another CFLAGS,
+# WERROR=1 or HARDENING= rebuilds them rather than mixing builds
+BUILD_FLAGS	:= $(BUILD)/gen/build-flags
+$(BUILD_FLAGS): FORCE
+	@mkdir -p $(@D)
+	$(Q)printf '%s\n' 'CC $(CC)' 'CFLAGS $(IWX_CFLAGS)' 'LDFLAGS $(IWX_LDFLAGS)' 'ASAN $(ASAN_FLAGS)' > $@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+
 FORCE:
 
 # libiwx.so exports the API; the IPC and the utilities inside it are its own business
-$(BUILD)/lib/%.o: lib/%.c | $(CONFIG_H)
+$(BUILD)/lib/%.o: lib/%.c $(BUILD_FLAGS) | $(CONFIG_H)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(IWX_CFLAGS) $(DEPFLAGS) -fPIC -fvisibility=$(if $(filter lib/ipc/% lib/util/%,$<),hidden,default) -c $< -o $@
 
-$(OBJ)/iwxd/%.o: %.c | $(FASTPATH_SKEL) $(SCTP_XSK_SKEL) $(ARENAS_LIVE_SKEL) $(CONFIG_H)
+$(OBJ)/iwxd/%.o: %.c $(BUILD_FLAGS) | $(FASTPATH_SKEL) $(SCTP_XSK_SKEL) $(ARENAS_LIVE_SKEL) $(CONFIG_H)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(IWX_CFLAGS) $(DEPFLAGS) $(DAEMON_INC) -c $< -o $@
 
-$(OBJ)/cli/%.o: %.c | $(CONFIG_H)
+$(OBJ)/cli/%.o: %.c $(BUILD_FLAGS) | $(CONFIG_H)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(IWX_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(OBJ)/tests/%.o: %.c | $(BPF_TEST_SKEL) $(BPF_FAULTS_SKEL) $(FASTPATH_SKEL) $(SCTP_XSK_SKEL) $(CONFIG_H)
+$(OBJ)/tests/%.o: %.c $(BUILD_FLAGS) | $(BPF_TEST_SKEL) $(BPF_FAULTS_SKEL) $(FASTPATH_SKEL) $(SCTP_XSK_SKEL) $(CONFIG_H)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(IWX_CFLAGS) $(DEPFLAGS) $(TEST_INC) -c $< -o $@
@@ -205,12 +228,12 @@ $(LIB_A) $(PROTO_A) $(IPC_A) $(UTIL_A): Makefile
 
 $(LIB_SO): $(LIBIWX_OBJS)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,libiwx.so.$(SOVERSION) -Wl,--no-undefined -o $@ $^
+	$(Q)$(CC) $(IWX_LDFLAGS) -shared -Wl,-soname,libiwx.so.$(SOVERSION) -Wl,--no-undefined -o $@ $^
 	$(Q)ln -sf libiwx.so.$(SOVERSION) $(BUILD)/libiwx.so
 
 $(CLI_BIN): $(CLI_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A) -lpcap $(LDLIBS_CORE)
+	$(Q)$(CC) $(IWX_LDFLAGS) -o $@ $(CLI_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A) -lpcap $(LDLIBS_CORE)
 
 $(COMPLETION): $(CLI_BIN) dist/bash-completion/gen.sh
 	$(call msg,GEN,$@)
@@ -218,7 +241,7 @@ $(COMPLETION): $(CLI_BIN) dist/bash-completion/gen.sh
 
 $(IWXD_BIN): $(IWXD_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(IWXD_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A) \
+	$(Q)$(CC) $(IWX_LDFLAGS) -o $@ $(IWXD_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A) \
 		-pthread -lxdp -lbpf -lelf -lz -lcap $(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
 # Tests only: iwxd whose fast path leaves out the checks TCP makes after iwx_accepted's
@@ -235,7 +258,7 @@ $(UNCHECKED_DIR)/fastpath.skel.h: bpf/fastpath.bpf.c $(HEADERS) $(wildcard bpf/*
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DIWX_FP_TEST_NO_TCP_CHECKS -c $< -o $(UNCHECKED_DIR)/fastpath.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $(UNCHECKED_DIR)/fastpath.bpf.o name fastpath_bpf > $@.tmp && mv $@.tmp $@
 
-$(OBJ)/iwxd-unchecked/fastpath.o: control/iwxd/fastpath.c $(UNCHECKED_DIR)/fastpath.skel.h | $(SCTP_XSK_SKEL) $(ARENAS_LIVE_SKEL) $(CONFIG_H)
+$(OBJ)/iwxd-unchecked/fastpath.o: control/iwxd/fastpath.c $(UNCHECKED_DIR)/fastpath.skel.h $(BUILD_FLAGS) | $(SCTP_XSK_SKEL) $(ARENAS_LIVE_SKEL) $(CONFIG_H)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) $(DEPFLAGS) -I$(UNCHECKED_DIR) $(DAEMON_INC) -c $< -o $@
@@ -243,7 +266,7 @@ $(OBJ)/iwxd-unchecked/fastpath.o: control/iwxd/fastpath.c $(UNCHECKED_DIR)/fastp
 $(IWXD_UNCHECKED): $(IWXD_UNCHECKED_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A)
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(IWXD_UNCHECKED_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A) \
+	$(Q)$(CC) $(IWX_LDFLAGS) -o $@ $(IWXD_UNCHECKED_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A) \
 		-pthread -lxdp -lbpf -lelf -lz -lcap $(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
 # The drop-ins (lib/ibverbs, lib/rdmacm): libibverbs.so.1 and librdmacm.so.1 on libiwx,
@@ -255,18 +278,18 @@ $(IWXD_UNCHECKED): $(IWXD_UNCHECKED_OBJS) $(PROTO_A) $(IPC_A) $(UTIL_A)
 $(DROPIN)/libibverbs.so.1: $(VERBS_OBJS) $(LIBIWX_OBJS) lib/ibverbs/libibverbs.map
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,$(@F) -Wl,--version-script=lib/ibverbs/libibverbs.map \
+	$(Q)$(CC) $(IWX_LDFLAGS) -shared -Wl,-soname,$(@F) -Wl,--version-script=lib/ibverbs/libibverbs.map \
 		-Wl,--no-undefined -o $@ $(VERBS_OBJS) $(LIBIWX_OBJS) -pthread
 
 $(DROPIN)/librdmacm.so.1: $(RDMACM_OBJS) $(DROPIN)/libibverbs.so.1 lib/rdmacm/librdmacm.map
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,$(@F) -Wl,--version-script=lib/rdmacm/librdmacm.map \
+	$(Q)$(CC) $(IWX_LDFLAGS) -shared -Wl,-soname,$(@F) -Wl,--version-script=lib/rdmacm/librdmacm.map \
 		-Wl,--no-undefined -o $@ $(RDMACM_OBJS) $(DROPIN)/libibverbs.so.1 -pthread
 
-$(DROPIN)/lib%.so.1: lib/standin/%.c lib/standin/lib%.map
+$(DROPIN)/lib%.so.1: lib/standin/%.c lib/standin/lib%.map $(BUILD_FLAGS)
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) $(LDFLAGS) -fPIC -shared -Wl,-soname,$(@F) -Wl,--version-script=lib/standin/lib$*.map \
+	$(Q)$(CC) $(IWX_CFLAGS) $(IWX_LDFLAGS) -fPIC -shared -Wl,-soname,$(@F) -Wl,--version-script=lib/standin/lib$*.map \
 		-o $@ $<
 
 # ---------------------------------------------------------------- tests
@@ -292,7 +315,7 @@ help:
 	@sed -n '1,/^$$/s/^# \{0,1\}//p' Makefile
 
 # the setuid-root victim of tests/integration/test_daemon_shm.c's attack
-$(VICTIM_BIN): tests/attack/setuid_victim.c
+$(VICTIM_BIN): tests/attack/setuid_victim.c $(BUILD_FLAGS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $<
@@ -336,6 +359,8 @@ check-install: all
 	$(call msg,CHECK,make install PREFIX=DIR: iwx exec finds the drop-ins there and runs ibv_devinfo)
 	$(Q)$(MAKE) --no-print-directory install PREFIX=$(abspath $(INSTALL_CHECK))/prefix >/dev/null
 	$(Q)tests/install/prefix.sh $(abspath $(INSTALL_CHECK))/prefix
+	$(call msg,CHECK,hardened: PIE$(comma) stack canaries$(comma) fortified$(comma) RELRO$(comma) BIND_NOW)
+	$(Q)tests/install/hardened.sh $(INSTALL_CHECK)
 	$(call msg,CHECK,iwxd.service: systemd-analyze verify)
 	$(Q)tests/install/unit.sh $(INSTALL_CHECK)
 	$(call msg,CHECK,man pages: groff -ww$(comma) mandoc -T lint$(comma) every option and call)
@@ -354,23 +379,35 @@ ASAN_BIN	:= $(BUILD)/asan/unit
 ASAN_FLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=undefined
 
-$(ASAN_BIN): $(TEST_SRCS) $(LIB_SRCS) $(HEADERS) $(wildcard lib/*/*.h tests/support/*.h cli/*.h control/*/*.h) \
-		$(BPF_TEST_SKEL) $(BPF_FAULTS_SKEL) $(FASTPATH_SKEL)
+# Each object once per program, as the plain build's, under $(OBJ)/asan-*/ (-MMD too);
+# -U_FORTIFY_SOURCE: ASan checks what fortified calls would.
+ASAN_CFLAGS	:= $(IWX_CFLAGS) $(ASAN_FLAGS) -U_FORTIFY_SOURCE $(DEPFLAGS)
+ASAN_TEST_OBJS	:= $(patsubst %.c,$(OBJ)/asan-tests/%.o,$(TEST_SRCS) $(LIB_SRCS))
+ASAN_IWXD_OBJS	:= $(patsubst %.c,$(OBJ)/asan-iwxd/%.o,$(DAEMON_SRCS) $(ENGINE_SRCS) $(PROTO_SRCS) \
+		   $(IPC_SRCS) $(UTIL_SRCS))
+
+$(OBJ)/asan-tests/%.o: %.c $(BUILD_FLAGS) | $(BPF_TEST_SKEL) $(BPF_FAULTS_SKEL) $(FASTPATH_SKEL) $(SCTP_XSK_SKEL) $(CONFIG_H)
 	@mkdir -p $(@D)
-	$(call msg,CC-ASAN,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Itests/support -Itests/bpf -Icli -Icontrol/engine -Icontrol/iwxd \
-		-Ilib/client -I$(BUILD)/bpf -o $@ $(TEST_SRCS) $(LIB_SRCS) -lcriterion -lpcap -lbpf -lelf -lz \
-		$(LDLIBS_CORE) $(LDLIBS_ENGINE)
+	$(call msg,CC-ASAN,$<)
+	$(Q)$(CC) $(ASAN_CFLAGS) $(TEST_INC) -c $< -o $@
+
+$(OBJ)/asan-iwxd/%.o: %.c $(BUILD_FLAGS) | $(FASTPATH_SKEL) $(SCTP_XSK_SKEL) $(ARENAS_LIVE_SKEL) $(CONFIG_H)
+	@mkdir -p $(@D)
+	$(call msg,CC-ASAN,$<)
+	$(Q)$(CC) $(ASAN_CFLAGS) $(DAEMON_INC) -c $< -o $@
+
+$(ASAN_BIN): $(ASAN_TEST_OBJS)
+	@mkdir -p $(@D)
+	$(call msg,LD-ASAN,$@)
+	$(Q)$(CC) $(ASAN_FLAGS) -o $@ $^ -lcriterion -lpcap -lbpf -lelf -lz $(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
 # the daemon the integration tests start, sanitized as well (tests/support/iwxd_pair.c)
 ASAN_IWXD	:= $(BUILD)/asan/iwxd
 
-$(ASAN_IWXD): $(DAEMON_SRCS) $(ENGINE_SRCS) $(PROTO_SRCS) $(IPC_SRCS) $(UTIL_SRCS) $(wildcard control/*/*.h lib/*/*.h) $(HEADERS) \
-		$(FASTPATH_SKEL) $(SCTP_XSK_SKEL) $(ARENAS_LIVE_SKEL) $(CONFIG_H)
+$(ASAN_IWXD): $(ASAN_IWXD_OBJS)
 	@mkdir -p $(@D)
-	$(call msg,CC-ASAN,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) $(ASAN_FLAGS) -Icontrol/engine -Icontrol/iwxd -I$(BUILD)/bpf -o $@ $(DAEMON_SRCS) $(ENGINE_SRCS) \
-		$(PROTO_SRCS) $(IPC_SRCS) $(UTIL_SRCS) -pthread -lxdp -lbpf -lelf -lz -lcap $(LDLIBS_CORE) $(LDLIBS_ENGINE)
+	$(call msg,LD-ASAN,$@)
+	$(Q)$(CC) $(ASAN_FLAGS) -o $@ $^ -pthread -lxdp -lbpf -lelf -lz -lcap $(LDLIBS_CORE) $(LDLIBS_ENGINE)
 
 # Criterion's workers for the suites that run daemons: their tests mostly wait (namespaces,
 # daemons starting, settle timers, a peer's Terminate), so 4 on 2 CPUs: the ASan pass 232 ->
@@ -418,9 +455,16 @@ test-fastpath: $(TEST_BIN) $(IWXD_BIN) $(CLI_BIN)
 # Every test runs once, under ASan and UBSan (test-asan), and the daemon suites again in
 # the plain build with the fast path (test-fastpath): a third pass, the plain build without
 # the fast path, ran the same code once more for 5 of CI's minutes. Criterion closes it.
-test: $(TEST_BIN) $(CLI_BIN) $(IWXD_BIN) $(VICTIM_BIN) $(BENCH_BINS) check-install
-	$(Q)DEB_BUILD_OPTIONS=nocheck $(MAKE) --no-print-directory test-deb
-	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
+# What they run is built first, on every CPU (BUILD_JOBS); then the suites, one at a time.
+BUILD_JOBS	?= $(shell nproc)
+TEST_PROGRAMS	= all $(TEST_BIN) $(VICTIM_BIN) $(IWXD_UNCHECKED) $(BENCH_BINS) $(ASAN_BIN) $(ASAN_IWXD) \
+		  $(FUZZ_BINS) $(SEEDS_BIN) $(VERBS_CHECK) $(MPI_CHECK)
+
+test:
+	$(Q)$(MAKE) --no-print-directory -j$(BUILD_JOBS) $(TEST_PROGRAMS)
+	$(Q)$(MAKE) --no-print-directory check-install
+	$(Q)DEB_BUILD_OPTIONS="nocheck parallel=$(BUILD_JOBS)" $(MAKE) --no-print-directory test-deb
+	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) FUZZ_JOBS=$(BUILD_JOBS)
 	$(Q)$(MAKE) --no-print-directory test-dropin
 	$(Q)$(MAKE) --no-print-directory interop
 	$(Q)$(MAKE) --no-print-directory test-asan
@@ -445,7 +489,7 @@ $(BUILD)/bench/mpi_bench: tests/bench/mpi_bench.c
 $(BUILD)/tests/mpi_check $(BUILD)/bench/mpi_bench:
 	@mkdir -p $(@D)
 	$(call msg,MPICC,$@)
-	$(Q)$(MPICC) -std=gnu11 -O2 -Wall -Wextra -Werror -o $@ $<
+	$(Q)$(MPICC) -std=gnu11 -O2 -Wall -Wextra $(WERROR_FLAG) -o $@ $<
 
 test-dropin: all $(VERBS_CHECK) $(MPI_CHECK)
 	$(call msg,TEST,rdma-core programs over the drop-ins)
@@ -454,10 +498,10 @@ test-dropin: all $(VERBS_CHECK) $(MPI_CHECK)
 # ------------------------------------------------------------- interop
 
 # a libiwx application: the library alone (and its own -lisal), served by iwxd
-$(RPING_BIN): examples/iwx_rping.c $(LIB_A) $(HEADERS)
+$(RPING_BIN): examples/iwx_rping.c $(LIB_A) $(HEADERS) $(BUILD_FLAGS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_A)
+	$(Q)$(CC) $(IWX_CFLAGS) $(IWX_LDFLAGS) -o $@ $< $(LIB_A)
 
 # Against Linux's siw in a qemu guest (../shared/interop): rping both ways, through iwxd.
 interop: $(RPING_BIN) $(CLI_BIN) $(IWXD_BIN)
@@ -527,19 +571,12 @@ $(SEEDS_BIN): tests/fuzz/make_seeds.c $(PROTO_A) $(HEADERS)
 # `make fuzz-long` soaks (FUZZ_SECONDS each) and then minimizes what it found into the tree.
 FUZZ_TREE	:= tests/fuzz/corpus
 
+# FUZZ_JOBS targets at once (make test: BUILD_JOBS), each on its own CPU
+FUZZ_JOBS	?= 1
+
 fuzz: $(FUZZ_BINS) $(SEEDS_BIN)
 	$(Q)rm -rf $(SEEDS_DIR) && $(SEEDS_BIN) $(SEEDS_DIR)
-	$(Q)set -e; for f in $(FUZZ_BINS); do \
-		name=$$(basename $$f); corpus=$(BUILD)/fuzz/corpus/$$name; \
-		mkdir -p $$corpus $(FUZZ_TREE)/$$name; \
-		echo "  FUZZ    $$name for $(FUZZ_SECONDS) s"; \
-		FUZZ_IPC_WINDOW=$(BUILD)/fuzz/fuzz_ipc-window \
-		$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-			-artifact_prefix=$(BUILD)/fuzz/$$name- $$corpus $(FUZZ_TREE)/$$name \
-			$(SEEDS_DIR)/$$name 2> $(BUILD)/fuzz/$$name.log || \
-			{ tail -50 $(BUILD)/fuzz/$$name.log; exit 1; }; \
-		grep -E '^stat::number_of_executed_units|^Done' $(BUILD)/fuzz/$$name.log | tr '\n' ' '; echo; \
-	done
+	$(Q)printf '%s\n' $(FUZZ_BINS) | xargs -P $(FUZZ_JOBS) -I{} tests/fuzz/run.sh $(BUILD) {} $(FUZZ_SECONDS)
 
 fuzz-long: FUZZ_SECONDS = 3600
 fuzz-long: fuzz
@@ -567,7 +604,7 @@ bench: $(BENCH_BIN)
 $(BUILD)/bench/bench_reg: tests/bench/bench_reg.c $(LIB_A) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_A)
+	$(Q)$(CC) $(IWX_CFLAGS) $(IWX_LDFLAGS) -o $@ $< $(LIB_A)
 
 # RDMA between two namespaces beside plain TCP and iperf3: scripts/bench.sh runs both.
 # One benchmark (bench.c), two RDMA sides (bench.h): bench_verbs through libiwx and
@@ -679,4 +716,5 @@ clean:
 	$(Q)rm -rf $(BUILD)
 
 -include $(IWXD_OBJS:.o=.d) $(OBJ)/iwxd-unchecked/fastpath.d $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d) \
+	 $(ASAN_TEST_OBJS:.o=.d) $(ASAN_IWXD_OBJS:.o=.d) \
 	 $(VERBS_OBJS:.o=.d) $(RDMACM_OBJS:.o=.d) $(patsubst %.c,$(BUILD)/%.d,$(LIB_SRCS))

@@ -53,7 +53,8 @@ int main(int argc, char **argv)
 		if (argc > 2 && strcmp(verb, "help") == 0) {
 			for (size_t i = 0; i < NCOMMANDS; i++) {
 				if (!strcmp(argv[2], commands[i].name)) {
-					char *args[] = { argv[2], "--help", NULL };
+					char help[] = "--help";
+					char *args[] = { argv[2], help, NULL };
 
 					return commands[i].run(2, args);
 				}

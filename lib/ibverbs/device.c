@@ -111,12 +111,6 @@ static int query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_
 			 size_t len);
 static int query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *in,
 			   struct ibv_device_attr_ex *a, size_t len);
-struct ibv_qp *iwxv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
-int iwxv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
-int iwxv_req_notify_cq(struct ibv_cq *cq, int solicited_only);
-int iwxv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
-int iwxv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
-int iwxv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 
 /* A program that knows nothing of iwx sees the first refusal's cause (client.h). */
 static void show_why(const char *why)

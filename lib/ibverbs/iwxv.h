@@ -137,6 +137,20 @@ int iwxv_recv_wr_of(const struct ibv_recv_wr *wr, struct iwx_recv_wr *w);
 /* qp_ex.c: fill the ibv_wr_* operations of q->qpx. */
 void iwxv_qp_ex_init(struct iwxv_qp *q);
 
+/* The context's operations (device.c fills ctx->ops with them). */
+struct ibv_qp *iwxv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
+int iwxv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+int iwxv_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+int iwxv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int iwxv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+int iwxv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+
+/* libibverbs exports these for providers (rdma-core's driver.h, not installed): device.c */
+int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size);
+const char *ibv_get_sysfs_path(void);
+int ibv_dontfork_range(void *base, size_t size);
+int ibv_dofork_range(void *base, size_t size);
+
 /* For the drop-in librdmacm (symbol version IWX_IBVERBS_PRIVATE). */
 struct ibv_context *iwxv_open_default(void);	/* the context rdma_cm gives its ids */
 struct iwx_device *iwxv_device(struct ibv_context *ctx);

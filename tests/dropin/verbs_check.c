@@ -543,6 +543,7 @@ static int client(const char *addr)
 	struct ibv_sge sge;
 	struct ibv_recv_wr rwr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1 }, *bad;
 	struct welcome w;
+	char done[] = "done";
 	uint8_t *raw, *buf, rbuf[64];
 	int err;
 
@@ -650,7 +651,7 @@ static int client(const char *addr)
 	ibv_wr_set_sge(qx, mr->lkey, (uintptr_t)buf, LEN);
 	qx->wr_id = 2;
 	ibv_wr_send(qx);
-	ibv_wr_set_inline_data(qx, "done", 5);
+	ibv_wr_set_inline_data(qx, done, sizeof(done));
 	err = ibv_wr_complete(qx);
 	CHECK(!err, "ibv_wr_complete of an RDMA Write and an inline Send: %s", strerror(err));
 	CHECK(!wait_wc(cch, cq, &wc) && wc.status == IBV_WC_SUCCESS && wc.wr_id == 1 &&

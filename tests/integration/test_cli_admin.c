@@ -49,16 +49,16 @@ static int count(const char *s, const char *needle)
 /* The line of s holding needle (a listing's object), into line; false if none. */
 static bool line_of(const char *s, const char *needle, char *line, size_t cap)
 {
-	const char *p = strstr(s, needle), *b, *e;
+	const char *p = strstr(s, needle), *bol, *e;
 
 	if (!p)
 		return false;
-	for (b = p; b > s && b[-1] != '\n'; b--)
+	for (bol = p; bol > s && bol[-1] != '\n'; bol--)
 		;
 	e = strchr(p, '\n');
 	if (!e)
 		e = p + strlen(p);
-	snprintf(line, cap, "%.*s", (int)(e - b), b);
+	snprintf(line, cap, "%.*s", (int)(e - bol), bol);
 	return true;
 }
 
@@ -233,15 +233,15 @@ static void changelog_release(char *v, size_t cap)
 {
 	FILE *f = fopen("debian/changelog", "r");
 	char line[256];
-	const char *b, *e;
+	const char *lp, *rp;
 
 	cr_assert_not_null(f);
 	cr_assert_not_null(fgets(line, sizeof(line), f));
 	fclose(f);
-	b = strchr(line, '(');
-	e = b ? strchr(b, ')') : NULL;
-	cr_assert(b && e && e > b + 1, "debian/changelog: %s", line);
-	snprintf(v, cap, "%.*s", (int)(e - b - 1), b + 1);
+	lp = strchr(line, '(');
+	rp = lp ? strchr(lp, ')') : NULL;
+	cr_assert(lp && rp && rp > lp + 1, "debian/changelog: %s", line);
+	snprintf(v, cap, "%.*s", (int)(rp - lp - 1), lp + 1);
 }
 
 /* iwx, iwxd and a running iwxd's status all say the changelog's release. */
@@ -499,7 +499,7 @@ Test(cli_admin, stags_in_parts)
 
 /* A client that is neither root nor in iwxd's group. */
 /* A child of nobody's running argv, its output into out (when not NULL); its pid. */
-static pid_t as_nobody(char *const argv[], int *out)
+static pid_t as_nobody(const char *const argv[], int *out)
 {
 	int fd[2];
 	pid_t pid;
@@ -513,7 +513,7 @@ static pid_t as_nobody(char *const argv[], int *out)
 		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
 		    setresuid(65534, 65534, 65534))
 			_exit(125);
-		execv(argv[0], argv);
+		execv(argv[0], (char *const *)argv);
 		_exit(126);
 	}
 	close(fd[1]);
@@ -545,7 +545,7 @@ Test(cli_admin, not_root)
 	int fd, st;
 	pid_t pid;
 
-	pid = as_nobody((char *[]){ IWX_BIN, "status", "-s", pair.sock[0], NULL }, &fd);
+	pid = as_nobody((const char *[]){ IWX_BIN, "status", "-s", pair.sock[0], NULL }, &fd);
 	st = output_of(fd, pid, out, sizeof(out));
 	if (st == 126)
 		cr_skip_test("nobody may not run " IWX_BIN " here");
@@ -681,7 +681,7 @@ Test(cli_admin_usage, own_iwxd_is_inspected_by_its_owner)
 	cr_assert_not_null(mkdtemp(dir));
 	cr_assert_eq(chown(dir, 65534, 65534), 0);
 	snprintf(sock, sizeof(sock), "%s/iwxd.sock", dir);
-	daemon = as_nobody((char *[]){ (char *)iwxd_path(), "-s", sock, "--sctp-port", "0", NULL },
+	daemon = as_nobody((const char *[]){ iwxd_path(), "-s", sock, "--sctp-port", "0", NULL },
 			   NULL);
 	for (int i = 0; i < STALL_MS / 10 && access(sock, F_OK); i++)
 		usleep(10000);
@@ -692,13 +692,13 @@ Test(cli_admin_usage, own_iwxd_is_inspected_by_its_owner)
 		cr_assert_fail("nobody's iwxd did not serve %s (exit %d)", sock, WEXITSTATUS(st));
 	}
 
-	pid = as_nobody((char *[]){ IWX_BIN, "status", "-s", sock, "-j", NULL }, &fd);
+	pid = as_nobody((const char *[]){ IWX_BIN, "status", "-s", sock, "-j", NULL }, &fd);
 	ran = st = output_of(fd, pid, out, sizeof(out));
 	if (ran != 126) {
 		snprintf(pid_s, sizeof(pid_s), "\"pid\": %d", (int)daemon);
 		cr_expect_eq(st, 0, "nobody's iwx status of nobody's iwxd: %s", out);
 		cr_expect(strstr(out, pid_s), "its own iwxd's status: %s", out);
-		pid = as_nobody((char *[]){ IWX_BIN, "attach", "dev", "lo", "-s", sock, NULL }, &fd);
+		pid = as_nobody((const char *[]){ IWX_BIN, "attach", "dev", "lo", "-s", sock, NULL }, &fd);
 		st = output_of(fd, pid, out, sizeof(out));
 		cr_expect_eq(st, EXIT_FAIL, "%s", out);
 		cr_expect(strstr(out, "only root may"), "%s", out);

@@ -329,6 +329,7 @@ static int set_unprivileged_port_start(void *value)
 Test(daemon_attack, member_may_not_listen_on_a_privileged_port)
 {
 	struct iwx_device *dev;
+	char start[] = "2000";
 
 	cr_assert_eq(listen_as_member("0.0.0.0", 23), EACCES, "telnet's port: refused");
 	cr_assert_eq(listen_as_member("0.0.0.0", 1023), EACCES, "below 1024: refused");
@@ -337,7 +338,7 @@ Test(daemon_attack, member_may_not_listen_on_a_privileged_port)
 	cr_assert_eq(listen_as_member("0.0.0.0", 0), 0, "an ephemeral port: allowed");
 
 	/* the first unprivileged port as iwxd's namespace has it, not as this one does */
-	cr_assert_eq(netns_call(pair.ns.a, set_unprivileged_port_start, "2000"), 0);
+	cr_assert_eq(netns_call(pair.ns.a, set_unprivileged_port_start, start), 0);
 	cr_assert_eq(listen_as_member("0.0.0.0", 1999), EACCES, "below the namespace's 2000");
 	cr_assert_eq(listen_as_member("0.0.0.0", 2000), 0);
 

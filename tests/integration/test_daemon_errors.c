@@ -1136,15 +1136,16 @@ TestSuite(daemon_user, .init = user_up, .fini = user_down, .timeout = HANG_S);
  */
 static int exec_iwxd(void *arg)
 {
-	char **argv = arg, log[96];
+	const char **argv = arg;
+	char log[96];
 	int fd;
 
 	snprintf(log, sizeof(log), "%s/iwxd.log", user_dir);
 	fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
 		return 126;
-	argv[0] = (char *)iwxd_path();
-	execv(argv[0], argv);
+	argv[0] = iwxd_path();
+	execv(argv[0], (char *const *)argv);
 	return 127;
 }
 
@@ -1169,7 +1170,7 @@ static bool user_log_says(const char *what)
 Test(daemon_user, an_ordinary_user_serves_her_own_programs)
 {
 	char sock[96];
-	char *argv[] = { NULL, "-v", "-s", sock, "--sctp-port", "0", NULL };	/* not the host's port */
+	const char *argv[] = { NULL, "-v", "-s", sock, "--sctp-port", "0", NULL };	/* not the host's port */
 	pid_t d;
 	int i;
 
@@ -1193,7 +1194,7 @@ Test(daemon_user, an_ordinary_user_serves_her_own_programs)
 Test(daemon_user, a_group_not_her_own_fails_and_leaves_no_socket)
 {
 	char sock[96];
-	char *argv[] = { NULL, "-s", sock, "--sctp-port", "0", "-g", "root", NULL };
+	const char *argv[] = { NULL, "-s", sock, "--sctp-port", "0", "-g", "root", NULL };
 	int st;
 	pid_t d;
 

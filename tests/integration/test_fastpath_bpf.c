@@ -1024,13 +1024,13 @@ static struct {
 static void with_markers(uint32_t pos)
 {
 	int fd = bpf_map__fd(skel->maps.iwx_fp_conns);
-	struct iwx_fp_conn conn;
+	struct iwx_fp_conn slot;
 
 	mark_base = rcv_nxt - pos;
-	cr_assert_eq(bpf_map_lookup_elem(fd, &key, &conn), 0);
-	conn.markers = 1;
-	conn.mark_base = mark_base;
-	cr_assert_eq(bpf_map_update_elem(fd, &key, &conn, 0), 0);
+	cr_assert_eq(bpf_map_lookup_elem(fd, &key, &slot), 0);
+	slot.markers = 1;
+	slot.mark_base = mark_base;
+	cr_assert_eq(bpf_map_update_elem(fd, &key, &slot, 0), 0);
 	peer = (struct iwx_mpa_tx){ .crc = true, .markers = true, .pos = pos };
 	wire.start = wire.end = pos;
 }

@@ -44,7 +44,8 @@ const char *iwxd_path(void)
 
 static pid_t spawn(const char *ns, const char *sock, const char *log, const char *args)
 {
-	char *argv[64], copy[512];
+	const char *argv[64];
+	char copy[512];
 	int n = 0;
 	pid_t pid;
 
@@ -52,10 +53,10 @@ static pid_t spawn(const char *ns, const char *sock, const char *log, const char
 	argv[n++] = "ip";
 	argv[n++] = "netns";
 	argv[n++] = "exec";
-	argv[n++] = (char *)ns;
-	argv[n++] = (char *)iwxd_path();
+	argv[n++] = ns;
+	argv[n++] = iwxd_path();
 	argv[n++] = "-s";
-	argv[n++] = (char *)sock;
+	argv[n++] = sock;
 	argv[n++] = "-v";
 	for (char *tok = strtok(copy, " "); tok && n < 62; tok = strtok(NULL, " "))
 		argv[n++] = tok;
@@ -71,7 +72,7 @@ static pid_t spawn(const char *ns, const char *sock, const char *log, const char
 			dup2(fd, 2);
 			dup2(fd, 1);
 		}
-		execvp("ip", argv);
+		execvp("ip", (char *const *)argv);
 		_exit(127);
 	}
 	return pid;

@@ -8,7 +8,7 @@
 #include "util/clock.h"
 
 /* What both ends ask; SCTP's set-up takes only IRD and ORD of it (conn_sctp.h). */
-static const struct iwx_mpa_local local = {
+static const struct iwx_mpa_local mpa_local = {
 	.rev = 2, .crc = true, .ird = 16, .ord = 16,
 };
 
@@ -32,7 +32,7 @@ static void make_qp(struct qp_end *e)
 /* Both set-ups driven from this thread until ESTABLISHED, b accepting what a asks. */
 static void establish(struct qp_pair *p)
 {
-	struct iwx_conn_opts o = { .local = local, .timeout_ms = 5000,
+	struct iwx_conn_opts o = { .local = mpa_local, .timeout_ms = 5000,
 				   .zerocopy_min = p->zerocopy_min };
 	uint64_t deadline = iwx_now_ms() + 10000;
 

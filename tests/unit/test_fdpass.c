@@ -112,7 +112,8 @@ Test(fdpass, several_and_extra_closed)
 		struct cmsghdr	h;
 		char		b[CMSG_SPACE(sizeof(fds))];
 	} ctl = { 0 };
-	struct iovec iov = { .iov_base = "m", .iov_len = 1 };
+	char m = 'm';
+	struct iovec iov = { .iov_base = &m, .iov_len = 1 };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b,
 			      .msg_controllen = sizeof(ctl.b) };
 	char buf[4], c;
