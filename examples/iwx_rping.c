@@ -248,8 +248,7 @@ static int server_iteration(struct rping *r)
 static int setup(struct rping *r, const char *sock)
 {
 	/* both data buffers, the two messages and room for alignment */
-	struct iwx_open_opts o = { .socket = sock,
-				   .arena_size = 2 * (size_t)r->size + (64 << 10) };
+	IWX_OPTS(iwx_open_opts, o, .socket = sock, .arena_size = 2 * (size_t)r->size + (64 << 10));
 	struct iwx_qp_init_attr attr = { .sq_depth = 16, .rq_depth = 16 };
 
 	r->dev = iwx_open(&o);
@@ -311,7 +310,7 @@ static void print_info(const struct iwx_conn_info *i)
 static int serve(struct rping *r, const struct sockaddr_in *addr,
 		 const struct iwx_conn_param *param)
 {
-	struct iwx_listen_opts lo = { .backlog = 1, .transport = param->transport };
+	IWX_OPTS(iwx_listen_opts, lo, .backlog = 1, .transport = param->transport);
 	struct iwx_event ev;
 	int err;
 

@@ -65,9 +65,21 @@ struct iwx_qp;
 struct iwx_srq;
 struct iwx_listener;
 
+/*
+ * Options structs (iwx_open_opts, iwx_listen_opts) grow at their end, as libbpf's do: sz,
+ * the first member, is the size of the struct as the caller's iwx.h has it, which
+ * IWX_OPTS sets. A field beyond the caller's sz takes its default; one beyond what the
+ * library knows must be 0 (else EINVAL: the caller asked for what this libiwx cannot do).
+ *	IWX_OPTS(iwx_open_opts, o, .socket = path, .arena_size = 1 << 20);
+ *	dev = iwx_open(&o);
+ * A NULL opts is every default.
+ */
+#define IWX_OPTS(type, name, ...) struct type name = { .sz = sizeof(struct type), __VA_ARGS__ }
+
 /* ------------------------------------------------------------------ device */
 
 struct iwx_open_opts {
+	size_t		sz;		/* sizeof(struct iwx_open_opts): IWX_OPTS */
 	const char	*socket;	/* NULL: $IWX_SOCKET, else IWX_DEFAULT_SOCKET */
 	size_t		arena_size;	/* iwx_alloc's memory, mapped by the daemon too; 0: 64 MiB;
 					   at most iwxd's --arena-max (1 GiB by default) */
@@ -77,7 +89,8 @@ struct iwx_open_opts {
 const char *iwx_socket_path(const struct iwx_open_opts *opts);
 
 /*
- * Connect to iwxd. NULL and errno: ENOENT/ECONNREFUSED no daemon, EACCES not allowed,
+ * Connect to iwxd. NULL and errno: EINVAL opts not as IWX_OPTS makes them,
+ * ENOENT/ECONNREFUSED no daemon, EACCES not allowed,
  * EMFILE iwxd serves as many clients as it may, EFBIG arena_size beyond what one client
  * may have, ENOSPC the arenas of all clients would take more than iwxd allows. Say
  * which socket was tried (iwx_socket_path(opts)) along with iwx_strerror(errno).
@@ -344,11 +357,13 @@ struct iwx_listener *iwx_listen(struct iwx_device *dev, const struct sockaddr *a
 				socklen_t len, int backlog);
 
 /*
- * The same on a transport of choice. Over SCTP the port is SCTP's, inside the UDP
- * datagrams that reach iwxd's --sctp-port on any of its addresses. A connection
- * request's transport is its listener's.
+ * The same on a transport of choice (opts: IWX_OPTS; NULL, TCP with iwxd's backlog;
+ * EINVAL when not valid). Over SCTP the port is SCTP's, inside the UDP datagrams that
+ * reach iwxd's --sctp-port on any of its addresses. A connection request's transport
+ * is its listener's.
  */
 struct iwx_listen_opts {
+	size_t		sz;			/* sizeof(struct iwx_listen_opts): IWX_OPTS */
 	int		backlog;		/* 0: iwxd's default */
 	uint8_t		transport;		/* IWX_TRANSPORT_* */
 };

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "opts.h"
 
 static int param_of(const struct iwx_conn_param *p, struct iwx_ipc_cm_param *out)
 {
@@ -55,7 +56,7 @@ int iwx_connect(struct iwx_qp *qp, const struct sockaddr *addr, socklen_t len,
 struct iwx_listener *iwx_listen(struct iwx_device *dev, const struct sockaddr *addr,
 				socklen_t len, int backlog)
 {
-	struct iwx_listen_opts o = { .backlog = backlog };
+	IWX_OPTS(iwx_listen_opts, o, .backlog = backlog);
 
 	return iwx_listen_with(dev, addr, len, &o);
 }
@@ -63,10 +64,12 @@ struct iwx_listener *iwx_listen(struct iwx_device *dev, const struct sockaddr *a
 struct iwx_listener *iwx_listen_with(struct iwx_device *dev, const struct sockaddr *addr,
 				     socklen_t len, const struct iwx_listen_opts *opts)
 {
-	struct iwx_ipc_listen req = { .backlog = opts->backlog > 0 ? opts->backlog : 0,
-				      .transport = opts->transport };
+	int backlog = OPT(opts, backlog, 0);
+	struct iwx_ipc_listen req = { .backlog = backlog > 0 ? backlog : 0,
+				      .transport = OPT(opts, transport, IWX_TRANSPORT_TCP) };
 	struct iwx_listener *l;
-	int err = opts->transport > IWX_TRANSPORT_SCTP ? -EINVAL : addr_in(addr, len, &req.addr);
+	int err = !opts_valid(opts, offsetofend(struct iwx_listen_opts, transport)) ||
+		  req.transport > IWX_TRANSPORT_SCTP ? -EINVAL : addr_in(addr, len, &req.addr);
 
 	if (err) {
 		errno = -err;

@@ -16,6 +16,7 @@
 #include "util/clock.h"
 
 #include "client.h"
+#include "opts.h"
 
 #define DEFAULT_ARENA	(64u << 20)
 #define CALL_TIMEOUT_MS	10000	/* iwxd answers at once; longer means it is stuck */
@@ -266,7 +267,7 @@ void client_ring(struct iwx_device *dev, uint32_t bell)
 
 const char *iwx_socket_path(const struct iwx_open_opts *opts)
 {
-	return iwx_ipc_socket_path(opts ? opts->socket : NULL);
+	return iwx_ipc_socket_path(OPT(opts, socket, NULL));
 }
 
 /* How long iwx_wait_cq polls before it sleeps: $IWX_SPIN_US (µs), else the default. */
@@ -285,12 +286,15 @@ static uint32_t spin_us(void)
 struct iwx_device *iwx_open(const struct iwx_open_opts *opts)
 {
 	struct iwx_ipc_hello hello = { .version = IWX_IPC_VERSION,
-				       .arena_size = opts && opts->arena_size ? opts->arena_size :
-									    DEFAULT_ARENA };
+				       .arena_size = OPT(opts, arena_size, 0) ?: DEFAULT_ARENA };
 	struct iwx_device *dev;
 	int fds[4] = { -1, -1, -1, -1 }, err;
 	unsigned nfds = 4;
 
+	if (!opts_valid(opts, offsetofend(struct iwx_open_opts, arena_size))) {
+		errno = EINVAL;
+		return NULL;
+	}
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return NULL;

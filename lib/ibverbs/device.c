@@ -121,7 +121,7 @@ static void show_why(const char *why)
 
 struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
-	struct iwx_open_opts o = { .arena_size = IWXV_ARENA };
+	IWX_OPTS(iwx_open_opts, o, .arena_size = IWXV_ARENA);
 	struct iwxv_context *c;
 	struct ibv_context *ctx;
 	int err;

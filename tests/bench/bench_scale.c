@@ -99,7 +99,7 @@ static int fail(int err, const char *what)
 static int side_open(struct side *s, uint32_t qps, uint32_t cq_entries, size_t len)
 {
 	size_t buf_len = 2 * PING_RECVS * SLOT + len;
-	struct iwx_open_opts oo = { .socket = s->daemon, .arena_size = buf_len + (1u << 20) };
+	IWX_OPTS(iwx_open_opts, oo, .socket = s->daemon, .arena_size = buf_len + (1u << 20));
 	struct iwx_device_limits lim;
 
 	s->dev = iwx_open(&oo);
@@ -176,7 +176,7 @@ static int wc_failed(const struct iwx_wc *wc)
 /* The resident memory of the iwxd at daemon in kB (STATUS, root only, names its pid); 0: unknown. */
 static uint64_t iwxd_rss_kb(const char *daemon)
 {
-	struct iwx_open_opts oo = { .socket = daemon };
+	IWX_OPTS(iwx_open_opts, oo, .socket = daemon);
 	struct iwx_ipc_hdr h = { .op = IWX_IPC_STATUS, .seq = 1 };
 	struct iwx_ipc_status st;
 	unsigned long kb = 0;

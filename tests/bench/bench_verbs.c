@@ -48,7 +48,7 @@ static void *fail(int err, const char *what)
 
 static struct rdma *rdma_new(const struct rdma_opts *o)
 {
-	struct iwx_open_opts oo = { .socket = o->daemon, .arena_size = o->arena };
+	IWX_OPTS(iwx_open_opts, oo, .socket = o->daemon, .arena_size = o->arena);
 	struct rdma *r = calloc(1, sizeof(*r));
 	struct iwx_qp_init_attr attr = { .sq_depth = o->sq_depth, .rq_depth = o->rq_depth };
 

@@ -11,7 +11,7 @@ int main(void)
 	/* a Terminate's cause as a DISCONNECTED event carries it: DDP (1), tagged (1), invalid STag (0) */
 	struct iwx_term_info t = { .terminated = true, .layer = 1, .etype = 1, .ecode = 0 };
 	char why[IWX_TERM_STR_LEN];
-	struct iwx_open_opts o = { .socket = "/nonexistent/iwxd.sock" };
+	IWX_OPTS(iwx_open_opts, o, .socket = "/nonexistent/iwxd.sock");
 	struct iwx_device *dev = iwx_open(&o);	/* the verbs API links; no daemon there */
 	int err = errno, access = IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE |
 				  IWX_ACCESS_REMOTE_READ;

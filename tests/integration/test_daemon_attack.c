@@ -75,7 +75,7 @@ TestSuite(daemon_rights, .init = start, .fini = down, .timeout = HANG_S);
 
 static struct iwx_device *open_dev(void)
 {
-	struct iwx_open_opts o = { .socket = pair.sock[0], .arena_size = 1 << 20 };
+	IWX_OPTS(iwx_open_opts, o, .socket = pair.sock[0], .arena_size = 1 << 20);
 
 	return iwx_open(&o);
 }

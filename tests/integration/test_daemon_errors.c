@@ -1087,7 +1087,7 @@ Test(daemon_errors, a_busy_poller_learns_its_daemon_was_killed)
 /* In a child: open a device on the daemon at socket path arg, allocate a PD: 0 or the errno. */
 static int open_and_alloc(void *arg)
 {
-	struct iwx_open_opts o = { .socket = arg, .arena_size = 1 << 20 };
+	IWX_OPTS(iwx_open_opts, o, .socket = arg, .arena_size = 1 << 20);
 	struct iwx_device *dev = iwx_open(&o);
 
 	if (!dev)

@@ -97,7 +97,7 @@ static void be(uid_t uid)
 /* A device on daemon i, opened as uid: NULL and errno on failure. */
 static struct iwx_device *open_as(uid_t uid, int i, size_t arena)
 {
-	struct iwx_open_opts o = { .socket = pair.sock[i], .arena_size = arena };
+	IWX_OPTS(iwx_open_opts, o, .socket = pair.sock[i], .arena_size = arena);
 	struct iwx_device *dev;
 	int err;
 

@@ -36,7 +36,7 @@ static struct buf src, dst;		/* slot i: the Send on qa[i], the receive on qb[i] 
 /* A device on daemon i with one CQ for every queue pair's completions (one each). */
 static void side_open(struct endpoint *e, int i)
 {
-	struct iwx_open_opts o = { .socket = pair.sock[i] };
+	IWX_OPTS(iwx_open_opts, o, .socket = pair.sock[i]);
 
 	e->dev = iwx_open(&o);
 	cr_assert_not_null(e->dev, "device on daemon %d: %s", i, iwx_strerror(errno));

@@ -93,7 +93,7 @@ static struct iwx_listener *listen_b(uint16_t *port)
 {
 	struct sockaddr_storage ss = { 0 };
 	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-	struct iwx_listen_opts lo = { .backlog = 4, .transport = IWX_TRANSPORT_SCTP };
+	IWX_OPTS(iwx_listen_opts, lo, .backlog = 4, .transport = IWX_TRANSPORT_SCTP);
 	struct iwx_listener *l;
 
 	s4->sin_family = AF_INET;

@@ -398,7 +398,7 @@ void iwxd_pair_stop(struct iwxd_pair *p)
 
 int endpoint_open(struct endpoint *e, const struct iwxd_pair *p, int i, size_t arena)
 {
-	struct iwx_open_opts o = { .socket = p->sock[i], .arena_size = arena };
+	IWX_OPTS(iwx_open_opts, o, .socket = p->sock[i], .arena_size = arena);
 	struct iwx_qp_init_attr attr = { 0 };
 
 	memset(e, 0, sizeof(*e));
@@ -451,7 +451,7 @@ int endpoint_connect(struct endpoint *a, struct endpoint *b, bool v6,
 	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
 	socklen_t len = v6 ? sizeof(*s6) : sizeof(*s4);
-	struct iwx_listen_opts lo = { .backlog = 8, .transport = param ? param->transport : 0 };
+	IWX_OPTS(iwx_listen_opts, lo, .backlog = 8, .transport = param ? param->transport : 0);
 	struct iwx_listener *l;
 	struct iwx_event ev;
 	int err;

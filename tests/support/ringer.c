@@ -23,8 +23,8 @@
 
 int ringer_run(const char *socket, uint32_t nqps, int ready_fd)
 {
-	struct iwx_device *dev = iwx_open(&(struct iwx_open_opts){ .socket = socket,
-								   .arena_size = 1u << 20 });
+	IWX_OPTS(iwx_open_opts, o, .socket = socket, .arena_size = 1u << 20);
+	struct iwx_device *dev = iwx_open(&o);
 	struct iwx_pd *pd = dev ? iwx_alloc_pd(dev) : NULL;
 	struct iwx_ipc_bells *b;
 	uint32_t words;
