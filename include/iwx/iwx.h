@@ -45,6 +45,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>	/* memset, for IWX_OPTS */
 #include <sys/socket.h>
 
 #include <iwx/access.h>	/* IWX_ACCESS_*: a registration's rights */
@@ -70,11 +71,16 @@ struct iwx_listener;
  * the first member, is the size of the struct as the caller's iwx.h has it, which
  * IWX_OPTS sets. A field beyond the caller's sz takes its default; one beyond what the
  * library knows must be 0 (else EINVAL: the caller asked for what this libiwx cannot do).
+ * A later release adds fields past the struct's earlier size, its tail padding included.
  *	IWX_OPTS(iwx_open_opts, o, .socket = path, .arena_size = 1 << 20);
  *	dev = iwx_open(&o);
  * A NULL opts is every default.
  */
-#define IWX_OPTS(type, name, ...) struct type name = { .sz = sizeof(struct type), __VA_ARGS__ }
+#define IWX_OPTS(type, name, ...)						\
+	struct type name = ({							\
+		memset(&name, 0, sizeof(struct type));	/* padding too: read as 0 */	\
+		(struct type){ .sz = sizeof(struct type), __VA_ARGS__ };		\
+	})
 
 /* ------------------------------------------------------------------ device */
 

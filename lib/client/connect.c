@@ -68,7 +68,7 @@ struct iwx_listener *iwx_listen_with(struct iwx_device *dev, const struct sockad
 	struct iwx_ipc_listen req = { .backlog = backlog > 0 ? backlog : 0,
 				      .transport = OPT(opts, transport, IWX_TRANSPORT_TCP) };
 	struct iwx_listener *l;
-	int err = !opts_valid(opts, offsetofend(struct iwx_listen_opts, transport)) ||
+	int err = !opts_valid(opts, sizeof(*opts)) ||
 		  req.transport > IWX_TRANSPORT_SCTP ? -EINVAL : addr_in(addr, len, &req.addr);
 
 	if (err) {

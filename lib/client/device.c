@@ -291,7 +291,7 @@ struct iwx_device *iwx_open(const struct iwx_open_opts *opts)
 	int fds[4] = { -1, -1, -1, -1 }, err;
 	unsigned nfds = 4;
 
-	if (!opts_valid(opts, offsetofend(struct iwx_open_opts, arena_size))) {
+	if (!opts_valid(opts, sizeof(*opts))) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -12,7 +12,8 @@
 
 /*
  * opts (NULL: the defaults) as IWX_OPTS makes them: sz covers sz itself, and every byte
- * of the caller's struct beyond known (the end of the last field this libiwx knows) is 0.
+ * of the caller's struct beyond known (sizeof the struct as this libiwx has it: its tail
+ * padding is not looked at, so a later field goes past it) is 0.
  */
 static inline bool opts_valid(const void *opts, size_t known)
 {
