@@ -11,7 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "proto/level.h"
+#include "util/level.h"
 #include "proto/term.h"
 #include "util/clock.h"
 

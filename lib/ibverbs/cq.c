@@ -19,7 +19,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "proto/level.h"
+#include "util/level.h"
 
 #include "iwxv.h"
 #include "util/pow2.h"

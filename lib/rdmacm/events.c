@@ -16,7 +16,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "proto/level.h"
+#include "util/level.h"
 
 #include "cm.h"
 #include "util/clock.h"

@@ -4,8 +4,8 @@
  * poll() users expect of libiwx's and the drop-ins' descriptors), however many times
  * it is set. Internal to libiwx and the drop-ins; not installed.
  */
-#ifndef IWX_LEVEL_H
-#define IWX_LEVEL_H
+#ifndef IWX_UTIL_LEVEL_H
+#define IWX_UTIL_LEVEL_H
 
 #include <errno.h>
 #include <stdbool.h>
@@ -63,4 +63,4 @@ static inline int iwx_level_join(int fd, int *epfd, int *own)
 	return err;
 }
 
-#endif /* IWX_LEVEL_H */
+#endif /* IWX_UTIL_LEVEL_H */
