@@ -119,7 +119,7 @@ static void list_conns(struct iwxd *d, struct listing *l)
 		};
 
 		vqp_stats(q, &e.traffic);
-		e.sctp_xdp = q->sock.so && sctp_io_via_xsk(q->sock.so);
+		e.sctp_xdp = q->sock.h && q->sock.t->via_xsk && q->sock.t->via_xsk(&q->sock);
 		listing_add(l, &e);
 	}
 }

@@ -14,17 +14,14 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include <usrsctp.h>
-
 #include "daemon.h"
 #include "outbox.h"
-#include "sctp_io.h"
 #include "util/clock.h"
 #include "util/container_of.h"
 
 #define ACCEPT_BATCH	16
 
-static socklen_t addr_len(const struct sockaddr_storage *a)
+socklen_t cm_addr_len(const struct sockaddr_storage *a)
 {
 	return a->ss_family == AF_INET ? sizeof(struct sockaddr_in) :
 	       a->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : 0;
@@ -61,12 +58,10 @@ static void pconn_unannounce(struct pconn *p)
 void cm_pconn_free(struct iwxd *d, struct pconn *p)
 {
 	pconn_unannounce(p);
-	conn_sock_let_go(d, &p->sock, &p->conn, p->sctp);
+	conn_sock_let_go(d, &p->sock, &p->conn);
 	iwx_conn_close(&p->conn);
-	if (p->path) {
-		sctp_io_path_put(p->path);	/* after the close, which may still send on it */
-		p->owner->user->sctp_setups--;
-	}
+	if (p->sock.t->setup_free)
+		p->sock.t->setup_free(d, p);
 	if (p->qp && p->qp->setup == p)
 		p->qp->setup = NULL;
 	IWX_LIST_UNLINK(&d->pconns, p);
@@ -96,7 +91,7 @@ static void announce(struct iwxd *d, struct pconn *p)
 
 	/* what the peer asked, for the application to answer */
 	outbox_event_of_conn(&ev, c);
-	ev.transport = p->sctp ? IWX_TRANSPORT_SCTP : IWX_TRANSPORT_TCP;
+	ev.transport = p->sock.t->id;
 	ev.type = IWX_IPC_EV_CONNECT_REQUEST;
 	ev.listener = p->listener->id;
 	ev.conn_id = p->id;
@@ -122,7 +117,7 @@ static void announce(struct iwxd *d, struct pconn *p)
 
 static int answer(struct iwxd *d, struct pconn *p, struct vqp *q, bool reject);
 
-static uint16_t port_of(const struct sockaddr_storage *a)
+uint16_t cm_port_of(const struct sockaddr_storage *a)
 {
 	return ntohs(a->ss_family == AF_INET ? ((const struct sockaddr_in *)a)->sin_port :
 					       ((const struct sockaddr_in6 *)a)->sin6_port);
@@ -166,7 +161,7 @@ static const char *addr_str(const struct sockaddr_storage *a, char *buf, size_t 
 	if (a->ss_family != AF_INET && a->ss_family != AF_INET6)
 		return "an unknown peer";
 	inet_ntop(a->ss_family, in, ip, sizeof(ip));
-	snprintf(buf, cap, a->ss_family == AF_INET ? "%s:%u" : "[%s]:%u", ip, port_of(a));
+	snprintf(buf, cap, a->ss_family == AF_INET ? "%s:%u" : "[%s]:%u", ip, cm_port_of(a));
 	return buf;
 }
 
@@ -177,7 +172,7 @@ static void pconn_done(struct iwxd *d, struct pconn *p)
 	struct iwx_ipc_event ev;
 
 	/* TCP waits for nothing now: not watched while the application decides */
-	conn_sock_follow(d, &p->sock, c, p->sctp);
+	conn_sock_follow(d, &p->sock, c);
 	outbox_event_of_conn(&ev, c);
 	switch (c->state) {
 	case IWX_CONN_REQUEST_IN:
@@ -193,8 +188,8 @@ static void pconn_done(struct iwxd *d, struct pconn *p)
 		log_info("qp %u: established over %s: MPA rev %u, CRC %s, IRD %u ORD %u", p->qp->num,
 			 c->ops->name, c->agreed.mode.rev,
 			 c->agreed.mode.crc ? "on" : "off", c->agreed.ird, c->agreed.ord);
-		conn_sock_let_go(d, &p->sock, c, p->sctp);	/* the queue pair's now */
-		vqp_established(d, p->qp, c, p->sctp);
+		conn_sock_let_go(d, &p->sock, c);	/* the queue pair's now */
+		vqp_established(d, p->qp, c, p->sock.t);
 		break;
 	case IWX_CONN_REJECTED:
 		d->st.conns_rejected++;
@@ -237,13 +232,11 @@ static void pconn_done(struct iwxd *d, struct pconn *p)
 	cm_pconn_free(d, p);
 }
 
-/* A passive SCTP set-up's addresses, as the request names them. */
-static void sctp_names(struct pconn *p)
+/* What the transport learned of the set-up's addresses meanwhile. */
+static void pconn_names(struct pconn *p)
 {
-	struct iwx_conn *c = &p->conn;
-
-	if (p->listener && !c->peer.ss_family && c->sctp.so && !sctp_io_peer(c->sctp.so, &c->peer))
-		c->local = p->listener->addr;
+	if (p->sock.t->names)
+		p->sock.t->names(p);
 }
 
 static void pconn_step(struct iwxd *d, struct pconn *p)
@@ -251,14 +244,13 @@ static void pconn_step(struct iwxd *d, struct pconn *p)
 	enum iwx_conn_state was = p->conn.state;
 	int err = iwx_conn_step(&p->conn, iwx_now_ms());
 
-	if (p->sctp)
-		sctp_names(p);
+	pconn_names(p);
 	/* an announced request waits for its answer, unless its step failed it */
 	if (err != -EAGAIN && !(p->announced && p->conn.state == was)) {
 		pconn_done(d, p);
 		return;
 	}
-	conn_sock_follow(d, &p->sock, &p->conn, p->sctp);
+	conn_sock_follow(d, &p->sock, &p->conn);
 	pconn_rearm(d, p);
 }
 
@@ -284,7 +276,7 @@ static void on_pconn_timer(struct iwxd *d, struct timer *t, uint64_t now)
 	}
 }
 
-static struct pconn *pconn_new(struct iwxd *d, struct client *c)
+static struct pconn *pconn_new(struct iwxd *d, struct client *c, const struct transport *t)
 {
 	struct pconn *p = iwx_ids_room(&d->ids) ? NULL : calloc(1, sizeof(*p));
 
@@ -297,25 +289,16 @@ static struct pconn *pconn_new(struct iwxd *d, struct client *c)
 	p->id = loop_new_id(&d->loop);
 	iwx_ids_add(&d->ids, p->id, KIND_PCONN, p);
 	p->owner = c;
-	conn_sock_init(&p->sock, on_pconn);
+	conn_sock_init(&p->sock, t, on_pconn);
 	p->next = d->pconns;
 	d->pconns = p;
 	return p;
 }
 
-/* An SCTP set-up for p: the options say what both ends may ask for. */
-static int pconn_sctp(struct iwxd *d, struct pconn *p)
-{
-	if (!sctp_io_on(d))
-		return -EPROTONOSUPPORT;	/* iwxd --sctp-port 0 */
-	p->sctp = true;
-	return 0;
-}
-
 int cm_connect(struct iwxd *d, struct client *c, const struct iwx_ipc_connect *req)
 {
+	const struct transport *t = transport_by_id(req->param.transport);
 	struct vqp *q = vqp_find(d, c, req->qp);
-	socklen_t len = addr_len(&req->addr);
 	struct pconn *p;
 	int err;
 
@@ -323,29 +306,19 @@ int cm_connect(struct iwxd *d, struct client *c, const struct iwx_ipc_connect *r
 		return -ENOENT;
 	if (q->state != IWX_SHQ_INIT)
 		return -EISCONN;
-	if (!len)
+	if (!cm_addr_len(&req->addr))
 		return -EAFNOSUPPORT;
-	if (req->param.transport > IWX_TRANSPORT_SCTP)
+	if (!t)
 		return -EINVAL;
-	p = pconn_new(d, c);
+	p = pconn_new(d, c, t);
 	if (!p)
 		return -ENOMEM;
 	opts_of(d, &req->param, &p->opts, p->pd);
-	if (req->param.transport == IWX_TRANSPORT_SCTP) {
-		err = pconn_sctp(d, p);
-		if (!err && !user_exempt(c) && c->user->sctp_setups >= d->o.max[LIMIT_SCTP_USER])
-			err = user_refuse(d, c, LIMIT_SCTP_USER, -ENOSPC);
-		if (!err && !(p->path = sctp_io_path(d, &req->addr)))
-			err = -errno;
-		c->user->sctp_setups += p->path != NULL;
-		if (!err)
-			err = iwx_conn_sctp_connect(&p->conn, p->path, port_of(&req->addr), &p->opts);
-		p->conn.peer = req->addr;
-	} else {
-		err = iwx_conn_tcp_connect(&p->conn, (const struct sockaddr *)&req->addr, len, &p->opts);
-	}
+	err = t->usable(d);
 	if (!err)
-		err = conn_sock_follow(d, &p->sock, &p->conn, p->sctp);
+		err = t->connect(d, p, req);
+	if (!err)
+		err = conn_sock_follow(d, &p->sock, &p->conn);
 	if (err) {
 		cm_pconn_free(d, p);
 		return err;
@@ -367,18 +340,13 @@ static void on_listen(struct iwxd *d, struct watch *w, uint32_t events)
 
 	(void)events;
 	for (int i = 0; i < ACCEPT_BATCH; i++) {
-		struct pconn *p = pconn_new(d, l->owner);
+		struct pconn *p = pconn_new(d, l->owner, l->t);
 
 		if (!p)
 			return;
 		p->listener = l;
 		opts_of(d, &none, &p->opts, p->pd);
-		if (l->so ? pconn_sctp(d, p) || iwx_conn_sctp_accept(&p->conn, l->so, &p->opts) :
-			    iwx_conn_tcp_accept(&p->conn, l->w.fd, &p->opts)) {
-			cm_pconn_free(d, p);
-			return;
-		}
-		if (conn_sock_follow(d, &p->sock, &p->conn, p->sctp)) {
+		if (l->t->accept(d, l, p) || conn_sock_follow(d, &p->sock, &p->conn)) {
 			cm_pconn_free(d, p);
 			return;
 		}
@@ -405,62 +373,33 @@ static unsigned int unprivileged_port_start(void)
  * not bind itself (bind(2): EACCES), and no client a port another's listener holds, on
  * any address (the kernel would let a second bind in on another address).
  */
-static int port_allowed(const struct iwxd *d, const struct client *c, uint16_t port)
+int cm_port_allowed(const struct iwxd *d, const struct client *c, uint16_t port)
 {
 	if (!port)
 		return 0;	/* the kernel picks one nobody holds */
 	if (c->uid != 0 && port < unprivileged_port_start())
 		return -EACCES;
 	for (const struct listener *l = d->listeners; l; l = l->next)
-		if (l->owner != c && port_of(&l->addr) == port)
+		if (l->owner != c && cm_port_of(&l->addr) == port)
 			return -EADDRINUSE;
-	return 0;
-}
-
-/*
- * An SCTP listener on req's port (the address is the UDP socket's, any): port 0 takes
- * the first free one of the dynamic range (RFC 6335 §6).
- */
-static int sctp_listen(struct iwxd *d, struct listener *l, const struct iwx_ipc_listen *req)
-{
-	uint16_t port = port_of(&req->addr);
-	int backlog = req->backlog ? (int)req->backlog : 64;
-
-	for (uint32_t p = port ? port : 49152; p <= (port ? port : 65535U) && !l->so; p++) {
-		if (!port && port_allowed(d, l->owner, p))
-			continue;
-		l->so = iwx_conn_sctp_listen(p, backlog);
-		if (!l->so && (port || errno != EADDRINUSE))
-			return -errno;
-		port = l->so ? p : 0;
-	}
-	if (!l->so)
-		return -EADDRINUSE;
-	l->addr = req->addr;
-	if (l->addr.ss_family == AF_INET)
-		((struct sockaddr_in *)&l->addr)->sin_port = htons(port);
-	else
-		((struct sockaddr_in6 *)&l->addr)->sin6_port = htons(port);
-	sctp_io_watch(d, l->so, &l->w);
-	sctp_io_hold(d);
 	return 0;
 }
 
 int cm_listen(struct iwxd *d, struct client *c, struct iwx_ipc_listen *req)
 {
-	socklen_t len = addr_len(&req->addr);
+	const struct transport *t = transport_by_id(req->transport);
 	struct listener *l;
-	int fd, err;
+	int err;
 
-	if (!len)
+	if (!cm_addr_len(&req->addr))
 		return -EAFNOSUPPORT;
-	if (req->transport > IWX_TRANSPORT_SCTP)
+	if (!t)
 		return -EINVAL;
-	if (req->transport == IWX_TRANSPORT_SCTP && !sctp_io_on(d))
-		return -EPROTONOSUPPORT;
-	err = client_room(d, c, LIMIT_LISTENERS);
+	err = t->usable(d);
 	if (!err)
-		err = port_allowed(d, c, port_of(&req->addr));
+		err = client_room(d, c, LIMIT_LISTENERS);
+	if (!err)
+		err = cm_port_allowed(d, c, cm_port_of(&req->addr));
 	if (!err)
 		err = iwx_ids_room(&d->ids);
 	if (err)
@@ -470,18 +409,10 @@ int cm_listen(struct iwxd *d, struct client *c, struct iwx_ipc_listen *req)
 		return -ENOMEM;
 	l->w.fn = on_listen;
 	l->owner = c;
-	if (req->transport == IWX_TRANSPORT_SCTP) {
-		err = sctp_listen(d, l, req);
-	} else {
-		fd = iwx_conn_tcp_listen((const struct sockaddr *)&req->addr, len,
-				     req->backlog ? (int)req->backlog : 64);
-		l->w.fd = fd;
-		len = sizeof(l->addr);
-		err = fd < 0 ? fd : getsockname(fd, (struct sockaddr *)&l->addr, &len) ? -errno :
-		      watch_add(&d->loop, &l->w, EPOLLIN);
-		if (err && fd >= 0)
-			close(fd);
-	}
+	l->t = t;
+	if (!req->backlog)
+		req->backlog = 64;
+	err = t->listen(d, l, req);
 	if (err) {
 		free(l);
 		return err;
@@ -499,14 +430,7 @@ int cm_listen(struct iwxd *d, struct client *c, struct iwx_ipc_listen *req)
 
 static void listener_free(struct iwxd *d, struct listener *l)
 {
-	if (l->so) {
-		sctp_io_unwatch(d, l->so, &l->w);
-		usrsctp_close(l->so);
-		sctp_io_release(d);
-	} else {
-		watch_del(&d->loop, &l->w);
-		close(l->w.fd);
-	}
+	l->t->listen_close(d, l);
 	for (struct pconn *p = d->pconns, *next; p; p = next) {
 		next = p->next;
 		if (p->listener == l && !p->qp)
@@ -537,14 +461,13 @@ static int answer(struct iwxd *d, struct pconn *p, struct vqp *q, bool reject)
 
 	pconn_unannounce(p);
 	err = iwx_conn_answer(&p->conn, &p->opts, reject);
-	if (p->sctp)
-		sctp_names(p);
+	pconn_names(p);
 	if (q && !err) {
 		p->qp = q;
 		q->setup = p;
 		vqp_set_state(q, IWX_SHQ_CONNECTING);
 	}
-	if (p->conn.state == IWX_CONN_SEND_REPLY && !conn_sock_follow(d, &p->sock, &p->conn, p->sctp))
+	if (p->conn.state == IWX_CONN_SEND_REPLY && !conn_sock_follow(d, &p->sock, &p->conn))
 		pconn_step(d, p);
 	else if (p->conn.state == IWX_CONN_REQUEST_IN)
 		announce(d, p);		/* no answer could be made of it: ask again */

@@ -1,43 +1,36 @@
 // SPDX-License-Identifier: MIT
-/* A connection's socket in iwxd's loop: TCP's descriptor on epoll, or SCTP's association (conn_sock.h). */
-#include <poll.h>
-#include <sys/epoll.h>
-#include <sys/socket.h>
-
-#include <usrsctp.h>
-
+/* A connection's socket in iwxd's loop, whatever its transport (conn_sock.h). */
 #include "conn_sock.h"
 #include "daemon.h"
-#include "sctp_io.h"
 
-static uint32_t epoll_of(short poll_events)
+static bool held(const struct conn_sock *s)
 {
-	return (poll_events & POLLIN ? EPOLLIN : 0) | (poll_events & POLLOUT ? EPOLLOUT : 0);
+	return s->w.fd >= 0 || s->h;
 }
 
-void conn_sock_init(struct conn_sock *s, void (*fn)(struct iwxd *d, struct watch *w, uint32_t events))
+void conn_sock_init(struct conn_sock *s, const struct transport *t,
+		    void (*fn)(struct iwxd *d, struct watch *w, uint32_t events))
 {
 	s->w.fd = -1;
 	s->w.fn = fn;
-	s->so = NULL;
+	s->h = NULL;
 	s->events = 0;
+	s->t = t;
 }
 
-void conn_sock_take(struct iwxd *d, struct conn_sock *s, const struct iwx_conn *c, bool sctp)
+void conn_sock_take(struct iwxd *d, struct conn_sock *s, const struct transport *t, const struct iwx_conn *c)
 {
-	if (sctp) {
-		s->so = c->sctp.so;
-		sctp_io_hold(d);
-	} else {
-		s->w.fd = c->tcp.fd;
-	}
+	s->t = t;
+	t->sock_of(c, &s->w.fd, &s->h);
+	if (s->h && t->hold)
+		t->hold(d);
 }
 
 int conn_sock_interest(struct iwxd *d, struct conn_sock *s, uint32_t events)
 {
 	int err = 0;
 
-	if (events == s->events || s->so)
+	if (events == s->events || s->w.fd < 0)
 		return 0;
 	if (!s->events)
 		err = watch_add(&d->loop, &s->w, events);
@@ -52,72 +45,67 @@ int conn_sock_interest(struct iwxd *d, struct conn_sock *s, uint32_t events)
 
 int conn_sock_watch(struct iwxd *d, struct conn_sock *s)
 {
-	if (!s->so)
-		return conn_sock_interest(d, s, EPOLLIN);
-	sctp_io_watch(d, s->so, &s->w);
-	return 0;
+	return s->t->watch(d, s);
 }
 
 /* Forget s's socket untouched if the set-up c closed it (the kernel took it off epoll). */
-static void closed_under(struct iwxd *d, struct conn_sock *s, struct socket *so, int fd)
+static void closed_under(struct iwxd *d, struct conn_sock *s, const struct iwx_conn *c, int *fd, void **h)
 {
-	if ((s->so || s->w.fd >= 0) && (s->so != so || s->w.fd != fd)) {
+	s->t->sock_of(c, fd, h);
+	if (held(s) && (s->h != *h || s->w.fd != *fd)) {
 		s->w.fd = -1;
 		watch_del(&d->loop, &s->w);	/* the loop's lists only */
 		conn_sock_forget(d, s);
 	}
 }
 
-int conn_sock_follow(struct iwxd *d, struct conn_sock *s, const struct iwx_conn *c, bool sctp)
+int conn_sock_follow(struct iwxd *d, struct conn_sock *s, const struct iwx_conn *c)
 {
-	struct socket *so = sctp ? c->sctp.so : NULL;
-	int fd = sctp ? -1 : c->tcp.fd;
+	int fd;
+	void *h;
 
-	closed_under(d, s, so, fd);
-	if (!s->so && s->w.fd < 0 && (so || fd >= 0)) {
-		conn_sock_take(d, s, c, sctp);
-		if (so)
-			sctp_io_watch(d, so, &s->w);
+	closed_under(d, s, c, &fd, &h);
+	if (!held(s) && (fd >= 0 || h)) {
+		conn_sock_take(d, s, s->t, c);
+		if (!s->t->setup_events)
+			return conn_sock_watch(d, s);	/* its stack says whenever anything changed */
 	}
-	return fd < 0 ? 0 : conn_sock_interest(d, s, epoll_of(iwx_conn_tcp_events(c)));
+	return s->t->setup_events ? conn_sock_interest(d, s, s->t->setup_events(c)) : 0;
 }
 
 void conn_sock_abort_on_close(struct conn_sock *s)
 {
-	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
-
-	if (s->so)
-		usrsctp_setsockopt(s->so, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-	else
-		setsockopt(s->w.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	if (held(s))
+		s->t->abort_on_close(s);
 }
 
 void conn_sock_forget(struct iwxd *d, struct conn_sock *s)
 {
-	if (s->so)
-		sctp_io_release(d);
-	s->so = NULL;
+	if (s->h && s->t->release)
+		s->t->release(d);
+	s->h = NULL;
 	s->w.fd = -1;
 	s->events = 0;
 }
 
 void conn_sock_drop(struct iwxd *d, struct conn_sock *s)
 {
-	if (s->so)
-		sctp_io_unwatch(d, s->so, &s->w);
-	else
-		conn_sock_interest(d, s, 0);
+	if (held(s))
+		s->t->unwatch(d, s);
 	conn_sock_forget(d, s);
 }
 
-void conn_sock_let_go(struct iwxd *d, struct conn_sock *s, const struct iwx_conn *c, bool sctp)
+void conn_sock_let_go(struct iwxd *d, struct conn_sock *s, const struct iwx_conn *c)
 {
-	closed_under(d, s, sctp ? c->sctp.so : NULL, sctp ? -1 : c->tcp.fd);
+	int fd;
+	void *h;
+
+	closed_under(d, s, c, &fd, &h);
 	conn_sock_drop(d, s);
 }
 
 void conn_sock_linger(struct iwxd *d, struct user *u, const struct conn_sock *s)
 {
-	if (!s->so)
-		linger_start(d, u, s->w.fd);
+	if (held(s) && s->t->linger)
+		s->t->linger(d, u, s);
 }

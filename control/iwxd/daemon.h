@@ -20,7 +20,8 @@
  *   vqp.c      a queue pair's rings <-> the engine (qp.c) <-> completion rings
  *   vcq.c      a completion queue: its ring, shared with the client, and its wake-ups
  *   cm.c       connection management: connect, listen, accept, reject, disconnect
- *   conn_sock.c a set-up's or queue pair's socket in the loop, TCP's or SCTP's alike (conn_sock.h)
+ *   conn_sock.c a set-up's or queue pair's socket in the loop, whatever its transport (conn_sock.h)
+ *   transport*.c what iwxd does with each transport, a row each: TCP's, SCTP's (transport.h)
  *   linger.c   sockets that sent a Terminate, read until the peer's FIN before the close
  *   admin.c    status and listings for `iwx`
  *   fastpath.c the BPF programs that place as packets arrive, and their maps (fastpath.h)
@@ -260,7 +261,8 @@ struct vqp {
 
 struct listener {
 	struct watch		w;
-	struct socket		*so;		/* over SCTP (w runs when it changes), else NULL */
+	void			*h;		/* a handle of its transport's stack (w runs when it changes), else NULL */
+	const struct transport	*t;
 	uint32_t		id;
 	struct client		*owner;
 	struct sockaddr_storage	addr;
@@ -271,8 +273,7 @@ struct listener {
 struct pconn {
 	struct conn_sock	sock;		/* the set-up's socket, as watched */
 	uint32_t		id;
-	struct iwx_conn		conn;		/* the set-up, over either transport */
-	bool			sctp;		/* over SCTP: it holds the stack (sctp_io_hold) */
+	struct iwx_conn		conn;		/* the set-up, over sock.t */
 	struct iwx_sctp_path	*path;		/* over SCTP, active: the path it holds */
 	struct client		*owner;
 	struct listener		*listener;	/* passive */
@@ -441,7 +442,7 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 void vqp_destroy(struct iwxd *d, struct vqp *q);
 struct vqp *vqp_find(struct iwxd *d, struct client *c, uint32_t num);
 /* The stream of q is in full operation: run the engine on it (after the settle time). */
-void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn, bool sctp);
+void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn, const struct transport *t);
 /* The queue pair's state, here and in the page the client reads it from. */
 void vqp_set_state(struct vqp *q, enum iwx_shq_state s);
 /* q goes on its owner's ready list: serviced at the next turn its owner's share reaches it. */
@@ -471,6 +472,11 @@ int cm_disconnect(struct iwxd *d, struct client *c, uint32_t qp);
 /* A client leaves: its listeners and set-ups go. */
 void cm_client_gone(struct iwxd *d, struct client *c);
 void cm_pconn_free(struct iwxd *d, struct pconn *p);
+/* An address's length (0: a family it is not), and its port, for the transports. */
+socklen_t cm_addr_len(const struct sockaddr_storage *a);
+uint16_t cm_port_of(const struct sockaddr_storage *a);
+/* May c listen on port (0: any)? 0, -EACCES (privileged), -EADDRINUSE (another client's). */
+int cm_port_allowed(const struct iwxd *d, const struct client *c, uint16_t port);
 
 /*
  * linger.c: fd (a socket whose engine sent a Terminate and shut its half) stays open,

@@ -556,7 +556,7 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 
 void fastpath_conn_start(struct iwxd *d, struct vqp *q)
 {
-	if (d->fp && d->fp->nifaces && q->eng && conn_sock_tcp(&q->sock))	/* the programs read TCP */
+	if (d->fp && d->fp->nifaces && q->eng && q->sock.t->fast_path)
 		conn_add(d, q);
 }
 

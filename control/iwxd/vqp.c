@@ -232,7 +232,7 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 	rcq->users++;
 	if (srq)
 		srq->users++;
-	conn_sock_init(&q->sock, on_stream);
+	conn_sock_init(&q->sock, NULL, on_stream);
 	iwx_link_add_tail(&d->qps, &q->link);
 	iwx_link_add_tail(&c->qps, &q->client_link);
 	return q;
@@ -369,7 +369,7 @@ static int take_recv(void *ctx, struct iwx_recv_wr *wr)
 	return 0;
 }
 
-static void start_engine(struct iwxd *d, struct vqp *q, struct iwx_conn *conn, bool sctp)
+static void start_engine(struct iwxd *d, struct vqp *q, struct iwx_conn *conn, const struct transport *t)
 {
 	struct iwx_qp_attr attr = {
 		.sq_depth = q->sq.size, .rq_depth = q->srq ? q->srq->ring.size : q->rq.size,
@@ -377,7 +377,7 @@ static void start_engine(struct iwxd *d, struct vqp *q, struct iwx_conn *conn, b
 		.recv_ctx = q->srq ? (void *)q->srq : (void *)q,
 	};
 
-	conn_sock_take(d, &q->sock, conn, sctp);
+	conn_sock_take(d, &q->sock, t, conn);
 	q->llp = iwx_conn_llp_new(conn);
 	q->eng = iwx_qp_create(q->llp, &q->agreed, d->mem, q->pd, &attr);
 	if (!q->eng) {
@@ -400,7 +400,7 @@ static void start_engine(struct iwxd *d, struct vqp *q, struct iwx_conn *conn, b
 	 * rdma_cm's round trip does. The engine receives meanwhile, and the Responder's
 	 * first FPDU ends the hold. Held before the engine first reads: it may be there.
 	 */
-	if (q->agreed.initiator && q->settle_ms > 0 && conn_sock_tcp(&q->sock)) {
+	if (q->agreed.initiator && q->settle_ms > 0 && t->first_fpdu_hold) {
 		iwx_qp_settle(q->eng, true);
 		q->settle_end_ms = iwx_now_ms() + q->settle_ms;
 	}
@@ -414,12 +414,12 @@ static void on_stream(struct iwxd *d, struct watch *w, uint32_t events)
 	vqp_service(d, container_of(w, struct vqp, sock.w));
 }
 
-void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn, bool sctp)
+void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn, const struct transport *t)
 {
 	q->setup = NULL;
 	q->agreed = conn->agreed;
 	outbox_event_of_conn(&q->est, conn);
-	q->est.transport = sctp ? IWX_TRANSPORT_SCTP : IWX_TRANSPORT_TCP;
+	q->est.transport = t->id;
 	q->est.type = IWX_IPC_EV_ESTABLISHED;
 	q->est.qp = q->num;
 	/* the peer's private data: an initiator's application learns the reply's here */
@@ -428,7 +428,7 @@ void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn, bool 
 	vqp_set_state(q, IWX_SHQ_RTS);
 	d->st.conns_established++;
 	outbox_event(d, q->owner, &q->est);
-	start_engine(d, q, conn, sctp);
+	start_engine(d, q, conn, t);
 }
 
 /* The hold is over (its time, or a close): what waits goes out. */
