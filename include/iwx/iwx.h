@@ -91,7 +91,10 @@ struct iwx_open_opts {
 					   at most iwxd's --arena-max (1 GiB by default) */
 };
 
-/* The socket iwx_open(opts) connects to: opts->socket, else $IWX_SOCKET, else the default. */
+/*
+ * The socket iwx_open(opts) connects to: opts->socket, else $IWX_SOCKET, else the default
+ * (which opts iwx_open refuses with EINVAL also get).
+ */
 const char *iwx_socket_path(const struct iwx_open_opts *opts);
 
 /*

@@ -64,13 +64,18 @@ struct iwx_listener *iwx_listen(struct iwx_device *dev, const struct sockaddr *a
 struct iwx_listener *iwx_listen_with(struct iwx_device *dev, const struct sockaddr *addr,
 				     socklen_t len, const struct iwx_listen_opts *opts)
 {
-	int backlog = OPT(opts, backlog, 0);
-	struct iwx_ipc_listen req = { .backlog = backlog > 0 ? backlog : 0,
-				      .transport = OPT(opts, transport, IWX_TRANSPORT_TCP) };
+	struct iwx_ipc_listen req = { 0 };
 	struct iwx_listener *l;
-	int err = !opts_valid(opts, sizeof(*opts)) ||
-		  req.transport > IWX_TRANSPORT_SCTP ? -EINVAL : addr_in(addr, len, &req.addr);
+	int backlog, err;
 
+	if (!opts_valid(opts, sizeof(*opts))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	backlog = OPT(opts, backlog, 0);
+	req.backlog = backlog > 0 ? backlog : 0;
+	req.transport = OPT(opts, transport, IWX_TRANSPORT_TCP);
+	err = req.transport > IWX_TRANSPORT_SCTP ? -EINVAL : addr_in(addr, len, &req.addr);
 	if (err) {
 		errno = -err;
 		return NULL;

@@ -267,7 +267,8 @@ void client_ring(struct iwx_device *dev, uint32_t bell)
 
 const char *iwx_socket_path(const struct iwx_open_opts *opts)
 {
-	return iwx_ipc_socket_path(OPT(opts, socket, NULL));
+	/* opts iwx_open refuses name no socket of their own: not read */
+	return iwx_ipc_socket_path(opts_valid(opts, sizeof(*opts)) ? OPT(opts, socket, NULL) : NULL);
 }
 
 /* How long iwx_wait_cq polls before it sleeps: $IWX_SPIN_US (µs), else the default. */
@@ -285,8 +286,7 @@ static uint32_t spin_us(void)
 
 struct iwx_device *iwx_open(const struct iwx_open_opts *opts)
 {
-	struct iwx_ipc_hello hello = { .version = IWX_IPC_VERSION,
-				       .arena_size = OPT(opts, arena_size, 0) ?: DEFAULT_ARENA };
+	struct iwx_ipc_hello hello = { .version = IWX_IPC_VERSION };
 	struct iwx_device *dev;
 	int fds[4] = { -1, -1, -1, -1 }, err;
 	unsigned nfds = 4;
@@ -295,6 +295,7 @@ struct iwx_device *iwx_open(const struct iwx_open_opts *opts)
 		errno = EINVAL;
 		return NULL;
 	}
+	hello.arena_size = OPT(opts, arena_size, 0) ?: DEFAULT_ARENA;
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return NULL;

@@ -55,6 +55,8 @@ Test(client_opts, a_later_field_unknown_here_must_be_zero)
 	cr_assert_eq(open_errno(&o), ENOENT, "0 where libiwx knows nothing: the default");
 	o.more = 1;
 	cr_assert_eq(open_errno(&o), EINVAL, "asked for what this libiwx cannot do");
+	cr_assert_str_eq(iwx_socket_path(&o.now), iwx_socket_path(NULL),
+			 "refused by iwx_open: its socket field not read");
 }
 
 Test(client_opts, a_field_past_an_earlier_sz_is_not_read)
