@@ -383,14 +383,8 @@ Test(conn, rev1_initiator)
 	cr_assert(p->a.agreed.mode.markers_rx && !p->a.agreed.mode.markers_tx);
 	cr_assert(!p->b.agreed.mode.markers_rx && p->b.agreed.mode.markers_tx);
 	/* nothing exchanged: each keeps its own limits */
-	cr_assert_eq(p->a.agreed.ird, 3);
-	cr_assert_eq(p->a.agreed.ord, 5);
-	cr_assert_eq(p->b.agreed.ird, 16);
-	cr_assert_eq(p->b.agreed.ord, 16);
-	cr_assert_eq(p->b.peer_pd_len, sizeof(cli_pd));
-	cr_assert_arr_eq(p->b.peer_pd, cli_pd, sizeof(cli_pd));
-	cr_assert_eq(p->a.peer_pd_len, sizeof(srv_pd));
-	cr_assert_arr_eq(p->a.peer_pd, srv_pd, sizeof(srv_pd));
+	conn_assert_limits(p, 3, 5, 16, 16);
+	conn_assert_private_data(p, cli_pd, sizeof(cli_pd), srv_pd, sizeof(srv_pd));
 	tcp_recv_early(p, "R1R1");
 }
 

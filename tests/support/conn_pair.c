@@ -81,6 +81,24 @@ void conn_pair_drive_one(struct conn_pair *p, struct iwx_conn *c)
 	}
 }
 
+void conn_assert_limits(const struct conn_pair *p, uint16_t a_ird, uint16_t a_ord, uint16_t b_ird,
+			uint16_t b_ord)
+{
+	cr_assert_eq(p->a.agreed.ird, a_ird);
+	cr_assert_eq(p->a.agreed.ord, a_ord);
+	cr_assert_eq(p->b.agreed.ird, b_ird);
+	cr_assert_eq(p->b.agreed.ord, b_ord);
+}
+
+void conn_assert_private_data(const struct conn_pair *p, const void *a_pd, uint16_t a_len,
+			      const void *b_pd, uint16_t b_len)
+{
+	cr_assert_eq(p->b.peer_pd_len, a_len);
+	cr_assert_arr_eq(p->b.peer_pd, a_pd, a_len);
+	cr_assert_eq(p->a.peer_pd_len, b_len);
+	cr_assert_arr_eq(p->a.peer_pd, b_pd, b_len);
+}
+
 void conn_assert_own_timeout(uint64_t t0)
 {
 	uint64_t dt = iwx_now_ms() - t0;

@@ -76,6 +76,14 @@ void conn_pair_drive(struct conn_pair *p);
 /* Step c alone (its peer is hand-made) until its state needs no socket work. */
 void conn_pair_drive_one(struct conn_pair *p, struct iwx_conn *c);
 
+/* Each end's IRD and ORD after the set-up. */
+void conn_assert_limits(const struct conn_pair *p, uint16_t a_ird, uint16_t a_ord, uint16_t b_ird,
+			uint16_t b_ord);
+
+/* Each end got the private data the other sent: a_pd from a, b_pd from b. */
+void conn_assert_private_data(const struct conn_pair *p, const void *a_pd, uint16_t a_len,
+			      const void *b_pd, uint16_t b_len);
+
 /* A time-out under test fired from t0 on: not early, and its own, not the default 10 s. */
 void conn_assert_own_timeout(uint64_t t0);
 

@@ -47,19 +47,14 @@ void conn_test_established_private_data_both_ways(struct conn_pair *p)
 		cr_assert(!c->agreed.mode.markers_rx && !c->agreed.mode.markers_tx);
 		cr_assert_eq(c->agreed.initiator, !i);
 	}
-	/* responder: IRD min(2, initiator's ORD 4), ORD min(16, initiator's IRD 8) */
-	cr_assert_eq(p->b.agreed.ird, 2);
-	cr_assert_eq(p->b.agreed.ord, 8);
-	/* initiator: issues no more reads than the responder takes */
-	cr_assert_eq(p->a.agreed.ord, 2);
-	cr_assert_eq(p->a.agreed.ird, 8);
+	/*
+	 * responder: IRD min(2, initiator's ORD 4), ORD min(16, initiator's IRD 8);
+	 * initiator: issues no more reads than the responder takes
+	 */
+	conn_assert_limits(p, 8, 2, 2, 8);
 	cr_assert_eq(p->b.request.ird, 8);
 	cr_assert_eq(p->b.request.ord, 4);
-
-	cr_assert_eq(p->b.peer_pd_len, sizeof(a_pd));
-	cr_assert_arr_eq(p->b.peer_pd, a_pd, sizeof(a_pd));
-	cr_assert_eq(p->a.peer_pd_len, sizeof(b_pd));
-	cr_assert_arr_eq(p->a.peer_pd, b_pd, sizeof(b_pd));
+	conn_assert_private_data(p, a_pd, sizeof(a_pd), b_pd, sizeof(b_pd));
 
 	/* what followed the Reply is still in the initiator's socket, for the lower layer */
 	p->t->recv_early(p, "S2C!");
@@ -81,13 +76,10 @@ void conn_test_reject_with_private_data(struct conn_pair *p)
 	cr_assert_eq(p->b.state, IWX_CONN_REJECTED);
 	cr_assert_eq(p->b.error, 0);
 	cr_assert(p->t->closed(&p->b));
-	cr_assert_eq(p->b.peer_pd_len, 9);
-	cr_assert_arr_eq(p->b.peer_pd, "let me in", 9);
 	cr_assert_eq(p->a.state, IWX_CONN_REJECTED);
 	cr_assert_eq(p->a.error, -ECONNREFUSED);
 	cr_assert(p->t->closed(&p->a));
-	cr_assert_eq(p->a.peer_pd_len, sizeof(why));
-	cr_assert_arr_eq(p->a.peer_pd, why, sizeof(why));
+	conn_assert_private_data(p, "let me in", 9, why, sizeof(why));
 }
 
 void conn_test_silent_responder_times_out(struct conn_pair *p)
