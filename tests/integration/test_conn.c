@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * iWARP stream set-up over real TCP between two network namespaces on a veth pair:
- * the MPA exchange with private data, RFC 6581 IRD/ORD, revision 1, reject, time-outs,
- * a peer speaking something else. Sockets are created in their namespace from a short
- * thread; both ends are then stepped from the test's own thread (needs root).
+ * iWARP stream set-up over real TCP between two network namespaces on a veth pair: the
+ * set-up tests of every transport (conn_tests.h) on the TCP fixture of conn_pair.h, and
+ * TCP's own: the mode agreed with CRC, revision 1 with markers, an Initiator's own RTR
+ * offer, addresses and MSS, iwx_conn_tcp_wait, a SYN nobody answers, a Request sharing
+ * its segment, a peer hanging up half-way. Sockets are created in their namespace from a
+ * short thread; both ends are then stepped from the test's own thread (needs root).
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -18,30 +20,46 @@
 #include "proto/mpa.h"
 
 #include "conn.h"
+#include "conn_tests.h"
 #include "netns.h"
 #include "stall.h"
 #include "testutil.h"
 #include "util/clock.h"
 
 #define PORT		4791
-#define BOUND_MS	5000	/* a time-out under test fires before this: half the default */
-#define SHORT_MS	300	/* the time-out under test */
 
-static struct netns_pair ns;
+/* The TCP fixture: a in namespace a connects to b's listener in namespace b. */
+static struct {
+	struct conn_pair	pair;
+	struct netns_pair	ns;
+	bool			v6;	/* over IPv6 rather than IPv4 */
+	int			lfd;	/* b's listener */
+	int			raw;	/* the hand-made Initiator's socket */
+} tcp;
+
+static struct netns_pair *const ns = &tcp.ns;
+static const struct conn_transport tcp_transport;
 
 static void ns_init(void)
 {
 	int err;
 
+	tcp.pair.t = &tcp_transport;
+	tcp.lfd = tcp.raw = -1;
 	if (geteuid() != 0)
 		cr_skip_test("needs root for network namespaces");
-	err = netns_pair_setup(&ns);
+	err = netns_pair_setup(ns);
 	cr_assert_eq(err, 0, "network namespaces: %s", strerror(-err));
 }
 
 static void ns_fini(void)
 {
-	netns_pair_teardown(&ns);
+	conn_pair_fini(&tcp.pair);
+	if (tcp.raw >= 0)
+		close(tcp.raw);
+	if (tcp.lfd >= 0)
+		close(tcp.lfd);
+	netns_pair_teardown(ns);
 }
 
 TestSuite(conn, .init = ns_init, .fini = ns_fini, .timeout = HANG_S);
@@ -88,7 +106,7 @@ static int listen_b(bool v6)
 	int fd;
 
 	a.len = sa_make(&a.addr, v6, v6 ? NETNS_B6 : NETNS_B4, PORT);
-	fd = netns_call(ns.b, listen_fn, &a);
+	fd = netns_call(ns->b, listen_fn, &a);
 	cr_assert_geq(fd, 0, "listen: %s", strerror(-fd));
 	return fd;
 }
@@ -114,7 +132,7 @@ static int connect_from_a(struct iwx_conn *c, bool v6, const char *host, uint16_
 	struct connect_args a = { .c = c, .o = o };
 
 	a.len = sa_make(&a.peer, v6, host, port);
-	return netns_call(ns.a, connect_fn, &a);
+	return netns_call(ns->a, connect_fn, &a);
 }
 
 /* A plain TCP socket of a's, connected to b's listener (a raw peer that speaks as it likes). */
@@ -125,7 +143,7 @@ static int raw_connect(void)
 	struct pollfd p;
 	int fd, err = 0;
 
-	fd = netns_socket(ns.a, AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC);
+	fd = netns_socket(ns->a, AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC);
 	cr_assert_geq(fd, 0);
 	cr_assert(connect(fd, (struct sockaddr *)&ss, len) == 0 || errno == EINPROGRESS);
 	p = (struct pollfd){ .fd = fd, .events = POLLOUT };
@@ -180,80 +198,95 @@ static void accept_one(struct iwx_conn *c, int lfd, const struct iwx_conn_opts *
 	cr_assert_eq(iwx_conn_tcp_accept(c, lfd, o), 0);
 }
 
-/* ------------------------------------------- both ends stepped from one thread */
+/* ------------------------------------------------ the fixture */
 
-struct run {
-	struct iwx_conn		cli, srv;
-	int			lfd;
-	bool			accepted, answered;
-	struct iwx_conn_opts	srv_opts;
-	bool			reject;
-	int			answer_ret;
-	const char		*early;	/* 4 bytes the responder sends right after its Reply */
+static void tcp_listen(struct conn_pair *p)
+{
+	(void)p;
+	tcp.lfd = listen_b(tcp.v6);
+}
+
+static int tcp_connect(struct conn_pair *p, const struct iwx_conn_opts *o)
+{
+	return connect_from_a(&p->a, tcp.v6, tcp.v6 ? NETNS_B6 : NETNS_B4, PORT, o);
+}
+
+static int tcp_accept(struct conn_pair *p, const struct iwx_conn_opts *o)
+{
+	return iwx_conn_tcp_accept(&p->b, tcp.lfd, o);
+}
+
+/* Poll the listener until b is accepted, and each end's socket for what its state waits on. */
+static void tcp_wait(struct conn_pair *p)
+{
+	struct pollfd f[3];
+	int n = 0;
+
+	if (!p->accepted && tcp.lfd >= 0)
+		f[n++] = (struct pollfd){ .fd = tcp.lfd, .events = POLLIN };
+	if (p->accepted && iwx_conn_tcp_events(&p->b))
+		f[n++] = (struct pollfd){ .fd = p->b.tcp.fd, .events = iwx_conn_tcp_events(&p->b) };
+	if (p->connected && iwx_conn_tcp_events(&p->a))
+		f[n++] = (struct pollfd){ .fd = p->a.tcp.fd, .events = iwx_conn_tcp_events(&p->a) };
+	poll(f, n, 20);
+}
+
+static bool tcp_closed(const struct iwx_conn *c)
+{
+	return c->tcp.fd == -1;
+}
+
+/* The bytes go on b's stream; the Reply and they are in a's socket before a reads a byte. */
+static void tcp_send_early(struct conn_pair *p, const char text[4])
+{
+	cr_assert_eq(send(p->b.tcp.fd, text, 4, MSG_NOSIGNAL), 4);
+	wait_queued(p->a.tcp.fd, sizeof(struct iwx_mpa_rr) + (p->b.agreed.enhanced ? 4 : 0) +
+			       p->b_opts.pd_len + 4);
+}
+
+static void tcp_recv_early(struct conn_pair *p, const char text[4])
+{
+	uint8_t got[4];
+
+	read_exact(p->a.tcp.fd, got, 4);
+	cr_assert_arr_eq(got, text, 4);
+}
+
+static void tcp_raw_connect(struct conn_pair *p)
+{
+	(void)p;
+	tcp.raw = raw_connect();
+}
+
+static void tcp_raw_send(struct conn_pair *p, const void *frame, size_t len)
+{
+	(void)p;
+	cr_assert_eq(send(tcp.raw, frame, len, MSG_NOSIGNAL), (ssize_t)len);
+}
+
+/* The Reply's header, then the private data it announces (IRD/ORD, when enhanced). */
+static void tcp_raw_recv_reject(struct conn_pair *p)
+{
+	struct iwx_mpa_rr_params rep;
+	uint8_t f[sizeof(struct iwx_mpa_rr) + IWX_MPA_MAX_PRIVDATA];
+	struct iwx_mpa_rr *h = (struct iwx_mpa_rr *)f;
+	size_t n;
+
+	(void)p;
+	read_exact(tcp.raw, f, sizeof(*h));
+	n = sizeof(*h) + ntohs(h->pd_len);
+	cr_assert_leq(n, sizeof(f));
+	read_exact(tcp.raw, f + sizeof(*h), n - sizeof(*h));
+	cr_assert_eq(iwx_mpa_rr_decode(f, n, true, &rep), (ssize_t)n);
+	cr_assert(rep.reject);
+}
+
+static const struct conn_transport tcp_transport = {
+	.local = &rev2, .listen = tcp_listen, .connect = tcp_connect, .accept = tcp_accept,
+	.wait = tcp_wait, .closed = tcp_closed, .send_early = tcp_send_early,
+	.recv_early = tcp_recv_early, .raw_connect = tcp_raw_connect, .raw_send = tcp_raw_send,
+	.raw_recv_reject = tcp_raw_recv_reject,
 };
-
-static bool needs_work(const struct iwx_conn *c)
-{
-	return c->state != IWX_CONN_ESTABLISHED && c->state != IWX_CONN_REJECTED &&
-	       c->state != IWX_CONN_FAILED;
-}
-
-/* The responder answers, then (early) sends 4 bytes that must reach the initiator unread. */
-static void answer(struct run *r)
-{
-	r->answer_ret = iwx_conn_answer(&r->srv, &r->srv_opts, r->reject);
-	r->answered = true;
-	if (!r->early || r->srv.state != IWX_CONN_ESTABLISHED)
-		return;
-	cr_assert_eq(send(r->srv.tcp.fd, r->early, 4, MSG_NOSIGNAL), 4);
-	/* the Reply and these bytes are in the initiator's socket before it reads a byte */
-	wait_queued(r->cli.tcp.fd, sizeof(struct iwx_mpa_rr) + (r->srv.agreed.enhanced ? 4 : 0) +
-			       r->srv_opts.pd_len + 4);
-}
-
-/* Step the initiator, the listener and the responder until neither end needs the socket. */
-static void drive(struct run *r)
-{
-	uint64_t now, end = iwx_now_ms() + STALL_MS;
-	struct pollfd p[2];
-	int n;
-
-	for (;;) {
-		now = iwx_now_ms();
-		if (!r->accepted) {
-			n = iwx_conn_tcp_accept(&r->srv, r->lfd, &r->srv_opts);
-			cr_assert(n == 0 || n == -EAGAIN, "accept: %s", strerror(-n));
-			r->accepted = n == 0;
-		}
-		if (r->accepted) {
-			iwx_conn_step(&r->srv, now);
-			if (r->srv.state == IWX_CONN_REQUEST_IN && !r->answered)
-				answer(r);
-		}
-		iwx_conn_step(&r->cli, now);
-		if (r->accepted && !needs_work(&r->srv) && r->srv.state != IWX_CONN_REQUEST_IN &&
-		    !needs_work(&r->cli))
-			break;
-		cr_assert_lt(now, end, "set-up hangs: initiator %d, responder %d", r->cli.state,
-			     r->accepted ? (int)r->srv.state : -1);
-		n = 0;
-		if (!r->accepted)
-			p[n++] = (struct pollfd){ .fd = r->lfd, .events = POLLIN };
-		else if (needs_work(&r->srv) && r->srv.state != IWX_CONN_REQUEST_IN)
-			p[n++] = (struct pollfd){ .fd = r->srv.tcp.fd, .events = iwx_conn_tcp_events(&r->srv) };
-		if (needs_work(&r->cli))
-			p[n++] = (struct pollfd){ .fd = r->cli.tcp.fd, .events = iwx_conn_tcp_events(&r->cli) };
-		poll(p, n, 20);
-	}
-}
-
-static void run_close(struct run *r)
-{
-	iwx_conn_close(&r->cli);
-	if (r->accepted)
-		iwx_conn_close(&r->srv);
-	close(r->lfd);
-}
 
 static void check_addr(const struct sockaddr_storage *ss, bool v6, const char *host, int port)
 {
@@ -275,74 +308,42 @@ static void check_addr(const struct sockaddr_storage *ss, bool v6, const char *h
 		cr_assert_eq(p, port);
 }
 
-/* Revision 2 both ways, the largest private data one way: IRD/ORD lowered, CRC on, and the
- * first bytes after each frame left in the socket for the engine. */
+/* ------------------------------------------------ tests */
+
+CONN_TESTS(conn, &tcp.pair)
+
+/*
+ * conn_tests.h's exchange over revision 2 both ways: CRC on, as the Initiator asked,
+ * no RTR (client-server); the MSS and both ends' addresses; the stream carries on.
+ */
 static void enhanced_exchange(bool v6)
 {
-	static const uint8_t srv_pd[] = "accepted";
-	uint8_t cli_pd[IWX_MPA_MAX_PRIVDATA - 4], got[4];
-	struct iwx_conn_opts co = { .local = rev2, .pd = cli_pd, .pd_len = sizeof(cli_pd) };
-	struct run r = { .early = "S2C!" };
+	struct conn_pair *p = &tcp.pair;
 	uint32_t max_mss = v6 ? 1500 - 40 - 20 : 1500 - 20 - 20;
+	uint8_t got[4];
 
-	fill_pattern(cli_pd, sizeof(cli_pd), 7);
-	co.local.ird = 8;
-	co.local.ord = 4;
-	r.srv_opts = (struct iwx_conn_opts){ .local = rev2, .pd = srv_pd, .pd_len = sizeof(srv_pd) };
-	r.srv_opts.local.crc = false;
-	r.srv_opts.local.ird = 2;
-	r.srv_opts.local.ord = 16;
-	r.lfd = listen_b(v6);
-	cr_assert_eq(connect_from_a(&r.cli, v6, v6 ? NETNS_B6 : NETNS_B4, PORT, &co), 0);
-	cr_assert(r.cli.initiator);
-	drive(&r);
-
-	cr_assert_eq(r.answer_ret, 0);
-	cr_assert_eq(r.cli.state, IWX_CONN_ESTABLISHED, "initiator: %d %s", r.cli.state,
-		     strerror(-r.cli.error));
-	cr_assert_eq(r.srv.state, IWX_CONN_ESTABLISHED);
-	cr_assert(!r.srv.initiator);
+	tcp.v6 = v6;
+	conn_test_established_private_data_both_ways(p);
 	for (int i = 0; i < 2; i++) {
-		const struct iwx_mpa_agreed *a = i ? &r.srv.agreed : &r.cli.agreed;
+		const struct iwx_mpa_agreed *a = i ? &p->b.agreed : &p->a.agreed;
 
-		cr_assert(a->enhanced);
-		cr_assert_eq(a->mode.rev, 2);
 		cr_assert(a->mode.crc, "CRC in both directions: the initiator asked");
-		cr_assert(!a->mode.markers_rx && !a->mode.markers_tx);
 		cr_assert_eq(a->rtr, 0);
 	}
-	/* responder: IRD min(2, initiator's ORD 4), ORD min(16, initiator's IRD 8) */
-	cr_assert_eq(r.srv.agreed.ird, 2);
-	cr_assert_eq(r.srv.agreed.ord, 8);
-	/* initiator: issues no more reads than the responder takes */
-	cr_assert_eq(r.cli.agreed.ord, 2);
-	cr_assert_eq(r.cli.agreed.ird, 8);
-	cr_assert_eq(r.srv.request.ird, 8);
-	cr_assert_eq(r.srv.request.ord, 4);
+	cr_assert_gt(p->a.emss, 0);
+	cr_assert_leq(p->a.emss, max_mss);
+	cr_assert_gt(p->b.emss, 0);
+	cr_assert_leq(p->b.emss, max_mss);
+	check_addr(&p->a.local, v6, v6 ? NETNS_A6 : NETNS_A4, -1);
+	check_addr(&p->a.peer, v6, v6 ? NETNS_B6 : NETNS_B4, PORT);
+	check_addr(&p->b.local, v6, v6 ? NETNS_B6 : NETNS_B4, PORT);
+	check_addr(&p->b.peer, v6, v6 ? NETNS_A6 : NETNS_A4,
+		   ntohs(((struct sockaddr_in *)&p->a.local)->sin_port));
 
-	cr_assert_eq(r.srv.peer_pd_len, sizeof(cli_pd));
-	cr_assert_arr_eq(r.srv.peer_pd, cli_pd, sizeof(cli_pd));
-	cr_assert_eq(r.cli.peer_pd_len, sizeof(srv_pd));
-	cr_assert_arr_eq(r.cli.peer_pd, srv_pd, sizeof(srv_pd));
-
-	cr_assert_gt(r.cli.emss, 0);
-	cr_assert_leq(r.cli.emss, max_mss);
-	cr_assert_gt(r.srv.emss, 0);
-	cr_assert_leq(r.srv.emss, max_mss);
-	check_addr(&r.cli.local, v6, v6 ? NETNS_A6 : NETNS_A4, -1);
-	check_addr(&r.cli.peer, v6, v6 ? NETNS_B6 : NETNS_B4, PORT);
-	check_addr(&r.srv.local, v6, v6 ? NETNS_B6 : NETNS_B4, PORT);
-	check_addr(&r.srv.peer, v6, v6 ? NETNS_A6 : NETNS_A4,
-		   ntohs(((struct sockaddr_in *)&r.cli.local)->sin_port));
-
-	/* what followed the Reply is still in the initiator's socket */
-	read_exact(r.cli.tcp.fd, got, 4);
-	cr_assert_arr_eq(got, "S2C!", 4);
 	/* and the stream carries on the other way */
-	cr_assert_eq(send(r.cli.tcp.fd, "C2S!", 4, MSG_NOSIGNAL), 4);
-	read_exact(r.srv.tcp.fd, got, 4);
+	cr_assert_eq(send(p->a.tcp.fd, "C2S!", 4, MSG_NOSIGNAL), 4);
+	read_exact(p->b.tcp.fd, got, 4);
 	cr_assert_arr_eq(got, "C2S!", 4);
-	run_close(&r);
 }
 
 Test(conn, rev2_enhanced_private_data_both_ways)
@@ -359,64 +360,73 @@ Test(conn, ipv6)
 Test(conn, rev1_initiator)
 {
 	static const uint8_t cli_pd[] = "rev1 hello", srv_pd[] = "rev1 welcome";
+	struct conn_pair *p = &tcp.pair;
 	struct iwx_conn_opts co = {
 		.local = { .rev = 1, .markers = true, .ird = 3, .ord = 5 },
 		.pd = cli_pd, .pd_len = sizeof(cli_pd),
 	};
-	struct run r = { .early = "R1R1" };
-	uint8_t got[4];
 
-	r.srv_opts = (struct iwx_conn_opts){ .local = rev2, .pd = srv_pd, .pd_len = sizeof(srv_pd) };
-	r.lfd = listen_b(false);
-	cr_assert_eq(connect_from_a(&r.cli, false, NETNS_B4, PORT, &co), 0);
-	drive(&r);
+	p->b_opts = (struct iwx_conn_opts){ .local = rev2, .pd = srv_pd, .pd_len = sizeof(srv_pd) };
+	p->early = "R1R1";
+	tcp_listen(p);
+	cr_assert_eq(conn_pair_connect(p, &co), 0);
+	conn_pair_drive(p);
 
-	cr_assert_eq(r.cli.state, IWX_CONN_ESTABLISHED);
-	cr_assert_eq(r.srv.state, IWX_CONN_ESTABLISHED);
-	cr_assert_eq(r.srv.request.rev, 1);
-	cr_assert(!r.srv.request.enhanced);
-	cr_assert_eq(r.cli.agreed.mode.rev, 1);
-	cr_assert_eq(r.srv.agreed.mode.rev, 1);
-	cr_assert(!r.cli.agreed.enhanced && !r.srv.agreed.enhanced);
-	cr_assert(r.cli.agreed.mode.crc && r.srv.agreed.mode.crc);
-	cr_assert(r.cli.agreed.mode.markers_rx && !r.cli.agreed.mode.markers_tx);
-	cr_assert(!r.srv.agreed.mode.markers_rx && r.srv.agreed.mode.markers_tx);
+	cr_assert_eq(p->a.state, IWX_CONN_ESTABLISHED);
+	cr_assert_eq(p->b.state, IWX_CONN_ESTABLISHED);
+	cr_assert_eq(p->b.request.rev, 1);
+	cr_assert(!p->b.request.enhanced);
+	cr_assert_eq(p->a.agreed.mode.rev, 1);
+	cr_assert_eq(p->b.agreed.mode.rev, 1);
+	cr_assert(!p->a.agreed.enhanced && !p->b.agreed.enhanced);
+	cr_assert(p->a.agreed.mode.crc && p->b.agreed.mode.crc);
+	cr_assert(p->a.agreed.mode.markers_rx && !p->a.agreed.mode.markers_tx);
+	cr_assert(!p->b.agreed.mode.markers_rx && p->b.agreed.mode.markers_tx);
 	/* nothing exchanged: each keeps its own limits */
-	cr_assert_eq(r.cli.agreed.ird, 3);
-	cr_assert_eq(r.cli.agreed.ord, 5);
-	cr_assert_eq(r.srv.agreed.ird, 16);
-	cr_assert_eq(r.srv.agreed.ord, 16);
-	cr_assert_eq(r.srv.peer_pd_len, sizeof(cli_pd));
-	cr_assert_arr_eq(r.srv.peer_pd, cli_pd, sizeof(cli_pd));
-	cr_assert_eq(r.cli.peer_pd_len, sizeof(srv_pd));
-	cr_assert_arr_eq(r.cli.peer_pd, srv_pd, sizeof(srv_pd));
-	read_exact(r.cli.tcp.fd, got, 4);
-	cr_assert_arr_eq(got, "R1R1", 4);
-	run_close(&r);
+	conn_assert_limits(p, 3, 5, 16, 16);
+	conn_assert_private_data(p, cli_pd, sizeof(cli_pd), srv_pd, sizeof(srv_pd));
+	tcp_recv_early(p, "R1R1");
 }
 
-/* The Responder rejects with private data: the Initiator is refused and gets it. */
 Test(conn, reject_with_private_data)
 {
-	static const uint8_t why[] = "no room at the inn";
-	struct iwx_conn_opts co = { .local = rev2, .pd = (const uint8_t *)"let me in", .pd_len = 9 };
-	struct run r = { .reject = true };
+	conn_test_reject_with_private_data(&tcp.pair);
+}
 
-	r.srv_opts = (struct iwx_conn_opts){ .local = rev2, .pd = why, .pd_len = sizeof(why) };
-	r.lfd = listen_b(false);
-	cr_assert_eq(connect_from_a(&r.cli, false, NETNS_B4, PORT, &co), 0);
-	drive(&r);
+Test(conn, silent_responder_times_out)
+{
+	conn_test_silent_responder_times_out(&tcp.pair);
+}
 
-	cr_assert_eq(r.answer_ret, 0);
-	cr_assert_eq(r.srv.state, IWX_CONN_REJECTED);
-	cr_assert_eq(r.srv.tcp.fd, -1);
-	cr_assert_eq(r.srv.peer_pd_len, 9);
-	cr_assert_eq(r.cli.state, IWX_CONN_REJECTED);
-	cr_assert_eq(r.cli.error, -ECONNREFUSED);
-	cr_assert_eq(r.cli.tcp.fd, -1);
-	cr_assert_eq(r.cli.peer_pd_len, sizeof(why));
-	cr_assert_arr_eq(r.cli.peer_pd, why, sizeof(why));
-	close(r.lfd);
+Test(conn, request_without_write_rtr)
+{
+	conn_test_request_without_write_rtr(&tcp.pair);
+}
+
+/*
+ * Peer-to-peer with no RTR type in common, an iwx Initiator offering a Send only (over
+ * SCTP it always offers a Write): the Responder rejects, -EPROTO, says why, and the
+ * Initiator is refused.
+ */
+Test(conn, no_matching_rtr)
+{
+	struct conn_pair *p = &tcp.pair;
+	struct iwx_conn_opts co = { .local = rev2 };
+
+	co.local.p2p = true;
+	co.local.rtr = IWX_RTR_SEND;
+	p->b_opts = (struct iwx_conn_opts){ .local = rev2 };
+	p->b_opts.local.rtr = IWX_RTR_WRITE | IWX_RTR_READ;
+	tcp_listen(p);
+	cr_assert_eq(conn_pair_connect(p, &co), 0);
+	conn_pair_drive(p);
+
+	cr_assert_eq(p->answer_ret, -EPROTO);
+	cr_assert_eq(p->b.state, IWX_CONN_REJECTED);
+	cr_assert_eq(p->b.error, -EPROTO);
+	cr_assert(iwx_cause_eq(p->b.cause, IWX_CAUSE_MPA(IWX_MPA_EC_NO_MATCHING_RTR)));
+	cr_assert_eq(p->a.state, IWX_CONN_REJECTED);
+	cr_assert_eq(p->a.error, -ECONNREFUSED);
 }
 
 /* Same through iwx_conn_wait: it returns the refusal. */
@@ -441,121 +451,17 @@ Test(conn, wait_returns_refusal)
 	close(lfd);
 }
 
-/* Peer-to-peer with no RTR type in common: the Responder rejects, -EPROTO, and says why. */
-Test(conn, no_matching_rtr)
-{
-	struct iwx_conn_opts co = { .local = rev2 };
-	struct run r = { 0 };
-
-	co.local.p2p = true;
-	co.local.rtr = IWX_RTR_SEND;
-	r.srv_opts = (struct iwx_conn_opts){ .local = rev2 };
-	r.srv_opts.local.rtr = IWX_RTR_WRITE | IWX_RTR_READ;
-	r.lfd = listen_b(false);
-	cr_assert_eq(connect_from_a(&r.cli, false, NETNS_B4, PORT, &co), 0);
-	drive(&r);
-
-	cr_assert_eq(r.answer_ret, -EPROTO);
-	cr_assert_eq(r.srv.state, IWX_CONN_REJECTED);
-	cr_assert_eq(r.srv.error, -EPROTO);
-	cr_assert(iwx_cause_eq(r.srv.cause, IWX_CAUSE_MPA(IWX_MPA_EC_NO_MATCHING_RTR)));
-	cr_assert_eq(r.cli.state, IWX_CONN_REJECTED);
-	cr_assert_eq(r.cli.error, -ECONNREFUSED);
-	close(r.lfd);
-}
-
-/* A peer that connects and never sends its Request: the Responder gives up on time. */
-Test(conn, silent_initiator_times_out)
-{
-	struct iwx_conn_opts so = { .local = rev2, .timeout_ms = SHORT_MS };
-	struct iwx_conn srv;
-	int lfd = listen_b(false), raw = raw_connect();
-	uint64_t t0, dt;
-
-	accept_one(&srv, lfd, &so);
-	t0 = iwx_now_ms();
-	cr_assert_leq(srv.deadline_ms, t0 + SHORT_MS);
-	cr_assert_eq(iwx_conn_tcp_wait(&srv), -ETIMEDOUT);
-	dt = iwx_now_ms() - t0;
-	cr_assert_eq(srv.state, IWX_CONN_FAILED);
-	cr_assert_eq(srv.tcp.fd, -1);
-	cr_assert_geq(dt, SHORT_MS - 5);
-	/* its own time-out, not the default 10 s (how late it fired is the machine's pace) */
-	cr_assert_lt(dt, BOUND_MS, "timed out after %lu ms", (unsigned long)dt);
-	close(raw);
-	close(lfd);
-}
-
-/* A Responder that takes the connection and never replies: the Initiator gives up on time. */
-Test(conn, silent_responder_times_out)
-{
-	struct iwx_conn_opts co = { .local = rev2, .timeout_ms = SHORT_MS };
-	struct iwx_conn cli;
-	int lfd = listen_b(false);	/* never accepted: the kernel completes the handshake */
-	uint64_t t0 = iwx_now_ms(), dt;
-
-	cr_assert_eq(connect_from_a(&cli, false, NETNS_B4, PORT, &co), 0);
-	cr_assert_eq(iwx_conn_tcp_wait(&cli), -ETIMEDOUT);
-	dt = iwx_now_ms() - t0;
-	cr_assert_eq(cli.state, IWX_CONN_FAILED);
-	cr_assert_geq(dt, SHORT_MS - 5);
-	/* its own time-out, not the default 10 s (how late it fired is the machine's pace) */
-	cr_assert_lt(dt, BOUND_MS, "timed out after %lu ms", (unsigned long)dt);
-	close(lfd);
-}
-
 /* Nobody answers the SYN (an address in the subnet that no one holds): connect times out. */
 Test(conn, connect_times_out)
 {
-	struct iwx_conn_opts co = { .local = rev2, .timeout_ms = SHORT_MS };
+	struct iwx_conn_opts co = { .local = rev2, .timeout_ms = CONN_SHORT_MS };
 	struct iwx_conn cli;
-	uint64_t t0 = iwx_now_ms(), dt;
+	uint64_t t0 = iwx_now_ms();
 
 	cr_assert_eq(connect_from_a(&cli, false, "192.0.2.3", PORT, &co), 0);
 	cr_assert_eq(cli.state, IWX_CONN_CONNECTING);
 	cr_assert_eq(iwx_conn_tcp_wait(&cli), -ETIMEDOUT);
-	dt = iwx_now_ms() - t0;
-	cr_assert_geq(dt, SHORT_MS - 5);
-	/* its own time-out, not the default 10 s (how late it fired is the machine's pace) */
-	cr_assert_lt(dt, BOUND_MS, "timed out after %lu ms", (unsigned long)dt);
-}
-
-/* No listener: TCP refuses. */
-Test(conn, connection_refused)
-{
-	struct iwx_conn_opts co = { .local = rev2, .timeout_ms = STALL_MS };
-	struct iwx_conn cli;
-	int err = connect_from_a(&cli, false, NETNS_B4, PORT, &co);
-
-	if (err == 0)
-		err = iwx_conn_tcp_wait(&cli);
-	cr_assert_eq(err, -ECONNREFUSED, "got %s", strerror(-err));
-	cr_assert_eq(cli.state, IWX_CONN_FAILED);
-	cr_assert_eq(cli.error, -ECONNREFUSED);
-	cr_assert_eq(cli.tcp.fd, -1);
-}
-
-/* Something else than MPA: -EPROTO, and the peer sees a Reply with R before the close. */
-Test(conn, garbage_request_rejected)
-{
-	static const char http[] = "GET / HTTP/1.1\r\nHost: 192.0.2.2\r\nAccept: */*\r\n\r\n";
-	struct iwx_conn_opts so = { .local = rev2, .timeout_ms = STALL_MS };
-	struct iwx_mpa_rr_params rep;
-	struct iwx_conn srv;
-	int lfd = listen_b(false), raw = raw_connect();
-	uint8_t f[sizeof(struct iwx_mpa_rr)];
-
-	cr_assert_eq(send(raw, http, sizeof(http) - 1, MSG_NOSIGNAL), (ssize_t)sizeof(http) - 1);
-	accept_one(&srv, lfd, &so);
-	cr_assert_eq(iwx_conn_tcp_wait(&srv), -EPROTO);
-	cr_assert_eq(srv.state, IWX_CONN_FAILED);
-	cr_assert(iwx_cause_eq(srv.cause, IWX_CAUSE_MPA(IWX_MPA_EC_INVALID_RR)));
-	cr_assert_eq(srv.tcp.fd, -1);
-	read_exact(raw, f, sizeof(f));
-	cr_assert_eq(iwx_mpa_rr_decode(f, sizeof(f), true, &rep), (ssize_t)sizeof(f));
-	cr_assert(rep.reject);
-	close(raw);
-	close(lfd);
+	conn_assert_own_timeout(t0);
 }
 
 /* A Request and the bytes after it in one segment: the Responder reads the Request only. */

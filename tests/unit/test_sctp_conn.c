@@ -3,9 +3,11 @@
  * iWARP set-up over SCTP (docs/ddp-over-sctp.md, "Set-up") in one process: both ends on
  * the one usrsctp stack, joined by an in-memory link that sees every packet. Side A
  * (the link's path a) is the Initiator and connects to path b; side B listens. The
- * MPA exchange with private data and IRD/ORD, the TSN each side's chunks start from,
- * reject, time-outs, peers that did not announce the adaptation indication, and peers
- * that send the wrong first chunk.
+ * set-up tests of every transport (conn_tests.h) on this fixture of conn_pair.h, with
+ * what SCTP adds to their checks (the mode that is always agreed, the TSN each side's
+ * chunks start from, the chunks on the wire, SHUTDOWN rather than ABORT); and SCTP's
+ * own: peers that did not announce the adaptation indication, and peers that send the
+ * wrong first chunk or a chunk where none may come.
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -19,14 +21,13 @@
 
 #include "sctp.h"
 #include "conn.h"
+#include "conn_tests.h"
 #include "sctp_link.h"
 #include "stall.h"
 #include "testutil.h"
 #include "util/clock.h"
 
 #define PORT		5001
-#define BOUND_MS	5000	/* a time-out under test fires before this: half the default */
-#define SHORT_MS	300	/* the time-out under test */
 
 /* What the link carried, per direction (enum sctp_link_dir). */
 struct wire {
@@ -42,6 +43,16 @@ struct wire {
 /* static: the stack may send through the link until iwx_sctp_finish */
 static struct sctp_link link;
 static struct wire wire;
+
+/* The SCTP fixture: A connects over path b to B's listener. */
+static struct {
+	struct conn_pair	pair;
+	struct socket		*lso;	/* B's listener */
+	struct socket		*raw;	/* a hand-made peer's socket */
+} sctp;
+
+static struct iwx_conn *const A = &sctp.pair.a, *const B = &sctp.pair.b;	/* A initiates */
+static const struct conn_transport sctp_transport;
 
 static bool is_setup_chunk(const struct sctp_chunk *c)
 {
@@ -85,6 +96,7 @@ static void tap(void *arg, enum sctp_link_dir dir, const uint8_t *pkt, size_t le
 
 static void suite_init(void)
 {
+	sctp.pair.t = &sctp_transport;
 	cr_assert_eq(iwx_sctp_init(), 0);
 	memset(&wire, 0, sizeof(wire));
 	sctp_link_init(&link);
@@ -93,6 +105,11 @@ static void suite_init(void)
 
 static void suite_fini(void)
 {
+	conn_pair_fini(&sctp.pair);
+	if (sctp.raw)
+		usrsctp_close(sctp.raw);
+	if (sctp.lso)
+		usrsctp_close(sctp.lso);
 	sctp_link_destroy(&link);
 	iwx_sctp_finish();
 }
@@ -102,12 +119,6 @@ TestSuite(sctp_conn, .init = suite_init, .fini = suite_fini, .timeout = HANG_S);
 /* crc, markers and revision 1 are asked for, to show that they are never agreed */
 static const struct iwx_mpa_local local = { .rev = 1, .crc = true, .markers = true,
 					     .ird = 16, .ord = 16 };
-
-static bool final(const struct iwx_conn *c)
-{
-	return c->state == IWX_CONN_ESTABLISHED || c->state == IWX_CONN_REJECTED ||
-	       c->state == IWX_CONN_FAILED;
-}
 
 /* Every chunk on the wire as the doc has it: U, B, E; set-up chunks on stream 0, PPI 0. */
 static void check_wire(void)
@@ -127,30 +138,10 @@ static void check_graceful(void)
 	cr_assert_eq(wire.abort[SCTP_LINK_TO_A] + wire.abort[SCTP_LINK_TO_B], 0, "ABORT sent");
 }
 
-static struct socket *listen_b(void)
-{
-	struct socket *so = iwx_conn_sctp_listen(PORT, 8);
-
-	cr_assert_not_null(so, "listen: %s", strerror(errno));
-	return so;
-}
-
-/* ------------------------------------------- both ends stepped from the test's thread */
-
-struct run {
-	struct iwx_conn	cli, srv;
-	struct socket		*lso;
-	bool			accepted, answered;
-	struct iwx_conn_opts	srv_opts;
-	bool			reject, silent;	/* silent: the Responder never answers */
-	int			answer_ret;
-	bool			early;	/* the Responder sends a chunk right after its Reply */
-};
-
 /* A Send of the untagged queue 0, as the lower layer would frame it: one chunk, its last. */
-static size_t send_chunk(uint8_t *chunk, uint32_t msn, const char *text)
+static size_t send_chunk(uint8_t *chunk, uint32_t msn, const char *text, uint32_t len)
 {
-	struct iwx_ddp_msg m = { .opcode = IWX_OP_SEND, .msn = msn, .len = strlen(text) };
+	struct iwx_ddp_msg m = { .opcode = IWX_OP_SEND, .msn = msn, .len = len };
 	size_t h = iwx_shim_hdr_encode(chunk, &m, 0, true);
 
 	memcpy(chunk + h, text, m.len);
@@ -164,78 +155,6 @@ static void sctp_send(struct socket *so, uint16_t sid, const void *buf, size_t l
 
 	cr_assert_eq(usrsctp_sendv(so, buf, len, NULL, 0, &si, sizeof(si), SCTP_SENDV_SNDINFO, 0),
 		     (ssize_t)len, "sendv: %s", strerror(errno));
-}
-
-static void answer(struct run *r)
-{
-	uint8_t chunk[64];
-
-	r->answer_ret = iwx_conn_answer(&r->srv, &r->srv_opts, r->reject);
-	r->answered = true;
-	if (r->early && r->srv.state == IWX_CONN_ESTABLISHED)
-		sctp_send(r->srv.sctp.so, IWX_SHIM_STREAM_UNTAGGED, chunk, send_chunk(chunk, 1, "S2C!"));
-}
-
-/* Pump the link and step the Initiator, the listener and the Responder until both are done. */
-static void drive(struct run *r)
-{
-	uint64_t now, end = iwx_now_ms() + STALL_MS;
-	int n;
-
-	for (;;) {
-		sctp_link_pump(&link, 1);
-		now = iwx_now_ms();
-		if (!r->accepted) {
-			n = iwx_conn_sctp_accept(&r->srv, r->lso, &r->srv_opts);
-			cr_assert(n == 0 || n == -EAGAIN, "accept: %s", strerror(-n));
-			r->accepted = n == 0;
-		}
-		if (r->accepted) {
-			iwx_conn_step(&r->srv, now);
-			if (r->srv.state == IWX_CONN_REQUEST_IN && !r->answered && !r->silent)
-				answer(r);
-		}
-		iwx_conn_step(&r->cli, now);
-		if (final(&r->cli) && r->accepted &&
-		    (final(&r->srv) || (r->silent && r->srv.state == IWX_CONN_REQUEST_IN)))
-			break;
-		cr_assert_lt(now, end, "set-up hangs: initiator %d, responder %d", r->cli.state,
-			     r->accepted ? (int)r->srv.state : -1);
-	}
-}
-
-static void run_close(struct run *r)
-{
-	iwx_conn_close(&r->cli);
-	if (r->accepted)
-		iwx_conn_close(&r->srv);
-	usrsctp_close(r->lso);
-}
-
-/* Step one end alone (the other is hand-made) until it needs no socket work. */
-static void drive_one(struct iwx_conn *c)
-{
-	uint64_t end = iwx_now_ms() + STALL_MS;
-
-	while (iwx_conn_step(c, iwx_now_ms()) == -EAGAIN) {
-		cr_assert_lt(iwx_now_ms(), end, "stuck in state %d", c->state);
-		sctp_link_pump(&link, 1);
-	}
-}
-
-/* Accept one association as a Responder, then step it until it needs no socket work. */
-static void accept_and_drive(struct iwx_conn *c, struct socket *lso,
-			     const struct iwx_conn_opts *o)
-{
-	uint64_t end = iwx_now_ms() + STALL_MS;
-	int n;
-
-	while ((n = iwx_conn_sctp_accept(c, lso, o)) == -EAGAIN) {
-		cr_assert_lt(iwx_now_ms(), end, "no association to accept");
-		sctp_link_pump(&link, 1);
-	}
-	cr_assert_eq(n, 0, "accept: %s", strerror(-n));
-	drive_one(c);
 }
 
 /* ------------------------------------------- hand-made peers */
@@ -344,195 +263,173 @@ static void check_reject_reply(const uint8_t *buf, size_t n, const struct sctp_r
 	cr_assert(!rep.crc && !rep.markers);
 }
 
-/* ------------------------------------------- tests */
+/* ------------------------------------------- the fixture */
 
-/*
- * Private data both ways, IRD/ORD lowered as the MPA code decides, always revision 2,
- * peer-to-peer with a Write as RTR and no CRC or markers; each side's chunks start at
- * the TSN of its set-up chunk; the Initiator reads exactly the Reply.
- */
-Test(sctp_conn, established_private_data_both_ways)
+static void sctp_listen(struct conn_pair *p)
 {
-	static const uint8_t srv_pd[] = "accepted";
-	uint8_t cli_pd[IWX_MPA_MAX_PRIVDATA - 4], got[64];
-	struct iwx_conn_opts co = { .local = local, .pd = cli_pd, .pd_len = sizeof(cli_pd) };
-	struct run r = { .early = true };
+	(void)p;
+	sctp.lso = iwx_conn_sctp_listen(PORT, 8);
+	cr_assert_not_null(sctp.lso, "listen: %s", strerror(errno));
+}
+
+static int sctp_connect(struct conn_pair *p, const struct iwx_conn_opts *o)
+{
+	return iwx_conn_sctp_connect(&p->a, &link.b, PORT, o);
+}
+
+static int sctp_accept(struct conn_pair *p, const struct iwx_conn_opts *o)
+{
+	return iwx_conn_sctp_accept(&p->b, sctp.lso, o);
+}
+
+static void sctp_wait(struct conn_pair *p)
+{
+	(void)p;
+	sctp_link_pump(&link, 1);
+}
+
+static bool sctp_closed(const struct iwx_conn *c)
+{
+	return !c->sctp.so;
+}
+
+static void sctp_send_early(struct conn_pair *p, const char text[4])
+{
+	uint8_t chunk[64];
+
+	sctp_send(p->b.sctp.so, IWX_SHIM_STREAM_UNTAGGED, chunk, send_chunk(chunk, 1, text, 4));
+}
+
+/* A's next chunk is B's Send, on its stream, the TSN after the Reply's. */
+static void sctp_recv_early(struct conn_pair *p, const char text[4])
+{
 	struct iwx_term_cause cause;
 	struct sctp_rcvinfo rcv;
 	struct iwx_ddp_seg seg;
+	uint8_t got[64];
 	size_t n;
 
-	fill_pattern(cli_pd, sizeof(cli_pd), 7);
-	co.local.ird = 8;
-	co.local.ord = 4;
-	r.srv_opts = (struct iwx_conn_opts){ .local = local, .pd = srv_pd, .pd_len = sizeof(srv_pd) };
-	r.srv_opts.local.ird = 2;
-	r.srv_opts.local.ord = 16;
-	r.lso = listen_b();
-	cr_assert_eq(iwx_conn_sctp_connect(&r.cli, &link.b, PORT, &co), 0);
-	cr_assert(r.cli.initiator);
-	cr_assert_eq(r.cli.state, IWX_CONN_CONNECTING);
-	drive(&r);
+	n = raw_recv(p->a.sctp.so, got, sizeof(got), &rcv);
+	cr_assert_eq(rcv.rcv_sid, IWX_SHIM_STREAM_UNTAGGED);
+	cr_assert_eq(rcv.rcv_tsn, p->a.sctp.peer_tsn + 1);
+	cr_assert_eq(iwx_shim_decode(got, n, IWX_SHIM_IND_TAG, &seg, &cause), 0);
+	cr_assert_eq(seg.opcode, IWX_OP_SEND);
+	cr_assert_eq(seg.len, 4);
+	cr_assert_arr_eq(seg.payload, text, 4);
+}
 
-	cr_assert_eq(r.answer_ret, 0);
-	cr_assert_eq(r.cli.state, IWX_CONN_ESTABLISHED, "initiator: %d %s", r.cli.state,
-		     strerror(-r.cli.error));
-	cr_assert_eq(r.srv.state, IWX_CONN_ESTABLISHED, "responder: %d %s", r.srv.state,
-		     strerror(-r.srv.error));
-	cr_assert(!r.srv.initiator);
+static void sctp_raw_connect(struct conn_pair *p)
+{
+	(void)p;
+	sctp.raw = raw_client(true);
+	raw_wait_up(sctp.raw);
+}
+
+static void sctp_raw_send(struct conn_pair *p, const void *frame, size_t len)
+{
+	uint8_t chunk[IWX_SHIM_SETUP_HDR_LEN + 128];
+	size_t h = iwx_shim_setup_hdr(chunk);
+
+	(void)p;
+	cr_assert_leq(len, sizeof(chunk) - h);
+	memcpy(chunk + h, frame, len);
+	sctp_send(sctp.raw, IWX_SHIM_STREAM_SETUP, chunk, h + len);
+}
+
+static void sctp_raw_recv_reject(struct conn_pair *p)
+{
+	struct sctp_rcvinfo rcv;
+	uint8_t got[600];
+	size_t n;
+
+	(void)p;
+	n = raw_recv(sctp.raw, got, sizeof(got), &rcv);
+	check_reject_reply(got, n, &rcv);
+}
+
+static const struct conn_transport sctp_transport = {
+	.local = &local, .listen = sctp_listen, .connect = sctp_connect, .accept = sctp_accept,
+	.wait = sctp_wait, .closed = sctp_closed, .send_early = sctp_send_early,
+	.recv_early = sctp_recv_early, .raw_connect = sctp_raw_connect,
+	.raw_send = sctp_raw_send, .raw_recv_reject = sctp_raw_recv_reject,
+};
+
+/* Accept one association as B, then step it until it needs no socket work. */
+static void accept_and_drive(const struct iwx_conn_opts *o)
+{
+	conn_pair_accept(&sctp.pair, o);
+	conn_pair_drive_one(&sctp.pair, B);
+}
+
+/* ------------------------------------------- tests */
+
+CONN_TESTS(sctp_conn, &sctp.pair)
+
+/*
+ * conn_tests.h's exchange, and what SCTP fixes: always revision 2, peer-to-peer with a
+ * Write as RTR and no CRC or markers, whatever was asked; each side's chunks start at the
+ * TSN of its set-up chunk.
+ */
+Test(sctp_conn, established_private_data_both_ways)
+{
+	conn_test_established_private_data_both_ways(&sctp.pair);
 	for (int i = 0; i < 2; i++) {
-		const struct iwx_conn *c = i ? &r.srv : &r.cli;
+		const struct iwx_conn *c = i ? B : A;
 
-		cr_assert_not_null(c->sctp.so);
-		cr_assert_eq(c->agreed.mode.rev, 2);
-		cr_assert(c->agreed.enhanced);
 		cr_assert_eq(c->agreed.rtr, IWX_RTR_WRITE);
 		cr_assert(!c->agreed.mode.crc);
-		cr_assert(!c->agreed.mode.markers_rx && !c->agreed.mode.markers_tx);
-		cr_assert_eq(c->agreed.initiator, !i);
 		cr_assert_eq(c->emss, 1444, "maxseg %u", c->emss);
 		cr_assert_eq(c->sctp.peer_indication, IWX_SHIM_IND_TAG);
 	}
-	/* responder: IRD min(2, initiator's ORD 4), ORD min(16, initiator's IRD 8) */
-	cr_assert_eq(r.srv.agreed.ird, 2);
-	cr_assert_eq(r.srv.agreed.ord, 8);
-	cr_assert_eq(r.cli.agreed.ird, 8);
-	cr_assert_eq(r.cli.agreed.ord, 2);
-	cr_assert_eq(r.srv.request.rev, 2);
-	cr_assert(r.srv.request.enhanced && r.srv.request.p2p && r.srv.request.rtr_write);
-	cr_assert(!r.srv.request.crc && !r.srv.request.markers);
-	cr_assert_eq(r.srv.request.ird, 8);
-	cr_assert_eq(r.srv.request.ord, 4);
-
-	cr_assert_eq(r.srv.peer_pd_len, sizeof(cli_pd));
-	cr_assert_arr_eq(r.srv.peer_pd, cli_pd, sizeof(cli_pd));
-	cr_assert_eq(r.cli.peer_pd_len, sizeof(srv_pd));
-	cr_assert_arr_eq(r.cli.peer_pd, srv_pd, sizeof(srv_pd));
+	cr_assert_eq(B->request.rev, 2);
+	cr_assert(B->request.enhanced && B->request.p2p && B->request.rtr_write);
+	cr_assert(!B->request.crc && !B->request.markers);
 
 	/* one set-up chunk each way, and the TSN each side's peer starts from is its TSN */
 	cr_assert_eq(wire.setup[SCTP_LINK_TO_B], 1);
 	cr_assert_eq(wire.setup[SCTP_LINK_TO_A], 1);
-	cr_assert_eq(r.srv.sctp.peer_tsn, wire.first_setup_tsn[SCTP_LINK_TO_B]);
-	cr_assert_eq(r.cli.sctp.peer_tsn, wire.first_setup_tsn[SCTP_LINK_TO_A]);
+	cr_assert_eq(B->sctp.peer_tsn, wire.first_setup_tsn[SCTP_LINK_TO_B]);
+	cr_assert_eq(A->sctp.peer_tsn, wire.first_setup_tsn[SCTP_LINK_TO_A]);
 	/* the Request and the Reply, and the Responder's early chunk */
 	cr_assert_eq(wire.data[SCTP_LINK_TO_B], 1);
 	cr_assert_eq(wire.data[SCTP_LINK_TO_A], 2);
 	check_wire();
-
-	/* what followed the Reply is still in the Initiator's socket, for the lower layer */
-	n = raw_recv(r.cli.sctp.so, got, sizeof(got), &rcv);
-	cr_assert_eq(rcv.rcv_sid, IWX_SHIM_STREAM_UNTAGGED);
-	cr_assert_eq(rcv.rcv_tsn, r.cli.sctp.peer_tsn + 1);
-	cr_assert_eq(iwx_shim_decode(got, n, IWX_SHIM_IND_TAG, &seg, &cause), 0);
-	cr_assert_eq(seg.opcode, IWX_OP_SEND);
-	cr_assert_eq(seg.len, 4);
-	cr_assert_arr_eq(seg.payload, "S2C!", 4);
-	run_close(&r);
 }
 
-/* The Responder rejects with private data: the Initiator is refused and gets it; SHUTDOWN follows. */
+/* ... and over SCTP, SHUTDOWN follows the reject. */
 Test(sctp_conn, reject_with_private_data)
 {
-	static const uint8_t why[] = "no room at the inn";
-	struct iwx_conn_opts co = { .local = local, .pd = (const uint8_t *)"let me in", .pd_len = 9 };
-	struct run r = { .reject = true };
-
-	r.srv_opts = (struct iwx_conn_opts){ .local = local, .pd = why, .pd_len = sizeof(why) };
-	r.lso = listen_b();
-	cr_assert_eq(iwx_conn_sctp_connect(&r.cli, &link.b, PORT, &co), 0);
-	drive(&r);
-
-	cr_assert_eq(r.answer_ret, 0);
-	cr_assert_eq(r.srv.state, IWX_CONN_REJECTED);
-	cr_assert_eq(r.srv.error, 0);
-	cr_assert_null(r.srv.sctp.so);
-	cr_assert_eq(r.srv.peer_pd_len, 9);
-	cr_assert_arr_eq(r.srv.peer_pd, "let me in", 9);
-	cr_assert_eq(r.cli.state, IWX_CONN_REJECTED);
-	cr_assert_eq(r.cli.error, -ECONNREFUSED);
-	cr_assert_null(r.cli.sctp.so);
-	cr_assert_eq(r.cli.peer_pd_len, sizeof(why));
-	cr_assert_arr_eq(r.cli.peer_pd, why, sizeof(why));
-	cr_assert_eq(r.cli.sctp.peer_tsn, wire.first_setup_tsn[SCTP_LINK_TO_A]);
+	conn_test_reject_with_private_data(&sctp.pair);
+	cr_assert_eq(A->sctp.peer_tsn, wire.first_setup_tsn[SCTP_LINK_TO_A]);
 	cr_assert_eq(wire.data[SCTP_LINK_TO_A] + wire.data[SCTP_LINK_TO_B], 2);
 	check_wire();
 	check_graceful();
-	usrsctp_close(r.lso);
 }
 
-/* A Responder that takes the association and never answers: the Initiator gives up on time. */
 Test(sctp_conn, silent_responder_times_out)
 {
-	struct iwx_conn_opts co = { .local = local, .timeout_ms = SHORT_MS };
-	struct run r = { .silent = true };
-	uint64_t t0 = iwx_now_ms(), dt;
-
-	r.srv_opts = (struct iwx_conn_opts){ .local = local };
-	r.lso = listen_b();
-	cr_assert_eq(iwx_conn_sctp_connect(&r.cli, &link.b, PORT, &co), 0);
-	drive(&r);
-	dt = iwx_now_ms() - t0;
-
-	cr_assert_eq(r.cli.state, IWX_CONN_FAILED);
-	cr_assert_eq(r.cli.error, -ETIMEDOUT, "%s", strerror(-r.cli.error));
-	cr_assert_null(r.cli.sctp.so);
-	cr_assert_geq(dt, SHORT_MS - 5);
-	/* its own time-out, not the default 10 s (how late it fired is the machine's pace) */
-	cr_assert_lt(dt, BOUND_MS, "timed out after %lu ms", (unsigned long)dt);
-	cr_assert_eq(r.srv.state, IWX_CONN_REQUEST_IN);
+	conn_test_silent_responder_times_out(&sctp.pair);
 	/* the Request went out; nothing came back */
 	cr_assert_eq(wire.data[SCTP_LINK_TO_B], 1);
 	cr_assert_eq(wire.data[SCTP_LINK_TO_A], 0);
 	check_wire();
-	run_close(&r);
 }
 
-/* A hand-made Initiator that never sends its Request: the Responder gives up on time. */
-Test(sctp_conn, silent_initiator_times_out)
+Test(sctp_conn, request_without_write_rtr)
 {
-	struct iwx_conn_opts so = { .local = local, .timeout_ms = SHORT_MS };
-	struct socket *lso = listen_b(), *raw = raw_client(true);
-	struct iwx_conn srv;
-	uint64_t t0, dt;
-
-	raw_wait_up(raw);
-	cr_assert_eq(iwx_conn_sctp_accept(&srv, lso, &so), 0);
-	t0 = iwx_now_ms();
-	cr_assert_leq(srv.deadline_ms, t0 + SHORT_MS);
-	drive_one(&srv);
-	dt = iwx_now_ms() - t0;
-	cr_assert_eq(srv.state, IWX_CONN_FAILED);
-	cr_assert_eq(srv.error, -ETIMEDOUT, "%s", strerror(-srv.error));
-	cr_assert_geq(dt, SHORT_MS - 5);
-	/* its own time-out, not the default 10 s (how late it fired is the machine's pace) */
-	cr_assert_lt(dt, BOUND_MS, "timed out after %lu ms", (unsigned long)dt);
-	usrsctp_close(raw);
-	usrsctp_close(lso);
-}
-
-/* Nothing listens on the port: the association is refused (an ABORT answers the INIT). */
-Test(sctp_conn, nobody_listens)
-{
-	struct iwx_conn_opts co = { .local = local, .timeout_ms = STALL_MS };
-	struct iwx_conn cli;
-
-	cr_assert_eq(iwx_conn_sctp_connect(&cli, &link.b, PORT, &co), 0);
-	drive_one(&cli);
-	cr_assert_eq(cli.state, IWX_CONN_FAILED);
-	cr_assert_eq(cli.error, -ECONNREFUSED, "%s", strerror(-cli.error));
-	cr_assert_null(cli.sctp.so);
+	conn_test_request_without_write_rtr(&sctp.pair);
+	check_graceful();
 }
 
 /* No association waiting: accept says so and leaves nothing behind. */
 Test(sctp_conn, accept_without_association)
 {
 	struct iwx_conn_opts so = { .local = local };
-	struct socket *lso = listen_b();
 	struct iwx_conn srv;
 
-	cr_assert_eq(iwx_conn_sctp_accept(&srv, lso, &so), -EAGAIN);
+	sctp_listen(&sctp.pair);
+	cr_assert_eq(iwx_conn_sctp_accept(&srv, sctp.lso, &so), -EAGAIN);
 	cr_assert_null(srv.sctp.so);
-	usrsctp_close(lso);
 }
 
 /*
@@ -544,42 +441,37 @@ Test(sctp_conn, responder_without_indication)
 {
 	struct iwx_conn_opts co = { .local = local, .timeout_ms = STALL_MS };
 	struct sockaddr_conn sc = { .sconn_family = AF_CONN, .sconn_port = htons(PORT) };
-	struct iwx_conn cli;
-	struct socket *raw;
 
-	raw = usrsctp_socket(AF_CONN, SOCK_STREAM, IPPROTO_SCTP, NULL, NULL, 0, NULL);
-	cr_assert_not_null(raw);
-	cr_assert_eq(usrsctp_set_non_blocking(raw, 1), 0);
-	cr_assert_eq(usrsctp_bind(raw, (struct sockaddr *)&sc, sizeof(sc)), 0);
-	cr_assert_eq(usrsctp_listen(raw, 1), 0);
-	cr_assert_eq(iwx_conn_sctp_connect(&cli, &link.b, PORT, &co), 0);
-	drive_one(&cli);
+	sctp.raw = usrsctp_socket(AF_CONN, SOCK_STREAM, IPPROTO_SCTP, NULL, NULL, 0, NULL);
+	cr_assert_not_null(sctp.raw);
+	cr_assert_eq(usrsctp_set_non_blocking(sctp.raw, 1), 0);
+	cr_assert_eq(usrsctp_bind(sctp.raw, (struct sockaddr *)&sc, sizeof(sc)), 0);
+	cr_assert_eq(usrsctp_listen(sctp.raw, 1), 0);
+	cr_assert_eq(conn_pair_connect(&sctp.pair, &co), 0);
+	conn_pair_drive_one(&sctp.pair, A);
 
-	cr_assert_eq(cli.state, IWX_CONN_FAILED);
-	cr_assert_eq(cli.error, -EPROTONOSUPPORT, "%s", strerror(-cli.error));
-	cr_assert_null(cli.sctp.so);
+	cr_assert_eq(A->state, IWX_CONN_FAILED);
+	cr_assert_eq(A->error, -EPROTONOSUPPORT, "%s", strerror(-A->error));
+	cr_assert_null(A->sctp.so);
 	check_graceful();
 	cr_assert_eq(wire.data[SCTP_LINK_TO_A], 0);
 	cr_assert_eq(wire.data[SCTP_LINK_TO_B], 0);
-	usrsctp_close(raw);
 }
 
 /* The same from the other side: an Initiator without the indication is refused by the Responder. */
 Test(sctp_conn, initiator_without_indication)
 {
 	struct iwx_conn_opts so = { .local = local, .timeout_ms = STALL_MS };
-	struct socket *lso = listen_b(), *raw = raw_client(false);
-	struct iwx_conn srv;
 
-	accept_and_drive(&srv, lso, &so);
-	cr_assert_eq(srv.state, IWX_CONN_FAILED);
-	cr_assert_eq(srv.error, -EPROTONOSUPPORT, "%s", strerror(-srv.error));
-	cr_assert_null(srv.sctp.so);
+	sctp_listen(&sctp.pair);
+	sctp.raw = raw_client(false);
+	accept_and_drive(&so);
+	cr_assert_eq(B->state, IWX_CONN_FAILED);
+	cr_assert_eq(B->error, -EPROTONOSUPPORT, "%s", strerror(-B->error));
+	cr_assert_null(B->sctp.so);
 	check_graceful();
 	cr_assert_eq(wire.data[SCTP_LINK_TO_A], 0);
 	cr_assert_eq(wire.data[SCTP_LINK_TO_B], 0);
-	usrsctp_close(raw);
-	usrsctp_close(lso);
 }
 
 /* And one that sends its Request at once: still refused, and nothing goes back. */
@@ -587,22 +479,20 @@ Test(sctp_conn, initiator_without_indication_sends_request)
 {
 	struct iwx_conn_opts so = { .local = local, .timeout_ms = STALL_MS };
 	struct iwx_mpa_rr_params req = good_request();
-	struct socket *lso = listen_b(), *raw = raw_client(false);
-	struct iwx_conn srv;
 	uint8_t chunk[128];
 
-	raw_wait_up(raw);
-	sctp_send(raw, IWX_SHIM_STREAM_SETUP, chunk, setup_chunk(chunk, sizeof(chunk), &req));
+	sctp_listen(&sctp.pair);
+	sctp.raw = raw_client(false);
+	raw_wait_up(sctp.raw);
+	sctp_send(sctp.raw, IWX_SHIM_STREAM_SETUP, chunk, setup_chunk(chunk, sizeof(chunk), &req));
 	sctp_link_pump(&link, 0);
-	accept_and_drive(&srv, lso, &so);
-	cr_assert_eq(srv.state, IWX_CONN_FAILED);
-	cr_assert_eq(srv.error, -EPROTONOSUPPORT, "%s", strerror(-srv.error));
-	cr_assert_null(srv.sctp.so);
+	accept_and_drive(&so);
+	cr_assert_eq(B->state, IWX_CONN_FAILED);
+	cr_assert_eq(B->error, -EPROTONOSUPPORT, "%s", strerror(-B->error));
+	cr_assert_null(B->sctp.so);
 	check_graceful();
 	cr_assert_eq(wire.data[SCTP_LINK_TO_B], 1);
 	cr_assert_eq(wire.data[SCTP_LINK_TO_A], 0);
-	usrsctp_close(raw);
-	usrsctp_close(lso);
 }
 
 /*
@@ -614,37 +504,30 @@ Test(sctp_conn, initiator_without_indication_sends_request)
 static void bad_first_chunk(uint16_t sid, const uint8_t *chunk, size_t len, struct iwx_term_cause want)
 {
 	struct iwx_conn_opts so = { .local = local, .timeout_ms = STALL_MS };
-	struct socket *lso = listen_b(), *raw = raw_client(true);
-	struct iwx_conn srv;
-	struct sctp_rcvinfo rcv;
-	uint8_t got[600];
-	size_t n;
 
-	raw_wait_up(raw);
-	sctp_send(raw, sid, chunk, len);
-	sctp_send(raw, sid, chunk, len);
+	sctp_listen(&sctp.pair);
+	sctp_raw_connect(&sctp.pair);
+	sctp_send(sctp.raw, sid, chunk, len);
+	sctp_send(sctp.raw, sid, chunk, len);
 	/* both in the Responder's socket before it reads */
 	sctp_link_pump(&link, 0);
-	accept_and_drive(&srv, lso, &so);
-	cr_assert_eq(srv.state, IWX_CONN_FAILED);
-	cr_assert_eq(srv.error, -EPROTO, "%s", strerror(-srv.error));
-	cr_assert(iwx_cause_eq(srv.cause, want), "cause %u/%u/%u", srv.cause.layer,
-		  srv.cause.etype, srv.cause.ecode);
-	cr_assert_null(srv.sctp.so);
+	accept_and_drive(&so);
+	cr_assert_eq(B->state, IWX_CONN_FAILED);
+	cr_assert_eq(B->error, -EPROTO, "%s", strerror(-B->error));
+	cr_assert(iwx_cause_eq(B->cause, want), "cause %u/%u/%u", B->cause.layer,
+		  B->cause.etype, B->cause.ecode);
+	cr_assert_null(B->sctp.so);
 	check_graceful();
-	n = raw_recv(raw, got, sizeof(got), &rcv);
-	check_reject_reply(got, n, &rcv);
+	sctp_raw_recv_reject(&sctp.pair);
 	cr_assert_eq(wire.data_not_ube[SCTP_LINK_TO_A], 0);
 	cr_assert_eq(wire.setup_not_s0[SCTP_LINK_TO_A], 0);
-	usrsctp_close(raw);
-	usrsctp_close(lso);
 }
 
 Test(sctp_conn, first_chunk_not_setup)
 {
 	uint8_t chunk[64];
 
-	bad_first_chunk(IWX_SHIM_STREAM_UNTAGGED, chunk, send_chunk(chunk, 1, "early"),
+	bad_first_chunk(IWX_SHIM_STREAM_UNTAGGED, chunk, send_chunk(chunk, 1, "early", 5),
 			IWX_CAUSE_MPA(IWX_MPA_EC_INVALID_RR));
 }
 
@@ -702,70 +585,32 @@ Test(sctp_conn, second_setup_chunk)
 {
 	struct iwx_conn_opts so = { .local = local, .timeout_ms = STALL_MS };
 	struct iwx_mpa_rr_params req = good_request();
-	struct socket *lso = listen_b(), *raw = raw_client(true);
-	struct iwx_conn srv;
-	struct sctp_rcvinfo rcv;
-	uint8_t chunk[128], got[600];
+	uint8_t chunk[128];
 	uint64_t end;
 	size_t n;
 
-	raw_wait_up(raw);
+	sctp_listen(&sctp.pair);
+	sctp_raw_connect(&sctp.pair);
 	n = setup_chunk(chunk, sizeof(chunk), &req);
-	sctp_send(raw, IWX_SHIM_STREAM_SETUP, chunk, n);
-	accept_and_drive(&srv, lso, &so);
-	cr_assert_eq(srv.state, IWX_CONN_REQUEST_IN, "%d %s", srv.state, strerror(-srv.error));
-	cr_assert_eq(srv.peer_pd_len, 2);
-	cr_assert_eq(srv.sctp.peer_tsn, wire.first_setup_tsn[SCTP_LINK_TO_B]);
+	sctp_send(sctp.raw, IWX_SHIM_STREAM_SETUP, chunk, n);
+	accept_and_drive(&so);
+	cr_assert_eq(B->state, IWX_CONN_REQUEST_IN, "%d %s", B->state, strerror(-B->error));
+	cr_assert_eq(B->peer_pd_len, 2);
+	cr_assert_eq(B->sctp.peer_tsn, wire.first_setup_tsn[SCTP_LINK_TO_B]);
 
-	sctp_send(raw, IWX_SHIM_STREAM_SETUP, chunk, n);
+	sctp_send(sctp.raw, IWX_SHIM_STREAM_SETUP, chunk, n);
 	end = iwx_now_ms() + STALL_MS;
-	while (srv.state == IWX_CONN_REQUEST_IN) {
+	while (B->state == IWX_CONN_REQUEST_IN) {
 		cr_assert_lt(iwx_now_ms(), end, "second set-up chunk not seen");
 		sctp_link_pump(&link, 1);
-		cr_assert_eq(iwx_conn_step(&srv, iwx_now_ms()), 0);
+		cr_assert_eq(iwx_conn_step(B, iwx_now_ms()), 0);
 	}
-	cr_assert_eq(srv.state, IWX_CONN_FAILED);
-	cr_assert_eq(srv.error, -EPROTO);
-	cr_assert(iwx_cause_eq(srv.cause, IWX_CAUSE_MPA(IWX_MPA_EC_INVALID_RR)));
-	cr_assert_null(srv.sctp.so);
-	cr_assert_eq(iwx_conn_answer(&srv, &so, false), -EINVAL);
-	n = raw_recv(raw, got, sizeof(got), &rcv);
-	check_reject_reply(got, n, &rcv);
-	usrsctp_close(raw);
-	usrsctp_close(lso);
-}
-
-/*
- * RFC 6581 §6: a Request that offers no zero-length Write as RTR: the answer is a reject,
- * -EPROTO with "no matching RTR", whatever the application wanted.
- */
-Test(sctp_conn, request_without_write_rtr)
-{
-	static const struct iwx_mpa_local read_rtr = { .rev = 2, .ird = 1, .ord = 1, .p2p = true,
-						       .rtr = IWX_RTR_READ | IWX_RTR_SEND };
-	struct iwx_conn_opts so = { .local = local, .timeout_ms = STALL_MS };
-	struct socket *lso = listen_b(), *raw = raw_client(true);
-	struct iwx_mpa_rr_params req;
-	struct iwx_conn srv;
-	struct sctp_rcvinfo rcv;
-	uint8_t chunk[128], got[600];
-	size_t n;
-
-	iwx_mpa_setup_request(&read_rtr, NULL, 0, &req);
-	raw_wait_up(raw);
-	sctp_send(raw, IWX_SHIM_STREAM_SETUP, chunk, setup_chunk(chunk, sizeof(chunk), &req));
-	accept_and_drive(&srv, lso, &so);
-	cr_assert_eq(srv.state, IWX_CONN_REQUEST_IN);
-	cr_assert_eq(iwx_conn_answer(&srv, &so, false), -EPROTO);
-	cr_assert_eq(srv.state, IWX_CONN_REJECTED);
-	cr_assert_eq(srv.error, -EPROTO);
-	cr_assert(iwx_cause_eq(srv.cause, IWX_CAUSE_MPA(IWX_MPA_EC_NO_MATCHING_RTR)));
-	cr_assert_null(srv.sctp.so);
-	n = raw_recv(raw, got, sizeof(got), &rcv);
-	check_reject_reply(got, n, &rcv);
-	check_graceful();
-	usrsctp_close(raw);
-	usrsctp_close(lso);
+	cr_assert_eq(B->state, IWX_CONN_FAILED);
+	cr_assert_eq(B->error, -EPROTO);
+	cr_assert(iwx_cause_eq(B->cause, IWX_CAUSE_MPA(IWX_MPA_EC_INVALID_RR)));
+	cr_assert_null(B->sctp.so);
+	cr_assert_eq(iwx_conn_answer(B, &so, false), -EINVAL);
+	sctp_raw_recv_reject(&sctp.pair);
 }
 
 /* A hand-made Responder answers with a Reply that has C set: the Initiator fails with -EPROTO. */
@@ -776,8 +621,6 @@ Test(sctp_conn, reply_with_crc)
 		.reply = true, .rev = 2, .enhanced = true, .crc = true, .ird = 1, .ord = 1,
 		.p2p = true, .rtr_write = true,
 	};
-	struct socket *lso = listen_b(), *acc = NULL;
-	struct iwx_conn cli;
 	struct sctp_rcvinfo rcv;
 	struct iwx_term_cause cause;
 	struct iwx_ddp_seg seg;
@@ -785,30 +628,29 @@ Test(sctp_conn, reply_with_crc)
 	uint64_t end = iwx_now_ms() + STALL_MS;
 	size_t n;
 
-	cr_assert_eq(iwx_conn_sctp_connect(&cli, &link.b, PORT, &co), 0);
-	while (!(acc = usrsctp_accept(lso, NULL, NULL))) {
+	sctp_listen(&sctp.pair);
+	cr_assert_eq(conn_pair_connect(&sctp.pair, &co), 0);
+	while (!(sctp.raw = usrsctp_accept(sctp.lso, NULL, NULL))) {
 		cr_assert_lt(iwx_now_ms(), end, "no association to accept");
 		sctp_link_pump(&link, 1);
-		iwx_conn_step(&cli, iwx_now_ms());
+		iwx_conn_step(A, iwx_now_ms());
 	}
-	cr_assert_eq(usrsctp_set_non_blocking(acc, 1), 0);
-	while (cli.state != IWX_CONN_WAIT_REPLY) {
-		cr_assert_lt(iwx_now_ms(), end, "no Request sent: %d", cli.state);
+	cr_assert_eq(usrsctp_set_non_blocking(sctp.raw, 1), 0);
+	while (A->state != IWX_CONN_WAIT_REPLY) {
+		cr_assert_lt(iwx_now_ms(), end, "no Request sent: %d", A->state);
 		sctp_link_pump(&link, 1);
-		iwx_conn_step(&cli, iwx_now_ms());
+		iwx_conn_step(A, iwx_now_ms());
 	}
-	n = raw_recv(acc, got, sizeof(got), &rcv);
+	n = raw_recv(sctp.raw, got, sizeof(got), &rcv);
 	cr_assert_eq(rcv.rcv_sid, IWX_SHIM_STREAM_SETUP);
 	cr_assert_eq(iwx_shim_decode(got, n, IWX_SHIM_IND_TAG, &seg, &cause), IWX_SHIM_SETUP);
 	cr_assert_eq(iwx_mpa_rr_decode(seg.payload, seg.len, false, &req), (ssize_t)seg.len);
 	cr_assert(req.p2p && req.rtr_write && req.enhanced && !req.crc && !req.markers);
 
-	sctp_send(acc, IWX_SHIM_STREAM_SETUP, chunk, setup_chunk(chunk, sizeof(chunk), &rep));
-	drive_one(&cli);
-	cr_assert_eq(cli.state, IWX_CONN_FAILED);
-	cr_assert_eq(cli.error, -EPROTO, "%s", strerror(-cli.error));
-	cr_assert(iwx_cause_eq(cli.cause, IWX_CAUSE_MPA(IWX_MPA_EC_INVALID_RR)));
-	cr_assert_null(cli.sctp.so);
-	usrsctp_close(acc);
-	usrsctp_close(lso);
+	sctp_send(sctp.raw, IWX_SHIM_STREAM_SETUP, chunk, setup_chunk(chunk, sizeof(chunk), &rep));
+	conn_pair_drive_one(&sctp.pair, A);
+	cr_assert_eq(A->state, IWX_CONN_FAILED);
+	cr_assert_eq(A->error, -EPROTO, "%s", strerror(-A->error));
+	cr_assert(iwx_cause_eq(A->cause, IWX_CAUSE_MPA(IWX_MPA_EC_INVALID_RR)));
+	cr_assert_null(A->sctp.so);
 }
