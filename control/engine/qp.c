@@ -363,7 +363,7 @@ bool iwx_qp_error(const struct iwx_engine_qp *qp, struct iwx_term_cause *cause, 
 	return true;
 }
 
-void iwx_qp_stats(const struct iwx_engine_qp *qp, struct iwx_qp_stats *st)
+void iwx_qp_stats(const struct iwx_engine_qp *qp, struct iwx_engine_qp_stats *st)
 {
 	*st = qp->stats;
 }
