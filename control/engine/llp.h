@@ -2,10 +2,10 @@
 /*
  * The lower layer under a queue pair: what carries its DDP segments to the peer and
  * brings the peer's back. MPA over a TCP socket (llp_tcp.h) is one. The queue pair
- * decides what goes out next and what an arriving segment means (qp.c); the lower
- * layer frames and sends the segments it pulls, delivers the ones it receives with
- * their placement decided by the queue pair, and says when its stream is lost. So the
- * queue pair, its memory checks and its Terminates do not care what carries them.
+ * decides what goes out next and what an arriving segment means (qp_tx.c, qp_rx.c);
+ * the lower layer frames and sends the segments it pulls, delivers the ones it receives
+ * with their placement decided by the queue pair, and says when its stream is lost. So
+ * the queue pair, its memory checks and its Terminates do not care what carries them.
  */
 #ifndef IWX_LLP_H
 #define IWX_LLP_H
@@ -22,7 +22,7 @@
 #include "proto/term.h"
 
 struct iwx_engine_qp;
-struct iwx_qp_stats;
+struct iwx_engine_qp_stats;
 struct iwx_llp;
 
 /* RFC 5040 §4.8: an error of our own, such as client memory gone under a request */
@@ -59,12 +59,12 @@ struct iwx_llp_ops {
 struct iwx_llp {
 	const struct iwx_llp_ops *ops;
 	struct iwx_engine_qp		*qp;		/* the queue pair above: set by iwx_qp_create */
-	struct iwx_qp_stats	*stats;		/* ... whose traffic counters this layer keeps */
+	struct iwx_engine_qp_stats *stats;	/* ... whose traffic counters this layer keeps */
 	uint32_t		max_payload[2];	/* the largest untagged [0] and tagged [1] segment's payload */
 	/*
 	 * A segment's header is known good before its payload is placed (SCTP: the packet's
 	 * checksum covers both); else a segment that does not continue the last is staged
-	 * until its CRC is (MPA, qp.c's cut_next).
+	 * until its CRC is (MPA, qp_rx.c's cut_next).
 	 */
 	bool			checked;
 };
@@ -96,7 +96,7 @@ static inline void iwx_llp_seg_copy(const struct iwx_llp_seg *s, uint8_t *dst)
 	}
 }
 
-/* What the queue pair offers its lower layer (qp.c). */
+/* What the queue pair offers its lower layer (qp_tx.c, qp_rx.c). */
 
 /*
  * The next segment to send, if any may go now; its DDP header and payload no more than

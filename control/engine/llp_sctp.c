@@ -8,7 +8,6 @@
 #include <usrsctp.h>
 
 #include "proto/ddp_shim.h"
-#include "ipc/ipc.h"
 
 #include "llp_sctp.h"
 #include "qp.h"

@@ -9,7 +9,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "ipc/ipc.h"
 #include "proto/mpa.h"
 #include "proto/mpa_rx.h"
 
