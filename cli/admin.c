@@ -287,106 +287,132 @@ static int fetch_users(const struct admin_opts *o, struct admin_reply *r, size_t
 	return err;
 }
 
-static int show_status(void *buf, size_t n, const struct admin_opts *o)
+/* The daemon itself: what runs, since when, and what it asks of peers. */
+static void json_daemon(struct json *j, const struct iwx_ipc_status *s, const char *socket,
+			const char *release)
 {
-	const struct iwx_ipc_status *s = buf;
-	const struct iwx_ipc_user_info *users;
-	struct admin_reply ur = { 0 };
-	char a[64], b[64], release[sizeof(s->release) + 1];
-	size_t nusers;
-	int err;
+	json_str(j, "socket", socket);
+	json_str(j, "version", release);
+	json_u64(j, "ipc_version", s->version);
+	json_u64(j, "pid", s->pid);
+	json_u64(j, "uptime_ms", s->uptime_ms);
+	json_bool(j, "crc_default", s->crc_default);
+	json_u64(j, "settle_ms", s->settle_ms);
+}
 
-	(void)n;
-	snprintf(release, sizeof(release), "%.*s", (int)sizeof(s->release), s->release);
-	err = fetch_users(o, &ur, &nusers);
-	if (err) {
-		free(ur.buf);
-		return err;
-	}
-	users = (const struct iwx_ipc_user_info *)ur.buf;
-	if (o->json) {
-		struct json j = { .f = stdout };
+static void json_resources(struct json *j, const struct iwx_ipc_status *s)
+{
+	json_u64(j, "clients", s->clients);
+	json_u64(j, "pds", s->pds);
+	json_u64(j, "mrs", s->mrs);
+	json_u64(j, "cqs", s->cqs);
+	json_u64(j, "qps", s->qps);
+	json_u64(j, "srqs", s->srqs);
+	json_u64(j, "listeners", s->listeners);
+	json_u64(j, "conns_pending", s->conns_pending);
+}
 
-		json_open(&j, '{', false);
-		json_str(&j, "socket", o->socket);
-		json_str(&j, "version", release);
-		json_u64(&j, "ipc_version", s->version);
-		json_u64(&j, "pid", s->pid);
-		json_u64(&j, "uptime_ms", s->uptime_ms);
-		json_bool(&j, "crc_default", s->crc_default);
-		json_u64(&j, "settle_ms", s->settle_ms);
-		json_u64(&j, "clients", s->clients);
-		json_u64(&j, "pds", s->pds);
-		json_u64(&j, "mrs", s->mrs);
-		json_u64(&j, "cqs", s->cqs);
-		json_u64(&j, "qps", s->qps);
-		json_u64(&j, "srqs", s->srqs);
-		json_u64(&j, "listeners", s->listeners);
-		json_u64(&j, "conns_pending", s->conns_pending);
-		json_u64(&j, "connected", s->connected);
-		json_u64(&j, "max_clients", s->max_clients);
-		json_u64(&j, "arena_bytes", s->arena_bytes);
-		json_u64(&j, "arena_total", s->arena_total);
-		json_u64(&j, "arena_max", s->arena_max);
-		json_u64(&j, "max_pds", s->max_pds);
-		json_u64(&j, "max_mrs", s->max_mrs);
-		json_u64(&j, "max_cqs", s->max_cqs);
-		json_u64(&j, "max_qps", s->max_qps);
-		json_u64(&j, "max_srqs", s->max_srqs);
-		json_u64(&j, "max_listeners", s->max_listeners);
-		json_u64(&j, "max_requests", s->max_requests);
-		json_u64(&j, "max_queued", s->max_queued);
-		json_u64(&j, "maps", s->maps);
-		json_u64(&j, "maps_total", s->maps_total);
-		json_u64(&j, "max_maps", s->max_maps);
-		json_u64(&j, "users", s->users);
-		json_u64(&j, "max_clients_per_user", s->max_clients_per_user);
-		json_u64(&j, "memory_per_user", s->memory_per_user);
-		json_u64(&j, "user_share", s->user_share);
-		json_u64(&j, "users_guaranteed", s->users_guaranteed);
-		json_u64(&j, "departed_bytes", s->departed_bytes);
-		json_u64(&j, "lingering", s->lingering);
-		json_u64(&j, "linger_full", s->linger_full);
-		json_u64(&j, "max_lingering", s->max_lingering);
-		json_key(&j, "per_user");
-		json_open(&j, '[', false);
-		for (size_t i = 0; i < nusers; i++)
-			json_user(&j, &users[i]);
-		json_close(&j, ']');
-		json_counters(&j, s);
-		json_pct(&j, "aligned_pct", s->traffic.tx_fpdus_aligned, s->traffic.tx_fpdus);
-		json_key(&j, "fast_path");
-		json_open(&j, '[', false);
-		for (uint32_t i = 0; i < s->fp_n && i < 16; i++) {
-			json_open(&j, '{', true);
-			json_str(&j, "ifname", s->fp[i].ifname);
-			json_str(&j, "mode", s->fp[i].mode == IWX_FP_MODE_XDP ? "xdp" : "tc");
-			json_u64(&j, "sctp_xsks", s->fp[i].sctp_xsks);
-			json_close(&j, '}');
-		}
-		json_close(&j, ']');
-		json_key(&j, "sctp");
-		json_open(&j, '{', false);
-		json_u64(&j, "bad_crc", s->sctp.bad_crc);
-		json_u64(&j, "placed_chunks", s->sctp.placed_chunks);
-		json_u64(&j, "placed_bytes", s->sctp.placed_bytes);
-		json_u64(&j, "xsk_rx", s->sctp.xsk_rx);
-		json_u64(&j, "xsk_tx", s->sctp.xsk_tx);
-		json_u64(&j, "xsk_dropped", s->sctp.xsk_dropped);
-		json_u64(&j, "udp_dropped", s->sctp.udp_dropped);
-		json_u64(&j, "no_path", s->sctp.no_path);
-		json_u64(&j, "paths", s->sctp.paths);
-		json_close(&j, '}');
-		json_close(&j, '}');
-		free(ur.buf);
-		return 0;
+/* The limits, with what is held against the daemon-wide ones. */
+static void json_limits(struct json *j, const struct iwx_ipc_status *s)
+{
+	json_u64(j, "connected", s->connected);
+	json_u64(j, "max_clients", s->max_clients);
+	json_u64(j, "arena_bytes", s->arena_bytes);
+	json_u64(j, "arena_total", s->arena_total);
+	json_u64(j, "arena_max", s->arena_max);
+	json_u64(j, "max_pds", s->max_pds);
+	json_u64(j, "max_mrs", s->max_mrs);
+	json_u64(j, "max_cqs", s->max_cqs);
+	json_u64(j, "max_qps", s->max_qps);
+	json_u64(j, "max_srqs", s->max_srqs);
+	json_u64(j, "max_listeners", s->max_listeners);
+	json_u64(j, "max_requests", s->max_requests);
+	json_u64(j, "max_queued", s->max_queued);
+	json_u64(j, "maps", s->maps);
+	json_u64(j, "maps_total", s->maps_total);
+	json_u64(j, "max_maps", s->max_maps);
+	json_u64(j, "users", s->users);
+	json_u64(j, "max_clients_per_user", s->max_clients_per_user);
+	json_u64(j, "memory_per_user", s->memory_per_user);
+	json_u64(j, "user_share", s->user_share);
+	json_u64(j, "users_guaranteed", s->users_guaranteed);
+	json_u64(j, "departed_bytes", s->departed_bytes);
+	json_u64(j, "lingering", s->lingering);
+	json_u64(j, "linger_full", s->linger_full);
+	json_u64(j, "max_lingering", s->max_lingering);
+}
+
+static void json_users(struct json *j, const struct iwx_ipc_user_info *users, size_t n)
+{
+	json_key(j, "per_user");
+	json_open(j, '[', false);
+	for (size_t i = 0; i < n; i++)
+		json_user(j, &users[i]);
+	json_close(j, ']');
+}
+
+static void json_fast_path(struct json *j, const struct iwx_ipc_status *s)
+{
+	json_key(j, "fast_path");
+	json_open(j, '[', false);
+	for (uint32_t i = 0; i < s->fp_n && i < 16; i++) {
+		json_open(j, '{', true);
+		json_str(j, "ifname", s->fp[i].ifname);
+		json_str(j, "mode", s->fp[i].mode == IWX_FP_MODE_XDP ? "xdp" : "tc");
+		json_u64(j, "sctp_xsks", s->fp[i].sctp_xsks);
+		json_close(j, '}');
 	}
-	printf("iwxd at %s\n", o->socket);
+	json_close(j, ']');
+}
+
+static void json_sctp(struct json *j, const struct iwx_ipc_status *s)
+{
+	json_key(j, "sctp");
+	json_open(j, '{', false);
+	json_u64(j, "bad_crc", s->sctp.bad_crc);
+	json_u64(j, "placed_chunks", s->sctp.placed_chunks);
+	json_u64(j, "placed_bytes", s->sctp.placed_bytes);
+	json_u64(j, "xsk_rx", s->sctp.xsk_rx);
+	json_u64(j, "xsk_tx", s->sctp.xsk_tx);
+	json_u64(j, "xsk_dropped", s->sctp.xsk_dropped);
+	json_u64(j, "udp_dropped", s->sctp.udp_dropped);
+	json_u64(j, "no_path", s->sctp.no_path);
+	json_u64(j, "paths", s->sctp.paths);
+	json_close(j, '}');
+}
+
+/* `iwx status -j`: one object, the sections' keys in the order of the text. */
+static void json_status(const struct iwx_ipc_status *s, const char *socket, const char *release,
+			const struct iwx_ipc_user_info *users, size_t nusers)
+{
+	struct json j = { .f = stdout };
+
+	json_open(&j, '{', false);
+	json_daemon(&j, s, socket, release);
+	json_resources(&j, s);
+	json_limits(&j, s);
+	json_users(&j, users, nusers);
+	json_counters(&j, s);
+	json_pct(&j, "aligned_pct", s->traffic.tx_fpdus_aligned, s->traffic.tx_fpdus);
+	json_fast_path(&j, s);
+	json_sctp(&j, s);
+	json_close(&j, '}');
+}
+
+static void print_daemon(const struct iwx_ipc_status *s, const char *socket, const char *release)
+{
+	char a[64];
+
+	printf("iwxd at %s\n", socket);
 	LINE("version", "%s (IPC %u)", release, s->version);
 	LINE("pid", "%u", s->pid);
 	LINE("uptime", "%s", uptime_str(a, sizeof(a), s->uptime_ms));
 	LINE("CRC by default", "%s", s->crc_default ? "on (asked of peers)" : "off");
 	LINE("settle time", "%u ms", s->settle_ms);
+}
+
+static void print_resources(const struct iwx_ipc_status *s)
+{
 	puts("resources");
 	LINE("clients (devices)", "%u", s->clients);
 	LINE("protection domains", "%u", s->pds);
@@ -396,6 +422,12 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	LINE("shared receive queues", "%u", s->srqs);
 	LINE("listeners", "%u", s->listeners);
 	LINE("pending set-ups", "%u", s->conns_pending);
+}
+
+static void print_limits(const struct iwx_ipc_status *s)
+{
+	char a[64], b[64];
+
 	puts("limits (iwxd --help)");
 	LINE("clients connected", "%u of %u (devices, and others such as this iwx)", s->connected,
 	     s->max_clients);
@@ -419,12 +451,19 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	     "fast path's tables", bytes_str(a, sizeof(a), s->arena_total / (2ull * s->users_guaranteed)),
 	     (unsigned)(s->max_clients / (2ull * s->users_guaranteed)), s->users_guaranteed,
 	     2 * s->users_guaranteed);
+}
+
+static void print_users(const struct iwx_ipc_user_info *users, size_t n)
+{
 	puts("users");
-	if (!nusers)
+	if (!n)
 		LINE("none", "%s", "");
-	for (size_t i = 0; i < nusers; i++)
+	for (size_t i = 0; i < n; i++)
 		user_line(&users[i]);
-	free(ur.buf);
+}
+
+static void print_connections(const struct iwx_ipc_status *s)
+{
 	puts("connections");
 	LINE("established", "%" PRIu64, s->conns_established);
 	LINE("failed", "%" PRIu64, s->conns_failed);
@@ -433,6 +472,12 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	LINE("Terminates received", "%" PRIu64, s->terms_received);
 	LINE("lingering sockets", "%u now; %" PRIu64 " closed at once, their user at the most",
 	     s->lingering, s->linger_full);
+}
+
+static void print_traffic(const struct iwx_ipc_status *s)
+{
+	char a[64], b[64];
+
 	puts("traffic");
 	LINE("FPDUs sent", "%" PRIu64, s->traffic.tx_fpdus);
 	LINE("FPDUs received", "%" PRIu64, s->traffic.rx_fpdus);
@@ -457,6 +502,10 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	     "for a while", s->bells_muted);
 	LINE("spins stopped", "%" PRIu64 " times a yield found iwxd's CPU held by another task "
 	     "and iwxd slept instead of spinning for a while", s->spins_stopped);
+}
+
+static void print_fast_path(const struct iwx_ipc_status *s)
+{
 	puts("fast path");
 	if (!s->fp_n)
 		LINE("attached", "%s", "no (iwx attach dev IFNAME)");
@@ -464,6 +513,10 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 		LINE("attached", "%.16s (%s; SCTP %s)", s->fp[i].ifname,
 		     s->fp[i].mode == IWX_FP_MODE_XDP ? "xdp" : "tc",
 		     s->fp[i].sctp_xsks ? "through AF_XDP" : "in the UDP socket");
+}
+
+static void print_sctp(const struct iwx_ipc_status *s)
+{
 	puts("DDP over SCTP");
 	LINE("placed from packets", "%" PRIu64 " chunks, %" PRIu64 " payload bytes",
 	     s->sctp.placed_chunks, s->sctp.placed_bytes);
@@ -473,7 +526,38 @@ static int show_status(void *buf, size_t n, const struct admin_opts *o)
 	LINE("UDP dropped", "%" PRIu64 " datagrams", s->sctp.udp_dropped);
 	LINE("peers", "%" PRIu64 " with a path; %" PRIu64 " packets to peers gone", s->sctp.paths,
 	     s->sctp.no_path);
-	return 0;
+}
+
+static int show_status(void *buf, size_t n, const struct admin_opts *o)
+{
+	const struct iwx_ipc_status *s = buf;
+	const struct iwx_ipc_user_info *users;
+	struct admin_reply ur = { 0 };
+	char release[sizeof(s->release) + 1];
+	size_t nusers;
+	int err;
+
+	(void)n;
+	snprintf(release, sizeof(release), "%.*s", (int)sizeof(s->release), s->release);
+	err = fetch_users(o, &ur, &nusers);
+	if (err)
+		goto out;
+	users = (const struct iwx_ipc_user_info *)ur.buf;
+	if (o->json) {
+		json_status(s, o->socket, release, users, nusers);
+		goto out;
+	}
+	print_daemon(s, o->socket, release);
+	print_resources(s);
+	print_limits(s);
+	print_users(users, nusers);
+	print_connections(s);
+	print_traffic(s);
+	print_fast_path(s);
+	print_sctp(s);
+out:
+	free(ur.buf);
+	return err;
 }
 
 static int show_counters(void *buf, size_t n, const struct admin_opts *o)

@@ -413,6 +413,21 @@ bool doorbell_take(struct iwxd *d);
  */
 bool doorbell_sleep(struct iwxd *d, bool on);
 
+/*
+ * client_ring.c: the ring of a new CQ, SRQ or queue pair of c (lim: LIMIT_CQS, _SRQS,
+ * _QPS), size bytes in mem, its descriptor in *memfd for the client: 0, or -errno
+ * (-ENOSPC beyond a limit or a share). Counts one of lim, a mapping and the memory; the
+ * caller checked its arguments, and adds the id it had room for.
+ */
+int client_ring_create(struct iwxd *d, struct client *c, enum iwxd_limit lim,
+		       struct iwx_arena *mem, size_t size, int *memfd);
+/* ... and uncounts them, freeing the ring's pages (shared_ring_destroy). */
+void client_ring_destroy(struct iwxd *d, struct client *c, enum iwxd_limit lim,
+			 struct iwx_arena *mem);
+/* ... the same when the object's creation fails after it: *memfd, never sent, is closed too. */
+void client_ring_abandon(struct iwxd *d, struct client *c, enum iwxd_limit lim,
+			 struct iwx_arena *mem, int *memfd);
+
 /* vcq.c */
 struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *memfd, int *err);
 void vcq_destroy(struct iwxd *d, struct vcq *cq);

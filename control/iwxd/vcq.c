@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "daemon.h"
-#include "shared.h"
 #include "util/pow2.h"
 
 struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *memfd, int *err)
@@ -22,48 +21,36 @@ struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *
 		*err = -EINVAL;
 		return NULL;
 	}
-	*err = client_room(d, c, LIMIT_CQS);
-	if (!*err)
-		*err = iwx_ids_room(&d->ids);
-	if (!*err)
-		*err = maps_take(d, c, 1);
-	if (*err)
-		return NULL;
 	cq = calloc(1, sizeof(*cq));
 	if (!cq) {
 		*err = -ENOMEM;
-		maps_give(d, c, 1);
 		return NULL;
 	}
 	entries = iwx_pow2_at_least(entries);
 	cq->map_size = iwx_ipc_cq_map_size(entries);
-	*err = shared_ring_create(d, c, &cq->mem, cq->map_size, memfd);
-	if (*err) {
-		maps_give(d, c, 1);
-		free(cq);
-		return NULL;
-	}
+	*err = client_ring_create(d, c, LIMIT_CQS, &cq->mem, cq->map_size, memfd);
+	if (*err)
+		goto fail;
 	cq->sh = cq->mem.base;
 	iwx_ring_init(&cq->ring, &cq->sh->ring, (uint8_t *)cq->sh + IWX_IPC_CQ_OFF, entries,
 		      sizeof(struct iwx_wc));
 	bell = doorbell_bind(c, NULL, cq);
 	if (bell < 0) {
 		*err = (int)bell;
-		close(*memfd);
-		*memfd = -1;
-		shared_ring_destroy(d, c->user, &cq->mem);
-		maps_give(d, c, 1);
-		free(cq);
-		return NULL;
+		goto fail_ring;
 	}
 	cq->bell = (uint32_t)bell;
 	cq->id = loop_new_id(&d->loop);
 	iwx_ids_add(&d->ids, cq->id, KIND_CQ, cq);
 	cq->owner = c;
-	client_take(c, LIMIT_CQS);
 	cq->next = d->cqs;
 	d->cqs = cq;
 	return cq;
+fail_ring:
+	client_ring_abandon(d, c, LIMIT_CQS, &cq->mem, memfd);
+fail:
+	free(cq);
+	return NULL;
 }
 
 struct vcq *vcq_find(struct iwxd *d, struct client *c, uint32_t id)
@@ -78,9 +65,7 @@ void vcq_destroy(struct iwxd *d, struct vcq *cq)
 	IWX_LIST_UNLINK(&d->cqs, cq);
 	iwx_ids_del(&d->ids, cq->id);
 	doorbell_unbind(cq->owner, cq->bell);
-	client_give(cq->owner, LIMIT_CQS);
-	shared_ring_destroy(d, cq->owner->user, &cq->mem);
-	maps_give(d, cq->owner, 1);
+	client_ring_destroy(d, cq->owner, LIMIT_CQS, &cq->mem);
 	free(cq);
 }
 

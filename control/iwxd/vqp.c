@@ -12,14 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <unistd.h>
 
 #include "proto/term.h"
 
 #include "daemon.h"
 #include "fastpath.h"
 #include "outbox.h"
-#include "shared.h"
 #include "util/clock.h"
 #include "util/container_of.h"
 #include "util/pow2.h"
@@ -168,8 +166,8 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 	struct vcq *scq = vcq_find(d, c, req->send_cq), *rcq = vcq_find(d, c, req->recv_cq);
 	struct vsrq *srq = req->srq ? vsrq_find(d, c, req->srq) : NULL;
 	uint32_t sq = req->sq_depth ? req->sq_depth : 256, rq = req->rq_depth ? req->rq_depth : 256;
-	int64_t bell = -ENOMEM;
 	struct vqp *q;
+	int64_t bell;
 
 	if (!scq || !rcq || !iwx_mem_pd_owned(d->mem, c->ident, req->pd) || (req->srq && !srq)) {
 		*err = -ENOENT;
@@ -182,38 +180,28 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 		*err = -EINVAL;
 		return NULL;
 	}
-	*err = client_room(d, c, LIMIT_QPS);
-	if (!*err)
-		*err = iwx_ids_room(&d->ids);
-	if (!*err)
-		*err = maps_take(d, c, 1);
-	if (*err)
+	q = calloc(1, sizeof(*q));
+	if (!q) {
+		*err = -ENOMEM;
 		return NULL;
+	}
 	sq = iwx_pow2_at_least(sq);
 	rq = iwx_pow2_at_least(rq);
-	q = calloc(1, sizeof(*q));
-	if (q) {
-		q->parked[0].cap = sq;
-		/* an SRQ's receives outstanding at the queue pair: as many as it holds */
-		q->parked[1].cap = srq ? srq->ring.size : rq;
-		q->map_size = iwx_ipc_qp_map_size(sq, rq);
+	q->parked[0].cap = sq;
+	/* an SRQ's receives outstanding at the queue pair: as many as it holds */
+	q->parked[1].cap = srq ? srq->ring.size : rq;
+	q->map_size = iwx_ipc_qp_map_size(sq, rq);
+	*err = client_ring_create(d, c, LIMIT_QPS, &q->mem, q->map_size, memfd);
+	if (*err)
+		goto fail;
+	bell = doorbell_bind(c, q, NULL);
+	if (bell < 0) {
+		*err = (int)bell;
+		goto fail_ring;
 	}
-	*err = q ? shared_ring_create(d, c, &q->mem, q->map_size, memfd) : -ENOMEM;
-	if (*err || (bell = doorbell_bind(c, q, NULL)) < 0 ||
-	    timer_init(&d->loop, &q->timer, on_timer)) {
-		if (!*err)
-			*err = bell < 0 ? (int)bell : -ENOMEM;
-		maps_give(d, c, 1);
-		if (bell >= 0)
-			doorbell_unbind(c, (uint32_t)bell);
-		if (q && q->mem.base) {
-			shared_ring_destroy(d, c->user, &q->mem);
-			close(*memfd);
-			*memfd = -1;
-		}
-		free(q);
-		return NULL;
-	}
+	*err = timer_init(&d->loop, &q->timer, on_timer);
+	if (*err)
+		goto fail_bell;
 	q->sh = q->mem.base;
 	q->bell = (uint32_t)bell;
 	iwx_ring_init(&q->sq, &q->sh->sq, (uint8_t *)q->sh + IWX_IPC_QP_SQ_OFF, sq,
@@ -223,7 +211,6 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 	q->num = loop_new_id(&d->loop);
 	iwx_ids_add(&d->ids, q->num, KIND_QP, q);
 	q->owner = c;
-	client_take(c, LIMIT_QPS);
 	q->pd = req->pd;
 	q->scq = scq;
 	q->rcq = rcq;
@@ -236,6 +223,13 @@ struct vqp *vqp_create(struct iwxd *d, struct client *c, const struct iwx_ipc_qp
 	iwx_link_add_tail(&d->qps, &q->link);
 	iwx_link_add_tail(&c->qps, &q->client_link);
 	return q;
+fail_bell:
+	doorbell_unbind(c, (uint32_t)bell);
+fail_ring:
+	client_ring_abandon(d, c, LIMIT_QPS, &q->mem, memfd);
+fail:
+	free(q);
+	return NULL;
 }
 
 /* Seen by the client before the rings are read again (pairs with iwx_post_recv's fence). */
@@ -754,14 +748,12 @@ void vqp_destroy(struct iwxd *d, struct vqp *q)
 	iwx_link_del(&q->link);
 	iwx_link_del(&q->client_link);
 	iwx_ids_del(&d->ids, q->num);
-	client_give(q->owner, LIMIT_QPS);
 	vqp_stats_add(&d->gone, &q->gone);
 	q->scq->users--;
 	q->rcq->users--;
 	if (q->srq)
 		q->srq->users--;
-	shared_ring_destroy(d, q->owner->user, &q->mem);
-	maps_give(d, q->owner, 1);
+	client_ring_destroy(d, q->owner, LIMIT_QPS, &q->mem);
 	free(q->parked[0].wc);
 	free(q->parked[1].wc);
 	free(q);

@@ -11,7 +11,6 @@
 
 #include "daemon.h"
 #include "outbox.h"
-#include "shared.h"
 #include "util/pow2.h"
 
 struct vsrq *vsrq_create(struct iwxd *d, struct client *c, const struct iwx_ipc_srq_create *req,
@@ -28,24 +27,15 @@ struct vsrq *vsrq_create(struct iwxd *d, struct client *c, const struct iwx_ipc_
 		*err = -ENOENT;
 		return NULL;
 	}
-	*err = client_room(d, c, LIMIT_SRQS);
-	if (!*err)
-		*err = iwx_ids_room(&d->ids);
-	if (!*err)
-		*err = maps_take(d, c, 1);
-	if (*err)
-		return NULL;
 	srq = calloc(1, sizeof(*srq));
 	if (!srq) {
 		*err = -ENOMEM;
-		maps_give(d, c, 1);
 		return NULL;
 	}
 	depth = iwx_pow2_at_least(depth);
 	srq->map_size = iwx_ipc_srq_map_size(depth);
-	*err = shared_ring_create(d, c, &srq->mem, srq->map_size, memfd);
+	*err = client_ring_create(d, c, LIMIT_SRQS, &srq->mem, srq->map_size, memfd);
 	if (*err) {
-		maps_give(d, c, 1);
 		free(srq);
 		return NULL;
 	}
@@ -58,7 +48,6 @@ struct vsrq *vsrq_create(struct iwxd *d, struct client *c, const struct iwx_ipc_
 	srq->owner = c;
 	srq->pd = req->pd;
 	srq->limit = req->limit;
-	client_take(c, LIMIT_SRQS);
 	srq->next = d->srqs;
 	d->srqs = srq;
 	return srq;
@@ -75,9 +64,7 @@ void vsrq_destroy(struct iwxd *d, struct vsrq *srq)
 {
 	IWX_LIST_UNLINK(&d->srqs, srq);
 	iwx_ids_del(&d->ids, srq->id);
-	client_give(srq->owner, LIMIT_SRQS);
-	shared_ring_destroy(d, srq->owner->user, &srq->mem);
-	maps_give(d, srq->owner, 1);
+	client_ring_destroy(d, srq->owner, LIMIT_SRQS, &srq->mem);
 	free(srq);
 }
 
