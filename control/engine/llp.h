@@ -21,8 +21,8 @@
 #include "proto/ddp.h"
 #include "proto/term.h"
 
-struct iwx_engine_qp;
-struct iwx_engine_qp_stats;
+struct engine_qp;
+struct engine_qp_stats;
 struct iwx_llp;
 
 /* RFC 5040 §4.8: an error of our own, such as client memory gone under a request */
@@ -30,12 +30,12 @@ struct iwx_llp;
 
 struct iwx_llp_ops {
 	/*
-	 * Send what the queue pair gives (iwx_qp_next_segment), as much as the transport
+	 * Send what the queue pair gives (engine_qp_next_segment), as much as the transport
 	 * takes now, within a budget so that receiving is not starved. *want_write: wait
 	 * until the transport can take more, then call again.
 	 */
 	void (*transmit)(struct iwx_llp *llp, bool *want_write);
-	/* Take in what arrived, within a budget: each segment to iwx_qp_place, iwx_qp_take. */
+	/* Take in what arrived, within a budget: each segment to engine_qp_place, engine_qp_take. */
 	void (*receive)(struct iwx_llp *llp);
 	/* Everything the queue pair gave has gone to the transport. */
 	bool (*tx_idle)(const struct iwx_llp *llp);
@@ -58,8 +58,8 @@ struct iwx_llp_ops {
 
 struct iwx_llp {
 	const struct iwx_llp_ops *ops;
-	struct iwx_engine_qp		*qp;		/* the queue pair above: set by iwx_qp_create */
-	struct iwx_engine_qp_stats *stats;	/* ... whose traffic counters this layer keeps */
+	struct engine_qp		*qp;		/* the queue pair above: set by engine_qp_create */
+	struct engine_qp_stats *stats;	/* ... whose traffic counters this layer keeps */
 	uint32_t		max_payload[2];	/* the largest untagged [0] and tagged [1] segment's payload */
 	/*
 	 * A segment's header is known good before its payload is placed (SCTP: the packet's
@@ -72,7 +72,7 @@ struct iwx_llp {
 /*
  * The next segment to send, as the queue pair gives it. Its payload stays where it is,
  * in pieces: in registered memory, which stays mapped until the lower layer says it let
- * go of the message (iwx_qp_sent) while refers_to covers the pieces it still holds; or,
+ * go of the message (engine_qp_sent) while refers_to covers the pieces it still holds; or,
  * transient, in the queue pair's own memory, valid until the next call only.
  */
 struct iwx_llp_seg {
@@ -103,7 +103,7 @@ static inline void iwx_llp_seg_copy(const struct iwx_llp_seg *s, uint8_t *dst)
  * most bytes (at least IWX_LLP_SEG_MIN; UINT32_MAX: the lower layer's largest).
  */
 #define IWX_LLP_SEG_MIN	(IWX_DDP_UNTAGGED_HDR_LEN + 32)
-bool iwx_qp_next_segment(struct iwx_engine_qp *qp, struct iwx_llp_seg *s, uint32_t most);
+bool engine_qp_next_segment(struct engine_qp *qp, struct iwx_llp_seg *s, uint32_t most);
 
 /*
  * The lower layer let go of the oldest message whose last segment it was given and had
@@ -111,30 +111,30 @@ bool iwx_qp_next_segment(struct iwx_engine_qp *qp, struct iwx_llp_seg *s, uint32
  * the message complete (RFC 5041 §5.4: once the LLP has it), so that its source may be
  * reused.
  */
-void iwx_qp_sent(struct iwx_engine_qp *qp);
+void engine_qp_sent(struct engine_qp *qp);
 
 /*
  * An arriving segment whose header is known: where its payload goes (*dst, NULL for
  * none or not yet), or -EPROTO with the Terminate's cause. The signature of
  * iwx_mpa_rx_ops.place, ctx the queue pair.
  */
-int iwx_qp_place(void *qp, const struct iwx_ddp_seg *seg, uint8_t **dst,
+int engine_qp_place(void *qp, const struct iwx_ddp_seg *seg, uint8_t **dst,
 		 struct iwx_term_cause *cause);
 
 /* A whole, checked segment: act on it. 0, or -ENOTCONN once the queue pair stopped. */
-int iwx_qp_take(void *qp, const struct iwx_ddp_seg *seg);
+int engine_qp_take(void *qp, const struct iwx_ddp_seg *seg);
 
 /* The payload of the segment being received is going to [dst, dst + len) (dst NULL: not). */
-void iwx_qp_placing(struct iwx_engine_qp *qp, uint8_t *dst, uint32_t len);
+void engine_qp_placing(struct engine_qp *qp, uint8_t *dst, uint32_t len);
 
 /* Where a tagged segment's payload goes, or the Terminate's cause (RFC 5041 §7.2). */
-int iwx_qp_tagged_target(const struct iwx_engine_qp *qp, const struct iwx_ddp_seg *seg, uint8_t **dst,
+int engine_qp_tagged_target(const struct engine_qp *qp, const struct iwx_ddp_seg *seg, uint8_t **dst,
 			 struct iwx_term_cause *cause);
 
 /* The lower layer found an error the peer must hear of: a Terminate goes out. */
-void iwx_qp_fail(struct iwx_engine_qp *qp, struct iwx_term_cause cause, const struct iwx_ddp_seg *seg);
+void engine_qp_fail(struct engine_qp *qp, struct iwx_term_cause cause, const struct iwx_ddp_seg *seg);
 
 /* The stream ended or broke without a Terminate (local: an error of ours, not the peer's close). */
-void iwx_qp_lost(struct iwx_engine_qp *qp, bool local);
+void engine_qp_lost(struct engine_qp *qp, bool local);
 
 #endif /* IWX_LLP_H */

@@ -78,13 +78,13 @@ static void sctp_transmit(struct iwx_llp *llp, bool *want_write)
 			struct iwx_llp_seg s;
 			size_t hl;
 
-			if (!iwx_qp_next_segment(llp->qp, &s, UINT32_MAX))
+			if (!engine_qp_next_segment(llp->qp, &s, UINT32_MAX))
 				return;
 			hl = iwx_shim_hdr_encode(t->tx, s.msg, s.off, s.last);
 			/* usrsctp_sendv takes one buffer: the chunk is a copy, the message let go */
 			iwx_llp_seg_copy(&s, t->tx + hl);
 			if (s.last)
-				iwx_qp_sent(llp->qp);
+				engine_qp_sent(llp->qp);
 			t->tx_len = hl + s.len;
 			t->tx_sid = iwx_shim_stream(s.msg->opcode);
 			llp->stats->tx_fpdus++;
@@ -99,7 +99,7 @@ static void sctp_transmit(struct iwx_llp *llp, bool *want_write)
 				*want_write = true;
 				return;
 			}
-			iwx_qp_lost(llp->qp, true);
+			engine_qp_lost(llp->qp, true);
 			return;
 		}
 		llp->stats->tx_bytes += t->tx_len;
@@ -176,10 +176,10 @@ static size_t place_early(struct iwx_sctp_placer *pl, uint32_t tsn, uint16_t sid
 	uint8_t *dst;
 
 	if (!first_given(t, tsn) || !data || !t->drained || sid != IWX_SHIM_STREAM_TAGGED ||
-	    iwx_qp_get_state(t->llp.qp) != IWX_QP_RTS || bit(t->seen, tsn) ||
+	    engine_qp_get_state(t->llp.qp) != ENGINE_QP_RTS || bit(t->seen, tsn) ||
 	    (slot->len && slot->tsn != tsn && live(t, slot->tsn)) ||
 	    iwx_shim_decode(data, len, IWX_SHIM_IND_TAG, &seg, &cause) || !seg.tagged ||
-	    !seg.len || iwx_qp_tagged_target(t->llp.qp, &seg, &dst, &cause))
+	    !seg.len || engine_qp_tagged_target(t->llp.qp, &seg, &dst, &cause))
 		return 0;
 	memcpy(dst, seg.payload, seg.len);	/* draft-otis-sctp-ddp §3.2.1 R3, from the packet */
 	*slot = (struct placed){ .tsn = tsn, .len = seg.len };
@@ -234,10 +234,10 @@ static void advance(struct llp_sctp *t)
 	while (done < t->n_held && (int32_t)(t->held[done].tsn - t->cum) <= 0) {
 		struct held *h = &t->held[done++];
 
-		if (iwx_qp_get_state(t->llp.qp) == IWX_QP_RTS) {
+		if (engine_qp_get_state(t->llp.qp) == ENGINE_QP_RTS) {
 			h->seg.payload = h->dst ? h->dst : h->copy;
-			iwx_qp_placing(t->llp.qp, h->dst, h->seg.len);
-			iwx_qp_take(t->llp.qp, &h->seg);
+			engine_qp_placing(t->llp.qp, h->dst, h->seg.len);
+			engine_qp_take(t->llp.qp, &h->seg);
 		}
 		free(h->copy);
 	}
@@ -251,7 +251,7 @@ static void advance(struct llp_sctp *t)
 static void chunk_in(struct llp_sctp *t, const uint8_t *data, size_t len, uint32_t tsn,
 		     uint16_t sid)
 {
-	struct iwx_engine_qp *qp = t->llp.qp;
+	struct engine_qp *qp = t->llp.qp;
 	struct iwx_term_cause cause;
 	struct iwx_ddp_seg seg;
 	uint8_t *dst = NULL;
@@ -265,7 +265,7 @@ static void chunk_in(struct llp_sctp *t, const uint8_t *data, size_t len, uint32
 	}
 	if (!live(t, tsn)) {
 		/* SCTP delivers each TSN once: a peer beyond any window we allow */
-		iwx_qp_fail(qp, IWX_CAUSE_LOCAL_CATASTROPHIC, NULL);
+		engine_qp_fail(qp, IWX_CAUSE_LOCAL_CATASTROPHIC, NULL);
 		return;
 	}
 	mark(t->seen, tsn, true);
@@ -282,11 +282,11 @@ static void chunk_in(struct llp_sctp *t, const uint8_t *data, size_t len, uint32
 	} else {
 		early = 0;
 	}
-	if (!r && iwx_qp_place(qp, &seg, &dst, &cause))
+	if (!r && engine_qp_place(qp, &seg, &dst, &cause))
 		r = -EPROTO;
 	if (r) {
 		/* errors of the adaptation itself copy no DDP header (RFC 5040 Figure 10) */
-		iwx_qp_fail(qp, cause, cause.layer == IWX_LAYER_LLP ? NULL : &seg);
+		engine_qp_fail(qp, cause, cause.layer == IWX_LAYER_LLP ? NULL : &seg);
 		return;
 	}
 	if (early)
@@ -294,9 +294,9 @@ static void chunk_in(struct llp_sctp *t, const uint8_t *data, size_t len, uint32
 	else if (dst && seg.len)
 		memcpy(dst, seg.payload, seg.len);	/* draft-otis-sctp-ddp §3.2.1 R3 */
 	if (!seg.last)
-		iwx_qp_take(qp, &seg);
+		engine_qp_take(qp, &seg);
 	else if (hold(t, tsn, &seg, dst))
-		iwx_qp_fail(qp, IWX_CAUSE_LOCAL_CATASTROPHIC, NULL);
+		engine_qp_fail(qp, IWX_CAUSE_LOCAL_CATASTROPHIC, NULL);
 	advance(t);
 }
 
@@ -308,19 +308,19 @@ static void notification_in(struct llp_sctp *t, const uint8_t *data, size_t len)
 	if (len < sizeof(n->sn_header))
 		return;
 	if (n->sn_header.sn_type == SCTP_SHUTDOWN_EVENT)
-		iwx_qp_lost(t->llp.qp, false);
+		engine_qp_lost(t->llp.qp, false);
 	else if (n->sn_header.sn_type == SCTP_ASSOC_CHANGE &&
 		 len >= sizeof(n->sn_assoc_change) &&
 		 (n->sn_assoc_change.sac_state == SCTP_COMM_LOST ||
 		  n->sn_assoc_change.sac_state == SCTP_SHUTDOWN_COMP))
-		iwx_qp_lost(t->llp.qp, n->sn_assoc_change.sac_state == SCTP_COMM_LOST);
+		engine_qp_lost(t->llp.qp, n->sn_assoc_change.sac_state == SCTP_COMM_LOST);
 }
 
 static void sctp_receive(struct iwx_llp *llp)
 {
 	struct llp_sctp *t = sctp_of(llp);
 
-	for (int budget = RX_BUDGET; budget > 0 && iwx_qp_get_state(llp->qp) == IWX_QP_RTS;
+	for (int budget = RX_BUDGET; budget > 0 && engine_qp_get_state(llp->qp) == ENGINE_QP_RTS;
 	     budget--) {
 		struct sctp_rcvinfo info;
 		socklen_t info_len = sizeof(info);
@@ -331,7 +331,7 @@ static void sctp_receive(struct iwx_llp *llp)
 
 		if (n < 0) {
 			if (errno != EWOULDBLOCK && errno != EAGAIN && errno != EINTR)
-				iwx_qp_lost(llp->qp, true);
+				engine_qp_lost(llp->qp, true);
 			/* what usrsctp held before the placer started is read: first_given knows the rest */
 			t->drained |= errno == EWOULDBLOCK || errno == EAGAIN;
 			return;
@@ -341,13 +341,13 @@ static void sctp_receive(struct iwx_llp *llp)
 			continue;
 		}
 		if (n == 0) {
-			iwx_qp_lost(llp->qp, false);	/* the peer shut the association down */
+			engine_qp_lost(llp->qp, false);	/* the peer shut the association down */
 			return;
 		}
 		llp->stats->rx_bytes += n;
 		if (!(flags & MSG_EOR) || info_type != SCTP_RECVV_RCVINFO) {
 			/* more than one chunk's worth: the peer let SCTP fragment (§2.2) */
-			iwx_qp_fail(llp->qp, IWX_CAUSE_SHIM(IWX_SHIM_EC_MALFORMED), NULL);
+			engine_qp_fail(llp->qp, IWX_CAUSE_SHIM(IWX_SHIM_EC_MALFORMED), NULL);
 			return;
 		}
 		chunk_in(t, t->rx, n, info.rcv_tsn, info.rcv_sid);

@@ -216,11 +216,11 @@ static bool fill_batch(struct llp_tcp *t, int *budget)
 		struct iwx_llp_seg s;
 		size_t n;
 
-		if (!iwx_qp_next_segment(t->llp.qp, &s, stretch_room(t, used)))
+		if (!engine_qp_next_segment(t->llp.qp, &s, stretch_room(t, used)))
 			break;
 		if ((!t->own && !(t->own = iwx_bufpool_get(own_pool(t)))) ||
 		    (!t->plan && !(t->plan = iwx_bufpool_get(&plan_pool)))) {
-			iwx_qp_lost(t->llp.qp, true);	/* a Terminate would need the buffers */
+			engine_qp_lost(t->llp.qp, true);	/* a Terminate would need the buffers */
 			return false;
 		}
 		n = add_fpdu(t, &s);
@@ -260,7 +260,7 @@ static void msg_taken(struct llp_tcp *t)
 	uint32_t k = t->zc ? iwx_tcp_zc_taken(t->zc) : 1;
 
 	while (k--)
-		iwx_qp_sent(t->llp.qp);
+		engine_qp_sent(t->llp.qp);
 }
 
 /* Messages the kernel let go of since: completed. false: the stream is broken. */
@@ -272,7 +272,7 @@ static bool zc_reap(struct llp_tcp *t)
 	if (k < 0)
 		return false;
 	while (k--)
-		iwx_qp_sent(t->llp.qp);
+		engine_qp_sent(t->llp.qp);
 	return true;
 }
 
@@ -357,7 +357,7 @@ static void send_batches(struct llp_tcp *t, bool *want_write)
 				*want_write = true;
 				return;
 			}
-			iwx_qp_lost(llp->qp, true);
+			engine_qp_lost(llp->qp, true);
 			return;
 		}
 		/*
@@ -387,7 +387,7 @@ static void tcp_transmit(struct iwx_llp *llp, bool *want_write)
 
 	*want_write = false;
 	if (t->zc && !iwx_tcp_zc_idle(t->zc) && !zc_reap(t)) {
-		iwx_qp_lost(llp->qp, false);
+		engine_qp_lost(llp->qp, false);
 		return;
 	}
 
@@ -412,7 +412,7 @@ static bool tcp_tx_idle(const struct iwx_llp *llp)
 static int tcp_take(void *ctx, const struct iwx_ddp_seg *seg)
 {
 	struct llp_tcp *t = ctx;
-	int err = iwx_qp_take(t->llp.qp, seg);
+	int err = engine_qp_take(t->llp.qp, seg);
 	uint8_t crc[IWX_MPA_CRC_LEN];
 
 	if (err)
@@ -449,7 +449,7 @@ static int tcp_place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 		*cause = IWX_CAUSE_UNREPAIRED;
 		return -EPROTO;
 	}
-	return iwx_qp_place(t->llp.qp, seg, dst, cause);
+	return engine_qp_place(t->llp.qp, seg, dst, cause);
 }
 
 static const struct iwx_mpa_rx_ops rx_ops = { .place = tcp_place, .segment = tcp_take };
@@ -460,7 +460,7 @@ static void rx_failed(struct llp_tcp *t)
 	const struct iwx_ddp_seg *seg;
 
 	if (iwx_mpa_rx_failed(t->rx, &cause, &seg))
-		iwx_qp_fail(t->llp.qp, cause, seg);
+		engine_qp_fail(t->llp.qp, cause, seg);
 }
 
 /* Hand staged bytes to the parser. */
@@ -492,7 +492,7 @@ static uint8_t *fast_target(const struct llp_tcp *t, const struct iwx_fp_rec *r)
 	if (iwx_ddp_decode(r->hdr + IWX_MPA_HDR_LEN, ulen, &seg, &cause) || !seg.tagged ||
 	    (seg.opcode != IWX_OP_WRITE && seg.opcode != IWX_OP_READ_RESP) || !seg.len ||
 	    r->trailer_len != iwx_mpa_pad_len(ulen) + IWX_MPA_CRC_LEN ||
-	    iwx_qp_tagged_target(t->llp.qp, &seg, &dst, &cause))
+	    engine_qp_tagged_target(t->llp.qp, &seg, &dst, &cause))
 		return NULL;
 	return dst;
 }
@@ -508,7 +508,7 @@ static void take_record(struct llp_tcp *t)
 
 	t->llp.stats->fast_fpdus++;
 	t->llp.stats->fast_bytes += payload;
-	iwx_qp_placing(t->llp.qp, f->dst[i], payload);
+	engine_qp_placing(t->llp.qp, f->dst[i], payload);
 	err = iwx_mpa_rx_placed(t->rx, r->hdr, sizeof(r->hdr), f->dst[i], r->trailer, r->trailer_len);
 	f->have -= len;
 	f->bytes -= len;
@@ -516,7 +516,7 @@ static void take_record(struct llp_tcp *t)
 	if (err == -EPROTO)
 		rx_failed(t);
 	else if (err == -EINVAL)	/* fast_target checked it could not be */
-		iwx_qp_fail(t->llp.qp, IWX_CAUSE_LOCAL_CATASTROPHIC, NULL);
+		engine_qp_fail(t->llp.qp, IWX_CAUSE_LOCAL_CATASTROPHIC, NULL);
 }
 
 /* Bytes TCP holds past the read position (SIOCINQ: rcv_nxt - copied_seq), or -1. */
@@ -531,7 +531,7 @@ static ssize_t tcp_held(const struct llp_tcp *t)
 static void unrepaired(struct llp_tcp *t)
 {
 	t->llp.stats->fast_unrepaired++;
-	iwx_qp_fail(t->llp.qp, IWX_CAUSE_UNREPAIRED, NULL);
+	engine_qp_fail(t->llp.qp, IWX_CAUSE_UNREPAIRED, NULL);
 }
 
 /*
@@ -630,7 +630,7 @@ static ssize_t fast_turn(struct llp_tcp *t, size_t *limit)
 		t->llp.stats->fast_discards++;
 		f->have += n;
 	}
-	while (f->n && iwx_qp_get_state(t->llp.qp) == IWX_QP_RTS &&
+	while (f->n && engine_qp_get_state(t->llp.qp) == ENGINE_QP_RTS &&
 	       f->have >= iwx_fast_rx_len(f, &f->slot->ring[f->slot->tail & (IWX_FP_RING - 1)]))
 		take_record(t);
 	return 1;
@@ -640,7 +640,7 @@ static void tcp_receive(struct iwx_llp *llp)
 {
 	struct llp_tcp *t = tcp_of(llp);
 
-	for (int budget = RX_BUDGET; budget > 0 && iwx_qp_get_state(llp->qp) == IWX_QP_RTS;
+	for (int budget = RX_BUDGET; budget > 0 && engine_qp_get_state(llp->qp) == ENGINE_QP_RTS;
 	     budget--) {
 		uint8_t *dst;
 		size_t want, limit;
@@ -663,7 +663,7 @@ static void tcp_receive(struct iwx_llp *llp)
 			}
 		} else {
 			if (!t->stage && !(t->stage = iwx_bufpool_get(&stage_pool))) {
-				iwx_qp_lost(llp->qp, true);	/* cannot read on: an error of ours */
+				engine_qp_lost(llp->qp, true);	/* cannot read on: an error of ours */
 				break;
 			}
 			n = recv(t->fd, t->stage, MIN(STAGE_LEN, limit), MSG_DONTWAIT);
@@ -685,7 +685,7 @@ ended:
 		/* the stream ended or broke without a Terminate: what the kernel let go of completes */
 		if (t->zc)
 			zc_reap(t);
-		iwx_qp_lost(llp->qp, n < 0);
+		engine_qp_lost(llp->qp, n < 0);
 		break;
 	}
 	llp->stats->placed_segments = t->rx->stats.placed;

@@ -11,7 +11,7 @@
 
 #define WR_INTERNAL	0x80	/* the RTR message: never completes to the application */
 
-void qp_complete(struct iwx_engine_qp *qp, const struct iwx_wc *wc)
+void qp_complete(struct engine_qp *qp, const struct iwx_wc *wc)
 {
 	/* sized to hold every request held at once: the caller's part is in qp.h */
 	if (ring_push(&qp->cq, wc))
@@ -19,7 +19,7 @@ void qp_complete(struct iwx_engine_qp *qp, const struct iwx_wc *wc)
 	qp->rx_unpolled += wc->opcode == IWX_WC_RECV;
 }
 
-static void complete_send_wr(struct iwx_engine_qp *qp, const struct iwx_send_wr *wr, uint8_t status,
+static void complete_send_wr(struct engine_qp *qp, const struct iwx_send_wr *wr, uint8_t status,
 			     uint32_t byte_len)
 {
 	struct iwx_wc wc = {
@@ -34,13 +34,13 @@ static void complete_send_wr(struct iwx_engine_qp *qp, const struct iwx_send_wr 
 }
 
 /* Has the lower layer let go of the message inflight f? */
-static bool let_go(const struct iwx_engine_qp *qp, const struct inflight *f)
+static bool let_go(const struct engine_qp *qp, const struct inflight *f)
 {
 	return (int32_t)(qp->tx_sent - f->given) >= 0;
 }
 
 /* Complete requests from the head of inflight while they are done. */
-void qp_retire(struct iwx_engine_qp *qp)
+void qp_retire(struct engine_qp *qp)
 {
 	while (qp->inflight.n) {
 		const struct inflight *f = ring_at(&qp->inflight, 0);
@@ -53,7 +53,7 @@ void qp_retire(struct iwx_engine_qp *qp)
 }
 
 /* The oldest Read still waiting for its Response (Responses come in order). */
-struct inflight *qp_oldest_read(struct iwx_engine_qp *qp)
+struct inflight *qp_oldest_read(struct engine_qp *qp)
 {
 	for (uint32_t i = 0; i < qp->inflight.n; i++) {
 		struct inflight *f = ring_at(&qp->inflight, i);
@@ -65,7 +65,7 @@ struct inflight *qp_oldest_read(struct iwx_engine_qp *qp)
 }
 
 /* RFC 5040 §5.4 and §7: everything outstanding completes in error, in order. */
-static void flush_all(struct iwx_engine_qp *qp)
+static void flush_all(struct engine_qp *qp)
 {
 	while (qp->inflight.n) {
 		const struct inflight *f = ring_at(&qp->inflight, 0);
@@ -96,15 +96,15 @@ static void flush_all(struct iwx_engine_qp *qp)
 }
 
 /* Stop for good: no Terminate (one came in, or the stream is gone). */
-void qp_enter_error(struct iwx_engine_qp *qp, struct iwx_term_cause cause, bool local)
+void qp_enter_error(struct engine_qp *qp, struct iwx_term_cause cause, bool local)
 {
-	if (qp->state == IWX_QP_ERROR)
+	if (qp->state == ENGINE_QP_ERROR)
 		return;
-	if (qp->state == IWX_QP_RTS) {
+	if (qp->state == ENGINE_QP_RTS) {
 		qp->cause = cause;
 		qp->cause_local = local;
 	}
-	qp->state = IWX_QP_ERROR;
+	qp->state = ENGINE_QP_ERROR;
 	qp->term_pending = false;
 	flush_all(qp);
 	/*
@@ -119,7 +119,7 @@ void qp_enter_error(struct iwx_engine_qp *qp, struct iwx_term_cause cause, bool 
  * since the Read was posted): that Read fails here, a local protection error, not flushed;
  * the peer hears the tagged buffer error of its Response.
  */
-static void sink_gone(struct iwx_engine_qp *qp, struct iwx_term_cause cause,
+static void sink_gone(struct engine_qp *qp, struct iwx_term_cause cause,
 		      const struct iwx_ddp_seg *seg)
 {
 	struct inflight *f;
@@ -138,15 +138,15 @@ static void sink_gone(struct iwx_engine_qp *qp, struct iwx_term_cause cause,
  * An error found here: the Terminate goes out after the FPDU now being sent, nothing
  * after it (RFC 5040 §5.4), and every request is flushed. Only the first error counts.
  */
-void qp_fail(struct iwx_engine_qp *qp, struct iwx_term_cause cause, const struct iwx_ddp_seg *seg,
+void qp_fail(struct engine_qp *qp, struct iwx_term_cause cause, const struct iwx_ddp_seg *seg,
 	     const struct iwx_read_req *rr)
 {
-	if (qp->state != IWX_QP_RTS)
+	if (qp->state != ENGINE_QP_RTS)
 		return;
 	sink_gone(qp, cause, seg);
 	qp->cause = cause;
 	qp->cause_local = true;
-	qp->state = IWX_QP_CLOSING;
+	qp->state = ENGINE_QP_CLOSING;
 	iwx_term_init(&qp->term, cause, seg, rr);
 	qp->term_pending = true;
 	flush_all(qp);
@@ -161,7 +161,7 @@ struct span qp_span_of(const struct iwx_region *mr, uint64_t to, uint32_t len)
 }
 
 /* Resolve an sge to its bytes, checking region, PD and access (local_write for sinks). */
-int qp_resolve(const struct iwx_engine_qp *qp, const struct iwx_sge *sge, bool local_write,
+int qp_resolve(const struct engine_qp *qp, const struct iwx_sge *sge, bool local_write,
 	       struct span *out)
 {
 	const struct iwx_region *mr = iwx_mem_lookup(qp->mem, sge->lkey);
@@ -184,7 +184,7 @@ int qp_resolve(const struct iwx_engine_qp *qp, const struct iwx_sge *sge, bool l
  * the agreed ready-to-receive message, a zero-length Write or Read (a zero-length
  * Send would take one of the Responder's receive buffers; iwx does not offer it).
  */
-static void start_stream(struct iwx_engine_qp *qp)
+static void start_stream(struct engine_qp *qp)
 {
 	const struct iwx_mpa_agreed *a = &qp->agreed;
 	struct iwx_send_wr rtr = { .flags = WR_INTERNAL, .num_sge = 1 };
@@ -204,7 +204,7 @@ static void start_stream(struct iwx_engine_qp *qp)
  * allocator touches the pages at a block's ends, and the elements' pages are touched as
  * they are used, so an idle queue pair's rings take little memory however deep they are.
  */
-static int rings_init(struct iwx_engine_qp *qp, uint32_t sq, uint32_t rq, uint32_t cq, uint32_t inflight,
+static int rings_init(struct engine_qp *qp, uint32_t sq, uint32_t rq, uint32_t cq, uint32_t inflight,
 		      uint32_t reads_in)
 {
 	const struct {
@@ -234,16 +234,16 @@ static int rings_init(struct iwx_engine_qp *qp, uint32_t sq, uint32_t rq, uint32
 	return 0;
 }
 
-struct iwx_engine_qp *iwx_qp_create(struct iwx_llp *llp, const struct iwx_mpa_agreed *agreed,
-			     struct iwx_mem *mem, uint32_t pd, const struct iwx_qp_attr *attr)
+struct engine_qp *engine_qp_create(struct iwx_llp *llp, const struct iwx_mpa_agreed *agreed,
+			     struct iwx_mem *mem, uint32_t pd, const struct engine_qp_attr *attr)
 {
 	uint32_t sq = attr && attr->sq_depth ? attr->sq_depth : 256;
 	uint32_t rq = attr && attr->rq_depth ? attr->rq_depth : 256;
 	/* finished requests behind unanswered Reads: up to ORD Reads and a send queue's worth */
 	uint64_t inflight = (uint64_t)sq + agreed->ord;
-	/* a completion for every request held at once (see iwx_qp_poll) */
+	/* a completion for every request held at once (see engine_qp_poll) */
 	uint64_t cq = sq + inflight + rq;
-	struct iwx_engine_qp *qp;
+	struct engine_qp *qp;
 
 	if (!llp)
 		return NULL;
@@ -267,14 +267,14 @@ struct iwx_engine_qp *iwx_qp_create(struct iwx_llp *llp, const struct iwx_mpa_ag
 	/* a Read Request, a Terminate fit one segment */
 	if (llp->max_payload[0] <= IWX_RDMAP_READ_REQ_LEN || !llp->max_payload[1] ||
 	    rings_init(qp, sq, rq, cq, inflight, agreed->ird + 1)) {
-		iwx_qp_destroy(qp);
+		engine_qp_destroy(qp);
 		return NULL;
 	}
 	start_stream(qp);
 	return qp;
 }
 
-void iwx_qp_destroy(struct iwx_engine_qp *qp)
+void engine_qp_destroy(struct engine_qp *qp)
 {
 	if (!qp)
 		return;
@@ -283,38 +283,38 @@ void iwx_qp_destroy(struct iwx_engine_qp *qp)
 	free(qp);
 }
 
-int iwx_qp_post_send(struct iwx_engine_qp *qp, const struct iwx_send_wr *wr)
+int engine_qp_post_send(struct engine_qp *qp, const struct iwx_send_wr *wr)
 {
-	if (qp->state != IWX_QP_RTS)
+	if (qp->state != ENGINE_QP_RTS)
 		return -ENOTCONN;
 	if (!iwx_send_wr_valid(wr))	/* which also keeps out WR_INTERNAL */
 		return -EINVAL;
 	return ring_push(&qp->sq, wr);
 }
 
-int iwx_qp_post_recv(struct iwx_engine_qp *qp, const struct iwx_recv_wr *wr)
+int engine_qp_post_recv(struct engine_qp *qp, const struct iwx_recv_wr *wr)
 {
-	if (qp->state != IWX_QP_RTS)
+	if (qp->state != ENGINE_QP_RTS)
 		return -ENOTCONN;
 	if (!iwx_recv_wr_valid(wr))
 		return -EINVAL;
 	return ring_push(&qp->rq, wr);
 }
 
-int iwx_qp_progress(struct iwx_engine_qp *qp, bool *want_write)
+int engine_qp_progress(struct engine_qp *qp, bool *want_write)
 {
 	bool ww = false;
 
-	if (qp->state == IWX_QP_RTS)
+	if (qp->state == ENGINE_QP_RTS)
 		qp->llp->ops->receive(qp->llp);
-	if (qp->state != IWX_QP_ERROR)
+	if (qp->state != ENGINE_QP_ERROR)
 		qp_transmit(qp, &ww);
 	if (want_write)
 		*want_write = ww;
-	return qp->state == IWX_QP_ERROR ? -ENOTCONN : 0;
+	return qp->state == ENGINE_QP_ERROR ? -ENOTCONN : 0;
 }
 
-int iwx_qp_poll(struct iwx_engine_qp *qp, struct iwx_wc *wc, int n)
+int engine_qp_poll(struct engine_qp *qp, struct iwx_wc *wc, int n)
 {
 	int i;
 
@@ -326,35 +326,35 @@ int iwx_qp_poll(struct iwx_engine_qp *qp, struct iwx_wc *wc, int n)
 	return i;
 }
 
-uint32_t iwx_qp_unpolled(const struct iwx_engine_qp *qp)
+uint32_t engine_qp_unpolled(const struct engine_qp *qp)
 {
 	return qp->cq.n;
 }
 
-void iwx_qp_abort(struct iwx_engine_qp *qp)
+void engine_qp_abort(struct engine_qp *qp)
 {
 	qp_enter_error(qp, IWX_CAUSE_MPA(IWX_MPA_EC_STREAM_LOST), true);
 }
 
-enum iwx_qp_state iwx_qp_get_state(const struct iwx_engine_qp *qp)
+enum engine_qp_state engine_qp_get_state(const struct engine_qp *qp)
 {
 	return qp->state;
 }
 
-void iwx_qp_shut_send(struct iwx_engine_qp *qp)
+void engine_qp_shut_send(struct engine_qp *qp)
 {
 	qp->llp->ops->stop(qp->llp, true);
 }
 
-bool iwx_qp_tx_idle(const struct iwx_engine_qp *qp)
+bool engine_qp_tx_idle(const struct engine_qp *qp)
 {
 	return !qp->sq.n && !qp->msg.active && qp->llp->ops->tx_idle(qp->llp) && !qp->reads_in.n &&
 	       !qp->term_pending;
 }
 
-bool iwx_qp_error(const struct iwx_engine_qp *qp, struct iwx_term_cause *cause, bool *local)
+bool engine_qp_error(const struct engine_qp *qp, struct iwx_term_cause *cause, bool *local)
 {
-	if (qp->state == IWX_QP_RTS)
+	if (qp->state == ENGINE_QP_RTS)
 		return false;
 	if (cause)
 		*cause = qp->cause;
@@ -363,7 +363,7 @@ bool iwx_qp_error(const struct iwx_engine_qp *qp, struct iwx_term_cause *cause, 
 	return true;
 }
 
-void iwx_qp_stats(const struct iwx_engine_qp *qp, struct iwx_engine_qp_stats *st)
+void engine_qp_stats(const struct engine_qp *qp, struct engine_qp_stats *st)
 {
 	*st = qp->stats;
 }
@@ -373,7 +373,7 @@ static bool span_within(const struct span *s, uintptr_t base, size_t len)
 	return s->len && (uintptr_t)s->p < base + len && (uintptr_t)s->p + s->len > base;
 }
 
-bool iwx_qp_refers_to(const struct iwx_engine_qp *qp, const void *addr, size_t len)
+bool engine_qp_refers_to(const struct engine_qp *qp, const void *addr, size_t len)
 {
 	uintptr_t base = (uintptr_t)addr;
 
@@ -389,7 +389,7 @@ bool iwx_qp_refers_to(const struct iwx_engine_qp *qp, const void *addr, size_t l
 	return qp->llp->ops->refers_to(qp->llp, base, len);
 }
 
-void iwx_qp_stag_gone(struct iwx_engine_qp *qp, uint32_t stag)
+void engine_qp_stag_gone(struct engine_qp *qp, uint32_t stag)
 {
 	if (!qp->rx_dst.p || !qp->rx_dst.len || qp->rx_stag != stag || !qp->llp->ops->unplace)
 		return;
@@ -399,7 +399,7 @@ void iwx_qp_stag_gone(struct iwx_engine_qp *qp, uint32_t stag)
 	qp->rx_dst = (struct span){ 0 };
 }
 
-void iwx_qp_settle(struct iwx_engine_qp *qp, bool hold)
+void engine_qp_settle(struct engine_qp *qp, bool hold)
 {
 	if (qp->agreed.initiator && !(hold && qp->stats.rx_fpdus))	/* it spoke: it is ready */
 		qp->hold_tx = hold;

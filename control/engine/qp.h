@@ -19,17 +19,17 @@
 
 #include "mem.h"
 
-enum iwx_qp_state {
-	IWX_QP_RTS,		/* ready to send and receive */
-	IWX_QP_CLOSING,		/* a Terminate is going out; then CLOSED */
-	IWX_QP_ERROR,		/* stream terminated or lost; requests flushed */
+enum engine_qp_state {
+	ENGINE_QP_RTS,		/* ready to send and receive */
+	ENGINE_QP_CLOSING,		/* a Terminate is going out; then CLOSED */
+	ENGINE_QP_ERROR,		/* stream terminated or lost; requests flushed */
 };
 
-struct iwx_qp_attr {
+struct engine_qp_attr {
 	uint32_t	sq_depth, rq_depth, cq_depth;	/* 0: 256 each */
 	/*
-	 * Receives from a shared receive queue instead of iwx_qp_post_recv, or posted since
-	 * the last iwx_qp_post_recv: take_recv gives the next one (0), or fails when none is
+	 * Receives from a shared receive queue instead of engine_qp_post_recv, or posted since
+	 * the last engine_qp_post_recv: take_recv gives the next one (0), or fails when none is
 	 * posted. Asked when a Send begins that the queue pair holds no receive for; rq_depth
 	 * then bounds the receives it holds, taken and not yet polled.
 	 */
@@ -41,7 +41,7 @@ struct iwx_qp_attr {
  * A queue pair's traffic, as the engine counts it; iwxd copies it into what it reports.
  * Bytes are those of the TCP stream: MPA framing, markers and CRC included.
  */
-struct iwx_engine_qp_stats {
+struct engine_qp_stats {
 	uint64_t	tx_fpdus, rx_fpdus, tx_bytes, rx_bytes;
 	uint64_t	tx_fpdus_aligned;	/* handed to TCP whole in a record sent from its start:
 					   an upper bound on FPDUs whole in one segment */
@@ -58,7 +58,7 @@ struct iwx_engine_qp_stats {
 	uint64_t	tx_zc_copied;		/* ... whose pages the kernel copied after all */
 };
 
-struct iwx_engine_qp;
+struct engine_qp;
 
 /*
  * A queue pair on llp, a connection in full operation with agreed (who speaks first,
@@ -69,57 +69,57 @@ struct iwx_engine_qp;
  * the stream and may destroy the Terminate before the peer reads it.
  */
 struct iwx_llp;
-struct iwx_engine_qp *iwx_qp_create(struct iwx_llp *llp, const struct iwx_mpa_agreed *agreed,
-			     struct iwx_mem *mem, uint32_t pd, const struct iwx_qp_attr *attr);
-void iwx_qp_destroy(struct iwx_engine_qp *qp);
+struct engine_qp *engine_qp_create(struct iwx_llp *llp, const struct iwx_mpa_agreed *agreed,
+			     struct iwx_mem *mem, uint32_t pd, const struct engine_qp_attr *attr);
+void engine_qp_destroy(struct engine_qp *qp);
 
 /* Queue work. -ENOMEM queue full, -EINVAL malformed request, -ENOTCONN not in RTS. */
-int iwx_qp_post_send(struct iwx_engine_qp *qp, const struct iwx_send_wr *wr);
-int iwx_qp_post_recv(struct iwx_engine_qp *qp, const struct iwx_recv_wr *wr);
+int engine_qp_post_send(struct engine_qp *qp, const struct iwx_send_wr *wr);
+int engine_qp_post_recv(struct engine_qp *qp, const struct iwx_recv_wr *wr);
 
 /*
  * Move data: receive whatever the socket holds, transmit what it takes. Returns 0,
- * or -ENOTCONN once the queue pair is in error (iwx_qp_error says why).
+ * or -ENOTCONN once the queue pair is in error (engine_qp_error says why).
  * *want_write tells whether the caller should also wait for POLLOUT.
  */
-int iwx_qp_progress(struct iwx_engine_qp *qp, bool *want_write);
+int engine_qp_progress(struct engine_qp *qp, bool *want_write);
 
 /*
  * Take up to n completions. The queue pair keeps room for a completion of every
  * request it holds (send queue, those sent but not yet complete, receive queue), no
  * more: post nothing to it while completions wait, and they never overflow.
  */
-int iwx_qp_poll(struct iwx_engine_qp *qp, struct iwx_wc *wc, int n);
+int engine_qp_poll(struct engine_qp *qp, struct iwx_wc *wc, int n);
 
 /* How many completions wait to be polled. */
-uint32_t iwx_qp_unpolled(const struct iwx_engine_qp *qp);
+uint32_t engine_qp_unpolled(const struct engine_qp *qp);
 
 /*
  * End the stream now, as if it were lost (the peer did not finish a close in time):
  * everything outstanding is flushed, and the socket is shut down.
  */
-void iwx_qp_abort(struct iwx_engine_qp *qp);
+void engine_qp_abort(struct engine_qp *qp);
 
-enum iwx_qp_state iwx_qp_get_state(const struct iwx_engine_qp *qp);
+enum engine_qp_state engine_qp_get_state(const struct engine_qp *qp);
 
 /* A graceful close: nothing more goes out (TCP's FIN, SCTP's SHUTDOWN); receiving goes on. */
-void iwx_qp_shut_send(struct iwx_engine_qp *qp);
+void engine_qp_shut_send(struct engine_qp *qp);
 
 /*
  * Nothing left to transmit: no request waiting, no message or FPDU half sent, no
  * Read Response owed. What a graceful close waits for before its FIN.
  */
-bool iwx_qp_tx_idle(const struct iwx_engine_qp *qp);
+bool engine_qp_tx_idle(const struct engine_qp *qp);
 
 /*
  * Why the queue pair left RTS: the Terminate cause, and whether this side sent it
  * (local) or the peer did. false while in RTS. A stream lost without a Terminate
  * reports IWX_MPA_EC_STREAM_LOST.
  */
-bool iwx_qp_error(const struct iwx_engine_qp *qp, struct iwx_term_cause *cause, bool *local);
+bool engine_qp_error(const struct engine_qp *qp, struct iwx_term_cause *cause, bool *local);
 
 /* Counters for `iwx status`. */
-void iwx_qp_stats(const struct iwx_engine_qp *qp, struct iwx_engine_qp_stats *st);
+void engine_qp_stats(const struct engine_qp *qp, struct engine_qp_stats *st);
 
 /*
  * As Initiator, hold what goes out (hold), or let it go (!hold): for a peer that misses
@@ -127,14 +127,14 @@ void iwx_qp_stats(const struct iwx_engine_qp *qp, struct iwx_engine_qp_stats *st
  * FPDU lets it go too: a peer that has spoken is ready. A Responder's holds are the
  * protocol's (RFC 5044 §7.1.2, RFC 6581 §6) and stay as they are.
  */
-void iwx_qp_settle(struct iwx_engine_qp *qp, bool hold);
+void engine_qp_settle(struct engine_qp *qp, bool hold);
 
 /*
  * Does qp hold a pointer into [addr, addr + len): a message being sent from it, a
  * peer's Read to answer from it, a segment being received into it? Memory it refers
  * to must stay mapped, whether or not it is still registered.
  */
-bool iwx_qp_refers_to(const struct iwx_engine_qp *qp, const void *addr, size_t len);
+bool engine_qp_refers_to(const struct engine_qp *qp, const void *addr, size_t len);
 
 /*
  * STag stag was invalidated or deregistered: a segment qp receives in place through it
@@ -142,6 +142,6 @@ bool iwx_qp_refers_to(const struct iwx_engine_qp *qp, const void *addr, size_t l
  * as any that names a gone STag does: a Terminate for a tagged one (RFC 5041 §7.2,
  * Invalid STag), a local protection error for a Send's receive.
  */
-void iwx_qp_stag_gone(struct iwx_engine_qp *qp, uint32_t stag);
+void engine_qp_stag_gone(struct engine_qp *qp, uint32_t stag);
 
 #endif /* IWX_QP_H */

@@ -89,9 +89,9 @@ struct tx_msg {
 	uint8_t			inline_buf[IWX_TERM_MAX_LEN];
 };
 
-struct iwx_engine_qp {
+struct engine_qp {
 	struct iwx_llp		*llp;		/* what carries the segments */
-	enum iwx_qp_state	state;
+	enum engine_qp_state	state;
 	struct iwx_mem		*mem;
 	uint32_t		pd;
 	struct iwx_mpa_agreed	agreed;
@@ -112,7 +112,7 @@ struct iwx_engine_qp {
 
 	struct tx_msg		msg;
 	uint32_t		tx_given;	/* messages whose last segment went to the LLP */
-	uint32_t		tx_sent;	/* ... and that it let go of (iwx_qp_sent) */
+	uint32_t		tx_sent;	/* ... and that it let go of (engine_qp_sent) */
 
 	bool			hold_tx;	/* nothing goes out before the peer's first FPDU */
 	struct span		rx_dst;		/* the segment in flight is received in place here
@@ -130,33 +130,33 @@ struct iwx_engine_qp {
 	struct iwx_term		term;
 	struct iwx_term_cause	cause;
 	bool			cause_local;
-	struct iwx_engine_qp_stats stats;
+	struct engine_qp_stats stats;
 };
 
 /* Add a completion to the engine's CQ (room for it is always kept: qp.h). */
-void qp_complete(struct iwx_engine_qp *qp, const struct iwx_wc *wc);
+void qp_complete(struct engine_qp *qp, const struct iwx_wc *wc);
 
 /* Complete requests from the head of inflight while they are done. */
-void qp_retire(struct iwx_engine_qp *qp);
+void qp_retire(struct engine_qp *qp);
 
 /* The oldest Read still waiting for its Response (Responses come in order). */
-struct inflight *qp_oldest_read(struct iwx_engine_qp *qp);
+struct inflight *qp_oldest_read(struct engine_qp *qp);
 
 /* Stop for good, without a Terminate: every request flushes, the lower layer stops. */
-void qp_enter_error(struct iwx_engine_qp *qp, struct iwx_term_cause cause, bool local);
+void qp_enter_error(struct engine_qp *qp, struct iwx_term_cause cause, bool local);
 
 /* An error found here: a Terminate goes out, every request flushes. Only the first counts. */
-void qp_fail(struct iwx_engine_qp *qp, struct iwx_term_cause cause, const struct iwx_ddp_seg *seg,
+void qp_fail(struct engine_qp *qp, struct iwx_term_cause cause, const struct iwx_ddp_seg *seg,
 	     const struct iwx_read_req *rr);
 
 /* Bytes [to, to + len) of mr, checked by the caller (len > 0). */
 struct span qp_span_of(const struct iwx_region *mr, uint64_t to, uint32_t len);
 
 /* Resolve an sge to its bytes, checking region, PD and access (local_write for sinks). */
-int qp_resolve(const struct iwx_engine_qp *qp, const struct iwx_sge *sge, bool local_write,
+int qp_resolve(const struct engine_qp *qp, const struct iwx_sge *sge, bool local_write,
 	       struct span *out);
 
 /* Hand the lower layer what may go (qp_tx.c). */
-void qp_transmit(struct iwx_engine_qp *qp, bool *want_write);
+void qp_transmit(struct engine_qp *qp, bool *want_write);
 
 #endif /* IWX_QP_INT_H */

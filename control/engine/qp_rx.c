@@ -18,7 +18,7 @@ static struct iwx_term_cause cause_of_check(uint32_t r)
 }
 
 /* The receive buffer a Send of MSN msn goes to, if posted. */
-static const struct iwx_recv_wr *recv_wr_for(const struct iwx_engine_qp *qp, uint32_t msn)
+static const struct iwx_recv_wr *recv_wr_for(const struct engine_qp *qp, uint32_t msn)
 {
 	uint32_t i = msn - qp->rx_msn[IWX_QN_SEND];
 
@@ -31,7 +31,7 @@ static const struct iwx_recv_wr *recv_wr_for(const struct iwx_engine_qp *qp, uin
  * (over SCTP, whose chunks are unordered, a later message's may come first), while the
  * receives held and their completions stay within the ring's room. NULL if too few.
  */
-static const struct iwx_recv_wr *take_posted_recv(struct iwx_engine_qp *qp, uint32_t msn)
+static const struct iwx_recv_wr *take_posted_recv(struct engine_qp *qp, uint32_t msn)
 {
 	uint32_t need = msn - qp->rx_msn[IWX_QN_SEND] - qp->rq.n + 1;
 	uint32_t held = qp->rq.n + qp->rx_unpolled;
@@ -46,7 +46,7 @@ static const struct iwx_recv_wr *take_posted_recv(struct iwx_engine_qp *qp, uint
 }
 
 /* Where bytes [mo, mo+len) of a receive buffer are, if within one sge here, and its *lkey. */
-static uint8_t *recv_target(const struct iwx_engine_qp *qp, const struct iwx_recv_wr *wr, uint32_t mo,
+static uint8_t *recv_target(const struct engine_qp *qp, const struct iwx_recv_wr *wr, uint32_t mo,
 			    uint32_t len, uint32_t *lkey)
 {
 	for (uint8_t i = 0; i < wr->num_sge; i++) {
@@ -63,12 +63,12 @@ static uint8_t *recv_target(const struct iwx_engine_qp *qp, const struct iwx_rec
 	return NULL;
 }
 
-void iwx_qp_placing(struct iwx_engine_qp *qp, uint8_t *dst, uint32_t len)
+void engine_qp_placing(struct engine_qp *qp, uint8_t *dst, uint32_t len)
 {
 	qp->rx_dst = (struct span){ .p = dst, .len = dst ? len : 0 };
 }
 
-int iwx_qp_tagged_target(const struct iwx_engine_qp *qp, const struct iwx_ddp_seg *seg, uint8_t **dst,
+int engine_qp_tagged_target(const struct engine_qp *qp, const struct iwx_ddp_seg *seg, uint8_t **dst,
 			 struct iwx_term_cause *cause)
 {
 	const struct iwx_region *mr = iwx_mem_lookup(qp->mem, seg->stag);
@@ -90,26 +90,26 @@ int iwx_qp_tagged_target(const struct iwx_engine_qp *qp, const struct iwx_ddp_se
  * is known: a header the CRC will fail cannot aim it elsewhere (siw terminates on any
  * other; RFC 5041 does not forbid them, so they are staged and placed once the CRC holds).
  */
-static bool cut_next(const struct iwx_engine_qp *qp, const struct iwx_ddp_seg *seg)
+static bool cut_next(const struct engine_qp *qp, const struct iwx_ddp_seg *seg)
 {
 	return qp->rx_next.valid && seg->stag == qp->rx_next.stag && seg->to == qp->rx_next.to;
 }
 
-int iwx_qp_place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
+int engine_qp_place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 		 struct iwx_term_cause *cause)
 {
-	struct iwx_engine_qp *qp = ctx;
+	struct engine_qp *qp = ctx;
 	struct iwx_untagged_queue q;
 	uint32_t r, buf_len;
 
 	if (seg->tagged) {
-		if (iwx_qp_tagged_target(qp, seg, dst, cause))
+		if (engine_qp_tagged_target(qp, seg, dst, cause))
 			return -EPROTO;
 		if (!qp->llp->checked && !cut_next(qp, seg)) {
 			*dst = NULL;	/* into the parser's buffer: take_tagged places it */
 			qp->rx_staged = seg->len != 0;
 		}
-		iwx_qp_placing(qp, *dst, seg->len);
+		engine_qp_placing(qp, *dst, seg->len);
 		qp->rx_stag = seg->stag;
 		qp->rx_tagged = true;
 		return 0;
@@ -129,7 +129,7 @@ int iwx_qp_place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 		if (!r && seg->len)
 			*dst = recv_target(qp, wr, seg->mo, seg->len, &qp->rx_stag);
 		/* else the payload waits in the parser's buffer, to be scattered */
-		iwx_qp_placing(qp, *dst, seg->len);
+		engine_qp_placing(qp, *dst, seg->len);
 		qp->rx_tagged = false;
 		break;
 	}
@@ -150,7 +150,7 @@ int iwx_qp_place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 	return 0;
 }
 
-static int scatter(const struct iwx_engine_qp *qp, const struct iwx_recv_wr *wr, uint32_t mo,
+static int scatter(const struct engine_qp *qp, const struct iwx_recv_wr *wr, uint32_t mo,
 		   const uint8_t *src, uint32_t len)
 {
 	for (uint8_t i = 0; i < wr->num_sge && len; i++) {
@@ -178,14 +178,14 @@ static int scatter(const struct iwx_engine_qp *qp, const struct iwx_recv_wr *wr,
  * A tagged segment whose FPDU checked: place it if it was staged, its target looked up
  * again (it may have gone since its header came), and expect the one after it.
  */
-static void take_tagged(struct iwx_engine_qp *qp, const struct iwx_ddp_seg *seg)
+static void take_tagged(struct engine_qp *qp, const struct iwx_ddp_seg *seg)
 {
 	struct iwx_term_cause cause;
 	uint8_t *dst;
 
 	if (qp->rx_staged) {
 		qp->rx_staged = false;
-		if (iwx_qp_tagged_target(qp, seg, &dst, &cause)) {
+		if (engine_qp_tagged_target(qp, seg, &dst, &cause)) {
 			qp_fail(qp, cause, seg, NULL);
 			return;
 		}
@@ -196,7 +196,7 @@ static void take_tagged(struct iwx_engine_qp *qp, const struct iwx_ddp_seg *seg)
 	qp->rx_next.to = seg->to + seg->len;
 }
 
-static void take_send(struct iwx_engine_qp *qp, const struct iwx_ddp_seg *seg)
+static void take_send(struct engine_qp *qp, const struct iwx_ddp_seg *seg)
 {
 	/* place() found it posted; a message's last segment comes in MSN order (RFC 5041 §5.3) */
 	const struct iwx_recv_wr *wr = recv_wr_for(qp, seg->msn);
@@ -230,7 +230,7 @@ static void take_send(struct iwx_engine_qp *qp, const struct iwx_ddp_seg *seg)
 	qp->rx_msn[IWX_QN_SEND]++;
 }
 
-static void take_read_request(struct iwx_engine_qp *qp, const struct iwx_ddp_seg *seg)
+static void take_read_request(struct engine_qp *qp, const struct iwx_ddp_seg *seg)
 {
 	struct iwx_term_cause cause;
 	struct inbound_read in = { 0 };
@@ -254,7 +254,7 @@ static void take_read_request(struct iwx_engine_qp *qp, const struct iwx_ddp_seg
 	qp->rx_msn[IWX_QN_READ_REQ]++;
 }
 
-static void take_read_response(struct iwx_engine_qp *qp, const struct iwx_ddp_seg *seg)
+static void take_read_response(struct engine_qp *qp, const struct iwx_ddp_seg *seg)
 {
 	struct inflight *f = qp_oldest_read(qp);
 
@@ -287,7 +287,7 @@ static uint8_t status_of_remote(struct iwx_term_cause c)
  * Does the Terminate name a segment of the Write being sent from the send queue? Its
  * copy of the segment's DDP header (RFC 5040 §4.8) gives the STag and tagged offset.
  */
-static bool term_names_sending_write(const struct iwx_engine_qp *qp, const struct iwx_term *t)
+static bool term_names_sending_write(const struct engine_qp *qp, const struct iwx_term *t)
 {
 	const struct iwx_send_wr *wr = qp->sq.n ? ring_at(&qp->sq, 0) : NULL;
 	struct iwx_term_cause ignored;
@@ -300,7 +300,7 @@ static bool term_names_sending_write(const struct iwx_engine_qp *qp, const struc
 	return seg.stag == wr->rkey && seg.to - wr->remote_addr <= sge_total(wr->sge, wr->num_sge);
 }
 
-static void take_terminate(struct iwx_engine_qp *qp, const struct iwx_ddp_seg *seg)
+static void take_terminate(struct engine_qp *qp, const struct iwx_ddp_seg *seg)
 {
 	struct iwx_term t;
 	struct iwx_term_cause cause;
@@ -327,18 +327,18 @@ static void take_terminate(struct iwx_engine_qp *qp, const struct iwx_ddp_seg *s
 	qp_enter_error(qp, t.cause, false);
 }
 
-int iwx_qp_take(void *ctx, const struct iwx_ddp_seg *seg)
+int engine_qp_take(void *ctx, const struct iwx_ddp_seg *seg)
 {
-	struct iwx_engine_qp *qp = ctx;
+	struct engine_qp *qp = ctx;
 
 	qp->stats.rx_fpdus++;
 	qp->hold_tx = false;
 	qp->rx_dst.len = 0;	/* whole: the parser is done with it */
-	if (qp->state != IWX_QP_RTS)
+	if (qp->state != ENGINE_QP_RTS)
 		return -ENOTCONN;	/* RFC 5041 §7.1: drop everything after an error */
 	if (seg->tagged) {
 		take_tagged(qp, seg);
-		if (qp->state != IWX_QP_RTS)
+		if (qp->state != ENGINE_QP_RTS)
 			return -ENOTCONN;
 	}
 	switch (seg->opcode) {
@@ -357,16 +357,16 @@ int iwx_qp_take(void *ctx, const struct iwx_ddp_seg *seg)
 		take_send(qp, seg);
 		break;
 	}
-	return qp->state != IWX_QP_RTS ? -ENOTCONN : 0;
+	return qp->state != ENGINE_QP_RTS ? -ENOTCONN : 0;
 }
 
-void iwx_qp_fail(struct iwx_engine_qp *qp, struct iwx_term_cause cause, const struct iwx_ddp_seg *seg)
+void engine_qp_fail(struct engine_qp *qp, struct iwx_term_cause cause, const struct iwx_ddp_seg *seg)
 {
 	qp->hold_tx = false;	/* the peer has spoken, if wrongly: the Terminate goes */
 	qp_fail(qp, cause, seg, NULL);
 }
 
-void iwx_qp_lost(struct iwx_engine_qp *qp, bool local)
+void engine_qp_lost(struct engine_qp *qp, bool local)
 {
 	qp_enter_error(qp, IWX_CAUSE_MPA(IWX_MPA_EC_STREAM_LOST), local);
 }

@@ -39,7 +39,7 @@ static uint8_t wr_rdmap_opcode(uint8_t op)
 	return map[op];
 }
 
-static void start_msg(struct iwx_engine_qp *qp, const struct iwx_ddp_msg *m)
+static void start_msg(struct engine_qp *qp, const struct iwx_ddp_msg *m)
 {
 	/* checked at creation: every segment carries a payload */
 	iwx_ddp_segmenter_init_payload(&qp->msg.seg, m,
@@ -47,7 +47,7 @@ static void start_msg(struct iwx_engine_qp *qp, const struct iwx_ddp_msg *m)
 	qp->msg.active = true;
 }
 
-static void start_terminate(struct iwx_engine_qp *qp)
+static void start_terminate(struct engine_qp *qp)
 {
 	struct iwx_ddp_msg m = { .opcode = IWX_OP_TERMINATE, .msn = qp->tx_msn[IWX_QN_TERMINATE]++ };
 
@@ -61,7 +61,7 @@ static void start_terminate(struct iwx_engine_qp *qp)
 }
 
 /* RFC 5040 §5.2.2: Read Responses go out in the order the Requests came. */
-static void start_read_response(struct iwx_engine_qp *qp)
+static void start_read_response(struct engine_qp *qp)
 {
 	const struct inbound_read *in = ring_at(&qp->reads_in, 0);
 	struct iwx_ddp_msg m = {
@@ -81,7 +81,7 @@ static void start_read_response(struct iwx_engine_qp *qp)
  * is gone. RFC 5040 §7.1 rule 1: a Terminate goes instead of the request, which
  * completes with a local protection error; after the requests before it, in order.
  */
-static void fail_sq_head(struct iwx_engine_qp *qp)
+static void fail_sq_head(struct engine_qp *qp)
 {
 	struct inflight f = { .wr = *(const struct iwx_send_wr *)ring_at(&qp->sq, 0), .done = true,
 			      .status = IWX_WC_LOC_PROT_ERR, .given = qp->tx_given };
@@ -92,7 +92,7 @@ static void fail_sq_head(struct iwx_engine_qp *qp)
 }
 
 /* Start the send queue's head, if its turn has come. false: nothing to start now. */
-static bool start_sq_head(struct iwx_engine_qp *qp)
+static bool start_sq_head(struct engine_qp *qp)
 {
 	const struct iwx_send_wr *wr = ring_at(&qp->sq, 0);
 	struct iwx_ddp_msg m = { .opcode = wr_rdmap_opcode(wr->opcode) };
@@ -145,7 +145,7 @@ static bool start_sq_head(struct iwx_engine_qp *qp)
 }
 
 /* The last segment of the current message is in the lower layer's hands. */
-static void finish_msg(struct iwx_engine_qp *qp)
+static void finish_msg(struct engine_qp *qp)
 {
 	struct tx_msg *msg = &qp->msg;
 
@@ -160,27 +160,27 @@ static void finish_msg(struct iwx_engine_qp *qp)
 	struct inflight f = { .wr = *(const struct iwx_send_wr *)ring_at(&qp->sq, 0),
 			      .given = qp->tx_given };
 
-	/* RFC 5041 §5.4: a message is complete once the LLP has it (iwx_qp_sent); a Read once answered */
+	/* RFC 5041 §5.4: a message is complete once the LLP has it (engine_qp_sent); a Read once answered */
 	f.done = f.wr.opcode != IWX_WR_READ;
 	qp->reads_out += !f.done;
 	ring_push(&qp->inflight, &f);	/* start_sq_head made sure of room */
 	ring_pop(&qp->sq);
 }
 
-void iwx_qp_sent(struct iwx_engine_qp *qp)
+void engine_qp_sent(struct engine_qp *qp)
 {
 	qp->tx_sent++;
 	qp_retire(qp);
 }
 
-bool iwx_qp_next_segment(struct iwx_engine_qp *qp, struct iwx_llp_seg *s, uint32_t most)
+bool engine_qp_next_segment(struct engine_qp *qp, struct iwx_llp_seg *s, uint32_t most)
 {
 	struct tx_msg *msg = &qp->msg;
 
 	while (!msg->active) {
 		if (qp->term_pending)
 			start_terminate(qp);
-		else if (qp->state != IWX_QP_RTS)
+		else if (qp->state != ENGINE_QP_RTS)
 			return false;
 		else if (qp->reads_in.n)
 			start_read_response(qp);
@@ -200,12 +200,12 @@ bool iwx_qp_next_segment(struct iwx_engine_qp *qp, struct iwx_llp_seg *s, uint32
 }
 
 /* Hand the lower layer what may go; after a Terminate is out, stop (RFC 5040 §5.4). */
-void qp_transmit(struct iwx_engine_qp *qp, bool *want_write)
+void qp_transmit(struct engine_qp *qp, bool *want_write)
 {
 	*want_write = false;
 	if (qp->hold_tx)
 		return;
 	qp->llp->ops->transmit(qp->llp, want_write);
-	if (qp->term_built && qp->state == IWX_QP_CLOSING && qp->llp->ops->tx_idle(qp->llp))
+	if (qp->term_built && qp->state == ENGINE_QP_CLOSING && qp->llp->ops->tx_idle(qp->llp))
 		qp_enter_error(qp, qp->cause, true);
 }

@@ -230,7 +230,7 @@ struct vqp {
 	struct iwx_ring		sq, rq;		/* daemon consumes */
 	enum iwx_shq_state	state;
 	struct pconn		*setup;		/* while CONNECTING */
-	struct iwx_engine_qp		*eng;		/* the engine, once the stream is in full operation */
+	struct engine_qp		*eng;		/* the engine, once the stream is in full operation */
 	struct iwx_llp		*llp;		/* ... its lower layer, MPA on TCP (the engine's) */
 	struct fp_follow	*fp;		/* followed by the fast path: its state (fastpath.c's) */
 	uint32_t		bell_sq, bell_rq;	/* the rings' producers at its last bell */

@@ -26,7 +26,7 @@ static void region_changed(void *ctx, uint32_t gone, const struct iwx_region *no
 			continue;
 		IWX_LINK_EACH(struct vqp, q, &c->qps, client_link)
 			if (q->eng)
-				iwx_qp_stag_gone(q->eng, gone);
+				engine_qp_stag_gone(q->eng, gone);
 		return;
 	}
 }

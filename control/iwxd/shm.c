@@ -71,7 +71,7 @@ static bool in_use(const struct iwxd *d, const struct client *c, const void *add
 {
 	(void)d;
 	IWX_LINK_EACH(const struct vqp, q, &c->qps, client_link)
-		if (q->eng && iwx_qp_refers_to(q->eng, addr, len))
+		if (q->eng && engine_qp_refers_to(q->eng, addr, len))
 			return true;
 	return false;
 }

@@ -72,7 +72,7 @@ static bool can_park(struct vqp *q, bool recv)
 
 	ask_room(q, cq_of(q, recv));
 	if (q->scq == q->rcq || p->n == p->cap ||
-	    (recv && q->eng && iwx_qp_get_state(q->eng) != IWX_QP_ERROR))
+	    (recv && q->eng && engine_qp_get_state(q->eng) != ENGINE_QP_ERROR))
 		return false;
 	return p->wc || (p->wc = malloc(p->cap * sizeof(*p->wc)));
 }
@@ -136,14 +136,14 @@ static void drain(struct vqp *q)
 
 	unpark(q, false);
 	unpark(q, true);
-	while (iwx_qp_unpolled(q->eng)) {
+	while (engine_qp_unpolled(q->eng)) {
 		/* the next may be a receive's or a send's: room for either first */
 		if (!room_for_any(q)) {
 			q->backlog = true;	/* until the client polls and rings */
 			q->blocked = true;
 			return;
 		}
-		iwx_qp_poll(q->eng, &wc, 1);
+		engine_qp_poll(q->eng, &wc, 1);
 		deliver(q, &wc);
 	}
 	q->backlog = false;
@@ -258,12 +258,12 @@ void vqp_stats_add(struct iwx_qp_stats *to, const struct iwx_qp_stats *s)
 }
 
 /* The engine's counters as iwxd reports them (the IPC's struct, filled field by field). */
-static void engine_stats(const struct iwx_engine_qp *eng, struct iwx_qp_stats *s)
+static void engine_stats(const struct engine_qp *eng, struct iwx_qp_stats *s)
 {
-	struct iwx_engine_qp_stats e;
+	struct engine_qp_stats e;
 
 	_Static_assert(sizeof(e) == sizeof(*s), "a counter the IPC's struct or the engine's lacks");
-	iwx_qp_stats(eng, &e);
+	engine_qp_stats(eng, &e);
 	*s = (struct iwx_qp_stats){
 		.tx_fpdus = e.tx_fpdus, .rx_fpdus = e.rx_fpdus, .tx_bytes = e.tx_bytes,
 		.rx_bytes = e.rx_bytes, .tx_fpdus_aligned = e.tx_fpdus_aligned,
@@ -292,7 +292,7 @@ static void engine_stop(struct iwxd *d, struct vqp *q, bool abortive)
 	if (q->eng) {
 		engine_stats(q->eng, &s);
 		vqp_stats_add(&q->gone, &s);
-		iwx_qp_destroy(q->eng);	/* closes the socket */
+		engine_qp_destroy(q->eng);	/* closes the socket */
 		q->eng = NULL;
 		q->llp = NULL;
 	}
@@ -319,7 +319,7 @@ static void stream_ended(struct iwxd *d, struct vqp *q)
 	struct iwx_term_cause cause;
 	bool local;
 
-	iwx_qp_error(q->eng, &cause, &local);
+	engine_qp_error(q->eng, &cause, &local);
 	ev.type = IWX_IPC_EV_DISCONNECTED;
 	ev.terminated = !iwx_cause_eq(cause, IWX_CAUSE_MPA(IWX_MPA_EC_STREAM_LOST));
 	ev.local = ev.terminated ? local : q->closing;
@@ -336,9 +336,9 @@ static void stream_ended(struct iwxd *d, struct vqp *q)
 		d->st.terms_received++;
 	}
 	if (ev.terminated && local) {
-		struct iwx_engine_qp_stats st;
+		struct engine_qp_stats st;
 
-		iwx_qp_stats(q->eng, &st);
+		engine_qp_stats(q->eng, &st);
 		if (st.fast_unrepaired)
 			log_warn("qp %u: the fast path placed bytes TCP's FPDU there does not "
 				 "rewrite (not TCP's): ending the stream", q->num);
@@ -383,7 +383,7 @@ static int take_recv(void *ctx, struct iwx_recv_wr *wr)
 
 static void start_engine(struct iwxd *d, struct vqp *q, struct iwx_conn *conn, const struct transport *t)
 {
-	struct iwx_qp_attr attr = {
+	struct engine_qp_attr attr = {
 		.sq_depth = q->sq.size, .rq_depth = q->srq ? q->srq->ring.size : q->rq.size,
 		.take_recv = q->srq ? vsrq_take : take_recv,
 		.recv_ctx = q->srq ? (void *)q->srq : (void *)q,
@@ -391,7 +391,7 @@ static void start_engine(struct iwxd *d, struct vqp *q, struct iwx_conn *conn, c
 
 	conn_sock_take(d, &q->sock, t, conn);
 	q->llp = iwx_conn_llp_new(conn);
-	q->eng = iwx_qp_create(q->llp, &q->agreed, d->mem, q->pd, &attr);
+	q->eng = engine_qp_create(q->llp, &q->agreed, d->mem, q->pd, &attr);
 	if (!q->eng) {
 		conn_sock_forget(d, &q->sock);	/* closed with the lower layer */
 		q->llp = NULL;
@@ -413,7 +413,7 @@ static void start_engine(struct iwxd *d, struct vqp *q, struct iwx_conn *conn, c
 	 * first FPDU ends the hold. Held before the engine first reads: it may be there.
 	 */
 	if (q->agreed.initiator && q->settle_ms > 0 && t->first_fpdu_hold) {
-		iwx_qp_settle(q->eng, true);
+		engine_qp_settle(q->eng, true);
 		q->settle_end_ms = iwx_now_ms() + q->settle_ms;
 	}
 	fastpath_conn_start(d, q);
@@ -448,7 +448,7 @@ static void settle_end(struct iwxd *d, struct vqp *q)
 {
 	q->settle_end_ms = 0;
 	if (q->eng) {
-		iwx_qp_settle(q->eng, false);
+		engine_qp_settle(q->eng, false);
 		vqp_service(d, q);
 	}
 }
@@ -479,7 +479,7 @@ static void move_ring(struct vqp *q, bool recv)
 
 		iwx_ring_read(r, 0, &wr);	/* a copy: the client cannot change it under us */
 		if (q->eng)
-			err = recv ? iwx_qp_post_recv(q->eng, &wr.r) : iwx_qp_post_send(q->eng, &wr.s);
+			err = recv ? engine_qp_post_recv(q->eng, &wr.r) : engine_qp_post_send(q->eng, &wr.s);
 		if (err == -ENOMEM || (err == -ENOTCONN && q->eng)) {
 			q->blocked = true;
 			return;
@@ -522,18 +522,18 @@ static bool engine_turn(struct iwxd *d, struct vqp *q)
 		}
 		move_ring(q, true);	/* receives first: a Send for them may be in */
 		move_ring(q, false);
-		iwx_qp_progress(q->eng, &want_write);
+		engine_qp_progress(q->eng, &want_write);
 		/* the state says error before the first flushed completion can be seen */
-		if (iwx_qp_get_state(q->eng) != IWX_QP_RTS && q->state == IWX_SHQ_RTS)
+		if (engine_qp_get_state(q->eng) != ENGINE_QP_RTS && q->state == IWX_SHQ_RTS)
 			vqp_set_state(q, IWX_SHQ_ERROR);
 		drain(q);
 		if (q->closing && !q->fin_sent && q->sq.mine == q->close_mark &&
-		    iwx_qp_tx_idle(q->eng)) {
+		    engine_qp_tx_idle(q->eng)) {
 			/* RFC 5040 §6: all that was posted before the close is in the LLP's hands */
-			iwx_qp_shut_send(q->eng);
+			engine_qp_shut_send(q->eng);
 			q->fin_sent = true;
 		}
-		if (iwx_qp_get_state(q->eng) != IWX_QP_ERROR) {
+		if (engine_qp_get_state(q->eng) != ENGINE_QP_ERROR) {
 			conn_sock_interest(d, &q->sock, EPOLLIN | (want_write ? EPOLLOUT : 0));
 			fastpath_conn_turned(d, q);
 			return true;
@@ -688,7 +688,7 @@ static void on_timer(struct iwxd *d, struct timer *t, uint64_t now)
 	if (q->close_ms && q->eng && now >= q->close_ms) {
 		log_info("qp %u: the close did not finish in time: aborting", q->num);
 		/* at once, though completions wait for CQ room: the event needs none */
-		iwx_qp_abort(q->eng);
+		engine_qp_abort(q->eng);
 		vqp_set_state(q, IWX_SHQ_ERROR);
 		stream_ended(d, q);
 		vqp_service(d, q);
@@ -735,7 +735,7 @@ void vqp_destroy(struct iwxd *d, struct vqp *q)
 		 * what TCP holds (completed sends among it) still goes out, then our FIN; what
 		 * the peer sends is drained until its own, so that no reset overtakes it.
 		 */
-		iwx_qp_shut_send(q->eng);
+		engine_qp_shut_send(q->eng);
 		conn_sock_linger(d, q->owner->user, &q->sock);	/* SCTP: usrsctp's close shuts down itself */
 	}
 	engine_stop(d, q, false);

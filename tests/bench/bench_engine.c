@@ -40,10 +40,10 @@ const char *const rdma_backend = "engine";
 struct rdma {
 	struct iwx_conn		conn;
 	struct iwx_conn_opts	copts;
-	struct iwx_qp_attr	attr;
+	struct engine_qp_attr	attr;
 	struct iwx_mem		*mem;
 	uint32_t		pd;
-	struct iwx_engine_qp		*qp;
+	struct engine_qp		*qp;
 	int			lfd;		/* server, until it accepts */
 	struct iwx_recv_wr	early[EARLY_RECVS];
 	int			nearly;
@@ -77,7 +77,7 @@ static struct rdma *rdma_new(const struct rdma_opts *o)
 			   .ord = o->ord },
 		.timeout_ms = o->timeout_ms,
 	};
-	r->attr = (struct iwx_qp_attr){ .sq_depth = o->sq_depth, .rq_depth = o->rq_depth };
+	r->attr = (struct engine_qp_attr){ .sq_depth = o->sq_depth, .rq_depth = o->rq_depth };
 	r->zerocopy_min = o->zerocopy_min;
 	r->sctp = o->llp && !strcmp(o->llp, "sctp");
 	if (r->sctp)	/* SCTP's CRC32c, and chunks have no markers */
@@ -100,10 +100,10 @@ static int start_qp(struct rdma *r)
 	if (r->sctp) {
 		r->so = r->sconn.sctp.so;
 		r->sconn.sctp.so = NULL;	/* the lower layer's now */
-		r->qp = iwx_qp_create(iwx_llp_sctp_new(r->so, r->sconn.emss, r->sconn.sctp.peer_tsn),
+		r->qp = engine_qp_create(iwx_llp_sctp_new(r->so, r->sconn.emss, r->sconn.sctp.peer_tsn),
 				       &r->sconn.agreed, r->mem, r->pd, &r->attr);
 	} else {
-		r->qp = iwx_qp_create(iwx_llp_tcp_new(r->conn.tcp.fd, &r->conn.agreed, r->conn.emss,
+		r->qp = engine_qp_create(iwx_llp_tcp_new(r->conn.tcp.fd, &r->conn.agreed, r->conn.emss,
 						      r->zerocopy_min),
 				       &r->conn.agreed, r->mem, r->pd, &r->attr);
 	}
@@ -112,7 +112,7 @@ static int start_qp(struct rdma *r)
 		return -ENOMEM;
 	}
 	for (int i = 0; i < r->nearly; i++) {
-		err = iwx_qp_post_recv(r->qp, &r->early[i]);
+		err = engine_qp_post_recv(r->qp, &r->early[i]);
 		if (err) {
 			fail(err, "posting a receive");
 			return err;
@@ -283,7 +283,7 @@ void rdma_close(struct rdma *r, bool graceful)
 {
 	(void)graceful;	/* closing the socket is an orderly close */
 	if (r->qp)
-		iwx_qp_destroy(r->qp);	/* closes the socket (the association) */
+		engine_qp_destroy(r->qp);	/* closes the socket (the association) */
 	else if (r->sctp)
 		iwx_conn_close(&r->sconn);
 	else
@@ -329,13 +329,13 @@ int rdma_reg(struct rdma *r, void *p, size_t len, int access, uint32_t *stag)
 
 int rdma_post_send(struct rdma *r, const struct iwx_send_wr *wr)
 {
-	return r->qp ? iwx_qp_post_send(r->qp, wr) : -ENOTCONN;
+	return r->qp ? engine_qp_post_send(r->qp, wr) : -ENOTCONN;
 }
 
 int rdma_post_recv(struct rdma *r, const struct iwx_recv_wr *wr)
 {
 	if (r->qp)
-		return iwx_qp_post_recv(r->qp, wr);
+		return engine_qp_post_recv(r->qp, wr);
 	if (r->nearly == EARLY_RECVS)
 		return -ENOMEM;
 	r->early[r->nearly++] = *wr;
@@ -355,8 +355,8 @@ static int sctp_poll(struct rdma *r, struct iwx_wc *wc, int n, int wait_ms)
 
 	if ((err = carrier_pump(0)) < 0)
 		return err;
-	err = iwx_qp_progress(r->qp, &ww);
-	k = iwx_qp_poll(r->qp, wc, n);
+	err = engine_qp_progress(r->qp, &ww);
+	k = engine_qp_poll(r->qp, wc, n);
 	if (k)
 		return k;
 	if (err)
@@ -371,8 +371,8 @@ int rdma_poll(struct rdma *r, struct iwx_wc *wc, int n, int wait_ms)
 	if (r->sctp)
 		return sctp_poll(r, wc, n, wait_ms);
 	bool ww = false;
-	int err = iwx_qp_progress(r->qp, &ww);
-	int k = iwx_qp_poll(r->qp, wc, n);
+	int err = engine_qp_progress(r->qp, &ww);
+	int k = engine_qp_poll(r->qp, wc, n);
 	struct pollfd p = { .fd = r->conn.tcp.fd, .events = POLLIN | (ww ? POLLOUT : 0) };
 
 	if (k)
@@ -389,7 +389,7 @@ void rdma_report_failure(struct rdma *r)
 	struct iwx_term_cause c;
 	bool local;
 
-	if (r->qp && iwx_qp_error(r->qp, &c, &local))
+	if (r->qp && engine_qp_error(r->qp, &c, &local))
 		fprintf(stderr, "bench_engine: stream terminated (%s): %s: %s\n",
 			local ? "here" : "by the peer", iwx_term_etype_name(c.layer, c.etype),
 			iwx_term_ecode_name(c.layer, c.etype, c.ecode));
@@ -397,12 +397,12 @@ void rdma_report_failure(struct rdma *r)
 
 void rdma_counters(struct rdma *r, struct rdma_counters *c)
 {
-	struct iwx_engine_qp_stats st;
+	struct engine_qp_stats st;
 
 	memset(c, 0, sizeof(*c));
 	if (!r->qp)
 		return;
-	iwx_qp_stats(r->qp, &st);
+	engine_qp_stats(r->qp, &st);
 	c->valid = true;
 	c->tx_fpdus = st.tx_fpdus;
 	c->tx_fpdus_aligned = st.tx_fpdus_aligned;

@@ -44,13 +44,13 @@
 
 /* ------------------------------------------------------- the queue pair, a model */
 
-struct iwx_engine_qp {
+struct engine_qp {
 	bool		failed;
 	uint32_t	taken;
 };
 
-static struct iwx_engine_qp qp;
-static struct iwx_engine_qp_stats stats;
+static struct engine_qp qp;
+static struct engine_qp_stats stats;
 static struct llp_sctp *t;
 static uint8_t *region;
 static uint64_t allowed[REGION][4];	/* per byte, the values a chunk taken puts there */
@@ -72,12 +72,12 @@ static struct chunk {
 } queue[64];
 static unsigned q_head, q_len;
 
-enum iwx_qp_state iwx_qp_get_state(const struct iwx_engine_qp *q)
+enum engine_qp_state engine_qp_get_state(const struct engine_qp *q)
 {
-	return q->failed ? IWX_QP_ERROR : IWX_QP_RTS;
+	return q->failed ? ENGINE_QP_ERROR : ENGINE_QP_RTS;
 }
 
-int iwx_qp_tagged_target(const struct iwx_engine_qp *q, const struct iwx_ddp_seg *seg, uint8_t **dst,
+int engine_qp_tagged_target(const struct engine_qp *q, const struct iwx_ddp_seg *seg, uint8_t **dst,
 			 struct iwx_term_cause *cause)
 {
 	(void)q;
@@ -89,10 +89,10 @@ int iwx_qp_tagged_target(const struct iwx_engine_qp *q, const struct iwx_ddp_seg
 	return 0;
 }
 
-int iwx_qp_place(void *q, const struct iwx_ddp_seg *seg, uint8_t **dst, struct iwx_term_cause *cause)
+int engine_qp_place(void *q, const struct iwx_ddp_seg *seg, uint8_t **dst, struct iwx_term_cause *cause)
 {
 	*dst = NULL;
-	return seg->tagged ? iwx_qp_tagged_target(q, seg, dst, cause) : 0;
+	return seg->tagged ? engine_qp_tagged_target(q, seg, dst, cause) : 0;
 }
 
 /* Every TSN of the set-up's + [1, n] handed over */
@@ -104,9 +104,9 @@ static HARNESS bool all_handed(uint32_t n)
 	return true;
 }
 
-int iwx_qp_take(void *q, const struct iwx_ddp_seg *seg)
+int engine_qp_take(void *q, const struct iwx_ddp_seg *seg)
 {
-	struct iwx_engine_qp *p = q;
+	struct engine_qp *p = q;
 
 	CHECK(!p->failed);
 	/* its payload in place: where the chunk was placed from the packet, if it was */
@@ -117,27 +117,27 @@ int iwx_qp_take(void *q, const struct iwx_ddp_seg *seg)
 	return 0;
 }
 
-void iwx_qp_placing(struct iwx_engine_qp *q, uint8_t *dst, uint32_t len)
+void engine_qp_placing(struct engine_qp *q, uint8_t *dst, uint32_t len)
 {
 	(void)q;
 	CHECK(!dst || (dst >= region && len <= REGION - (size_t)(dst - region)));
 }
 
-void iwx_qp_fail(struct iwx_engine_qp *q, struct iwx_term_cause cause, const struct iwx_ddp_seg *seg)
+void engine_qp_fail(struct engine_qp *q, struct iwx_term_cause cause, const struct iwx_ddp_seg *seg)
 {
 	(void)cause;
 	(void)seg;
 	q->failed = true;
 }
 
-void iwx_qp_lost(struct iwx_engine_qp *q, bool local)
+void engine_qp_lost(struct engine_qp *q, bool local)
 {
 	(void)local;
 	q->failed = true;
 }
 
 /* transmit is not this target's */
-bool iwx_qp_next_segment(struct iwx_engine_qp *q, struct iwx_llp_seg *s, uint32_t most)
+bool engine_qp_next_segment(struct engine_qp *q, struct iwx_llp_seg *s, uint32_t most)
 {
 	(void)q;
 	(void)s;
@@ -145,7 +145,7 @@ bool iwx_qp_next_segment(struct iwx_engine_qp *q, struct iwx_llp_seg *s, uint32_
 	abort();
 }
 
-void iwx_qp_sent(struct iwx_engine_qp *q)
+void engine_qp_sent(struct engine_qp *q)
 {
 	(void)q;
 	abort();
@@ -363,7 +363,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(handed, 0, span_end);
 	allowed_end = span_end = 0;
 	q_head = q_len = 0;
-	qp = (struct iwx_engine_qp){ 0 };
+	qp = (struct engine_qp){ 0 };
 	tsn0 = b & 0x80 ? 0xffffff00u + b : 1000u + b;
 	u_cum = tsn0;
 	t = sctp_of(iwx_llp_sctp_new((struct socket *)&path, MAXSEG, tsn0));

@@ -37,9 +37,9 @@ void qp_test_write_read_and_send_megabytes(struct qp_pair *p)
 	read.remote_addr = (uintptr_t)B->buf + (4u << 20);
 	read.rkey = B->stag;
 
-	cr_assert_eq(iwx_qp_post_recv(B->qp, &recv), 0);
-	cr_assert_eq(iwx_qp_post_send(A->qp, &write), 0);
-	cr_assert_eq(iwx_qp_post_send(A->qp, &send), 0);
+	cr_assert_eq(engine_qp_post_recv(B->qp, &recv), 0);
+	cr_assert_eq(engine_qp_post_send(A->qp, &write), 0);
+	cr_assert_eq(engine_qp_post_send(A->qp, &send), 0);
 	qp_pair_run_until(p, 2, 1, wa, wb);
 	/* RFC 5040 §5.5: the Send after the Write sees the Write's data placed */
 	cr_assert_eq(wa[0].status, IWX_WC_SUCCESS);
@@ -51,7 +51,7 @@ void qp_test_write_read_and_send_megabytes(struct qp_pair *p)
 	cr_assert_arr_eq(B->buf + wlen + 30000, A->buf + 200000, 35536);
 
 	fill_pattern(B->buf + (4u << 20), rlen, 2);	/* the Write overwrote it */
-	cr_assert_eq(iwx_qp_post_send(A->qp, &read), 0);
+	cr_assert_eq(engine_qp_post_send(A->qp, &read), 0);
 	qp_pair_run_until(p, 1, 0, wa, wb);
 	cr_assert_eq(wa[0].status, IWX_WC_SUCCESS);
 	cr_assert_eq(wa[0].opcode, IWX_WC_RDMA_READ);
@@ -75,7 +75,7 @@ void qp_test_many_outstanding_writes_and_sends(struct qp_pair *p)
 		struct iwx_recv_wr r = { .wr_id = i, .num_sge = 1,
 					 .sge = { qp_sge(B, (size_t)N * LEN + i * 64, 64) } };
 
-		cr_assert_eq(iwx_qp_post_recv(B->qp, &r), 0);
+		cr_assert_eq(engine_qp_post_recv(B->qp, &r), 0);
 	}
 	for (int i = 0; i < N; i++) {
 		struct iwx_send_wr w = { .wr_id = i, .opcode = i % 2 ? IWX_WR_SEND : IWX_WR_WRITE,
@@ -84,7 +84,7 @@ void qp_test_many_outstanding_writes_and_sends(struct qp_pair *p)
 					 .rkey = B->stag,
 					 .remote_addr = (uintptr_t)B->buf + (size_t)i * LEN };
 
-		cr_assert_eq(iwx_qp_post_send(A->qp, &w), 0);
+		cr_assert_eq(engine_qp_post_send(A->qp, &w), 0);
 	}
 	qp_pair_run_until(p, N, N / 2, wa, wb);
 	for (int i = 0; i < N; i++) {
@@ -135,29 +135,29 @@ void qp_test_write_source_reused_once_completed(struct qp_pair *p)
 				    .num_sge = 1, .sge = { qp_sge(A, (size_t)N * LEN, 64) } };
 
 	/* one Send there and back first: the initiator sends nothing before the peer has */
-	cr_assert_eq(iwx_qp_post_recv(B->qp, &recv), 0);
-	cr_assert_eq(iwx_qp_post_send(A->qp, &send), 0);
+	cr_assert_eq(engine_qp_post_recv(B->qp, &recv), 0);
+	cr_assert_eq(engine_qp_post_send(A->qp, &send), 0);
 	qp_pair_run_until(p, 1, 1, wa, wb);
 	cr_assert_eq(wb[0].status, IWX_WC_SUCCESS);
 
 	fill_pattern(A->buf, (size_t)N * LEN, 7);
 	memcpy(want, A->buf, (size_t)N * LEN);
-	cr_assert_eq(iwx_qp_post_recv(B->qp, &recv), 0);
+	cr_assert_eq(engine_qp_post_recv(B->qp, &recv), 0);
 	for (int i = 0; i < N; i++) {
 		struct iwx_send_wr w = { .wr_id = i, .opcode = IWX_WR_WRITE, .flags = IWX_WR_SIGNALED,
 					 .num_sge = 1, .sge = { qp_sge(A, (size_t)i * LEN, LEN) },
 					 .rkey = B->stag, .remote_addr = (uintptr_t)B->buf + (size_t)i * LEN };
 
-		cr_assert_eq(iwx_qp_post_send(A->qp, &w), 0);
+		cr_assert_eq(engine_qp_post_send(A->qp, &w), 0);
 	}
-	cr_assert_eq(iwx_qp_post_send(A->qp, &send), 0);	/* B has all once it has this */
+	cr_assert_eq(engine_qp_post_send(A->qp, &send), 0);	/* B has all once it has this */
 	/* A alone, until nothing more completes for 20 turns (2000 at most) */
 	for (int turn = 0; turn < 2000 && still < 20 && done < N; turn++) {
 		bool want_write;
 		int n;
 
-		iwx_qp_progress(A->qp, &want_write);
-		n = iwx_qp_poll(A->qp, wa + done, N - done);
+		engine_qp_progress(A->qp, &want_write);
+		n = engine_qp_poll(A->qp, wa + done, N - done);
 		reuse_sources(A, wa, done, done + n, LEN);
 		done += n;
 		still = n ? 0 : still + 1;
@@ -175,13 +175,13 @@ void qp_test_write_source_reused_once_completed(struct qp_pair *p)
 		int n;
 
 		cr_assert_lt(iwx_now_ms(), deadline, "%d of %d Writes completed", done, N);
-		iwx_qp_progress(A->qp, &want_write);
-		n = iwx_qp_poll(A->qp, wa + done, N + 1 - done);
+		engine_qp_progress(A->qp, &want_write);
+		n = engine_qp_poll(A->qp, wa + done, N + 1 - done);
 		reuse_sources(A, wa, done, done + n, LEN);
 		done += n;
 		if (turn % 4 == 0) {
-			iwx_qp_progress(B->qp, &want_write);
-			got_b += iwx_qp_poll(B->qp, wb, 1 - got_b);
+			engine_qp_progress(B->qp, &want_write);
+			got_b += engine_qp_poll(B->qp, wb, 1 - got_b);
 		}
 		qp_pair_wait(p, 1);
 	}
@@ -214,10 +214,10 @@ void qp_write_send_read(struct qp_pair *p, uint32_t len)
 	memset(B->buf, 0, QP_BUF_LEN);
 	fill_pattern(A->buf, len, len);
 	fill_pattern(B->buf + roff, len, len + 1);
-	cr_assert_eq(iwx_qp_post_recv(B->qp, &recv), 0);
-	cr_assert_eq(iwx_qp_post_send(A->qp, &write), 0);
-	cr_assert_eq(iwx_qp_post_send(A->qp, &send), 0);
-	cr_assert_eq(iwx_qp_post_send(A->qp, &read), 0);
+	cr_assert_eq(engine_qp_post_recv(B->qp, &recv), 0);
+	cr_assert_eq(engine_qp_post_send(A->qp, &write), 0);
+	cr_assert_eq(engine_qp_post_send(A->qp, &send), 0);
+	cr_assert_eq(engine_qp_post_send(A->qp, &read), 0);
 	qp_pair_run_until(p, 3, 1, wa, wb);
 	for (int i = 0; i < 3; i++) {
 		cr_assert_eq(wa[i].status, IWX_WC_SUCCESS, "%u bytes: request %d", len, i);
@@ -304,13 +304,13 @@ static void bad_write(struct qp_pair *p, enum bad how, struct iwx_term_cause wan
 		wr.remote_addr = UINT64_MAX - 10;
 		break;
 	}
-	cr_assert_eq(iwx_qp_post_recv(B->qp, &recv), 0);
-	cr_assert_eq(iwx_qp_post_send(A->qp, &wr), 0);
-	cr_assert_eq(iwx_qp_post_send(A->qp, &send), 0);
+	cr_assert_eq(engine_qp_post_recv(B->qp, &recv), 0);
+	cr_assert_eq(engine_qp_post_send(A->qp, &wr), 0);
+	cr_assert_eq(engine_qp_post_send(A->qp, &send), 0);
 	qp_pair_run_until_stopped(p);
 	qp_assert_error(B, want, true);
 	qp_assert_error(A, want, false);
-	cr_assert_eq(iwx_qp_poll(B->qp, &wc, 1), 1);
+	cr_assert_eq(engine_qp_poll(B->qp, &wc, 1), 1);
 	cr_assert_eq(wc.status, IWX_WC_WR_FLUSH_ERR, "the Send behind it is not delivered");
 }
 
@@ -334,7 +334,7 @@ void qp_test_send_with_no_posted_receive(struct qp_pair *p)
 
 	qp_pair_connect(p);
 	send.sge[0] = qp_sge(&p->a, 0, 10);
-	cr_assert_eq(iwx_qp_post_send(p->a.qp, &send), 0);
+	cr_assert_eq(engine_qp_post_send(p->a.qp, &send), 0);
 	qp_pair_run_until_stopped(p);
 	qp_assert_error(&p->b, IWX_CAUSE_DDP_U(IWX_DDP_U_MSN_NO_BUF), true);
 	qp_assert_error(&p->a, IWX_CAUSE_DDP_U(IWX_DDP_U_MSN_NO_BUF), false);
@@ -350,12 +350,12 @@ void qp_test_send_longer_than_the_receive_buffer(struct qp_pair *p)
 	qp_pair_connect(p);
 	recv.sge[0] = qp_sge(&p->b, 0, 3000);
 	send.sge[0] = qp_sge(&p->a, 0, 5000);
-	cr_assert_eq(iwx_qp_post_recv(p->b.qp, &recv), 0);
-	cr_assert_eq(iwx_qp_post_send(p->a.qp, &send), 0);
+	cr_assert_eq(engine_qp_post_recv(p->b.qp, &recv), 0);
+	cr_assert_eq(engine_qp_post_send(p->a.qp, &send), 0);
 	qp_pair_run_until_stopped(p);
 	qp_assert_error(&p->b, IWX_CAUSE_DDP_U(IWX_DDP_U_TOO_LONG), true);
 	qp_assert_error(&p->a, IWX_CAUSE_DDP_U(IWX_DDP_U_TOO_LONG), false);
-	cr_assert_eq(iwx_qp_poll(p->b.qp, &wc, 1), 1);
+	cr_assert_eq(engine_qp_poll(p->b.qp, &wc, 1), 1);
 	cr_assert_eq(wc.wr_id, 7);
 	cr_assert_eq(wc.status, IWX_WC_WR_FLUSH_ERR);
 }
@@ -372,8 +372,8 @@ void qp_test_send_with_invalidate_of_another_pds_stag(struct qp_pair *p)
 	recv.sge[0] = qp_sge(&p->b, 0, 16);
 	send.sge[0] = qp_sge(&p->a, 0, 4);
 	send.inval_stag = other;
-	cr_assert_eq(iwx_qp_post_recv(p->b.qp, &recv), 0);
-	cr_assert_eq(iwx_qp_post_send(p->a.qp, &send), 0);
+	cr_assert_eq(engine_qp_post_recv(p->b.qp, &recv), 0);
+	cr_assert_eq(engine_qp_post_send(p->a.qp, &send), 0);
 	qp_pair_run_until_stopped(p);
 	qp_assert_error(&p->b, IWX_CAUSE_RDMAP_PROT(IWX_RDMAP_EC_CANNOT_INVALIDATE), true);
 	qp_assert_error(&p->a, IWX_CAUSE_RDMAP_PROT(IWX_RDMAP_EC_CANNOT_INVALIDATE), false);
@@ -390,11 +390,11 @@ static void bad_read(struct qp_pair *p, uint32_t rkey, uint64_t off, struct iwx_
 	read.sge[0] = qp_sge(&p->a, 0, 100);
 	read.rkey = rkey;
 	read.remote_addr = (uintptr_t)p->b.buf + off;
-	cr_assert_eq(iwx_qp_post_send(p->a.qp, &read), 0);
+	cr_assert_eq(engine_qp_post_send(p->a.qp, &read), 0);
 	qp_pair_run_until_stopped(p);
 	qp_assert_error(&p->b, want, true);
 	qp_assert_error(&p->a, want, false);
-	cr_assert_eq(iwx_qp_poll(p->a.qp, &wc, 1), 1);
+	cr_assert_eq(engine_qp_poll(p->a.qp, &wc, 1), 1);
 	cr_assert_eq(wc.wr_id, 1);
 	cr_assert_eq(wc.opcode, IWX_WC_RDMA_READ);
 	cr_assert_eq(wc.status, IWX_WC_REM_ACCESS_ERR);

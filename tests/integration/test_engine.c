@@ -67,10 +67,10 @@ QP_TESTS(engine_zc, &tcp_zc.pair)
 /* Megabytes (qp_tests.h) in batches of FPDUs that each start a TCP segment (llp_tcp.c). */
 Test(engine, most_fpdus_go_to_tcp_whole)
 {
-	struct iwx_engine_qp_stats st;
+	struct engine_qp_stats st;
 
 	qp_test_write_read_and_send_megabytes(&tcp.pair);
-	iwx_qp_stats(tcp.pair.a.qp, &st);
+	engine_qp_stats(tcp.pair.a.qp, &st);
 	cr_log_info("A sent %lu FPDUs, %lu started a send() whole", st.tx_fpdus, st.tx_fpdus_aligned);
 	cr_assert_geq(st.tx_fpdus_aligned * 100, st.tx_fpdus * 90, "most FPDUs go out whole");
 }
@@ -103,9 +103,9 @@ Test(engine, traffic_decodes_cleanly_in_tshark)
 		  .sge = { qp_sge(A, 0, 3000) } },
 	};
 
-	cr_assert_eq(iwx_qp_post_recv(B->qp, &recv), 0);
+	cr_assert_eq(engine_qp_post_recv(B->qp, &recv), 0);
 	for (size_t i = 0; i < 3; i++)
-		cr_assert_eq(iwx_qp_post_send(A->qp, &ops[i]), 0);
+		cr_assert_eq(engine_qp_post_send(A->qp, &ops[i]), 0);
 	qp_pair_run_until(&tcp.pair, 3, 1, wa, wb);
 	capture_stop(capture_pid);
 	capture_pid = -1;

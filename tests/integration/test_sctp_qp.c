@@ -54,12 +54,12 @@ QP_TESTS(sctp_qp, &sctp.pair)
 /* Every size (qp_tests.h), and how much tagged payload went from the packets into memory. */
 static uint64_t every_size(uint64_t *placed_at_a, uint64_t *placed_at_b)
 {
-	struct iwx_engine_qp_stats sa, sb;
+	struct engine_qp_stats sa, sb;
 
 	qp_test_every_operation_at_every_size(&sctp.pair);
 	cr_assert_eq(A->conn.emss, 1444);
-	iwx_qp_stats(A->qp, &sa);
-	iwx_qp_stats(B->qp, &sb);
+	engine_qp_stats(A->qp, &sa);
+	engine_qp_stats(B->qp, &sb);
 	*placed_at_a = sa.fast_bytes;
 	*placed_at_b = sb.fast_bytes;
 	return qp_every_size_bytes();
@@ -243,9 +243,9 @@ static void write_then_send_with_first_chunk(enum sctp_link_verdict verdict)
 	r5.verdict = verdict;
 	r5.to = (uintptr_t)B->buf;
 	sctp_link_set_filter(&sctp.link, SCTP_LINK_TO_B, catch_write_start, NULL);
-	cr_assert_eq(iwx_qp_post_recv(B->qp, &recv), 0);
-	cr_assert_eq(iwx_qp_post_send(A->qp, &write), 0);
-	cr_assert_eq(iwx_qp_post_send(A->qp, &send), 0);
+	cr_assert_eq(engine_qp_post_recv(B->qp, &recv), 0);
+	cr_assert_eq(engine_qp_post_send(A->qp, &write), 0);
+	cr_assert_eq(engine_qp_post_send(A->qp, &send), 0);
 }
 
 Test(sctp_qp, a_send_completes_only_once_the_write_before_it_is_placed)
@@ -260,10 +260,10 @@ Test(sctp_qp, a_send_completes_only_once_the_write_before_it_is_placed)
 		qp_pair_step(&sctp.pair);
 	}
 	for (int i = 0; i < 100; i++) {
-		iwx_qp_progress(B->qp, NULL);
+		engine_qp_progress(B->qp, NULL);
 		qp_pair_wait(&sctp.pair, 0);
 		/* draft-otis-sctp-ddp §3.2.1 R5: the Send's signal waits for the cumulative TSN */
-		cr_assert_eq(iwx_qp_poll(B->qp, wb, 1), 0, "the Send completed before the Write was placed");
+		cr_assert_eq(engine_qp_poll(B->qp, wb, 1), 0, "the Send completed before the Write was placed");
 	}
 	cr_assert_gt(r5.caught, 0);
 	/* the chunks after the missing one were placed as they came (RFC 5040 §5.5 rule 3) */
@@ -340,12 +340,12 @@ Test(sctp_qp, a_forged_chunk_for_a_tsn_usrsctp_holds_places_nothing)
 	write.remote_addr = (uintptr_t)B->buf;
 	fill_pattern(A->buf, 1000, 5);
 	sctp_link_set_tap(&sctp.link, tap_tagged, NULL);
-	iwx_qp_progress(B->qp, NULL);	/* B reads all there is: from now on it places from packets */
-	cr_assert_eq(iwx_qp_post_send(A->qp, &write), 0);
+	engine_qp_progress(B->qp, NULL);	/* B reads all there is: from now on it places from packets */
+	cr_assert_eq(engine_qp_post_send(A->qp, &write), 0);
 	/* the chunk reaches B's usrsctp; B's queue pair does not run again, so it is not read */
 	for (uint64_t deadline = iwx_now_ms() + STALL_MS; !forged.len || sctp_link_pending(&sctp.link);) {
 		cr_assert_lt(iwx_now_ms(), deadline, "the Write's chunk never went");
-		iwx_qp_progress(A->qp, NULL);
+		engine_qp_progress(A->qp, NULL);
 		qp_pair_wait(&sctp.pair, 1);
 	}
 	cr_assert_eq(forged.payload_len, 1000);
@@ -458,9 +458,9 @@ Test(sctp_udp, a_path_gone_under_a_live_association_drops_its_packets)
 	write.sge[0] = qp_sge(A, 0, 100);
 	write.rkey = B->stag;
 	write.remote_addr = (uintptr_t)B->buf;
-	cr_assert_eq(iwx_qp_post_send(A->qp, &write), 0);
+	cr_assert_eq(engine_qp_post_send(A->qp, &write), 0);
 	for (int i = 0; i < 50 && iwx_sctp_stats()->no_path == before; i++) {
-		iwx_qp_progress(A->qp, NULL);
+		engine_qp_progress(A->qp, NULL);
 		qp_pair_wait(&sctp.pair, 10);
 	}
 	cr_assert_gt(iwx_sctp_stats()->no_path, before, "A's packets to B after its path went");

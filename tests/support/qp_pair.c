@@ -25,7 +25,7 @@ static void make_qp(struct qp_end *e)
 			   IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_READ | IWX_ACCESS_REMOTE_WRITE);
 	cr_assert_gt(stag, 0, "iwx_mem_reg: %s", strerror((int)-stag));
 	e->stag = stag;
-	e->qp = iwx_qp_create(iwx_conn_llp_new(&e->conn), &e->conn.agreed, e->mem, e->pd, NULL);
+	e->qp = engine_qp_create(iwx_conn_llp_new(&e->conn), &e->conn.agreed, e->mem, e->pd, NULL);
 	cr_assert_not_null(e->qp);
 }
 
@@ -70,8 +70,8 @@ void qp_pair_step(struct qp_pair *p)
 {
 	bool want_write[2];
 
-	iwx_qp_progress(p->a.qp, &want_write[0]);
-	iwx_qp_progress(p->b.qp, &want_write[1]);
+	engine_qp_progress(p->a.qp, &want_write[0]);
+	engine_qp_progress(p->b.qp, &want_write[1]);
 	p->t->wait(p, 1, want_write);
 }
 
@@ -89,8 +89,8 @@ void qp_pair_run_until(struct qp_pair *p, int a_wcs, int b_wcs, struct iwx_wc *w
 	uint64_t deadline = iwx_now_ms() + 40000;
 
 	for (;;) {
-		got_a += iwx_qp_poll(p->a.qp, wa + got_a, a_wcs - got_a);
-		got_b += iwx_qp_poll(p->b.qp, wb + got_b, b_wcs - got_b);
+		got_a += engine_qp_poll(p->a.qp, wa + got_a, a_wcs - got_a);
+		got_b += engine_qp_poll(p->b.qp, wb + got_b, b_wcs - got_b);
 		if (got_a == a_wcs && got_b == b_wcs)
 			return;
 		cr_assert_lt(iwx_now_ms(), deadline, "completions: a %d/%d b %d/%d", got_a, a_wcs,
@@ -103,10 +103,10 @@ void qp_pair_run_until_stopped(struct qp_pair *p)
 {
 	uint64_t deadline = iwx_now_ms() + 10000;
 
-	while (iwx_qp_get_state(p->a.qp) != IWX_QP_ERROR ||
-	       iwx_qp_get_state(p->b.qp) != IWX_QP_ERROR) {
+	while (engine_qp_get_state(p->a.qp) != ENGINE_QP_ERROR ||
+	       engine_qp_get_state(p->b.qp) != ENGINE_QP_ERROR) {
 		cr_assert_lt(iwx_now_ms(), deadline, "states: a %d b %d",
-			     iwx_qp_get_state(p->a.qp), iwx_qp_get_state(p->b.qp));
+			     engine_qp_get_state(p->a.qp), engine_qp_get_state(p->b.qp));
 		qp_pair_step(p);
 	}
 }
@@ -117,7 +117,7 @@ void qp_pair_fini(struct qp_pair *p)
 
 	for (int i = 0; i < 2; i++) {
 		if (ends[i]->qp)
-			iwx_qp_destroy(ends[i]->qp);	/* closes the socket */
+			engine_qp_destroy(ends[i]->qp);	/* closes the socket */
 		else
 			iwx_conn_close(&ends[i]->conn);
 		iwx_mem_free(ends[i]->mem);
@@ -139,7 +139,7 @@ void qp_assert_error(const struct qp_end *e, struct iwx_term_cause want, bool lo
 	struct iwx_term_cause c;
 	bool l;
 
-	cr_assert(iwx_qp_error(e->qp, &c, &l), "queue pair in error");
+	cr_assert(engine_qp_error(e->qp, &c, &l), "queue pair in error");
 	cr_assert(iwx_cause_eq(c, want), "cause %u/%u/0x%02x, want %u/%u/0x%02x", c.layer, c.etype,
 		  c.ecode, want.layer, want.etype, want.ecode);
 	cr_assert_eq(l, local);

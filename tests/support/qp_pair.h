@@ -26,7 +26,7 @@ struct qp_end {
 	uint32_t		pd;
 	uint32_t		stag;	/* all of buf: local write, remote read and write */
 	uint8_t			*buf;	/* QP_BUF_LEN bytes */
-	struct iwx_engine_qp	*qp;
+	struct engine_qp	*qp;
 };
 
 struct qp_pair;

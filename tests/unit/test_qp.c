@@ -32,7 +32,7 @@
 struct side {
 	struct iwx_mem	*mem;
 	uint32_t	pd;
-	struct iwx_engine_qp	*qp;
+	struct engine_qp	*qp;
 	uint8_t		*buf;		/* registered: local write, remote read and write */
 	uint32_t	stag;
 	int		fd;
@@ -57,7 +57,7 @@ static uint32_t reg(struct side *s, void *addr, uint64_t len, uint8_t access)
 }
 
 static void side_init(struct side *s, int fd, struct iwx_mpa_agreed ag,
-		      const struct iwx_qp_attr *attr)
+		      const struct engine_qp_attr *attr)
 {
 	s->fd = fd;
 	s->mem = iwx_mem_new();
@@ -67,12 +67,12 @@ static void side_init(struct side *s, int fd, struct iwx_mpa_agreed ag,
 	cr_assert_not_null(s->buf);
 	s->stag = reg(s, s->buf, BUF_LEN,
 		      IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_READ | IWX_ACCESS_REMOTE_WRITE);
-	s->qp = iwx_qp_create(iwx_llp_tcp_new(fd, &ag, 1448, 0), &ag, s->mem, s->pd, attr);
+	s->qp = engine_qp_create(iwx_llp_tcp_new(fd, &ag, 1448, 0), &ag, s->mem, s->pd, attr);
 	cr_assert_not_null(s->qp);
 }
 
 static void pair_with(struct iwx_mpa_agreed a, struct iwx_mpa_agreed b,
-		      const struct iwx_qp_attr *attr)
+		      const struct engine_qp_attr *attr)
 {
 	int sv[2];
 
@@ -96,7 +96,7 @@ static void teardown(void)
 	struct side *sides[] = { &A, &B };
 
 	for (int i = 0; i < 2; i++) {
-		iwx_qp_destroy(sides[i]->qp);
+		engine_qp_destroy(sides[i]->qp);
 		iwx_mem_free(sides[i]->mem);
 		free(sides[i]->buf);
 		memset(sides[i], 0, sizeof(*sides[i]));
@@ -112,12 +112,12 @@ static void pump(void)
 		bool wa, wb;
 		struct pollfd p[2] = { { .fd = A.fd, .events = POLLIN }, { .fd = B.fd, .events = POLLIN } };
 
-		iwx_qp_progress(A.qp, &wa);
-		iwx_qp_progress(B.qp, &wb);
+		engine_qp_progress(A.qp, &wa);
+		engine_qp_progress(B.qp, &wb);
 		/* a queue pair in error has shut its socket down: nothing more to wait for */
-		if (iwx_qp_get_state(A.qp) == IWX_QP_ERROR)
+		if (engine_qp_get_state(A.qp) == ENGINE_QP_ERROR)
 			p[0].fd = -1;
-		if (iwx_qp_get_state(B.qp) == IWX_QP_ERROR)
+		if (engine_qp_get_state(B.qp) == ENGINE_QP_ERROR)
 			p[1].fd = -1;
 		if (wa)
 			p[0].events |= POLLOUT;
@@ -133,7 +133,7 @@ static struct iwx_wc one_wc(struct side *s)
 {
 	struct iwx_wc wc;
 
-	cr_assert_eq(iwx_qp_poll(s->qp, &wc, 1), 1, "a completion");
+	cr_assert_eq(engine_qp_poll(s->qp, &wc, 1), 1, "a completion");
 	return wc;
 }
 
@@ -141,7 +141,7 @@ static void no_wc(struct side *s)
 {
 	struct iwx_wc wc;
 
-	cr_assert_eq(iwx_qp_poll(s->qp, &wc, 1), 0, "no more completions");
+	cr_assert_eq(engine_qp_poll(s->qp, &wc, 1), 0, "no more completions");
 }
 
 static struct iwx_sge sge(struct side *s, uint64_t off, uint32_t len)
@@ -154,7 +154,7 @@ static void post_recv(struct side *s, uint64_t wr_id, uint64_t off, uint32_t len
 {
 	struct iwx_recv_wr wr = { .wr_id = wr_id, .num_sge = 1, .sge = { sge(s, off, len) } };
 
-	cr_assert_eq(iwx_qp_post_recv(s->qp, &wr), 0);
+	cr_assert_eq(engine_qp_post_recv(s->qp, &wr), 0);
 }
 
 static void post(struct side *s, uint64_t wr_id, uint8_t op, uint64_t off, uint32_t len,
@@ -165,7 +165,7 @@ static void post(struct side *s, uint64_t wr_id, uint8_t op, uint64_t off, uint3
 		.sge = { sge(s, off, len) }, .rkey = rkey, .remote_addr = raddr,
 	};
 
-	cr_assert_eq(iwx_qp_post_send(s->qp, &wr), 0);
+	cr_assert_eq(engine_qp_post_send(s->qp, &wr), 0);
 }
 
 static void assert_wc(struct iwx_wc wc, uint64_t wr_id, uint8_t op, uint8_t status)
@@ -180,11 +180,11 @@ static void assert_error(struct side *s, struct iwx_term_cause want, bool local)
 	struct iwx_term_cause c;
 	bool l;
 
-	cr_assert(iwx_qp_error(s->qp, &c, &l), "queue pair in error");
+	cr_assert(engine_qp_error(s->qp, &c, &l), "queue pair in error");
 	cr_assert(iwx_cause_eq(c, want), "cause %u/%u/0x%02x, want %u/%u/0x%02x", c.layer,
 		  c.etype, c.ecode, want.layer, want.etype, want.ecode);
 	cr_assert_eq(l, local);
-	cr_assert_eq(iwx_qp_get_state(s->qp), IWX_QP_ERROR);
+	cr_assert_eq(engine_qp_get_state(s->qp), ENGINE_QP_ERROR);
 }
 
 Test(qp, send_with_gather_and_scatter)
@@ -197,8 +197,8 @@ Test(qp, send_with_gather_and_scatter)
 	struct iwx_wc wc;
 
 	fill_pattern(A.buf, 10000, 1);
-	cr_assert_eq(iwx_qp_post_recv(B.qp, &rwr), 0);
-	cr_assert_eq(iwx_qp_post_send(A.qp, &wr), 0);
+	cr_assert_eq(engine_qp_post_recv(B.qp, &rwr), 0);
+	cr_assert_eq(engine_qp_post_send(A.qp, &wr), 0);
 	pump();
 	assert_wc(one_wc(&A), 7, IWX_WC_SEND, IWX_WC_SUCCESS);
 	wc = one_wc(&B);
@@ -227,11 +227,11 @@ Test(qp, write_then_send_sees_the_data)
 	assert_wc(one_wc(&B), 1, IWX_WC_RECV, IWX_WC_SUCCESS);
 	cr_assert_arr_eq(B.buf + 17, A.buf, len);
 
-	struct iwx_engine_qp_stats st;
+	struct engine_qp_stats st;
 
-	iwx_qp_stats(B.qp, &st);
+	engine_qp_stats(B.qp, &st);
 	cr_assert_gt(st.placed_segments, len / 1448, "Write payload placed straight into memory");
-	iwx_qp_stats(A.qp, &st);
+	engine_qp_stats(A.qp, &st);
 	/* MULPDU for EMSS 1448 is 1442: 1428 bytes of Write payload per FPDU, then the Send */
 	cr_assert_eq(st.tx_fpdus, (len + 1427) / 1428 + 1, "FPDUs sized to the EMSS");
 	cr_assert_eq(st.tx_fpdus_aligned, st.tx_fpdus);
@@ -252,9 +252,9 @@ Test(qp, buffers_are_held_while_busy_and_given_back_when_idle)
 	};
 
 	fill_pattern(A.buf, len, 9);
-	cr_assert_eq(iwx_qp_post_send(A.qp, &wr), 0);
+	cr_assert_eq(engine_qp_post_send(A.qp, &wr), 0);
 	for (int i = 0; i < 100; i++)
-		iwx_qp_progress(A.qp, NULL);	/* until the socket is full: B reads nothing */
+		engine_qp_progress(A.qp, NULL);	/* until the socket is full: B reads nothing */
 	cr_assert_eq(iwx_bufpool_lent(), 2, "the batch being sent, its bytes and its plan, alone");
 	pump();
 	assert_wc(one_wc(&A), 1, IWX_WC_RDMA_WRITE, IWX_WC_SUCCESS);
@@ -291,7 +291,7 @@ Test(qp, zero_length_operations)
 	assert_wc(one_wc(&A), 2, IWX_WC_RDMA_READ, IWX_WC_SUCCESS);
 	assert_wc(one_wc(&A), 3, IWX_WC_SEND, IWX_WC_SUCCESS);
 	assert_wc(one_wc(&B), 1, IWX_WC_RECV, IWX_WC_SUCCESS);
-	cr_assert_eq(iwx_qp_get_state(A.qp), IWX_QP_RTS);
+	cr_assert_eq(engine_qp_get_state(A.qp), ENGINE_QP_RTS);
 }
 
 Test(qp, fence_waits_for_reads)
@@ -301,7 +301,7 @@ Test(qp, fence_waits_for_reads)
 
 	post_recv(&B, 1, 0, 16);
 	post(&A, 1, IWX_WR_READ, 0, 16, B.stag, (uintptr_t)B.buf + 4096);
-	cr_assert_eq(iwx_qp_post_send(A.qp, &wr), 0);
+	cr_assert_eq(engine_qp_post_send(A.qp, &wr), 0);
 	pump();
 	/* the Send left only after the Read's Response came back */
 	assert_wc(one_wc(&A), 1, IWX_WC_RDMA_READ, IWX_WC_SUCCESS);
@@ -316,7 +316,7 @@ Test(qp, send_with_invalidate)
 	struct iwx_wc wc;
 
 	post_recv(&B, 1, 0, 16);
-	cr_assert_eq(iwx_qp_post_send(A.qp, &wr), 0);
+	cr_assert_eq(engine_qp_post_send(A.qp, &wr), 0);
 	pump();
 	wc = one_wc(&B);
 	assert_wc(wc, 1, IWX_WC_RECV, IWX_WC_SUCCESS);
@@ -434,7 +434,7 @@ Test(qp, send_with_invalidate_of_another_pds_stag)
 				  .sge = { sge(&A, 0, 4) }, .inval_stag = other };
 
 	post_recv(&B, 1, 0, 16);
-	cr_assert_eq(iwx_qp_post_send(A.qp, &wr), 0);
+	cr_assert_eq(engine_qp_post_send(A.qp, &wr), 0);
 	pump();
 	assert_error(&B, IWX_CAUSE_RDMAP_PROT(IWX_RDMAP_EC_CANNOT_INVALIDATE), true);
 	assert_error(&A, IWX_CAUSE_RDMAP_PROT(IWX_RDMAP_EC_CANNOT_INVALIDATE), false);
@@ -447,7 +447,7 @@ Test(qp, local_protection_error)
 				  .sge = { { .addr = 0x1000, .len = 10, .lkey = 0x42 } } };
 
 	post_recv(&B, 1, 0, 16);
-	cr_assert_eq(iwx_qp_post_send(A.qp, &wr), 0);
+	cr_assert_eq(engine_qp_post_send(A.qp, &wr), 0);
 	post(&A, 5, IWX_WR_SEND, 0, 4, 0, 0);
 	pump();
 	assert_wc(one_wc(&A), 4, IWX_WC_SEND, IWX_WC_LOC_PROT_ERR);
@@ -460,23 +460,23 @@ Test(qp, peer_gone_flushes_everything)
 {
 	post_recv(&B, 1, 0, 16);
 	post(&B, 2, IWX_WR_READ, 0, 16, A.stag, (uintptr_t)A.buf);
-	iwx_qp_destroy(A.qp);	/* closes A's end */
+	engine_qp_destroy(A.qp);	/* closes A's end */
 	A.qp = NULL;
-	for (int i = 0; i < 10 && iwx_qp_get_state(B.qp) != IWX_QP_ERROR; i++) {
-		iwx_qp_progress(B.qp, NULL);
+	for (int i = 0; i < 10 && engine_qp_get_state(B.qp) != ENGINE_QP_ERROR; i++) {
+		engine_qp_progress(B.qp, NULL);
 		poll(&(struct pollfd){ .fd = B.fd, .events = POLLIN }, 1, 20);
 	}
 	assert_error(&B, IWX_CAUSE_MPA(IWX_MPA_EC_STREAM_LOST), false);
 	assert_wc(one_wc(&B), 2, IWX_WC_RDMA_READ, IWX_WC_WR_FLUSH_ERR);
 	assert_wc(one_wc(&B), 1, IWX_WC_RECV, IWX_WC_WR_FLUSH_ERR);
-	cr_assert_eq(iwx_qp_post_send(B.qp, &(struct iwx_send_wr){ .opcode = IWX_WR_SEND }), -ENOTCONN);
+	cr_assert_eq(engine_qp_post_send(B.qp, &(struct iwx_send_wr){ .opcode = IWX_WR_SEND }), -ENOTCONN);
 }
 
 static uint64_t tx_fpdus(struct side *s)
 {
-	struct iwx_engine_qp_stats st;
+	struct engine_qp_stats st;
 
-	iwx_qp_stats(s->qp, &st);
+	engine_qp_stats(s->qp, &st);
 	return st.tx_fpdus;
 }
 
@@ -488,7 +488,7 @@ Test(qp, send_into_unregistered_memory)
 	struct iwx_recv_wr rwr = { .wr_id = 1, .num_sge = 1,
 				   .sge = { { .addr = 0x1000, .len = 4096, .lkey = 0x4200 } } };
 
-	cr_assert_eq(iwx_qp_post_recv(B.qp, &rwr), 0);
+	cr_assert_eq(engine_qp_post_recv(B.qp, &rwr), 0);
 	post(&A, 1, IWX_WR_SEND, 0, 100, 0, 0);
 	pump();
 	assert_wc(one_wc(&B), 1, IWX_WC_RECV, IWX_WC_LOC_PROT_ERR);
@@ -508,7 +508,7 @@ static bool post_piece(int i)
 		.wr_id = i, .opcode = IWX_WR_WRITE, .flags = IWX_WR_SIGNALED, .num_sge = 1,
 		.sge = { sge(&A, 16 * i, 16) }, .rkey = B.stag, .remote_addr = (uintptr_t)B.buf + 16 * i,
 	};
-	int err = iwx_qp_post_send(A.qp, &wr);
+	int err = engine_qp_post_send(A.qp, &wr);
 
 	cr_assert(err == 0 || err == -ENOMEM, "post: %d", err);
 	return !err;
@@ -528,7 +528,7 @@ static int post_behind_held_read(int i, int n)
 		}
 		uint64_t fpdus = tx_fpdus(&A);
 
-		iwx_qp_progress(A.qp, NULL);
+		engine_qp_progress(A.qp, NULL);
 		if (tx_fpdus(&A) == fpdus)
 			break;	/* nothing left the send queue */
 	}
@@ -542,7 +542,7 @@ static int post_behind_held_read(int i, int n)
  */
 Test(qp, writes_behind_a_held_read_all_complete)
 {
-	const struct iwx_qp_attr attr = { .sq_depth = SMALL_SQ };
+	const struct engine_qp_attr attr = { .sq_depth = SMALL_SQ };
 	const int n = 3 * (SMALL_SQ + ORD + 1);
 	int i, held;
 
@@ -564,14 +564,14 @@ Test(qp, writes_behind_a_held_read_all_complete)
 	cr_assert_arr_eq(B.buf, A.buf, 16 * n);
 	cr_assert_arr_eq(A.buf + BUF_LEN / 2, B.buf + BUF_LEN / 2, 4096);
 	cr_assert_gt(held, SMALL_SQ + ORD + 1, "more than sq + ORD + 1 Writes behind the Read");
-	cr_assert_eq(iwx_qp_get_state(A.qp), IWX_QP_RTS);
-	cr_assert_eq(iwx_qp_get_state(B.qp), IWX_QP_RTS);
+	cr_assert_eq(engine_qp_get_state(A.qp), ENGINE_QP_RTS);
+	cr_assert_eq(engine_qp_get_state(B.qp), ENGINE_QP_RTS);
 }
 
 /* Everything a queue pair can hold at once completes at once when the stream is lost. */
 Test(qp, completion_queue_holds_everything_held)
 {
-	const struct iwx_qp_attr attr = { .sq_depth = SMALL_SQ, .rq_depth = SMALL_SQ };
+	const struct engine_qp_attr attr = { .sq_depth = SMALL_SQ, .rq_depth = SMALL_SQ };
 	struct iwx_term_cause cause;
 	int i, n, nrecv = 0;
 
@@ -580,17 +580,17 @@ Test(qp, completion_queue_holds_everything_held)
 	post(&A, 1000, IWX_WR_READ, 0, 16, B.stag, (uintptr_t)B.buf);
 	n = post_behind_held_read(0, 1000);
 	cr_assert_gt(n, 2 * SMALL_SQ, "the send queue and the requests in flight are full");
-	while (iwx_qp_post_recv(A.qp, &(struct iwx_recv_wr){ .wr_id = 2000 + nrecv }) == 0)
+	while (engine_qp_post_recv(A.qp, &(struct iwx_recv_wr){ .wr_id = 2000 + nrecv }) == 0)
 		nrecv++;
 	cr_assert_eq(nrecv, SMALL_SQ);
-	iwx_qp_destroy(B.qp);	/* closes B's end */
+	engine_qp_destroy(B.qp);	/* closes B's end */
 	B.qp = NULL;
-	for (i = 0; i < 10 && iwx_qp_get_state(A.qp) != IWX_QP_ERROR; i++) {
-		iwx_qp_progress(A.qp, NULL);
+	for (i = 0; i < 10 && engine_qp_get_state(A.qp) != ENGINE_QP_ERROR; i++) {
+		engine_qp_progress(A.qp, NULL);
 		poll(&(struct pollfd){ .fd = A.fd, .events = POLLIN }, 1, 20);
 	}
 	/* B left A's Writes unread: A may see a reset rather than the end of the stream */
-	cr_assert(iwx_qp_error(A.qp, &cause, NULL));
+	cr_assert(engine_qp_error(A.qp, &cause, NULL));
 	cr_assert(iwx_cause_eq(cause, IWX_CAUSE_MPA(IWX_MPA_EC_STREAM_LOST)));
 	assert_wc(one_wc(&A), 1000, IWX_WC_RDMA_READ, IWX_WC_WR_FLUSH_ERR);
 	for (i = 0; i < n; i++) {
@@ -610,9 +610,9 @@ Test(qp, completion_queue_holds_everything_held)
 
 static uint64_t rx_bytes(struct side *s)
 {
-	struct iwx_engine_qp_stats st;
+	struct engine_qp_stats st;
 
-	iwx_qp_stats(s->qp, &st);
+	engine_qp_stats(s->qp, &st);
 	return st.rx_bytes;
 }
 
@@ -635,19 +635,19 @@ static uint64_t read_at_once(uint8_t *dst, uint32_t dst_stag, const uint8_t *src
 	int turns;
 
 	memset(dst, 0, len);
-	cr_assert_eq(iwx_qp_post_send(A.qp, &wr), 0);
-	iwx_qp_progress(A.qp, NULL);	/* the Request */
+	cr_assert_eq(engine_qp_post_send(A.qp, &wr), 0);
+	engine_qp_progress(A.qp, NULL);	/* the Request */
 	for (turns = 0; ww && turns < 100000; turns++)
-		iwx_qp_progress(B.qp, &ww);
-	cr_assert(iwx_qp_tx_idle(B.qp), "B sent the whole Response of %u bytes", len);
+		engine_qp_progress(B.qp, &ww);
+	cr_assert(engine_qp_tx_idle(B.qp), "B sent the whole Response of %u bytes", len);
 	before = rx_bytes(&A);
 	for (turns = 0; poll(&p, 1, 0) > 0 && turns < 100000; turns++) {
-		iwx_qp_progress(A.qp, NULL);
+		engine_qp_progress(A.qp, NULL);
 		if (!turns)
 			first = rx_bytes(&A) - before;
 	}
-	cr_assert_eq(iwx_qp_get_state(A.qp), IWX_QP_RTS);
-	cr_assert_eq(iwx_qp_unpolled(A.qp), 1,
+	cr_assert_eq(engine_qp_get_state(A.qp), ENGINE_QP_RTS);
+	cr_assert_eq(engine_qp_unpolled(A.qp), 1,
 		     "Read of %u bytes: A read its socket dry (%d turns), and no completion",
 		     len, turns);
 	assert_wc(one_wc(&A), wr_id, IWX_WC_RDMA_READ, IWX_WC_SUCCESS);
@@ -656,7 +656,7 @@ static uint64_t read_at_once(uint8_t *dst, uint32_t dst_stag, const uint8_t *src
 }
 
 /*
- * A Response longer than one call of iwx_qp_progress reads (receive works in turns,
+ * A Response longer than one call of engine_qp_progress reads (receive works in turns,
  * so that transmit is not starved) completes once A has read its socket dry: iwxd
  * calls again only while the socket is readable, so a turn may leave nothing it read
  * unparsed. The first Read finds where a turn ends; the second ends its Response
@@ -722,8 +722,8 @@ static void raw_exchange(const uint8_t *ulpdu, size_t len, struct iwx_term *t)
 	iwx_mpa_tx_init(&tx, &mode);
 	n = iwx_mpa_fpdu_build(&tx, f, sizeof(f), ulpdu, len, NULL, 0);
 	cr_assert_eq(write(A.fd, f, n), n);
-	for (int i = 0; i < 50 && iwx_qp_get_state(B.qp) != IWX_QP_ERROR; i++) {
-		iwx_qp_progress(B.qp, NULL);
+	for (int i = 0; i < 50 && engine_qp_get_state(B.qp) != ENGINE_QP_ERROR; i++) {
+		engine_qp_progress(B.qp, NULL);
 		poll(&(struct pollfd){ .fd = B.fd, .events = POLLIN }, 1, 10);
 	}
 	iwx_mpa_rx_init(&rx, &mode, &ops, &w);
@@ -789,8 +789,8 @@ Test(qp, bad_crc_gets_an_mpa_terminate)
 	n = iwx_mpa_fpdu_build(&tx, f, sizeof(f), u, 18, NULL, 0);
 	f[n - 1] ^= 1;
 	cr_assert_eq(write(A.fd, f, n), n);
-	for (int i = 0; i < 50 && iwx_qp_get_state(B.qp) != IWX_QP_ERROR; i++) {
-		iwx_qp_progress(B.qp, NULL);
+	for (int i = 0; i < 50 && engine_qp_get_state(B.qp) != ENGINE_QP_ERROR; i++) {
+		engine_qp_progress(B.qp, NULL);
 		poll(&(struct pollfd){ .fd = B.fd, .events = POLLIN }, 1, 10);
 	}
 	assert_error(&B, IWX_CAUSE_MPA(IWX_MPA_EC_CRC), true);
@@ -833,8 +833,8 @@ static size_t write_fpdu(uint8_t *f, size_t cap, uint64_t off, bool last, uint32
 static void to_b(const uint8_t *f, size_t n)
 {
 	cr_assert_eq(write(A.fd, f, n), (ssize_t)n);
-	for (int i = 0; i < 50 && iwx_qp_get_state(B.qp) != IWX_QP_ERROR; i++) {
-		iwx_qp_progress(B.qp, NULL);
+	for (int i = 0; i < 50 && engine_qp_get_state(B.qp) != ENGINE_QP_ERROR; i++) {
+		engine_qp_progress(B.qp, NULL);
 		poll(&(struct pollfd){ .fd = B.fd, .events = POLLIN }, 1, 10);
 	}
 }
@@ -897,7 +897,7 @@ Test(qp, segments_that_check_are_placed_wherever_they_were_cut)
 	n += write_fpdu(f + n, sizeof(f) - n, 4 * PIECE, true, 6, false);	/* elsewhere */
 	n += write_fpdu(f + n, sizeof(f) - n, 3 * PIECE, true, 7, false);	/* after a last */
 	to_b(f, n);
-	cr_assert_eq(iwx_qp_get_state(B.qp), IWX_QP_RTS);
+	cr_assert_eq(engine_qp_get_state(B.qp), ENGINE_QP_RTS);
 	assert_piece(0, 4);
 	assert_piece(PIECE, 5);
 	assert_piece(4 * PIECE, 6);
@@ -911,7 +911,7 @@ static void b_region_changed(void *ctx, uint32_t gone, const struct iwx_region *
 	(void)ctx;
 	(void)now;
 	if (gone)
-		iwx_qp_stag_gone(B.qp, gone);
+		engine_qp_stag_gone(B.qp, gone);
 }
 
 /*
@@ -928,7 +928,7 @@ Test(qp, nothing_lands_after_an_invalidation_in_the_middle_of_a_segment)
 	first = write_fpdu(f, sizeof(f), 0, false, 8, false);
 	n = first + write_fpdu(f + first, sizeof(f) - first, PIECE, true, 9, false);	/* follows: in place */
 	to_b(f, first + PIECE / 2);
-	cr_assert_eq(iwx_qp_get_state(B.qp), IWX_QP_RTS);
+	cr_assert_eq(engine_qp_get_state(B.qp), ENGINE_QP_RTS);
 	assert_piece(0, 8);
 	cr_assert_eq(iwx_mem_invalidate(B.mem, B.stag, B.pd), 0);
 	memset(B.buf + PIECE, GUARD, PIECE);	/* what landed before it returned may stay */
@@ -952,18 +952,18 @@ static struct iwx_mpa_agreed with(uint8_t rev, uint8_t rtr, bool initiator)
 
 static void responder_speaks_after_initiator(uint8_t rev, uint8_t rtr, uint64_t initiator_fpdus)
 {
-	struct iwx_engine_qp_stats st;
+	struct engine_qp_stats st;
 
 	teardown();
 	pair(with(rev, rtr, true), with(rev, rtr, false));
 	post_recv(&A, 1, 0, 16);
 	post(&B, 2, IWX_WR_SEND, 0, 16, 0, 0);
 	pump();
-	iwx_qp_stats(A.qp, &st);
+	engine_qp_stats(A.qp, &st);
 	cr_assert_eq(st.tx_fpdus, initiator_fpdus, "the Initiator's RTR, or nothing");
 	if (!rtr) {
 		/* revision 1: the Responder waits for the Initiator's first FPDU */
-		iwx_qp_stats(B.qp, &st);
+		engine_qp_stats(B.qp, &st);
 		cr_assert_eq(st.tx_fpdus, 0);
 		no_wc(&A);
 		post_recv(&B, 3, 0, 16);
@@ -976,8 +976,8 @@ static void responder_speaks_after_initiator(uint8_t rev, uint8_t rtr, uint64_t 
 	assert_wc(one_wc(&A), 1, IWX_WC_RECV, IWX_WC_SUCCESS);
 	no_wc(&A);	/* the RTR completes to nobody */
 	no_wc(&B);
-	cr_assert_eq(iwx_qp_get_state(A.qp), IWX_QP_RTS);
-	cr_assert_eq(iwx_qp_get_state(B.qp), IWX_QP_RTS);
+	cr_assert_eq(engine_qp_get_state(A.qp), ENGINE_QP_RTS);
+	cr_assert_eq(engine_qp_get_state(B.qp), ENGINE_QP_RTS);
 }
 
 Test(qp, revision_1_responder_waits_for_the_initiators_first_fpdu)
@@ -1015,7 +1015,7 @@ static int srq_take(void *ctx, struct iwx_recv_wr *wr)
 /* B's receives from srq (n of them, 64 bytes each from B's buffer, wr_id 100 + i), depth 8. */
 static void pair_on_srq(int n)
 {
-	struct iwx_qp_attr attr = { .rq_depth = 8, .take_recv = srq_take };
+	struct engine_qp_attr attr = { .rq_depth = 8, .take_recv = srq_take };
 
 	teardown();
 	pair_with(agreed(4, 4), agreed(4, 4), &attr);
@@ -1043,8 +1043,8 @@ static void raw_send(uint32_t msn, uint32_t mo, bool last, const char *payload)
 
 static void run_b(void)
 {
-	for (int i = 0; i < 20 && iwx_qp_get_state(B.qp) != IWX_QP_ERROR; i++) {
-		iwx_qp_progress(B.qp, NULL);
+	for (int i = 0; i < 20 && engine_qp_get_state(B.qp) != ENGINE_QP_ERROR; i++) {
+		engine_qp_progress(B.qp, NULL);
 		poll(&(struct pollfd){ .fd = B.fd, .events = POLLIN }, 1, 5);
 	}
 }
@@ -1081,7 +1081,7 @@ Test(qp, srq_receives_follow_msns_out_of_order)
 	raw_send(1, 0, true, "AAA");
 	raw_send(2, 2, true, "bb");
 	run_b();
-	cr_assert_eq(iwx_qp_get_state(B.qp), IWX_QP_RTS);
+	cr_assert_eq(engine_qp_get_state(B.qp), ENGINE_QP_RTS);
 	cr_assert_eq(srq.taken, 2);
 	wc = one_wc(&B);
 	assert_wc(wc, 100, IWX_WC_RECV, IWX_WC_SUCCESS);
