@@ -18,9 +18,6 @@
 #include "proto/term.h"
 #include "proto/wire.h"
 
-#include "conn_sctp.h"
-#include "conn_tcp.h"
-
 struct iwx_llp;
 
 struct iwx_conn_opts {
@@ -43,10 +40,15 @@ enum iwx_conn_state {
 	IWX_CONN_FAILED,	/* error holds why; the socket is closed */
 };
 
+/* The most room a transport's header may take before a set-up's MPA frame (ops->headroom). */
+#define IWX_CONN_HEADROOM_MAX	16
 /* The largest frame a set-up sends: a transport's header, then an MPA frame with the most private data. */
-#define IWX_CONN_OUT_MAX	(IWX_SHIM_SETUP_HDR_LEN + sizeof(struct iwx_mpa_rr) + \
-				 IWX_MPA_MAX_PRIVDATA)
+#define IWX_CONN_OUT_MAX	(IWX_CONN_HEADROOM_MAX + sizeof(struct iwx_mpa_rr) + IWX_MPA_MAX_PRIVDATA)
 
+/*
+ * A set-up, the first member of its transport's struct (struct iwx_conn_tcp, ...), which
+ * holds the socket: the transport's functions make one, the ones below drive it.
+ */
 struct iwx_conn {
 	const struct iwx_conn_ops *ops;		/* its transport */
 	enum iwx_conn_state	state;
@@ -65,10 +67,6 @@ struct iwx_conn {
 	struct iwx_conn_opts	opts;
 	uint8_t			out[IWX_CONN_OUT_MAX];	/* the frame to send: headroom, then MPA */
 	uint16_t		out_len, out_done;	/* its length; how much a stream took */
-	union {
-		struct iwx_conn_tcp	tcp;
-		struct iwx_conn_sctp	sctp;
-	};
 };
 
 /*

@@ -13,11 +13,22 @@
 #include "proto/ddp_shim.h"
 #include "proto/mpa.h"
 
-#include "conn.h"
+#include "conn_sctp.h"
 #include "llp_sctp.h"
 #include "sctp.h"
+#include "util/container_of.h"
 
 #define DRAIN_MAX		64	/* reads before a close; what is left makes it an ABORT */
+
+static struct iwx_conn_sctp *sctp_of(struct iwx_conn *c)
+{
+	return container_of(c, struct iwx_conn_sctp, conn);
+}
+
+struct socket *iwx_conn_sctp_socket(const struct iwx_conn *c)
+{
+	return container_of(c, const struct iwx_conn_sctp, conn)->so;
+}
 
 /*
  * Read and drop what the socket holds: usrsctp closes a socket with unread data
@@ -41,17 +52,18 @@ static void drain(struct iwx_conn_sctp *t)
 /* Send the set-up chunk: the shim's header, then out's frame, as one unordered message on stream 0. */
 static int sctp_send(struct iwx_conn *c)
 {
+	struct iwx_conn_sctp *t = sctp_of(c);
 	struct sctp_sndinfo si = {
 		.snd_sid = IWX_SHIM_STREAM_SETUP,
 		/* draft-otis-sctp-ddp §2.2: U on every chunk; B and E as SCTP never fragments */
 		.snd_flags = SCTP_UNORDERED,
 		.snd_ppid = htonl(IWX_SHIM_PPI),
-		.snd_assoc_id = c->sctp.assoc_id,
+		.snd_assoc_id = t->assoc_id,
 	};
 	ssize_t n;
 
 	iwx_shim_setup_hdr(c->out);
-	n = usrsctp_sendv(c->sctp.so, c->out, c->out_len, NULL, 0, &si, sizeof(si), SCTP_SENDV_SNDINFO, 0);
+	n = usrsctp_sendv(t->so, c->out, c->out_len, NULL, 0, &si, sizeof(si), SCTP_SENDV_SNDINFO, 0);
 	if (n == c->out_len)
 		return 0;
 	if (n >= 0)
@@ -160,17 +172,18 @@ static int pull(struct iwx_conn_sctp *t, size_t *len, struct sctp_rcvinfo *rcv, 
 /* CONNECTING: the association is up and the peer announced DDP_TAG_PLACE. */
 static int sctp_ready(struct iwx_conn *c)
 {
+	struct iwx_conn_sctp *t = sctp_of(c);
 	struct sctp_rcvinfo rcv;
 	size_t len = 0;
 	int err, flags = 0;
 
-	err = pull(&c->sctp, &len, &rcv, &flags);
+	err = pull(t, &len, &rcv, &flags);
 	if (err < 0)
 		return err;
 	/* Set-up 4: the Responder sends nothing before it has the Request */
 	if (err == 1)
 		return iwx_conn_bad_frame(c, IWX_MPA_EC_INVALID_RR);
-	return c->sctp.indicated ? 0 : -EAGAIN;
+	return t->indicated ? 0 : -EAGAIN;
 }
 
 /*
@@ -180,7 +193,7 @@ static int sctp_ready(struct iwx_conn *c)
  */
 static int sctp_recv(struct iwx_conn *c, bool want_reply, struct iwx_mpa_rr_params *p)
 {
-	struct iwx_conn_sctp *t = &c->sctp;
+	struct iwx_conn_sctp *t = sctp_of(c);
 	struct sctp_rcvinfo rcv;
 	struct iwx_ddp_seg seg;
 	size_t len = 0;
@@ -216,7 +229,7 @@ static int sctp_idle(struct iwx_conn *c)
 	size_t len = 0;
 	int err, flags = 0;
 
-	err = pull(&c->sctp, &len, &rcv, &flags);
+	err = pull(sctp_of(c), &len, &rcv, &flags);
 	return err == 1 ? iwx_conn_bad_frame(c, IWX_MPA_EC_INVALID_RR) : err;
 }
 
@@ -245,13 +258,14 @@ static int path_mtu(struct iwx_conn_sctp *t)
 
 static int sctp_established(struct iwx_conn *c)
 {
-	struct sctp_assoc_value av = { .assoc_id = c->sctp.assoc_id };
+	struct iwx_conn_sctp *t = sctp_of(c);
+	struct sctp_assoc_value av = { .assoc_id = t->assoc_id };
 	socklen_t len = sizeof(av);
-	int err = path_mtu(&c->sctp);
+	int err = path_mtu(t);
 
 	if (err)
 		return err;
-	if (usrsctp_getsockopt(c->sctp.so, IPPROTO_SCTP, SCTP_MAXSEG, &av, &len))
+	if (usrsctp_getsockopt(t->so, IPPROTO_SCTP, SCTP_MAXSEG, &av, &len))
 		return -errno;
 	c->emss = av.assoc_value;
 	return 0;
@@ -265,27 +279,34 @@ static void sctp_reject(struct iwx_conn *c)
 /* Set-up 3: a reject or a failure shuts the association down gracefully where it can. */
 static void sctp_finish(struct iwx_conn *c)
 {
-	if (!c->sctp.so)
+	struct iwx_conn_sctp *t = sctp_of(c);
+
+	if (!t->so)
 		return;
-	drain(&c->sctp);
-	usrsctp_close(c->sctp.so);
-	c->sctp.so = NULL;
+	drain(t);
+	usrsctp_close(t->so);
+	t->so = NULL;
 }
 
 static void sctp_close(struct iwx_conn *c)
 {
-	if (c->sctp.so)
-		usrsctp_close(c->sctp.so);
-	c->sctp.so = NULL;
+	struct iwx_conn_sctp *t = sctp_of(c);
+
+	if (t->so)
+		usrsctp_close(t->so);
+	t->so = NULL;
 }
 
 static struct iwx_llp *sctp_llp_new(struct iwx_conn *c)
 {
-	struct socket *so = c->sctp.so;
+	struct iwx_conn_sctp *t = sctp_of(c);
+	struct socket *so = t->so;
 
-	c->sctp.so = NULL;	/* the lower layer's, closed with it */
-	return iwx_llp_sctp_new(so, c->emss, c->sctp.peer_tsn);
+	t->so = NULL;	/* the lower layer's, closed with it */
+	return iwx_llp_sctp_new(so, c->emss, t->peer_tsn);
 }
+
+_Static_assert(IWX_SHIM_SETUP_HDR_LEN <= IWX_CONN_HEADROOM_MAX, "the set-up chunk's header fits a set-up's out");
 
 static const struct iwx_conn_ops sctp_ops = {
 	.name = "SCTP",
@@ -323,44 +344,53 @@ struct socket *iwx_conn_sctp_listen(uint16_t port, int backlog)
 	return so;
 }
 
-int iwx_conn_sctp_connect(struct iwx_conn *c, struct iwx_sctp_path *path, uint16_t port,
+/* Both sides: the options, and no association yet. */
+static int sctp_init(struct iwx_conn_sctp *t, const struct iwx_conn_opts *o, bool initiator)
+{
+	memset(t, 0, sizeof(*t));
+	return iwx_conn_init(&t->conn, &sctp_ops, o, initiator);
+}
+
+int iwx_conn_sctp_connect(struct iwx_conn_sctp *t, struct iwx_sctp_path *path, uint16_t port,
 			  const struct iwx_conn_opts *o)
 {
+	struct iwx_conn *c = &t->conn;
 	struct sockaddr_conn sc = {
 		.sconn_family = AF_CONN,
 		.sconn_port = 0,
 		.sconn_addr = path->token,
 	};
-	int err = iwx_conn_init(c, &sctp_ops, o, true);
+	int err = sctp_init(t, o, true);
 
 	if (err)
 		return iwx_conn_fail(c, err);
-	c->sctp.so = iwx_sctp_socket();
-	if (!c->sctp.so)
+	t->so = iwx_sctp_socket();
+	if (!t->so)
 		return iwx_conn_fail(c, -errno);
 	/*
 	 * Bound to the path, so that the association uses it alone; on a port of its own:
 	 * port itself may be taken by a listener of the same stack (EADDRINUSE).
 	 */
-	if (usrsctp_bind(c->sctp.so, (struct sockaddr *)&sc, sizeof(sc)))
+	if (usrsctp_bind(t->so, (struct sockaddr *)&sc, sizeof(sc)))
 		return iwx_conn_fail(c, -errno);
 	sc.sconn_port = htons(port);
-	if (usrsctp_connect(c->sctp.so, (struct sockaddr *)&sc, sizeof(sc)) && errno != EINPROGRESS)
+	if (usrsctp_connect(t->so, (struct sockaddr *)&sc, sizeof(sc)) && errno != EINPROGRESS)
 		return iwx_conn_fail(c, -errno);
 	iwx_conn_enter(c, IWX_CONN_CONNECTING);
 	return 0;
 }
 
-int iwx_conn_sctp_accept(struct iwx_conn *c, struct socket *listener, const struct iwx_conn_opts *o)
+int iwx_conn_sctp_accept(struct iwx_conn_sctp *t, struct socket *listener, const struct iwx_conn_opts *o)
 {
+	struct iwx_conn *c = &t->conn;
 	struct sockaddr_conn sc;
 	socklen_t len = sizeof(sc);
 
-	iwx_conn_init(c, &sctp_ops, o, false);
-	c->sctp.so = usrsctp_accept(listener, (struct sockaddr *)&sc, &len);
-	if (!c->sctp.so)
+	sctp_init(t, o, false);
+	t->so = usrsctp_accept(listener, (struct sockaddr *)&sc, &len);
+	if (!t->so)
 		return iwx_conn_fail(c, errno == EWOULDBLOCK ? -EAGAIN : -errno);
-	if (usrsctp_set_non_blocking(c->sctp.so, 1))
+	if (usrsctp_set_non_blocking(t->so, 1))
 		return iwx_conn_fail(c, -errno);
 	/* COMM_UP and the indication wait in the socket: the association is up */
 	iwx_conn_enter(c, IWX_CONN_WAIT_REQUEST);

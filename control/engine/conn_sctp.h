@@ -7,7 +7,7 @@
  * caller's loop: it feeds the stack its packets (iwx_sctp_input, iwx_sctp_tick) and
  * steps each set-up after them. The result is an association in full operation for the
  * lower layer (llp_sctp.h): its socket, SCTP_MAXSEG (emss) and the TSN the peer's chunks
- * start from. Included by conn.h: include that.
+ * start from.
  *
  * What both ends agree is fixed: MPA revision 2 with the enhanced set-up (IRD/ORD),
  * peer-to-peer with a zero-length RDMA Write as RTR (RFC 6581 §6), no CRC and no markers
@@ -29,15 +29,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "conn.h"
 #include "proto/wire.h"
 
 struct socket;
-struct iwx_conn;
-struct iwx_conn_opts;
 struct iwx_sctp_path;
 
-/* SCTP's part of a struct iwx_conn. */
+/* A set-up over SCTP: iwx_conn_step and the rest of conn.h take &conn. */
 struct iwx_conn_sctp {
+	struct iwx_conn	conn;
 	struct socket	*so;		/* usrsctp one-to-one socket; NULL once closed or taken */
 	uint32_t	peer_indication;	/* the peer's Adaptation Layer Indication (3) */
 	uint32_t	peer_tsn;	/* TSN of the peer's set-up chunk: its first DATA chunk */
@@ -58,13 +58,16 @@ struct socket *iwx_conn_sctp_listen(uint16_t port, int backlog);
  * address; this side binds port on it too). The Request is encoded at once from o:
  * o->pd need not outlive the call. 0 (then step) or -errno, with state FAILED.
  */
-int iwx_conn_sctp_connect(struct iwx_conn *c, struct iwx_sctp_path *path, uint16_t port,
+int iwx_conn_sctp_connect(struct iwx_conn_sctp *t, struct iwx_sctp_path *path, uint16_t port,
 			  const struct iwx_conn_opts *o);
 
 /*
  * Responder: take the next association that is up from listener and start reading its
  * Request. -EAGAIN when none is waiting; other -errno with state FAILED.
  */
-int iwx_conn_sctp_accept(struct iwx_conn *c, struct socket *listener, const struct iwx_conn_opts *o);
+int iwx_conn_sctp_accept(struct iwx_conn_sctp *t, struct socket *listener, const struct iwx_conn_opts *o);
+
+/* The association of c, a struct iwx_conn_sctp's set-up: NULL once closed or taken by the lower layer. */
+struct socket *iwx_conn_sctp_socket(const struct iwx_conn *c);
 
 #endif /* IWX_CONN_SCTP_H */

@@ -11,9 +11,10 @@
 
 #include "proto/mpa.h"
 
-#include "conn.h"
+#include "conn_tcp.h"
 #include "llp_tcp.h"
 #include "util/clock.h"
+#include "util/container_of.h"
 
 #define HDR_LEN		sizeof(struct iwx_mpa_rr)
 #define DRAIN_MAX	64	/* reads after a reject, before the close */
@@ -26,9 +27,20 @@ static int set_nodelay(int fd)
 }
 
 /* CONNECTING: 0 when connected, -EAGAIN while the handshake is under way, or why it failed. */
+static struct iwx_conn_tcp *tcp_of(struct iwx_conn *c)
+{
+	return container_of(c, struct iwx_conn_tcp, conn);
+}
+
+int iwx_conn_tcp_fd(const struct iwx_conn *c)
+{
+	return container_of(c, const struct iwx_conn_tcp, conn)->fd;
+}
+
 static int tcp_ready(struct iwx_conn *c)
 {
-	struct pollfd pfd = { .fd = c->tcp.fd, .events = POLLOUT };
+	struct iwx_conn_tcp *t = tcp_of(c);
+	struct pollfd pfd = { .fd = t->fd, .events = POLLOUT };
 	socklen_t len = sizeof(int);
 	int soerr = 0, n;
 
@@ -37,7 +49,7 @@ static int tcp_ready(struct iwx_conn *c)
 		return errno == EINTR ? -EAGAIN : -errno;
 	if (n == 0)
 		return -EAGAIN;
-	if (getsockopt(c->tcp.fd, SOL_SOCKET, SO_ERROR, &soerr, &len))
+	if (getsockopt(t->fd, SOL_SOCKET, SO_ERROR, &soerr, &len))
 		return -errno;
 	return -soerr;
 }
@@ -48,7 +60,7 @@ static int tcp_send(struct iwx_conn *c)
 	ssize_t n;
 
 	while (c->out_done < c->out_len) {
-		n = send(c->tcp.fd, c->out + c->out_done, c->out_len - c->out_done,
+		n = send(tcp_of(c)->fd, c->out + c->out_done, c->out_len - c->out_done,
 			 MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -69,7 +81,7 @@ static int tcp_send(struct iwx_conn *c)
  */
 static int tcp_recv(struct iwx_conn *c, bool want_reply, struct iwx_mpa_rr_params *p)
 {
-	struct iwx_conn_tcp *t = &c->tcp;
+	struct iwx_conn_tcp *t = tcp_of(c);
 	size_t want = HDR_LEN;
 	struct iwx_mpa_rr hdr;
 	ssize_t n, r;
@@ -111,41 +123,47 @@ static int tcp_idle(struct iwx_conn *c)
 
 static int tcp_established(struct iwx_conn *c)
 {
+	struct iwx_conn_tcp *t = tcp_of(c);
 	socklen_t len;
 	int mss = 0;
 
 	len = sizeof(mss);
-	if (getsockopt(c->tcp.fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) == 0 && mss > 0)
+	if (getsockopt(t->fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) == 0 && mss > 0)
 		c->emss = mss;
 	len = sizeof(c->local);
-	getsockname(c->tcp.fd, (struct sockaddr *)&c->local, &len);
+	getsockname(t->fd, (struct sockaddr *)&c->local, &len);
 	len = sizeof(c->peer);
-	getpeername(c->tcp.fd, (struct sockaddr *)&c->peer, &len);
+	getpeername(t->fd, (struct sockaddr *)&c->peer, &len);
 	return 0;
 }
 
 static void tcp_reject(struct iwx_conn *c)
 {
-	if (send(c->tcp.fd, c->out, c->out_len, MSG_NOSIGNAL | MSG_DONTWAIT) != c->out_len)
+	struct iwx_conn_tcp *t = tcp_of(c);
+
+	if (send(t->fd, c->out, c->out_len, MSG_NOSIGNAL | MSG_DONTWAIT) != c->out_len)
 		return;
 	/* no RST for the bytes left unread, which could overtake the Reply */
-	shutdown(c->tcp.fd, SHUT_WR);
-	for (int i = 0; i < DRAIN_MAX && recv(c->tcp.fd, c->tcp.in, sizeof(c->tcp.in), MSG_DONTWAIT) > 0; i++)
+	shutdown(t->fd, SHUT_WR);
+	for (int i = 0; i < DRAIN_MAX && recv(t->fd, t->in, sizeof(t->in), MSG_DONTWAIT) > 0; i++)
 		;
 }
 
 static void tcp_close(struct iwx_conn *c)
 {
-	if (c->tcp.fd >= 0)
-		close(c->tcp.fd);
-	c->tcp.fd = -1;
+	struct iwx_conn_tcp *t = tcp_of(c);
+
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
 }
 
 static struct iwx_llp *tcp_llp_new(struct iwx_conn *c)
 {
-	int fd = c->tcp.fd;
+	struct iwx_conn_tcp *t = tcp_of(c);
+	int fd = t->fd;
 
-	c->tcp.fd = -1;		/* the lower layer's, closed with it */
+	t->fd = -1;		/* the lower layer's, closed with it */
 	return iwx_llp_tcp_new(fd, &c->agreed, c->emss, c->opts.zerocopy_min);
 }
 
@@ -163,31 +181,34 @@ static const struct iwx_conn_ops tcp_ops = {
 };
 
 /* Both sides: the options, and no socket yet. */
-static int tcp_init(struct iwx_conn *c, const struct iwx_conn_opts *o, bool initiator)
+static int tcp_init(struct iwx_conn_tcp *t, const struct iwx_conn_opts *o, bool initiator)
 {
-	int err = iwx_conn_init(c, &tcp_ops, o, initiator);
+	int err;
 
-	c->tcp.fd = -1;
+	memset(t, 0, sizeof(*t));
+	err = iwx_conn_init(&t->conn, &tcp_ops, o, initiator);
+	t->fd = -1;
 	return err;
 }
 
-int iwx_conn_tcp_connect(struct iwx_conn *c, const struct sockaddr *peer, socklen_t len,
+int iwx_conn_tcp_connect(struct iwx_conn_tcp *t, const struct sockaddr *peer, socklen_t len,
 			 const struct iwx_conn_opts *o)
 {
-	int err = tcp_init(c, o, true);
+	struct iwx_conn *c = &t->conn;
+	int err = tcp_init(t, o, true);
 
 	if (err)
 		return iwx_conn_fail(c, err);
 	if (len > sizeof(c->peer) || (peer->sa_family != AF_INET && peer->sa_family != AF_INET6))
 		return iwx_conn_fail(c, -EINVAL);
 	memcpy(&c->peer, peer, len);
-	c->tcp.fd = socket(peer->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (c->tcp.fd < 0)
+	t->fd = socket(peer->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (t->fd < 0)
 		return iwx_conn_fail(c, -errno);
-	err = set_nodelay(c->tcp.fd);
+	err = set_nodelay(t->fd);
 	if (err)
 		return iwx_conn_fail(c, err);
-	if (connect(c->tcp.fd, peer, len) == 0) {
+	if (connect(t->fd, peer, len) == 0) {
 		iwx_conn_enter(c, IWX_CONN_SEND_REQUEST);
 		return 0;
 	}
@@ -213,17 +234,18 @@ int iwx_conn_tcp_listen(const struct sockaddr *addr, socklen_t len, int backlog)
 	return fd;
 }
 
-int iwx_conn_tcp_accept(struct iwx_conn *c, int lfd, const struct iwx_conn_opts *o)
+int iwx_conn_tcp_accept(struct iwx_conn_tcp *t, int lfd, const struct iwx_conn_opts *o)
 {
+	struct iwx_conn *c = &t->conn;
 	socklen_t len = sizeof(c->peer);
-	int err = tcp_init(c, o, false);
+	int err = tcp_init(t, o, false);
 
 	if (err)
 		return iwx_conn_fail(c, err);
-	c->tcp.fd = accept4(lfd, (struct sockaddr *)&c->peer, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (c->tcp.fd < 0)
+	t->fd = accept4(lfd, (struct sockaddr *)&c->peer, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (t->fd < 0)
 		return iwx_conn_fail(c, -errno);
-	err = set_nodelay(c->tcp.fd);
+	err = set_nodelay(t->fd);
 	if (err)
 		return iwx_conn_fail(c, err);
 	iwx_conn_enter(c, IWX_CONN_WAIT_REQUEST);
@@ -255,7 +277,7 @@ int iwx_conn_tcp_wait(struct iwx_conn *c)
 		now = iwx_now_ms();
 		if (iwx_conn_step(c, now) == 0)
 			break;
-		pfd.fd = c->tcp.fd;
+		pfd.fd = iwx_conn_tcp_fd(c);
 		pfd.events = iwx_conn_tcp_events(c);
 		/* step returned -EAGAIN, so now < deadline */
 		n = poll(&pfd, 1, c->deadline_ms - now > INT_MAX ? INT_MAX : (int)(c->deadline_ms - now));

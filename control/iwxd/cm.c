@@ -58,8 +58,8 @@ static void pconn_unannounce(struct pconn *p)
 void cm_pconn_free(struct iwxd *d, struct pconn *p)
 {
 	pconn_unannounce(p);
-	conn_sock_let_go(d, &p->sock, &p->conn);
-	iwx_conn_close(&p->conn);
+	conn_sock_let_go(d, &p->sock, p->conn);
+	iwx_conn_close(p->conn);
 	if (p->sock.t->setup_free)
 		p->sock.t->setup_free(d, p);
 	if (p->qp && p->qp->setup == p)
@@ -67,6 +67,7 @@ void cm_pconn_free(struct iwxd *d, struct pconn *p)
 	IWX_LIST_UNLINK(&d->pconns, p);
 	iwx_ids_del(&d->ids, p->id);
 	timer_fini(&d->loop, &p->timer);
+	free(p->conn);
 	free(p);
 }
 
@@ -80,13 +81,13 @@ static void qp_back_to_init(struct vqp *q)
 /* p's timer runs at its deadline: the application's answer's, or the set-up's next step's. */
 static void pconn_rearm(struct iwxd *d, struct pconn *p)
 {
-	timer_set(&d->loop, &p->timer, p->announced ? p->answer_ms : p->conn.deadline_ms);
+	timer_set(&d->loop, &p->timer, p->announced ? p->answer_ms : p->conn->deadline_ms);
 }
 
 /* Tell the client of the peer's request (the set-up's socket is not watched meanwhile). */
 static void announce(struct iwxd *d, struct pconn *p)
 {
-	struct iwx_conn *c = &p->conn;
+	struct iwx_conn *c = p->conn;
 	struct iwx_ipc_event ev;
 
 	/* what the peer asked, for the application to answer */
@@ -168,7 +169,7 @@ static const char *addr_str(const struct sockaddr_storage *a, char *buf, size_t 
 /* The set-up ended (the socket needs no more waiting): act on how. */
 static void pconn_done(struct iwxd *d, struct pconn *p)
 {
-	struct iwx_conn *c = &p->conn;
+	struct iwx_conn *c = p->conn;
 	struct iwx_ipc_event ev;
 
 	/* TCP waits for nothing now: not watched while the application decides */
@@ -241,16 +242,16 @@ static void pconn_names(struct pconn *p)
 
 static void pconn_step(struct iwxd *d, struct pconn *p)
 {
-	enum iwx_conn_state was = p->conn.state;
-	int err = iwx_conn_step(&p->conn, iwx_now_ms());
+	enum iwx_conn_state was = p->conn->state;
+	int err = iwx_conn_step(p->conn, iwx_now_ms());
 
 	pconn_names(p);
 	/* an announced request waits for its answer, unless its step failed it */
-	if (err != -EAGAIN && !(p->announced && p->conn.state == was)) {
+	if (err != -EAGAIN && !(p->announced && p->conn->state == was)) {
 		pconn_done(d, p);
 		return;
 	}
-	conn_sock_follow(d, &p->sock, &p->conn);
+	conn_sock_follow(d, &p->sock, p->conn);
 	pconn_rearm(d, p);
 }
 
@@ -269,7 +270,7 @@ static void on_pconn_timer(struct iwxd *d, struct timer *t, uint64_t now)
 	if (p->announced && now >= p->answer_ms) {
 		log_info("connection request %u not answered in time: rejected", p->id);
 		cm_answer(d, p->owner, &reject, true);
-	} else if (!p->announced && p->conn.deadline_ms && now >= p->conn.deadline_ms) {
+	} else if (!p->announced && p->conn->deadline_ms && now >= p->conn->deadline_ms) {
 		pconn_step(d, p);
 	} else {
 		pconn_rearm(d, p);
@@ -282,7 +283,9 @@ static struct pconn *pconn_new(struct iwxd *d, struct client *c, const struct tr
 
 	if (!p)
 		return NULL;
-	if (timer_init(&d->loop, &p->timer, on_pconn_timer)) {
+	p->conn = calloc(1, t->conn_size);
+	if (!p->conn || timer_init(&d->loop, &p->timer, on_pconn_timer)) {
+		free(p->conn);
 		free(p);
 		return NULL;
 	}
@@ -318,7 +321,7 @@ int cm_connect(struct iwxd *d, struct client *c, const struct iwx_ipc_connect *r
 	if (!err)
 		err = t->connect(d, p, req);
 	if (!err)
-		err = conn_sock_follow(d, &p->sock, &p->conn);
+		err = conn_sock_follow(d, &p->sock, p->conn);
 	if (err) {
 		cm_pconn_free(d, p);
 		return err;
@@ -346,7 +349,7 @@ static void on_listen(struct iwxd *d, struct watch *w, uint32_t events)
 			return;
 		p->listener = l;
 		opts_of(d, &none, &p->opts, p->pd);
-		if (l->t->accept(d, l, p) || conn_sock_follow(d, &p->sock, &p->conn)) {
+		if (l->t->accept(d, l, p) || conn_sock_follow(d, &p->sock, p->conn)) {
 			cm_pconn_free(d, p);
 			return;
 		}
@@ -460,16 +463,16 @@ static int answer(struct iwxd *d, struct pconn *p, struct vqp *q, bool reject)
 	int err;
 
 	pconn_unannounce(p);
-	err = iwx_conn_answer(&p->conn, &p->opts, reject);
+	err = iwx_conn_answer(p->conn, &p->opts, reject);
 	pconn_names(p);
 	if (q && !err) {
 		p->qp = q;
 		q->setup = p;
 		vqp_set_state(q, IWX_SHQ_CONNECTING);
 	}
-	if (p->conn.state == IWX_CONN_SEND_REPLY && !conn_sock_follow(d, &p->sock, &p->conn))
+	if (p->conn->state == IWX_CONN_SEND_REPLY && !conn_sock_follow(d, &p->sock, p->conn))
 		pconn_step(d, p);
-	else if (p->conn.state == IWX_CONN_REQUEST_IN)
+	else if (p->conn->state == IWX_CONN_REQUEST_IN)
 		announce(d, p);		/* no answer could be made of it: ask again */
 	else
 		pconn_done(d, p);

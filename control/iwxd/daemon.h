@@ -230,7 +230,7 @@ struct vqp {
 	struct iwx_ring		sq, rq;		/* daemon consumes */
 	enum iwx_shq_state	state;
 	struct pconn		*setup;		/* while CONNECTING */
-	struct engine_qp		*eng;		/* the engine, once the stream is in full operation */
+	struct engine_qp	*eng;		/* the engine, once the stream is in full operation */
 	struct iwx_llp		*llp;		/* ... its lower layer, MPA on TCP (the engine's) */
 	struct fp_follow	*fp;		/* followed by the fast path: its state (fastpath.c's) */
 	uint32_t		bell_sq, bell_rq;	/* the rings' producers at its last bell */
@@ -273,7 +273,7 @@ struct listener {
 struct pconn {
 	struct conn_sock	sock;		/* the set-up's socket, as watched */
 	uint32_t		id;
-	struct iwx_conn		conn;		/* the set-up, over sock.t */
+	struct iwx_conn		*conn;		/* the set-up, first in sock.t's struct of conn_size */
 	struct iwx_sctp_path	*path;		/* over SCTP, active: the path it holds */
 	struct client		*owner;
 	struct listener		*listener;	/* passive */

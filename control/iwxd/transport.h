@@ -12,6 +12,7 @@
 #define IWXD_TRANSPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <iwx/verbs.h>
@@ -32,6 +33,8 @@ struct transport {
 	bool		fast_path;
 	/* siw's first FPDU: held by an Initiator until the Responder's (vqp.c) */
 	bool		first_fpdu_hold;
+	/* a set-up over it: the size of its struct, whose first member is the struct iwx_conn */
+	size_t		conn_size;
 
 	/* 0, or -EPROTONOSUPPORT when this iwxd runs without it */
 	int	(*usable)(const struct iwxd *d);

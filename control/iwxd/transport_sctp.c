@@ -9,12 +9,19 @@
 
 #include <usrsctp.h>
 
+#include "conn_sctp.h"
 #include "daemon.h"
+#include "util/container_of.h"
 #include "sctp_io.h"
 
 static int sctp_usable(const struct iwxd *d)
 {
 	return sctp_io_on(d) ? 0 : -EPROTONOSUPPORT;	/* iwxd --sctp-port 0 */
+}
+
+static struct iwx_conn_sctp *sctp_of(struct pconn *p)
+{
+	return container_of(p->conn, struct iwx_conn_sctp, conn);
 }
 
 /* An active set-up holds a path to its peer (one of iwxd's 1024) until it goes. */
@@ -29,8 +36,8 @@ static int sctp_connect(struct iwxd *d, struct pconn *p, const struct iwx_ipc_co
 		err = -errno;
 	c->user->sctp_setups += p->path != NULL;
 	if (!err)
-		err = iwx_conn_sctp_connect(&p->conn, p->path, cm_port_of(&req->addr), &p->opts);
-	p->conn.peer = req->addr;
+		err = iwx_conn_sctp_connect(sctp_of(p), p->path, cm_port_of(&req->addr), &p->opts);
+	p->conn->peer = req->addr;
 	return err;
 }
 
@@ -74,7 +81,7 @@ static int sctp_listen(struct iwxd *d, struct listener *l, const struct iwx_ipc_
 static int sctp_accept(struct iwxd *d, struct listener *l, struct pconn *p)
 {
 	(void)d;
-	return iwx_conn_sctp_accept(&p->conn, l->h, &p->opts);
+	return iwx_conn_sctp_accept(sctp_of(p), l->h, &p->opts);
 }
 
 static void sctp_listen_close(struct iwxd *d, struct listener *l)
@@ -87,16 +94,17 @@ static void sctp_listen_close(struct iwxd *d, struct listener *l)
 /* A passive set-up's addresses, as the request names them. */
 static void sctp_names(struct pconn *p)
 {
-	struct iwx_conn *c = &p->conn;
+	struct iwx_conn *c = p->conn;
+	struct socket *so = iwx_conn_sctp_socket(c);
 
-	if (p->listener && !c->peer.ss_family && c->sctp.so && !sctp_io_peer(c->sctp.so, &c->peer))
+	if (p->listener && !c->peer.ss_family && so && !sctp_io_peer(so, &c->peer))
 		c->local = p->listener->addr;
 }
 
 static void sctp_sock_of(const struct iwx_conn *c, int *fd, void **h)
 {
 	*fd = -1;
-	*h = c->sctp.so;
+	*h = iwx_conn_sctp_socket(c);
 }
 
 static int sctp_watch(struct iwxd *d, struct conn_sock *s)
@@ -125,6 +133,7 @@ static bool sctp_via_xsk(const struct conn_sock *s)
 const struct transport transport_sctp = {
 	.name = "SCTP",
 	.id = IWX_TRANSPORT_SCTP,
+	.conn_size = sizeof(struct iwx_conn_sctp),
 	.usable = sctp_usable,
 	.connect = sctp_connect,
 	.listen = sctp_listen,

@@ -6,7 +6,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "conn_tcp.h"
 #include "daemon.h"
+#include "util/container_of.h"
+
+static struct iwx_conn_tcp *tcp_of(struct pconn *p)
+{
+	return container_of(p->conn, struct iwx_conn_tcp, conn);
+}
 
 static int tcp_usable(const struct iwxd *d)
 {
@@ -17,7 +24,7 @@ static int tcp_usable(const struct iwxd *d)
 static int tcp_connect(struct iwxd *d, struct pconn *p, const struct iwx_ipc_connect *req)
 {
 	(void)d;
-	return iwx_conn_tcp_connect(&p->conn, (const struct sockaddr *)&req->addr,
+	return iwx_conn_tcp_connect(tcp_of(p), (const struct sockaddr *)&req->addr,
 				    cm_addr_len(&req->addr), &p->opts);
 }
 
@@ -39,7 +46,7 @@ static int tcp_listen(struct iwxd *d, struct listener *l, const struct iwx_ipc_l
 static int tcp_accept(struct iwxd *d, struct listener *l, struct pconn *p)
 {
 	(void)d;
-	return iwx_conn_tcp_accept(&p->conn, l->w.fd, &p->opts);
+	return iwx_conn_tcp_accept(tcp_of(p), l->w.fd, &p->opts);
 }
 
 static void tcp_listen_close(struct iwxd *d, struct listener *l)
@@ -50,7 +57,7 @@ static void tcp_listen_close(struct iwxd *d, struct listener *l)
 
 static void tcp_sock_of(const struct iwx_conn *c, int *fd, void **h)
 {
-	*fd = c->tcp.fd;
+	*fd = iwx_conn_tcp_fd(c);
 	*h = NULL;
 }
 
@@ -88,6 +95,7 @@ const struct transport transport_tcp = {
 	.id = IWX_TRANSPORT_TCP,
 	.fast_path = true,
 	.first_fpdu_hold = true,
+	.conn_size = sizeof(struct iwx_conn_tcp),
 	.usable = tcp_usable,
 	.connect = tcp_connect,
 	.listen = tcp_listen,

@@ -23,12 +23,12 @@
 
 #include "bench.h"
 #include "bench_util.h"
-#include "conn.h"
+#include "conn_sctp.h"
+#include "conn_tcp.h"
 #include "mem.h"
 #include "llp_sctp.h"
 #include "llp_tcp.h"
 #include "qp.h"
-#include "conn.h"
 #include "util/clock.h"
 
 #define OWNER		1
@@ -38,12 +38,12 @@
 const char *const rdma_backend = "engine";
 
 struct rdma {
-	struct iwx_conn		conn;
+	struct iwx_conn_tcp	tcp;
 	struct iwx_conn_opts	copts;
 	struct engine_qp_attr	attr;
 	struct iwx_mem		*mem;
 	uint32_t		pd;
-	struct engine_qp		*qp;
+	struct engine_qp	*qp;
 	int			lfd;		/* server, until it accepts */
 	struct iwx_recv_wr	early[EARLY_RECVS];
 	int			nearly;
@@ -52,7 +52,7 @@ struct rdma {
 	uint32_t		zerocopy_min;	/* -Z */
 	/* --llp sctp */
 	bool			sctp;
-	struct iwx_conn	sconn;
+	struct iwx_conn_sctp	sconn;
 	struct socket		*lso;		/* server: the listener */
 	struct socket		*so;		/* the association, once the queue pair has it */
 };
@@ -71,7 +71,7 @@ static struct rdma *rdma_new(const struct rdma_opts *o)
 	if (!r)
 		return fail(-ENOMEM, "allocating");
 	r->lfd = -1;
-	r->conn.tcp.fd = -1;
+	r->tcp.fd = -1;
 	r->copts = (struct iwx_conn_opts){
 		.local = { .rev = 2, .crc = !o->no_crc, .markers = o->markers, .ird = o->ird,
 			   .ord = o->ord },
@@ -98,14 +98,14 @@ static int start_qp(struct rdma *r)
 	int err;
 
 	if (r->sctp) {
-		r->so = r->sconn.sctp.so;
-		r->sconn.sctp.so = NULL;	/* the lower layer's now */
-		r->qp = engine_qp_create(iwx_llp_sctp_new(r->so, r->sconn.emss, r->sconn.sctp.peer_tsn),
-				       &r->sconn.agreed, r->mem, r->pd, &r->attr);
+		r->so = r->sconn.so;
+		r->sconn.so = NULL;	/* the lower layer's now */
+		r->qp = engine_qp_create(iwx_llp_sctp_new(r->so, r->sconn.conn.emss, r->sconn.peer_tsn),
+				       &r->sconn.conn.agreed, r->mem, r->pd, &r->attr);
 	} else {
-		r->qp = engine_qp_create(iwx_llp_tcp_new(r->conn.tcp.fd, &r->conn.agreed, r->conn.emss,
+		r->qp = engine_qp_create(iwx_llp_tcp_new(r->tcp.fd, &r->tcp.conn.agreed, r->tcp.conn.emss,
 						      r->zerocopy_min),
-				       &r->conn.agreed, r->mem, r->pd, &r->attr);
+				       &r->tcp.conn.agreed, r->mem, r->pd, &r->attr);
 	}
 	if (!r->qp) {
 		fail(-ENOMEM, "creating the queue pair");
@@ -171,14 +171,14 @@ static int sctp_accept(struct rdma *r, int ms)
 			accepted = true;
 			deadline = now + r->copts.timeout_ms;
 		}
-		iwx_conn_step(&r->sconn, now);
-		if (r->sconn.state == IWX_CONN_REQUEST_IN &&
-		    (err = iwx_conn_answer(&r->sconn, &r->copts, false)))
+		iwx_conn_step(&r->sconn.conn, now);
+		if (r->sconn.conn.state == IWX_CONN_REQUEST_IN &&
+		    (err = iwx_conn_answer(&r->sconn.conn, &r->copts, false)))
 			return errf(err, "answering the MPA Request");
-		if (r->sconn.state == IWX_CONN_ESTABLISHED)
+		if (r->sconn.conn.state == IWX_CONN_ESTABLISHED)
 			return start_qp(r);
-		if (r->sconn.state == IWX_CONN_FAILED || r->sconn.state == IWX_CONN_REJECTED)
-			return errf(r->sconn.error, "the MPA set-up");
+		if (r->sconn.conn.state == IWX_CONN_FAILED || r->sconn.conn.state == IWX_CONN_REJECTED)
+			return errf(r->sconn.conn.error, "the MPA set-up");
 	}
 }
 
@@ -187,12 +187,12 @@ static int sctp_connect(struct rdma *r, struct iwx_sctp_path *path, uint16_t por
 {
 	int err = iwx_conn_sctp_connect(&r->sconn, path, port, &r->copts);
 
-	while (!err && r->sconn.state != IWX_CONN_ESTABLISHED) {
+	while (!err && r->sconn.conn.state != IWX_CONN_ESTABLISHED) {
 		if ((err = carrier_pump(10)) < 0)
 			return err;
-		iwx_conn_step(&r->sconn, iwx_now_ms());
-		if (r->sconn.state == IWX_CONN_FAILED || r->sconn.state == IWX_CONN_REJECTED)
-			err = r->sconn.error ? r->sconn.error : -EPROTO;
+		iwx_conn_step(&r->sconn.conn, iwx_now_ms());
+		if (r->sconn.conn.state == IWX_CONN_FAILED || r->sconn.conn.state == IWX_CONN_REJECTED)
+			err = r->sconn.conn.error ? r->sconn.conn.error : -EPROTO;
 	}
 	return err;
 }
@@ -209,19 +209,19 @@ int rdma_accept(struct rdma *r, int ms)
 		fail(-ETIMEDOUT, "waiting for the client");
 		return -ETIMEDOUT;
 	}
-	if ((err = iwx_conn_tcp_accept(&r->conn, r->lfd, &r->copts))) {
+	if ((err = iwx_conn_tcp_accept(&r->tcp, r->lfd, &r->copts))) {
 		fail(err, "accept");
 		return err;
 	}
 	close(r->lfd);
 	r->lfd = -1;
-	if ((err = iwx_conn_tcp_wait(&r->conn)) || r->conn.state != IWX_CONN_REQUEST_IN) {
-		fail(err ? err : r->conn.error, "reading the MPA Request");
+	if ((err = iwx_conn_tcp_wait(&r->tcp.conn)) || r->tcp.conn.state != IWX_CONN_REQUEST_IN) {
+		fail(err ? err : r->tcp.conn.error, "reading the MPA Request");
 		return -EPROTO;
 	}
-	if ((err = iwx_conn_answer(&r->conn, &r->copts, false)) ||
-	    (err = iwx_conn_tcp_wait(&r->conn)) || r->conn.state != IWX_CONN_ESTABLISHED) {
-		fail(err ? err : r->conn.error, "MPA Reply");
+	if ((err = iwx_conn_answer(&r->tcp.conn, &r->copts, false)) ||
+	    (err = iwx_conn_tcp_wait(&r->tcp.conn)) || r->tcp.conn.state != IWX_CONN_ESTABLISHED) {
+		fail(err ? err : r->tcp.conn.error, "MPA Reply");
 		return -EPROTO;
 	}
 	return start_qp(r);
@@ -246,21 +246,21 @@ struct rdma *rdma_connect(const struct sockaddr_in *addr, const struct rdma_opts
 		/* the server may still be starting: retry a refused association for a while */
 		while ((err = sctp_connect(r, path, ntohs(addr->sin_port))) == -ECONNREFUSED &&
 		       iwx_now_ms() < retry_end) {
-			iwx_conn_close(&r->sconn);
+			iwx_conn_close(&r->sconn.conn);
 			carrier_pump(50);
 		}
 	} else {
 		/* the server may still be starting: retry a refused connect for a while */
 		for (;;) {
-			err = iwx_conn_tcp_connect(&r->conn, (const struct sockaddr *)addr, sizeof(*addr),
+			err = iwx_conn_tcp_connect(&r->tcp, (const struct sockaddr *)addr, sizeof(*addr),
 					       &r->copts);
 			if (!err)
-				err = iwx_conn_tcp_wait(&r->conn);
-			if (!err && r->conn.state != IWX_CONN_ESTABLISHED)
-				err = r->conn.error ? r->conn.error : -EPROTO;
+				err = iwx_conn_tcp_wait(&r->tcp.conn);
+			if (!err && r->tcp.conn.state != IWX_CONN_ESTABLISHED)
+				err = r->tcp.conn.error ? r->tcp.conn.error : -EPROTO;
 			if (err != -ECONNREFUSED || iwx_now_ms() >= retry_end)
 				break;
-			iwx_conn_close(&r->conn);
+			iwx_conn_close(&r->tcp.conn);
 			usleep(50000);
 		}
 	}
@@ -276,7 +276,7 @@ struct rdma *rdma_connect(const struct sockaddr_in *addr, const struct rdma_opts
 
 uint32_t rdma_ord(const struct rdma *r)
 {
-	return r->sctp ? r->sconn.agreed.ord : r->conn.agreed.ord;
+	return r->sctp ? r->sconn.conn.agreed.ord : r->tcp.conn.agreed.ord;
 }
 
 void rdma_close(struct rdma *r, bool graceful)
@@ -285,9 +285,9 @@ void rdma_close(struct rdma *r, bool graceful)
 	if (r->qp)
 		engine_qp_destroy(r->qp);	/* closes the socket (the association) */
 	else if (r->sctp)
-		iwx_conn_close(&r->sconn);
+		iwx_conn_close(&r->sconn.conn);
 	else
-		iwx_conn_close(&r->conn);
+		iwx_conn_close(&r->tcp.conn);
 	if (r->lfd >= 0)
 		close(r->lfd);
 	if (r->lso)
@@ -373,7 +373,7 @@ int rdma_poll(struct rdma *r, struct iwx_wc *wc, int n, int wait_ms)
 	bool ww = false;
 	int err = engine_qp_progress(r->qp, &ww);
 	int k = engine_qp_poll(r->qp, wc, n);
-	struct pollfd p = { .fd = r->conn.tcp.fd, .events = POLLIN | (ww ? POLLOUT : 0) };
+	struct pollfd p = { .fd = r->tcp.fd, .events = POLLIN | (ww ? POLLOUT : 0) };
 
 	if (k)
 		return k;

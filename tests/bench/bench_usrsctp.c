@@ -35,7 +35,7 @@
 
 #include "bench_util.h"
 #include "sctp.h"
-#include "conn.h"
+#include "conn_sctp.h"
 #include "util/clock.h"
 
 #define SETUP_MS	10000	/* the association, each control message */

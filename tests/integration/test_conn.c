@@ -19,7 +19,7 @@
 
 #include "proto/mpa.h"
 
-#include "conn.h"
+#include "conn_tcp.h"
 #include "conn_tests.h"
 #include "netns.h"
 #include "stall.h"
@@ -31,6 +31,7 @@
 /* The TCP fixture: a in namespace a connects to b's listener in namespace b. */
 static struct {
 	struct conn_pair	pair;
+	struct iwx_conn_tcp	a, b;	/* the pair's ends */
 	struct netns_pair	ns;
 	bool			v6;	/* over IPv6 rather than IPv4 */
 	int			lfd;	/* b's listener */
@@ -45,6 +46,8 @@ static void ns_init(void)
 	int err;
 
 	tcp.pair.t = &tcp_transport;
+	tcp.pair.a = &tcp.a.conn;
+	tcp.pair.b = &tcp.b.conn;
 	tcp.lfd = tcp.raw = -1;
 	if (geteuid() != 0)
 		cr_skip_test("needs root for network namespaces");
@@ -112,7 +115,7 @@ static int listen_b(bool v6)
 }
 
 struct connect_args {
-	struct iwx_conn			*c;
+	struct iwx_conn_tcp		*c;
 	struct sockaddr_storage		peer;
 	socklen_t			len;
 	const struct iwx_conn_opts	*o;
@@ -126,7 +129,7 @@ static int connect_fn(void *v)
 }
 
 /* Start an iWARP connect from a to host:port. */
-static int connect_from_a(struct iwx_conn *c, bool v6, const char *host, uint16_t port,
+static int connect_from_a(struct iwx_conn_tcp *c, bool v6, const char *host, uint16_t port,
 			  const struct iwx_conn_opts *o)
 {
 	struct connect_args a = { .c = c, .o = o };
@@ -190,7 +193,7 @@ static void wait_queued(int fd, int n)
 }
 
 /* Accept one connection on lfd as an iWARP responder, waiting for it at most STALL_MS. */
-static void accept_one(struct iwx_conn *c, int lfd, const struct iwx_conn_opts *o)
+static void accept_one(struct iwx_conn_tcp *c, int lfd, const struct iwx_conn_opts *o)
 {
 	struct pollfd p = { .fd = lfd, .events = POLLIN };
 
@@ -208,12 +211,14 @@ static void tcp_listen(struct conn_pair *p)
 
 static int tcp_connect(struct conn_pair *p, const struct iwx_conn_opts *o)
 {
-	return connect_from_a(&p->a, tcp.v6, tcp.v6 ? NETNS_B6 : NETNS_B4, PORT, o);
+	(void)p;
+	return connect_from_a(&tcp.a, tcp.v6, tcp.v6 ? NETNS_B6 : NETNS_B4, PORT, o);
 }
 
 static int tcp_accept(struct conn_pair *p, const struct iwx_conn_opts *o)
 {
-	return iwx_conn_tcp_accept(&p->b, tcp.lfd, o);
+	(void)p;
+	return iwx_conn_tcp_accept(&tcp.b, tcp.lfd, o);
 }
 
 /* Poll the listener until b is accepted, and each end's socket for what its state waits on. */
@@ -224,23 +229,23 @@ static void tcp_wait(struct conn_pair *p)
 
 	if (!p->accepted && tcp.lfd >= 0)
 		f[n++] = (struct pollfd){ .fd = tcp.lfd, .events = POLLIN };
-	if (p->accepted && iwx_conn_tcp_events(&p->b))
-		f[n++] = (struct pollfd){ .fd = p->b.tcp.fd, .events = iwx_conn_tcp_events(&p->b) };
-	if (p->connected && iwx_conn_tcp_events(&p->a))
-		f[n++] = (struct pollfd){ .fd = p->a.tcp.fd, .events = iwx_conn_tcp_events(&p->a) };
+	if (p->accepted && iwx_conn_tcp_events(p->b))
+		f[n++] = (struct pollfd){ .fd = iwx_conn_tcp_fd(p->b), .events = iwx_conn_tcp_events(p->b) };
+	if (p->connected && iwx_conn_tcp_events(p->a))
+		f[n++] = (struct pollfd){ .fd = iwx_conn_tcp_fd(p->a), .events = iwx_conn_tcp_events(p->a) };
 	poll(f, n, 20);
 }
 
 static bool tcp_closed(const struct iwx_conn *c)
 {
-	return c->tcp.fd == -1;
+	return iwx_conn_tcp_fd(c) == -1;
 }
 
 /* The bytes go on b's stream; the Reply and they are in a's socket before a reads a byte. */
 static void tcp_send_early(struct conn_pair *p, const char text[4])
 {
-	cr_assert_eq(send(p->b.tcp.fd, text, 4, MSG_NOSIGNAL), 4);
-	wait_queued(p->a.tcp.fd, sizeof(struct iwx_mpa_rr) + (p->b.agreed.enhanced ? 4 : 0) +
+	cr_assert_eq(send(iwx_conn_tcp_fd(p->b), text, 4, MSG_NOSIGNAL), 4);
+	wait_queued(iwx_conn_tcp_fd(p->a), sizeof(struct iwx_mpa_rr) + (p->b->agreed.enhanced ? 4 : 0) +
 			       p->b_opts.pd_len + 4);
 }
 
@@ -248,7 +253,7 @@ static void tcp_recv_early(struct conn_pair *p, const char text[4])
 {
 	uint8_t got[4];
 
-	read_exact(p->a.tcp.fd, got, 4);
+	read_exact(iwx_conn_tcp_fd(p->a), got, 4);
 	cr_assert_arr_eq(got, text, 4);
 }
 
@@ -325,24 +330,24 @@ static void enhanced_exchange(bool v6)
 	tcp.v6 = v6;
 	conn_test_established_private_data_both_ways(p);
 	for (int i = 0; i < 2; i++) {
-		const struct iwx_mpa_agreed *a = i ? &p->b.agreed : &p->a.agreed;
+		const struct iwx_mpa_agreed *a = i ? &p->b->agreed : &p->a->agreed;
 
 		cr_assert(a->mode.crc, "CRC in both directions: the initiator asked");
 		cr_assert_eq(a->rtr, 0);
 	}
-	cr_assert_gt(p->a.emss, 0);
-	cr_assert_leq(p->a.emss, max_mss);
-	cr_assert_gt(p->b.emss, 0);
-	cr_assert_leq(p->b.emss, max_mss);
-	check_addr(&p->a.local, v6, v6 ? NETNS_A6 : NETNS_A4, -1);
-	check_addr(&p->a.peer, v6, v6 ? NETNS_B6 : NETNS_B4, PORT);
-	check_addr(&p->b.local, v6, v6 ? NETNS_B6 : NETNS_B4, PORT);
-	check_addr(&p->b.peer, v6, v6 ? NETNS_A6 : NETNS_A4,
-		   ntohs(((struct sockaddr_in *)&p->a.local)->sin_port));
+	cr_assert_gt(p->a->emss, 0);
+	cr_assert_leq(p->a->emss, max_mss);
+	cr_assert_gt(p->b->emss, 0);
+	cr_assert_leq(p->b->emss, max_mss);
+	check_addr(&p->a->local, v6, v6 ? NETNS_A6 : NETNS_A4, -1);
+	check_addr(&p->a->peer, v6, v6 ? NETNS_B6 : NETNS_B4, PORT);
+	check_addr(&p->b->local, v6, v6 ? NETNS_B6 : NETNS_B4, PORT);
+	check_addr(&p->b->peer, v6, v6 ? NETNS_A6 : NETNS_A4,
+		   ntohs(((struct sockaddr_in *)&p->a->local)->sin_port));
 
 	/* and the stream carries on the other way */
-	cr_assert_eq(send(p->a.tcp.fd, "C2S!", 4, MSG_NOSIGNAL), 4);
-	read_exact(p->b.tcp.fd, got, 4);
+	cr_assert_eq(send(iwx_conn_tcp_fd(p->a), "C2S!", 4, MSG_NOSIGNAL), 4);
+	read_exact(iwx_conn_tcp_fd(p->b), got, 4);
 	cr_assert_arr_eq(got, "C2S!", 4);
 }
 
@@ -372,16 +377,16 @@ Test(conn, rev1_initiator)
 	cr_assert_eq(conn_pair_connect(p, &co), 0);
 	conn_pair_drive(p);
 
-	cr_assert_eq(p->a.state, IWX_CONN_ESTABLISHED);
-	cr_assert_eq(p->b.state, IWX_CONN_ESTABLISHED);
-	cr_assert_eq(p->b.request.rev, 1);
-	cr_assert(!p->b.request.enhanced);
-	cr_assert_eq(p->a.agreed.mode.rev, 1);
-	cr_assert_eq(p->b.agreed.mode.rev, 1);
-	cr_assert(!p->a.agreed.enhanced && !p->b.agreed.enhanced);
-	cr_assert(p->a.agreed.mode.crc && p->b.agreed.mode.crc);
-	cr_assert(p->a.agreed.mode.markers_rx && !p->a.agreed.mode.markers_tx);
-	cr_assert(!p->b.agreed.mode.markers_rx && p->b.agreed.mode.markers_tx);
+	cr_assert_eq(p->a->state, IWX_CONN_ESTABLISHED);
+	cr_assert_eq(p->b->state, IWX_CONN_ESTABLISHED);
+	cr_assert_eq(p->b->request.rev, 1);
+	cr_assert(!p->b->request.enhanced);
+	cr_assert_eq(p->a->agreed.mode.rev, 1);
+	cr_assert_eq(p->b->agreed.mode.rev, 1);
+	cr_assert(!p->a->agreed.enhanced && !p->b->agreed.enhanced);
+	cr_assert(p->a->agreed.mode.crc && p->b->agreed.mode.crc);
+	cr_assert(p->a->agreed.mode.markers_rx && !p->a->agreed.mode.markers_tx);
+	cr_assert(!p->b->agreed.mode.markers_rx && p->b->agreed.mode.markers_tx);
 	/* nothing exchanged: each keeps its own limits */
 	conn_assert_limits(p, 3, 5, 16, 16);
 	conn_assert_private_data(p, cli_pd, sizeof(cli_pd), srv_pd, sizeof(srv_pd));
@@ -422,32 +427,32 @@ Test(conn, no_matching_rtr)
 	conn_pair_drive(p);
 
 	cr_assert_eq(p->answer_ret, -EPROTO);
-	cr_assert_eq(p->b.state, IWX_CONN_REJECTED);
-	cr_assert_eq(p->b.error, -EPROTO);
-	cr_assert(iwx_cause_eq(p->b.cause, IWX_CAUSE_MPA(IWX_MPA_EC_NO_MATCHING_RTR)));
-	cr_assert_eq(p->a.state, IWX_CONN_REJECTED);
-	cr_assert_eq(p->a.error, -ECONNREFUSED);
+	cr_assert_eq(p->b->state, IWX_CONN_REJECTED);
+	cr_assert_eq(p->b->error, -EPROTO);
+	cr_assert(iwx_cause_eq(p->b->cause, IWX_CAUSE_MPA(IWX_MPA_EC_NO_MATCHING_RTR)));
+	cr_assert_eq(p->a->state, IWX_CONN_REJECTED);
+	cr_assert_eq(p->a->error, -ECONNREFUSED);
 }
 
 /* Same through iwx_conn_wait: it returns the refusal. */
 Test(conn, wait_returns_refusal)
 {
 	struct iwx_conn_opts co = { .local = rev2, .timeout_ms = STALL_MS };
-	struct iwx_conn cli, srv;
+	struct iwx_conn_tcp cli, srv;
 	int lfd = listen_b(false);
 
 	cr_assert_eq(connect_from_a(&cli, false, NETNS_B4, PORT, &co), 0);
 	accept_one(&srv, lfd, &co);
 	/* the initiator's handshake is done once the responder accepted: the Request goes out */
-	cr_assert_eq(iwx_conn_step(&cli, iwx_now_ms()), -EAGAIN);
-	cr_assert_eq(cli.state, IWX_CONN_WAIT_REPLY);
-	cr_assert_eq(iwx_conn_tcp_wait(&srv), 0);
-	cr_assert_eq(srv.state, IWX_CONN_REQUEST_IN);
-	cr_assert_eq(iwx_conn_answer(&srv, &(struct iwx_conn_opts){ .local = rev2 }, true), 0);
-	cr_assert_eq(iwx_conn_tcp_wait(&srv), 0);
-	cr_assert_eq(srv.state, IWX_CONN_REJECTED);
-	cr_assert_eq(iwx_conn_tcp_wait(&cli), -ECONNREFUSED);
-	cr_assert_eq(cli.peer_pd_len, 0);
+	cr_assert_eq(iwx_conn_step(&cli.conn, iwx_now_ms()), -EAGAIN);
+	cr_assert_eq(cli.conn.state, IWX_CONN_WAIT_REPLY);
+	cr_assert_eq(iwx_conn_tcp_wait(&srv.conn), 0);
+	cr_assert_eq(srv.conn.state, IWX_CONN_REQUEST_IN);
+	cr_assert_eq(iwx_conn_answer(&srv.conn, &(struct iwx_conn_opts){ .local = rev2 }, true), 0);
+	cr_assert_eq(iwx_conn_tcp_wait(&srv.conn), 0);
+	cr_assert_eq(srv.conn.state, IWX_CONN_REJECTED);
+	cr_assert_eq(iwx_conn_tcp_wait(&cli.conn), -ECONNREFUSED);
+	cr_assert_eq(cli.conn.peer_pd_len, 0);
 	close(lfd);
 }
 
@@ -455,12 +460,12 @@ Test(conn, wait_returns_refusal)
 Test(conn, connect_times_out)
 {
 	struct iwx_conn_opts co = { .local = rev2, .timeout_ms = CONN_SHORT_MS };
-	struct iwx_conn cli;
+	struct iwx_conn_tcp cli;
 	uint64_t t0 = iwx_now_ms();
 
 	cr_assert_eq(connect_from_a(&cli, false, "192.0.2.3", PORT, &co), 0);
-	cr_assert_eq(cli.state, IWX_CONN_CONNECTING);
-	cr_assert_eq(iwx_conn_tcp_wait(&cli), -ETIMEDOUT);
+	cr_assert_eq(cli.conn.state, IWX_CONN_CONNECTING);
+	cr_assert_eq(iwx_conn_tcp_wait(&cli.conn), -ETIMEDOUT);
 	conn_assert_own_timeout(t0);
 }
 
@@ -469,7 +474,7 @@ Test(conn, responder_reads_only_the_request)
 {
 	struct iwx_conn_opts so = { .local = rev2, .timeout_ms = STALL_MS };
 	struct iwx_mpa_rr_params req, rep;
-	struct iwx_conn srv;
+	struct iwx_conn_tcp srv;
 	int lfd = listen_b(false), raw = raw_connect();
 	uint8_t f[64], got[4];
 	ssize_t n;
@@ -480,21 +485,21 @@ Test(conn, responder_reads_only_the_request)
 	memcpy(f + n, "ABCD", 4);
 	cr_assert_eq(send(raw, f, n + 4, MSG_NOSIGNAL), n + 4);
 	accept_one(&srv, lfd, &so);
-	wait_queued(srv.tcp.fd, n + 4);
-	cr_assert_eq(iwx_conn_tcp_wait(&srv), 0);
-	cr_assert_eq(srv.state, IWX_CONN_REQUEST_IN);
-	cr_assert_eq(srv.peer_pd_len, 2);
-	cr_assert_arr_eq(srv.request.pd, "pd", 2);
-	cr_assert_eq(iwx_conn_answer(&srv, &so, false), 0);
-	cr_assert_eq(iwx_conn_tcp_wait(&srv), 0);
-	cr_assert_eq(srv.state, IWX_CONN_ESTABLISHED);
-	read_exact(srv.tcp.fd, got, 4);
+	wait_queued(srv.fd, n + 4);
+	cr_assert_eq(iwx_conn_tcp_wait(&srv.conn), 0);
+	cr_assert_eq(srv.conn.state, IWX_CONN_REQUEST_IN);
+	cr_assert_eq(srv.conn.peer_pd_len, 2);
+	cr_assert_arr_eq(srv.conn.request.pd, "pd", 2);
+	cr_assert_eq(iwx_conn_answer(&srv.conn, &so, false), 0);
+	cr_assert_eq(iwx_conn_tcp_wait(&srv.conn), 0);
+	cr_assert_eq(srv.conn.state, IWX_CONN_ESTABLISHED);
+	read_exact(srv.fd, got, 4);
 	cr_assert_arr_eq(got, "ABCD", 4);
 
 	read_exact(raw, f, 24);
 	cr_assert_eq(iwx_mpa_rr_decode(f, 24, true, &rep), 24);
 	cr_assert(!rep.reject && rep.enhanced);
-	iwx_conn_close(&srv);
+	iwx_conn_close(&srv.conn);
 	close(raw);
 	close(lfd);
 }
@@ -503,13 +508,13 @@ Test(conn, responder_reads_only_the_request)
 Test(conn, peer_closes_early)
 {
 	struct iwx_conn_opts so = { .local = rev2, .timeout_ms = STALL_MS };
-	struct iwx_conn srv;
+	struct iwx_conn_tcp srv;
 	int lfd = listen_b(false), raw = raw_connect();
 
 	cr_assert_eq(send(raw, IWX_MPA_KEY_REQ, 10, MSG_NOSIGNAL), 10);
 	close(raw);
 	accept_one(&srv, lfd, &so);
-	cr_assert_eq(iwx_conn_tcp_wait(&srv), -ECONNRESET);
-	cr_assert_eq(srv.state, IWX_CONN_FAILED);
+	cr_assert_eq(iwx_conn_tcp_wait(&srv.conn), -ECONNRESET);
+	cr_assert_eq(srv.conn.state, IWX_CONN_FAILED);
 	close(lfd);
 }

@@ -24,7 +24,7 @@
 
 #include "capture.h"
 #include "child.h"
-#include "conn.h"
+#include "conn_tcp.h"
 #include "faults.h"
 #include "iwx_cli.h"
 #include "iwxd_pair.h"
@@ -427,7 +427,7 @@ Test(daemon_errors, big_write_to_unknown_stag_learns_why)
 }
 
 struct raw_peer {
-	struct iwx_conn		c;
+	struct iwx_conn_tcp	t;
 	struct sockaddr_storage	to;
 	socklen_t		len;
 };
@@ -438,7 +438,7 @@ static int raw_peer_connect(void *arg)
 							   .ord = 1 } };
 	struct raw_peer *r = arg;
 
-	return iwx_conn_tcp_connect(&r->c, (struct sockaddr *)&r->to, r->len, &o);
+	return iwx_conn_tcp_connect(&r->t, (struct sockaddr *)&r->to, r->len, &o);
 }
 
 /*
@@ -451,25 +451,26 @@ static void raw_peer_breaks(struct raw_peer *r, struct endpoint *y)
 	struct iwx_listener *l = listen_on_b(y, false, &r->to, &r->len);
 	struct iwx_event req;
 	int err = netns_call(pair.ns.a, raw_peer_connect, r);
+	struct iwx_conn *c = &r->t.conn;
 	bool got = false;
 
 	cr_assert_eq(err, 0, "connect from a: %s", strerror(-err));
 	/* its Request goes out as the steps go, while y waits for it */
 	for (int t = 0; t < EVENT_MS / 10 && !got; t++) {
-		struct pollfd p = { .fd = r->c.tcp.fd, .events = iwx_conn_tcp_events(&r->c) };
+		struct pollfd p = { .fd = r->t.fd, .events = iwx_conn_tcp_events(c) };
 
-		if (iwx_conn_step(&r->c, iwx_now_ms()) == -EAGAIN)
+		if (iwx_conn_step(c, iwx_now_ms()) == -EAGAIN)
 			poll(&p, 1, 5);
 		got = iwx_get_event(y->dev, &req, 5) == 0;
 	}
 	cr_assert(got && req.type == IWX_EVENT_CONNECT_REQUEST, "y's connection request");
 	err = iwx_accept(y->qp, req.conn_id, NULL);
-	cr_assert_eq(err, 0, "iwx_accept: %s (conn state %d)", iwx_strerror(err), r->c.state);
-	cr_assert_eq(iwx_conn_tcp_wait(&r->c), 0, "%s", strerror(-r->c.error));
-	cr_assert_eq(r->c.state, IWX_CONN_ESTABLISHED);
+	cr_assert_eq(err, 0, "iwx_accept: %s (conn state %d)", iwx_strerror(err), c->state);
+	cr_assert_eq(iwx_conn_tcp_wait(c), 0, "%s", strerror(-c->error));
+	cr_assert_eq(c->state, IWX_CONN_ESTABLISHED);
 	expect_established(y);
 	cr_assert_eq(iwx_listener_destroy(l), 0);
-	cr_assert_eq(write(r->c.tcp.fd, zeros, sizeof(zeros)), (ssize_t)sizeof(zeros));
+	cr_assert_eq(write(r->t.fd, zeros, sizeof(zeros)), (ssize_t)sizeof(zeros));
 	cr_assert(expect_disconnected(y, true).terminated, "iwxd b sent a Terminate");
 }
 
@@ -508,7 +509,7 @@ Test(daemon_linger, one_users_terminates_leave_another_its_lingering)
 	}
 	cr_assert_eq(status_num(pair.sock[1], "linger_full"), 1, "root's lingered: none closed at once");
 	for (int i = 0; i < n; i++) {
-		iwx_conn_close(&x[i].c);
+		iwx_conn_close(&x[i].t.conn);
 		endpoint_close(&y[i]);
 	}
 }

@@ -57,7 +57,7 @@ static uint64_t every_size(uint64_t *placed_at_a, uint64_t *placed_at_b)
 	struct engine_qp_stats sa, sb;
 
 	qp_test_every_operation_at_every_size(&sctp.pair);
-	cr_assert_eq(A->conn.emss, 1444);
+	cr_assert_eq(A->conn->emss, 1444);
 	engine_qp_stats(A->qp, &sa);
 	engine_qp_stats(B->qp, &sb);
 	*placed_at_a = sa.fast_bytes;
@@ -96,8 +96,8 @@ Test(sctp_qp, a_path_with_a_smaller_mtu_gets_smaller_chunks)
 	sctp.link.a.mtu = sctp.link.b.mtu = IWX_SCTP_PATH_MTU - 20;
 	sctp_link_set_tap(&sctp.link, tap_largest, NULL);
 	qp_pair_connect(&sctp.pair);
-	cr_assert_eq(A->conn.emss, 1424);
-	cr_assert_eq(B->conn.emss, 1424);
+	cr_assert_eq(A->conn->emss, 1424);
+	cr_assert_eq(B->conn->emss, 1424);
 	qp_write_send_read(&sctp.pair, 1u << 20);
 	sctp_link_set_tap(&sctp.link, NULL, NULL);
 	/* 1472 bytes at IWX_SCTP_PATH_MTU (in UDP over IPv4, 1500): 20 fewer */

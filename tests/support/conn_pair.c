@@ -38,9 +38,9 @@ void conn_pair_accept(struct conn_pair *p, const struct iwx_conn_opts *o)
 /* b answers, then (early) sends its 4 bytes. */
 static void answer(struct conn_pair *p)
 {
-	p->answer_ret = iwx_conn_answer(&p->b, &p->b_opts, p->reject);
+	p->answer_ret = iwx_conn_answer(p->b, &p->b_opts, p->reject);
 	p->answered = true;
-	if (p->early && p->b.state == IWX_CONN_ESTABLISHED)
+	if (p->early && p->b->state == IWX_CONN_ESTABLISHED)
 		p->t->send_early(p, p->early);
 }
 
@@ -57,16 +57,16 @@ void conn_pair_drive(struct conn_pair *p)
 			p->accepted = n == 0;
 		}
 		if (p->accepted) {
-			iwx_conn_step(&p->b, now);
-			if (p->b.state == IWX_CONN_REQUEST_IN && !p->answered && !p->silent)
+			iwx_conn_step(p->b, now);
+			if (p->b->state == IWX_CONN_REQUEST_IN && !p->answered && !p->silent)
 				answer(p);
 		}
-		iwx_conn_step(&p->a, now);
-		if (final(&p->a) && p->accepted &&
-		    (final(&p->b) || (p->silent && p->b.state == IWX_CONN_REQUEST_IN)))
+		iwx_conn_step(p->a, now);
+		if (final(p->a) && p->accepted &&
+		    (final(p->b) || (p->silent && p->b->state == IWX_CONN_REQUEST_IN)))
 			break;
-		cr_assert_lt(now, end, "set-up hangs: initiator %d, responder %d", p->a.state,
-			     p->accepted ? (int)p->b.state : -1);
+		cr_assert_lt(now, end, "set-up hangs: initiator %d, responder %d", p->a->state,
+			     p->accepted ? (int)p->b->state : -1);
 		p->t->wait(p);
 	}
 }
@@ -84,19 +84,19 @@ void conn_pair_drive_one(struct conn_pair *p, struct iwx_conn *c)
 void conn_assert_limits(const struct conn_pair *p, uint16_t a_ird, uint16_t a_ord, uint16_t b_ird,
 			uint16_t b_ord)
 {
-	cr_assert_eq(p->a.agreed.ird, a_ird);
-	cr_assert_eq(p->a.agreed.ord, a_ord);
-	cr_assert_eq(p->b.agreed.ird, b_ird);
-	cr_assert_eq(p->b.agreed.ord, b_ord);
+	cr_assert_eq(p->a->agreed.ird, a_ird);
+	cr_assert_eq(p->a->agreed.ord, a_ord);
+	cr_assert_eq(p->b->agreed.ird, b_ird);
+	cr_assert_eq(p->b->agreed.ord, b_ord);
 }
 
 void conn_assert_private_data(const struct conn_pair *p, const void *a_pd, uint16_t a_len,
 			      const void *b_pd, uint16_t b_len)
 {
-	cr_assert_eq(p->b.peer_pd_len, a_len);
-	cr_assert_arr_eq(p->b.peer_pd, a_pd, a_len);
-	cr_assert_eq(p->a.peer_pd_len, b_len);
-	cr_assert_arr_eq(p->a.peer_pd, b_pd, b_len);
+	cr_assert_eq(p->b->peer_pd_len, a_len);
+	cr_assert_arr_eq(p->b->peer_pd, a_pd, a_len);
+	cr_assert_eq(p->a->peer_pd_len, b_len);
+	cr_assert_arr_eq(p->a->peer_pd, b_pd, b_len);
 }
 
 void conn_assert_own_timeout(uint64_t t0)
@@ -111,7 +111,7 @@ void conn_assert_own_timeout(uint64_t t0)
 void conn_pair_fini(struct conn_pair *p)
 {
 	if (p->connected)
-		iwx_conn_close(&p->a);
+		iwx_conn_close(p->a);
 	if (p->accepted)
-		iwx_conn_close(&p->b);
+		iwx_conn_close(p->b);
 }

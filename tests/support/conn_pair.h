@@ -49,7 +49,7 @@ struct conn_transport {
 
 struct conn_pair {
 	const struct conn_transport *t;
-	struct iwx_conn		a, b;		/* a initiates, b responds */
+	struct iwx_conn		*a, *b;		/* a initiates, b responds: in the fixture's structs */
 	bool			connected;	/* a's set-up has started */
 	bool			accepted;	/* b's set-up has started */
 	/* how conn_pair_drive has b answer */

@@ -28,18 +28,18 @@ void conn_test_established_private_data_both_ways(struct conn_pair *p)
 	p->early = "S2C!";
 	p->t->listen(p);
 	cr_assert_eq(conn_pair_connect(p, &ao), 0);
-	cr_assert(p->a.initiator);
-	cr_assert_eq(p->a.state, IWX_CONN_CONNECTING);
+	cr_assert(p->a->initiator);
+	cr_assert_eq(p->a->state, IWX_CONN_CONNECTING);
 	conn_pair_drive(p);
 
 	cr_assert_eq(p->answer_ret, 0);
-	cr_assert_eq(p->a.state, IWX_CONN_ESTABLISHED, "initiator: %d %s", p->a.state,
-		     strerror(-p->a.error));
-	cr_assert_eq(p->b.state, IWX_CONN_ESTABLISHED, "responder: %d %s", p->b.state,
-		     strerror(-p->b.error));
-	cr_assert(!p->b.initiator);
+	cr_assert_eq(p->a->state, IWX_CONN_ESTABLISHED, "initiator: %d %s", p->a->state,
+		     strerror(-p->a->error));
+	cr_assert_eq(p->b->state, IWX_CONN_ESTABLISHED, "responder: %d %s", p->b->state,
+		     strerror(-p->b->error));
+	cr_assert(!p->b->initiator);
 	for (int i = 0; i < 2; i++) {
-		const struct iwx_conn *c = i ? &p->b : &p->a;
+		const struct iwx_conn *c = i ? p->b : p->a;
 
 		cr_assert(!p->t->closed(c));
 		cr_assert(c->agreed.enhanced);
@@ -52,8 +52,8 @@ void conn_test_established_private_data_both_ways(struct conn_pair *p)
 	 * initiator: issues no more reads than the responder takes
 	 */
 	conn_assert_limits(p, 8, 2, 2, 8);
-	cr_assert_eq(p->b.request.ird, 8);
-	cr_assert_eq(p->b.request.ord, 4);
+	cr_assert_eq(p->b->request.ird, 8);
+	cr_assert_eq(p->b->request.ord, 4);
 	conn_assert_private_data(p, a_pd, sizeof(a_pd), b_pd, sizeof(b_pd));
 
 	/* what followed the Reply is still in the initiator's socket, for the lower layer */
@@ -73,12 +73,12 @@ void conn_test_reject_with_private_data(struct conn_pair *p)
 	conn_pair_drive(p);
 
 	cr_assert_eq(p->answer_ret, 0);
-	cr_assert_eq(p->b.state, IWX_CONN_REJECTED);
-	cr_assert_eq(p->b.error, 0);
-	cr_assert(p->t->closed(&p->b));
-	cr_assert_eq(p->a.state, IWX_CONN_REJECTED);
-	cr_assert_eq(p->a.error, -ECONNREFUSED);
-	cr_assert(p->t->closed(&p->a));
+	cr_assert_eq(p->b->state, IWX_CONN_REJECTED);
+	cr_assert_eq(p->b->error, 0);
+	cr_assert(p->t->closed(p->b));
+	cr_assert_eq(p->a->state, IWX_CONN_REJECTED);
+	cr_assert_eq(p->a->error, -ECONNREFUSED);
+	cr_assert(p->t->closed(p->a));
 	conn_assert_private_data(p, "let me in", 9, why, sizeof(why));
 }
 
@@ -94,10 +94,10 @@ void conn_test_silent_responder_times_out(struct conn_pair *p)
 	conn_pair_drive(p);
 	conn_assert_own_timeout(t0);
 
-	cr_assert_eq(p->a.state, IWX_CONN_FAILED);
-	cr_assert_eq(p->a.error, -ETIMEDOUT, "%s", strerror(-p->a.error));
-	cr_assert(p->t->closed(&p->a));
-	cr_assert_eq(p->b.state, IWX_CONN_REQUEST_IN);
+	cr_assert_eq(p->a->state, IWX_CONN_FAILED);
+	cr_assert_eq(p->a->error, -ETIMEDOUT, "%s", strerror(-p->a->error));
+	cr_assert(p->t->closed(p->a));
+	cr_assert_eq(p->b->state, IWX_CONN_REQUEST_IN);
 }
 
 /* A hand-made Initiator that never sends its Request: b gives up on time. */
@@ -110,12 +110,12 @@ void conn_test_silent_initiator_times_out(struct conn_pair *p)
 	p->t->raw_connect(p);
 	conn_pair_accept(p, &bo);
 	t0 = iwx_now_ms();
-	cr_assert_leq(p->b.deadline_ms, t0 + CONN_SHORT_MS);
-	conn_pair_drive_one(p, &p->b);
+	cr_assert_leq(p->b->deadline_ms, t0 + CONN_SHORT_MS);
+	conn_pair_drive_one(p, p->b);
 	conn_assert_own_timeout(t0);
-	cr_assert_eq(p->b.state, IWX_CONN_FAILED);
-	cr_assert_eq(p->b.error, -ETIMEDOUT, "%s", strerror(-p->b.error));
-	cr_assert(p->t->closed(&p->b));
+	cr_assert_eq(p->b->state, IWX_CONN_FAILED);
+	cr_assert_eq(p->b->error, -ETIMEDOUT, "%s", strerror(-p->b->error));
+	cr_assert(p->t->closed(p->b));
 }
 
 /* Nothing listens on b's port: the transport refuses, and a fails with its socket closed. */
@@ -124,10 +124,10 @@ void conn_test_nobody_listens(struct conn_pair *p)
 	struct iwx_conn_opts ao = { .local = *p->t->local, .timeout_ms = STALL_MS };
 
 	cr_assert_eq(conn_pair_connect(p, &ao), 0);
-	conn_pair_drive_one(p, &p->a);
-	cr_assert_eq(p->a.state, IWX_CONN_FAILED);
-	cr_assert_eq(p->a.error, -ECONNREFUSED, "%s", strerror(-p->a.error));
-	cr_assert(p->t->closed(&p->a));
+	conn_pair_drive_one(p, p->a);
+	cr_assert_eq(p->a->state, IWX_CONN_FAILED);
+	cr_assert_eq(p->a->error, -ECONNREFUSED, "%s", strerror(-p->a->error));
+	cr_assert(p->t->closed(p->a));
 }
 
 /* Something else than MPA where the Request goes: -EPROTO, and the peer sees a Reply with R. */
@@ -140,11 +140,11 @@ void conn_test_garbage_request_rejected(struct conn_pair *p)
 	p->t->raw_connect(p);
 	p->t->raw_send(p, http, sizeof(http) - 1);
 	conn_pair_accept(p, &bo);
-	conn_pair_drive_one(p, &p->b);
-	cr_assert_eq(p->b.state, IWX_CONN_FAILED);
-	cr_assert_eq(p->b.error, -EPROTO, "%s", strerror(-p->b.error));
-	cr_assert(iwx_cause_eq(p->b.cause, IWX_CAUSE_MPA(IWX_MPA_EC_INVALID_RR)));
-	cr_assert(p->t->closed(&p->b));
+	conn_pair_drive_one(p, p->b);
+	cr_assert_eq(p->b->state, IWX_CONN_FAILED);
+	cr_assert_eq(p->b->error, -EPROTO, "%s", strerror(-p->b->error));
+	cr_assert(iwx_cause_eq(p->b->cause, IWX_CAUSE_MPA(IWX_MPA_EC_INVALID_RR)));
+	cr_assert(p->t->closed(p->b));
 	p->t->raw_recv_reject(p);
 }
 
@@ -165,12 +165,12 @@ void conn_test_request_without_write_rtr(struct conn_pair *p)
 	p->t->raw_connect(p);
 	p->t->raw_send(p, f, n);
 	conn_pair_accept(p, &bo);
-	conn_pair_drive_one(p, &p->b);
-	cr_assert_eq(p->b.state, IWX_CONN_REQUEST_IN);
-	cr_assert_eq(iwx_conn_answer(&p->b, &bo, false), -EPROTO);
-	cr_assert_eq(p->b.state, IWX_CONN_REJECTED);
-	cr_assert_eq(p->b.error, -EPROTO);
-	cr_assert(iwx_cause_eq(p->b.cause, IWX_CAUSE_MPA(IWX_MPA_EC_NO_MATCHING_RTR)));
-	cr_assert(p->t->closed(&p->b));
+	conn_pair_drive_one(p, p->b);
+	cr_assert_eq(p->b->state, IWX_CONN_REQUEST_IN);
+	cr_assert_eq(iwx_conn_answer(p->b, &bo, false), -EPROTO);
+	cr_assert_eq(p->b->state, IWX_CONN_REJECTED);
+	cr_assert_eq(p->b->error, -EPROTO);
+	cr_assert(iwx_cause_eq(p->b->cause, IWX_CAUSE_MPA(IWX_MPA_EC_NO_MATCHING_RTR)));
+	cr_assert(p->t->closed(p->b));
 	p->t->raw_recv_reject(p);
 }

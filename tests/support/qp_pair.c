@@ -25,7 +25,7 @@ static void make_qp(struct qp_end *e)
 			   IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_READ | IWX_ACCESS_REMOTE_WRITE);
 	cr_assert_gt(stag, 0, "iwx_mem_reg: %s", strerror((int)-stag));
 	e->stag = stag;
-	e->qp = engine_qp_create(iwx_conn_llp_new(&e->conn), &e->conn.agreed, e->mem, e->pd, NULL);
+	e->qp = engine_qp_create(iwx_conn_llp_new(e->conn), &e->conn->agreed, e->mem, e->pd, NULL);
 	cr_assert_not_null(e->qp);
 }
 
@@ -37,23 +37,23 @@ static void establish(struct qp_pair *p)
 	uint64_t deadline = iwx_now_ms() + 10000;
 
 	p->t->start(p, &o);
-	while (p->a.conn.state != IWX_CONN_ESTABLISHED || !p->accepted ||
-	       p->b.conn.state != IWX_CONN_ESTABLISHED) {
+	while (p->a.conn->state != IWX_CONN_ESTABLISHED || !p->accepted ||
+	       p->b.conn->state != IWX_CONN_ESTABLISHED) {
 		uint64_t now = iwx_now_ms();
 
 		cr_assert_lt(now, deadline, "set-up did not finish");
-		iwx_conn_step(&p->a.conn, now);
+		iwx_conn_step(p->a.conn, now);
 		if (!p->accepted) {
 			p->accepted = p->t->accept(p, &o) == 0;
 		} else {
-			iwx_conn_step(&p->b.conn, now);
-			if (p->b.conn.state == IWX_CONN_REQUEST_IN)
-				cr_assert_eq(iwx_conn_answer(&p->b.conn, &o, false), 0);
-			cr_assert_neq(p->b.conn.state, IWX_CONN_FAILED, "b's set-up failed: %s",
-				      strerror(-p->b.conn.error));
+			iwx_conn_step(p->b.conn, now);
+			if (p->b.conn->state == IWX_CONN_REQUEST_IN)
+				cr_assert_eq(iwx_conn_answer(p->b.conn, &o, false), 0);
+			cr_assert_neq(p->b.conn->state, IWX_CONN_FAILED, "b's set-up failed: %s",
+				      strerror(-p->b.conn->error));
 		}
-		cr_assert_neq(p->a.conn.state, IWX_CONN_FAILED, "a's set-up failed: %s",
-			      strerror(-p->a.conn.error));
+		cr_assert_neq(p->a.conn->state, IWX_CONN_FAILED, "a's set-up failed: %s",
+			      strerror(-p->a.conn->error));
 		qp_pair_wait(p, 10);
 	}
 }
@@ -119,7 +119,7 @@ void qp_pair_fini(struct qp_pair *p)
 		if (ends[i]->qp)
 			engine_qp_destroy(ends[i]->qp);	/* closes the socket */
 		else
-			iwx_conn_close(&ends[i]->conn);
+			iwx_conn_close(ends[i]->conn);
 		iwx_mem_free(ends[i]->mem);
 		free(ends[i]->buf);
 		memset(ends[i], 0, sizeof(*ends[i]));

@@ -21,7 +21,7 @@
 #define QP_BUF_LEN	(40u << 20)	/* each end's: room for a 16 MiB Read behind 20 MiB */
 
 struct qp_end {
-	struct iwx_conn		conn;	/* its set-up; the socket is the queue pair's once made */
+	struct iwx_conn		*conn;	/* its set-up, in the fixture's struct; the socket is the queue pair's once made */
 	struct iwx_mem		*mem;
 	uint32_t		pd;
 	uint32_t		stag;	/* all of buf: local write, remote read and write */

@@ -19,17 +19,28 @@ static void sctp_start(struct qp_pair *p, const struct iwx_conn_opts *o)
 
 	s->lso = iwx_conn_sctp_listen(s->port, 4);
 	cr_assert_not_null(s->lso, "listen: %s", strerror(errno));
-	cr_assert_eq(iwx_conn_sctp_connect(&p->a.conn, s->to_b, s->port, o), 0);
+	cr_assert_eq(iwx_conn_sctp_connect(&s->conn[0], s->to_b, s->port, o), 0);
 }
 
 static int sctp_accept(struct qp_pair *p, const struct iwx_conn_opts *o)
 {
-	return iwx_conn_sctp_accept(&p->b.conn, container_of(p, struct qp_sctp, pair)->lso, o);
+	struct qp_sctp *s = container_of(p, struct qp_sctp, pair);
+
+	return iwx_conn_sctp_accept(&s->conn[1], s->lso, o);
 }
 
 static void sctp_up(struct qp_pair *p)
 {
-	container_of(p, struct qp_sctp, pair)->a_so = p->a.conn.sctp.so;
+	struct qp_sctp *s = container_of(p, struct qp_sctp, pair);
+
+	s->a_so = s->conn[0].so;
+}
+
+/* The pair's ends are the fixture's set-ups. */
+static void qp_sctp_ends(struct qp_sctp *s)
+{
+	s->pair.a.conn = &s->conn[0].conn;
+	s->pair.b.conn = &s->conn[1].conn;
 }
 
 static void close_listener(struct qp_sctp *s)
@@ -63,6 +74,7 @@ static const struct qp_transport over_link = {
 void qp_sctp_link_init(struct qp_sctp *s, uint16_t port)
 {
 	*s = (struct qp_sctp){ .pair.t = &over_link, .port = port };
+	qp_sctp_ends(s);
 	cr_assert_eq(iwx_sctp_init(), 0);
 	sctp_link_init(&s->link);
 	s->link.a.place = s->link.b.place = true;
@@ -125,6 +137,7 @@ void qp_sctp_udp_init(struct qp_sctp *s, uint16_t port)
 					      .sin_port = htons(IWX_SCTP_PORT) } };
 
 	*s = (struct qp_sctp){ .pair.t = &in_udp, .port = port };
+	qp_sctp_ends(s);
 	if (geteuid() != 0)
 		cr_skip_test("needs root for network namespaces");
 	cr_assert_eq(netns_pair_setup(&s->ns), 0, "network namespaces");

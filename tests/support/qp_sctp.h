@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "conn_sctp.h"
 #include "netns.h"
 #include "qp_pair.h"
 #include "sctp_link.h"
@@ -20,6 +21,7 @@ struct socket;
 
 struct qp_sctp {
 	struct qp_pair		pair;
+	struct iwx_conn_sctp	conn[2];	/* a's and b's set-ups: pair.a.conn, pair.b.conn */
 	uint16_t		port;	/* b listens on it */
 	struct iwx_sctp_path	*to_b;	/* a's name for b */
 	struct socket		*lso;	/* b's listener */

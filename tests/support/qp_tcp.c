@@ -22,7 +22,7 @@ static int do_listen(void *arg)
 }
 
 struct connect_args {
-	struct iwx_conn *c;
+	struct iwx_conn_tcp *c;
 	struct sockaddr_in peer;
 	const struct iwx_conn_opts *o;
 };
@@ -39,7 +39,7 @@ static void tcp_start(struct qp_pair *p, const struct iwx_conn_opts *o)
 {
 	struct qp_tcp *t = container_of(p, struct qp_tcp, pair);
 	struct listen_args la = { .addr = { .sin_family = AF_INET, .sin_port = htons(t->port) } };
-	struct connect_args ca = { .c = &p->a.conn, .o = o,
+	struct connect_args ca = { .c = &t->conn[0], .o = o,
 				   .peer = { .sin_family = AF_INET, .sin_port = htons(t->port) } };
 
 	inet_pton(AF_INET, NETNS_B4, &la.addr.sin_addr);
@@ -51,7 +51,9 @@ static void tcp_start(struct qp_pair *p, const struct iwx_conn_opts *o)
 
 static int tcp_accept(struct qp_pair *p, const struct iwx_conn_opts *o)
 {
-	return iwx_conn_tcp_accept(&p->b.conn, container_of(p, struct qp_tcp, pair)->lfd, o);
+	struct qp_tcp *t = container_of(p, struct qp_tcp, pair);
+
+	return iwx_conn_tcp_accept(&t->conn[1], t->lfd, o);
 }
 
 static void tcp_up(struct qp_pair *p)
@@ -59,9 +61,9 @@ static void tcp_up(struct qp_pair *p)
 	struct qp_tcp *t = container_of(p, struct qp_tcp, pair);
 
 	/* both asked for CRCs: every FPDU of every test carries one */
-	cr_assert(p->a.conn.agreed.mode.crc && p->b.conn.agreed.mode.crc);
-	t->fd[0] = p->a.conn.tcp.fd;
-	t->fd[1] = p->b.conn.tcp.fd;
+	cr_assert(p->a.conn->agreed.mode.crc && p->b.conn->agreed.mode.crc);
+	t->fd[0] = t->conn[0].fd;
+	t->fd[1] = t->conn[1].fd;
 }
 
 /* A queue pair's socket for input and, if it has more to send, room; else the set-up's wants. */
@@ -73,7 +75,7 @@ static struct pollfd tcp_pollfd(const struct qp_tcp *t, int i, bool want_write)
 		return (struct pollfd){ .fd = t->fd[i], .events = POLLIN | (want_write ? POLLOUT : 0) };
 	if (i == 1 && !t->pair.accepted)
 		return (struct pollfd){ .fd = t->lfd, .events = POLLIN };
-	return (struct pollfd){ .fd = e->conn.tcp.fd, .events = iwx_conn_tcp_events(&e->conn) };
+	return (struct pollfd){ .fd = t->conn[i].fd, .events = iwx_conn_tcp_events(e->conn) };
 }
 
 static void tcp_wait(struct qp_pair *p, int max_ms, const bool want_write[2])
@@ -101,6 +103,8 @@ static const struct qp_transport tcp = {
 void qp_tcp_init(struct qp_tcp *t, uint16_t port)
 {
 	*t = (struct qp_tcp){ .pair.t = &tcp, .port = port, .lfd = -1, .fd = { -1, -1 } };
+	t->pair.a.conn = &t->conn[0].conn;
+	t->pair.b.conn = &t->conn[1].conn;
 	if (geteuid() != 0)
 		cr_skip_test("needs root for network namespaces");
 	cr_assert_eq(netns_pair_setup(&t->ns), 0, "network namespaces");

@@ -9,11 +9,13 @@
 
 #include <stdint.h>
 
+#include "conn_tcp.h"
 #include "netns.h"
 #include "qp_pair.h"
 
 struct qp_tcp {
 	struct qp_pair		pair;
+	struct iwx_conn_tcp	conn[2];	/* a's and b's set-ups: pair.a.conn, pair.b.conn */
 	struct netns_pair	ns;
 	uint16_t		port;	/* b listens on it */
 	int			lfd;	/* b's listener */

@@ -20,7 +20,7 @@
 #include "proto/mpa.h"
 
 #include "sctp.h"
-#include "conn.h"
+#include "conn_sctp.h"
 #include "conn_tests.h"
 #include "sctp_link.h"
 #include "stall.h"
@@ -47,11 +47,12 @@ static struct wire wire;
 /* The SCTP fixture: A connects over path b to B's listener. */
 static struct {
 	struct conn_pair	pair;
+	struct iwx_conn_sctp	a, b;	/* the pair's ends */
 	struct socket		*lso;	/* B's listener */
 	struct socket		*raw;	/* a hand-made peer's socket */
 } sctp;
 
-static struct iwx_conn *const A = &sctp.pair.a, *const B = &sctp.pair.b;	/* A initiates */
+static struct iwx_conn *const A = &sctp.a.conn, *const B = &sctp.b.conn;	/* A initiates */
 static const struct conn_transport sctp_transport;
 
 static bool is_setup_chunk(const struct sctp_chunk *c)
@@ -97,6 +98,8 @@ static void tap(void *arg, enum sctp_link_dir dir, const uint8_t *pkt, size_t le
 static void suite_init(void)
 {
 	sctp.pair.t = &sctp_transport;
+	sctp.pair.a = A;
+	sctp.pair.b = B;
 	cr_assert_eq(iwx_sctp_init(), 0);
 	memset(&wire, 0, sizeof(wire));
 	sctp_link_init(&link);
@@ -274,12 +277,14 @@ static void sctp_listen(struct conn_pair *p)
 
 static int sctp_connect(struct conn_pair *p, const struct iwx_conn_opts *o)
 {
-	return iwx_conn_sctp_connect(&p->a, &link.b, PORT, o);
+	(void)p;
+	return iwx_conn_sctp_connect(&sctp.a, &link.b, PORT, o);
 }
 
 static int sctp_accept(struct conn_pair *p, const struct iwx_conn_opts *o)
 {
-	return iwx_conn_sctp_accept(&p->b, sctp.lso, o);
+	(void)p;
+	return iwx_conn_sctp_accept(&sctp.b, sctp.lso, o);
 }
 
 static void sctp_wait(struct conn_pair *p)
@@ -290,14 +295,14 @@ static void sctp_wait(struct conn_pair *p)
 
 static bool sctp_closed(const struct iwx_conn *c)
 {
-	return !c->sctp.so;
+	return !iwx_conn_sctp_socket(c);
 }
 
 static void sctp_send_early(struct conn_pair *p, const char text[4])
 {
 	uint8_t chunk[64];
 
-	sctp_send(p->b.sctp.so, IWX_SHIM_STREAM_UNTAGGED, chunk, send_chunk(chunk, 1, text, 4));
+	sctp_send(iwx_conn_sctp_socket(p->b), IWX_SHIM_STREAM_UNTAGGED, chunk, send_chunk(chunk, 1, text, 4));
 }
 
 /* A's next chunk is B's Send, on its stream, the TSN after the Reply's. */
@@ -309,9 +314,9 @@ static void sctp_recv_early(struct conn_pair *p, const char text[4])
 	uint8_t got[64];
 	size_t n;
 
-	n = raw_recv(p->a.sctp.so, got, sizeof(got), &rcv);
+	n = raw_recv(iwx_conn_sctp_socket(p->a), got, sizeof(got), &rcv);
 	cr_assert_eq(rcv.rcv_sid, IWX_SHIM_STREAM_UNTAGGED);
-	cr_assert_eq(rcv.rcv_tsn, p->a.sctp.peer_tsn + 1);
+	cr_assert_eq(rcv.rcv_tsn, sctp.a.peer_tsn + 1);
 	cr_assert_eq(iwx_shim_decode(got, n, IWX_SHIM_IND_TAG, &seg, &cause), 0);
 	cr_assert_eq(seg.opcode, IWX_OP_SEND);
 	cr_assert_eq(seg.len, 4);
@@ -374,12 +379,13 @@ Test(sctp_conn, established_private_data_both_ways)
 {
 	conn_test_established_private_data_both_ways(&sctp.pair);
 	for (int i = 0; i < 2; i++) {
-		const struct iwx_conn *c = i ? B : A;
+		const struct iwx_conn_sctp *t = i ? &sctp.b : &sctp.a;
+		const struct iwx_conn *c = &t->conn;
 
 		cr_assert_eq(c->agreed.rtr, IWX_RTR_WRITE);
 		cr_assert(!c->agreed.mode.crc);
 		cr_assert_eq(c->emss, 1444, "maxseg %u", c->emss);
-		cr_assert_eq(c->sctp.peer_indication, IWX_SHIM_IND_TAG);
+		cr_assert_eq(t->peer_indication, IWX_SHIM_IND_TAG);
 	}
 	cr_assert_eq(B->request.rev, 2);
 	cr_assert(B->request.enhanced && B->request.p2p && B->request.rtr_write);
@@ -388,8 +394,8 @@ Test(sctp_conn, established_private_data_both_ways)
 	/* one set-up chunk each way, and the TSN each side's peer starts from is its TSN */
 	cr_assert_eq(wire.setup[SCTP_LINK_TO_B], 1);
 	cr_assert_eq(wire.setup[SCTP_LINK_TO_A], 1);
-	cr_assert_eq(B->sctp.peer_tsn, wire.first_setup_tsn[SCTP_LINK_TO_B]);
-	cr_assert_eq(A->sctp.peer_tsn, wire.first_setup_tsn[SCTP_LINK_TO_A]);
+	cr_assert_eq(sctp.b.peer_tsn, wire.first_setup_tsn[SCTP_LINK_TO_B]);
+	cr_assert_eq(sctp.a.peer_tsn, wire.first_setup_tsn[SCTP_LINK_TO_A]);
 	/* the Request and the Reply, and the Responder's early chunk */
 	cr_assert_eq(wire.data[SCTP_LINK_TO_B], 1);
 	cr_assert_eq(wire.data[SCTP_LINK_TO_A], 2);
@@ -400,7 +406,7 @@ Test(sctp_conn, established_private_data_both_ways)
 Test(sctp_conn, reject_with_private_data)
 {
 	conn_test_reject_with_private_data(&sctp.pair);
-	cr_assert_eq(A->sctp.peer_tsn, wire.first_setup_tsn[SCTP_LINK_TO_A]);
+	cr_assert_eq(sctp.a.peer_tsn, wire.first_setup_tsn[SCTP_LINK_TO_A]);
 	cr_assert_eq(wire.data[SCTP_LINK_TO_A] + wire.data[SCTP_LINK_TO_B], 2);
 	check_wire();
 	check_graceful();
@@ -425,11 +431,11 @@ Test(sctp_conn, request_without_write_rtr)
 Test(sctp_conn, accept_without_association)
 {
 	struct iwx_conn_opts so = { .local = local };
-	struct iwx_conn srv;
+	struct iwx_conn_sctp srv;
 
 	sctp_listen(&sctp.pair);
 	cr_assert_eq(iwx_conn_sctp_accept(&srv, sctp.lso, &so), -EAGAIN);
-	cr_assert_null(srv.sctp.so);
+	cr_assert_null(srv.so);
 }
 
 /*
@@ -452,7 +458,7 @@ Test(sctp_conn, responder_without_indication)
 
 	cr_assert_eq(A->state, IWX_CONN_FAILED);
 	cr_assert_eq(A->error, -EPROTONOSUPPORT, "%s", strerror(-A->error));
-	cr_assert_null(A->sctp.so);
+	cr_assert_null(iwx_conn_sctp_socket(A));
 	check_graceful();
 	cr_assert_eq(wire.data[SCTP_LINK_TO_A], 0);
 	cr_assert_eq(wire.data[SCTP_LINK_TO_B], 0);
@@ -468,7 +474,7 @@ Test(sctp_conn, initiator_without_indication)
 	accept_and_drive(&so);
 	cr_assert_eq(B->state, IWX_CONN_FAILED);
 	cr_assert_eq(B->error, -EPROTONOSUPPORT, "%s", strerror(-B->error));
-	cr_assert_null(B->sctp.so);
+	cr_assert_null(iwx_conn_sctp_socket(B));
 	check_graceful();
 	cr_assert_eq(wire.data[SCTP_LINK_TO_A], 0);
 	cr_assert_eq(wire.data[SCTP_LINK_TO_B], 0);
@@ -489,7 +495,7 @@ Test(sctp_conn, initiator_without_indication_sends_request)
 	accept_and_drive(&so);
 	cr_assert_eq(B->state, IWX_CONN_FAILED);
 	cr_assert_eq(B->error, -EPROTONOSUPPORT, "%s", strerror(-B->error));
-	cr_assert_null(B->sctp.so);
+	cr_assert_null(iwx_conn_sctp_socket(B));
 	check_graceful();
 	cr_assert_eq(wire.data[SCTP_LINK_TO_B], 1);
 	cr_assert_eq(wire.data[SCTP_LINK_TO_A], 0);
@@ -516,7 +522,7 @@ static void bad_first_chunk(uint16_t sid, const uint8_t *chunk, size_t len, stru
 	cr_assert_eq(B->error, -EPROTO, "%s", strerror(-B->error));
 	cr_assert(iwx_cause_eq(B->cause, want), "cause %u/%u/%u", B->cause.layer,
 		  B->cause.etype, B->cause.ecode);
-	cr_assert_null(B->sctp.so);
+	cr_assert_null(iwx_conn_sctp_socket(B));
 	check_graceful();
 	sctp_raw_recv_reject(&sctp.pair);
 	cr_assert_eq(wire.data_not_ube[SCTP_LINK_TO_A], 0);
@@ -596,7 +602,7 @@ Test(sctp_conn, second_setup_chunk)
 	accept_and_drive(&so);
 	cr_assert_eq(B->state, IWX_CONN_REQUEST_IN, "%d %s", B->state, strerror(-B->error));
 	cr_assert_eq(B->peer_pd_len, 2);
-	cr_assert_eq(B->sctp.peer_tsn, wire.first_setup_tsn[SCTP_LINK_TO_B]);
+	cr_assert_eq(sctp.b.peer_tsn, wire.first_setup_tsn[SCTP_LINK_TO_B]);
 
 	sctp_send(sctp.raw, IWX_SHIM_STREAM_SETUP, chunk, n);
 	end = iwx_now_ms() + STALL_MS;
@@ -608,7 +614,7 @@ Test(sctp_conn, second_setup_chunk)
 	cr_assert_eq(B->state, IWX_CONN_FAILED);
 	cr_assert_eq(B->error, -EPROTO);
 	cr_assert(iwx_cause_eq(B->cause, IWX_CAUSE_MPA(IWX_MPA_EC_INVALID_RR)));
-	cr_assert_null(B->sctp.so);
+	cr_assert_null(iwx_conn_sctp_socket(B));
 	cr_assert_eq(iwx_conn_answer(B, &so, false), -EINVAL);
 	sctp_raw_recv_reject(&sctp.pair);
 }
@@ -652,5 +658,5 @@ Test(sctp_conn, reply_with_crc)
 	cr_assert_eq(A->state, IWX_CONN_FAILED);
 	cr_assert_eq(A->error, -EPROTO, "%s", strerror(-A->error));
 	cr_assert(iwx_cause_eq(A->cause, IWX_CAUSE_MPA(IWX_MPA_EC_INVALID_RR)));
-	cr_assert_null(A->sctp.so);
+	cr_assert_null(iwx_conn_sctp_socket(A));
 }
