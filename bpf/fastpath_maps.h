@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The fast path's shared state: what iwxd puts in the BPF maps of bpf/fastpath.bpf.c,
+ * The fast path's shared state: what iwxd puts in the BPF maps of bpf/fastpath/maps.h,
  * and what the programs write back for iwxd to read (a connection's slot is memory both
  * map). No libc: the programs and user space build it alike.
  *
