@@ -149,6 +149,8 @@ BPF_FAULTS_SKEL	:= $(BUILD)/bpf/faults.skel.h
 # the fast path's programs (bpf/), built into iwxd through their skeleton
 FASTPATH_OBJ	:= $(BUILD)/bpf/fastpath.bpf.o
 FASTPATH_SKEL	:= $(BUILD)/bpf/fastpath.skel.h
+# ... and the headers only its programs include, a job each (fastpath.bpf.c says which)
+FASTPATH_HDRS	:= $(wildcard bpf/fastpath/*.h)
 # iwxd's SCTP datagrams to its AF_XDP sockets (control/engine/sctp_xsk.h)
 SCTP_XSK_OBJ	:= $(BUILD)/bpf/sctp_xsk.bpf.o
 SCTP_XSK_SKEL	:= $(BUILD)/bpf/sctp_xsk.skel.h
@@ -253,7 +255,7 @@ IWXD_UNCHECKED	:= $(BUILD)/tests/iwxd_unchecked
 IWXD_UNCHECKED_OBJS := $(filter-out $(OBJ)/iwxd/control/iwxd/fastpath.o,$(IWXD_OBJS)) \
 		       $(OBJ)/iwxd-unchecked/fastpath.o
 
-$(UNCHECKED_DIR)/fastpath.skel.h: bpf/fastpath.bpf.c $(HEADERS) $(wildcard bpf/*.h)
+$(UNCHECKED_DIR)/fastpath.skel.h: bpf/fastpath.bpf.c $(HEADERS) $(wildcard bpf/*.h) $(FASTPATH_HDRS)
 	@mkdir -p $(@D)
 	$(call msg,CLANG,$(UNCHECKED_DIR)/fastpath.bpf.o)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DIWX_FP_TEST_NO_TCP_CHECKS -c $< -o $(UNCHECKED_DIR)/fastpath.bpf.o
@@ -331,6 +333,8 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(HEADERS) $(wildcard bpf/*.h)
 	@mkdir -p $(@D)
 	$(call msg,CLANG,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(FASTPATH_OBJ): $(FASTPATH_HDRS)
 
 .SECONDARY: $(BPF_TEST_OBJ) $(BPF_FAULTS_OBJ) $(FASTPATH_OBJ) $(SCTP_XSK_OBJ) $(ARENAS_LIVE_OBJ) $(BUILD)/bpf/softirq_time.bpf.o
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o

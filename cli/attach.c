@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fastpath_maps.h"
 #include "ipc/ipc.h"
+#include "proto/fastpath_stats.h"
 
 #include "admin.h"
 #include "exit.h"
@@ -26,7 +26,7 @@
 #define MAX_IFACES	16	/* iwxd's (control/iwxd/fastpath.c): for the -ENOSPC message */
 #define IFNAME_MAX	(sizeof(((struct iwx_ipc_fp_attach *)0)->ifname) - 1)
 
-/* Why an FPDU was not placed: the reasons of fastpath_maps.h, by their index. */
+/* Why an FPDU was not placed: the reasons of proto/fastpath_stats.h, by their index. */
 #define SKIP_TEXT(n, name, why)	{ name, why },
 static const struct {
 	const char	*name;

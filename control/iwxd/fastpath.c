@@ -24,6 +24,7 @@
 #include "daemon.h"
 #include "fastpath.h"
 #include "fastpath.skel.h"
+#include "fastpath_maps.h"
 #include "fastpath_xdp.h"
 #include "iface_props.h"
 #include "sctp_io.h"

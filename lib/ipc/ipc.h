@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "fastpath_maps.h"
 #include "ipc/ring.h"
+#include "proto/fastpath_stats.h"
 #include <iwx/verbs.h>
 
 #define IWX_IPC_VERSION		15

@@ -17,6 +17,7 @@
 
 #include "ipc/ipc.h"
 #include "ipc/ring.h"
+#include "iwx/access.h"
 #include "iwx/verbs.h"
 #include "proto/ddp.h"
 #include "proto/ddp_shim.h"
