@@ -22,7 +22,7 @@
 #include "proto/term.h"
 
 struct engine_qp;
-struct engine_qp_stats;
+struct iwx_qp_stats;
 struct iwx_llp;
 
 /* RFC 5040 §4.8: an error of our own, such as client memory gone under a request */
@@ -59,7 +59,7 @@ struct iwx_llp_ops {
 struct iwx_llp {
 	const struct iwx_llp_ops *ops;
 	struct engine_qp		*qp;		/* the queue pair above: set by engine_qp_create */
-	struct engine_qp_stats *stats;	/* ... whose traffic counters this layer keeps */
+	struct iwx_qp_stats *stats;	/* ... whose traffic counters this layer keeps */
 	uint32_t		max_payload[2];	/* the largest untagged [0] and tagged [1] segment's payload */
 	/*
 	 * A segment's header is known good before its payload is placed (SCTP: the packet's

@@ -363,7 +363,7 @@ bool engine_qp_error(const struct engine_qp *qp, struct iwx_term_cause *cause, b
 	return true;
 }
 
-void engine_qp_stats(const struct engine_qp *qp, struct engine_qp_stats *st)
+void engine_qp_stats(const struct engine_qp *qp, struct iwx_qp_stats *st)
 {
 	*st = qp->stats;
 }

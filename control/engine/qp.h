@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "proto/mpa_setup.h"
+#include "proto/qp_stats.h"
 #include "proto/rdmap.h"
 #include <iwx/verbs.h>
 
@@ -35,27 +36,6 @@ struct engine_qp_attr {
 	 */
 	int		(*take_recv)(void *ctx, struct iwx_recv_wr *wr);
 	void		*recv_ctx;
-};
-
-/*
- * A queue pair's traffic, as the engine counts it; iwxd copies it into what it reports.
- * Bytes are those of the TCP stream: MPA framing, markers and CRC included.
- */
-struct engine_qp_stats {
-	uint64_t	tx_fpdus, rx_fpdus, tx_bytes, rx_bytes;
-	uint64_t	tx_fpdus_aligned;	/* handed to TCP whole in a record sent from its start:
-					   an upper bound on FPDUs whole in one segment */
-	uint64_t	placed_segments;	/* payload received straight into its target */
-	uint64_t	fast_fpdus;		/* placed on arrival: TCP, by the fast path (taken from its
-						   records); SCTP, from the packet (sctp_place.h) */
-	uint64_t	fast_bytes;		/* ... their payload */
-	uint64_t	fast_discards;		/* recv(MSG_TRUNC) calls that dropped their bytes */
-	uint64_t	fast_refuted;		/* placed FPDUs TCP accepted other bytes for: read instead */
-	uint64_t	fast_unchecked;		/* ... TCP's bytes could not be compared with: read instead */
-	uint64_t	fast_unrepaired;	/* ... whose placed bytes TCP's FPDU there does not all
-						   rewrite: the stream ended with a Terminate */
-	uint64_t	tx_zc_calls;		/* sendmsg calls with MSG_ZEROCOPY (iwxd --zerocopy) */
-	uint64_t	tx_zc_copied;		/* ... whose pages the kernel copied after all */
 };
 
 struct engine_qp;
@@ -119,7 +99,7 @@ bool engine_qp_tx_idle(const struct engine_qp *qp);
 bool engine_qp_error(const struct engine_qp *qp, struct iwx_term_cause *cause, bool *local);
 
 /* Counters for `iwx status`. */
-void engine_qp_stats(const struct engine_qp *qp, struct engine_qp_stats *st);
+void engine_qp_stats(const struct engine_qp *qp, struct iwx_qp_stats *st);
 
 /*
  * As Initiator, hold what goes out (hold), or let it go (!hold): for a peer that misses

@@ -130,7 +130,7 @@ struct engine_qp {
 	struct iwx_term		term;
 	struct iwx_term_cause	cause;
 	bool			cause_local;
-	struct engine_qp_stats stats;
+	struct iwx_qp_stats stats;
 };
 
 /* Add a completion to the engine's CQ (room for it is always kept: qp.h). */

@@ -257,24 +257,6 @@ void vqp_stats_add(struct iwx_qp_stats *to, const struct iwx_qp_stats *s)
 	to->tx_zc_copied += s->tx_zc_copied;
 }
 
-/* The engine's counters as iwxd reports them (the IPC's struct, filled field by field). */
-static void engine_stats(const struct engine_qp *eng, struct iwx_qp_stats *s)
-{
-	struct engine_qp_stats e;
-
-	_Static_assert(sizeof(e) == sizeof(*s), "a counter the IPC's struct or the engine's lacks");
-	engine_qp_stats(eng, &e);
-	*s = (struct iwx_qp_stats){
-		.tx_fpdus = e.tx_fpdus, .rx_fpdus = e.rx_fpdus, .tx_bytes = e.tx_bytes,
-		.rx_bytes = e.rx_bytes, .tx_fpdus_aligned = e.tx_fpdus_aligned,
-		.placed_segments = e.placed_segments, .fast_fpdus = e.fast_fpdus,
-		.fast_bytes = e.fast_bytes, .fast_discards = e.fast_discards,
-		.fast_refuted = e.fast_refuted, .fast_unchecked = e.fast_unchecked,
-		.fast_unrepaired = e.fast_unrepaired, .tx_zc_calls = e.tx_zc_calls,
-		.tx_zc_copied = e.tx_zc_copied,
-	};
-}
-
 /* Stop the engine and keep its counters; the socket closes with it. */
 static void engine_stop(struct iwxd *d, struct vqp *q, bool abortive)
 {
@@ -290,7 +272,7 @@ static void engine_stop(struct iwxd *d, struct vqp *q, bool abortive)
 	fastpath_conn_end(d, q);
 	conn_sock_drop(d, &q->sock);
 	if (q->eng) {
-		engine_stats(q->eng, &s);
+		engine_qp_stats(q->eng, &s);
 		vqp_stats_add(&q->gone, &s);
 		engine_qp_destroy(q->eng);	/* closes the socket */
 		q->eng = NULL;
@@ -336,7 +318,7 @@ static void stream_ended(struct iwxd *d, struct vqp *q)
 		d->st.terms_received++;
 	}
 	if (ev.terminated && local) {
-		struct engine_qp_stats st;
+		struct iwx_qp_stats st;
 
 		engine_qp_stats(q->eng, &st);
 		if (st.fast_unrepaired)
@@ -719,7 +701,7 @@ void vqp_stats(const struct vqp *q, struct iwx_qp_stats *s)
 	if (q->eng) {
 		struct iwx_qp_stats live;
 
-		engine_stats(q->eng, &live);
+		engine_qp_stats(q->eng, &live);
 		vqp_stats_add(s, &live);
 	}
 }

@@ -14,6 +14,7 @@
 
 #include "ipc/ring.h"
 #include "proto/fastpath_stats.h"
+#include "proto/qp_stats.h"
 #include <iwx/verbs.h>
 
 #define IWX_IPC_VERSION		15
@@ -225,27 +226,6 @@ struct iwx_ipc_event {
 	uint16_t		pd_len;
 	uint8_t			pd[IWX_IPC_PRIVDATA];
 	struct sockaddr_storage	local_addr, peer_addr;
-};
-
-/*
- * A queue pair's traffic, as its engine counts it and iwxd reports it. Bytes are those
- * of the TCP stream: MPA framing, markers and CRC included.
- */
-struct iwx_qp_stats {
-	uint64_t	tx_fpdus, rx_fpdus, tx_bytes, rx_bytes;
-	uint64_t	tx_fpdus_aligned;	/* handed to TCP whole in a record sent from its start:
-					   an upper bound on FPDUs whole in one segment */
-	uint64_t	placed_segments;	/* payload received straight into its target */
-	uint64_t	fast_fpdus;		/* placed on arrival: TCP, by the fast path (taken from its
-						   records); SCTP, from the packet (sctp_place.h) */
-	uint64_t	fast_bytes;		/* ... their payload */
-	uint64_t	fast_discards;		/* recv(MSG_TRUNC) calls that dropped their bytes */
-	uint64_t	fast_refuted;		/* placed FPDUs TCP accepted other bytes for: read instead */
-	uint64_t	fast_unchecked;		/* ... TCP's bytes could not be compared with: read instead */
-	uint64_t	fast_unrepaired;	/* ... whose placed bytes TCP's FPDU there does not all
-						   rewrite: the stream ended with a Terminate */
-	uint64_t	tx_zc_calls;		/* sendmsg calls with MSG_ZEROCOPY (iwxd --zerocopy) */
-	uint64_t	tx_zc_copied;		/* ... whose pages the kernel copied after all */
 };
 
 /* STATUS reply: the daemon and its counters. */

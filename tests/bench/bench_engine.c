@@ -397,7 +397,7 @@ void rdma_report_failure(struct rdma *r)
 
 void rdma_counters(struct rdma *r, struct rdma_counters *c)
 {
-	struct engine_qp_stats st;
+	struct iwx_qp_stats st;
 
 	memset(c, 0, sizeof(*c));
 	if (!r->qp)

@@ -50,7 +50,7 @@ struct engine_qp {
 };
 
 static struct engine_qp qp;
-static struct engine_qp_stats stats;
+static struct iwx_qp_stats stats;
 static struct llp_sctp *t;
 static uint8_t *region;
 static uint64_t allowed[REGION][4];	/* per byte, the values a chunk taken puts there */

@@ -67,7 +67,7 @@ QP_TESTS(engine_zc, &tcp_zc.pair)
 /* Megabytes (qp_tests.h) in batches of FPDUs that each start a TCP segment (llp_tcp.c). */
 Test(engine, most_fpdus_go_to_tcp_whole)
 {
-	struct engine_qp_stats st;
+	struct iwx_qp_stats st;
 
 	qp_test_write_read_and_send_megabytes(&tcp.pair);
 	engine_qp_stats(tcp.pair.a.qp, &st);

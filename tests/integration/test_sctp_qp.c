@@ -54,7 +54,7 @@ QP_TESTS(sctp_qp, &sctp.pair)
 /* Every size (qp_tests.h), and how much tagged payload went from the packets into memory. */
 static uint64_t every_size(uint64_t *placed_at_a, uint64_t *placed_at_b)
 {
-	struct engine_qp_stats sa, sb;
+	struct iwx_qp_stats sa, sb;
 
 	qp_test_every_operation_at_every_size(&sctp.pair);
 	cr_assert_eq(A->conn->emss, 1444);

@@ -227,7 +227,7 @@ Test(qp, write_then_send_sees_the_data)
 	assert_wc(one_wc(&B), 1, IWX_WC_RECV, IWX_WC_SUCCESS);
 	cr_assert_arr_eq(B.buf + 17, A.buf, len);
 
-	struct engine_qp_stats st;
+	struct iwx_qp_stats st;
 
 	engine_qp_stats(B.qp, &st);
 	cr_assert_gt(st.placed_segments, len / 1448, "Write payload placed straight into memory");
@@ -474,7 +474,7 @@ Test(qp, peer_gone_flushes_everything)
 
 static uint64_t tx_fpdus(struct side *s)
 {
-	struct engine_qp_stats st;
+	struct iwx_qp_stats st;
 
 	engine_qp_stats(s->qp, &st);
 	return st.tx_fpdus;
@@ -610,7 +610,7 @@ Test(qp, completion_queue_holds_everything_held)
 
 static uint64_t rx_bytes(struct side *s)
 {
-	struct engine_qp_stats st;
+	struct iwx_qp_stats st;
 
 	engine_qp_stats(s->qp, &st);
 	return st.rx_bytes;
@@ -952,7 +952,7 @@ static struct iwx_mpa_agreed with(uint8_t rev, uint8_t rtr, bool initiator)
 
 static void responder_speaks_after_initiator(uint8_t rev, uint8_t rtr, uint64_t initiator_fpdus)
 {
-	struct engine_qp_stats st;
+	struct iwx_qp_stats st;
 
 	teardown();
 	pair(with(rev, rtr, true), with(rev, rtr, false));
