@@ -196,7 +196,7 @@ static const struct {
 	TRAFFIC(fast_unrepaired),
 	TRAFFIC(tx_zc_calls), TRAFFIC(tx_zc_copied),
 	COUNTER(doorbells), COUNTER(wakeups), COUNTER(linger_full), COUNTER(bells_muted),
-	COUNTER(spins_stopped),
+	COUNTER(spins_stopped), COUNTER(spins_shared),
 };
 
 #define NCOUNTERS	(sizeof(counters) / sizeof(counters[0]))
@@ -502,6 +502,8 @@ static void print_traffic(const struct iwx_ipc_status *s)
 	     "for a while", s->bells_muted);
 	LINE("spins stopped", "%" PRIu64 " times a yield found iwxd's CPU held by another task "
 	     "and iwxd slept instead of spinning for a while", s->spins_stopped);
+	LINE("spins not made", "%" PRIu64 " posts of a client on iwxd's own CPU, after which "
+	     "neither spun", s->spins_shared);
 }
 
 static void print_fast_path(const struct iwx_ipc_status *s)
@@ -944,7 +946,8 @@ static const struct admin_cmd counters_cmd = {
 	"conns_failed, conns_rejected, terms_sent, terms_received, tx_fpdus, rx_fpdus,\n"
 	"tx_bytes, rx_bytes, tx_fpdus_aligned, placed_segments, fast_fpdus, fast_bytes,\n"
 	"fast_discards, fast_refuted, fast_unchecked, fast_unrepaired, tx_zc_calls,\n"
-	"tx_zc_copied, doorbells, wakeups, linger_full, bells_muted, spins_stopped.\n",
+	"tx_zc_copied, doorbells, wakeups, linger_full, bells_muted, spins_stopped,\n"
+	"spins_shared.\n",
 	NULL,
 	show_counters,
 };

@@ -319,6 +319,8 @@ struct iwxd {
 	struct iwx_link		bell_active;	/* clients whose bells rang lately (doorbell.c) */
 	bool			asleep;		/* doorbell_sleep: clients are asked to write */
 	uint64_t		spin_end_us;	/* the loop turns without sleeping until then */
+	uint32_t		cpu;		/* 1 + the CPU this turn runs on (0: unknown) */
+	bool			posted_here;	/* a client on that CPU rang this turn: no spin for it */
 	uint64_t		spin_off_us;	/* ... but not before this: its CPU was held (spin()) */
 	uint64_t		spin_backoff_us; /* how long the last such pause was */
 	struct listener		*listeners;

@@ -19,6 +19,7 @@
  * posts as it rings is never muted.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -172,6 +173,11 @@ static bool take(struct iwxd *d, struct client *c, uint64_t now)
 	if (work) {
 		c->bell_empty = 0;
 		c->bell_mute_ms = 0;
+		/* a spin of either would take the CPU the other needs (serve.c: spin) */
+		if (d->cpu && __atomic_load_n(&c->bells->client_cpu, __ATOMIC_RELAXED) == d->cpu)
+			d->posted_here = true;
+		if (__atomic_load_n(&c->bells->daemon_cpu, __ATOMIC_RELAXED) != d->cpu)
+			__atomic_store_n(&c->bells->daemon_cpu, d->cpu, __ATOMIC_RELAXED);
 		return true;
 	}
 	if (++c->bell_empty < EMPTY_TURNS)
@@ -189,7 +195,11 @@ static bool take(struct iwxd *d, struct client *c, uint64_t now)
 bool doorbell_take(struct iwxd *d)
 {
 	uint64_t now = iwx_now_ms();
+	int cpu = sched_getcpu();
 	bool work = false;
+
+	d->cpu = cpu < 0 ? 0 : (uint32_t)cpu + 1;
+	d->posted_here = false;
 
 	IWX_LINK_EACH(struct client, c, &d->bell_active, bell_link) {
 		if (muted(c, now))

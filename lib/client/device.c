@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,7 +256,11 @@ bool client_lost(struct iwx_device *dev)
 void client_ring(struct iwx_device *dev, uint32_t bell)
 {
 	uint64_t one = 1;
+	int cpu = sched_getcpu();
 
+	/* for iwxd's spin (serve.c): whose CPU it would take; written only when it moved */
+	if (cpu >= 0 && __atomic_load_n(&dev->bells->client_cpu, __ATOMIC_RELAXED) != (uint32_t)cpu + 1)
+		__atomic_store_n(&dev->bells->client_cpu, (uint32_t)cpu + 1, __ATOMIC_RELAXED);
 	iwx_ipc_bell_ring(dev->bells, bell);
 	/* pairs with the daemon's: publish need_wakeup, then look at the doorbells */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);

@@ -364,6 +364,15 @@ static int wait_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc, int timeout_ms, 
 	}
 }
 
+/* Does iwxd take this client's bells on this CPU? Then a spin takes the CPU it needs. */
+static bool daemon_here(const struct iwx_device *dev)
+{
+	uint32_t d = __atomic_load_n(&dev->bells->daemon_cpu, __ATOMIC_RELAXED);
+	int cpu = sched_getcpu();
+
+	return d && cpu >= 0 && d == (uint32_t)cpu + 1;
+}
+
 /*
  * Poll cq for up to the device's spin time (not beyond timeout_ms), yielding the CPU
  * between looks: a completion due within it costs no arming and no wake-up, and iwxd,
@@ -378,7 +387,7 @@ static int spin_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc, int timeout_ms, 
 
 	if (timeout_ms >= 0 && (uint64_t)timeout_ms * 1000 < budget)
 		budget = (uint64_t)timeout_ms * 1000;
-	if (!budget || cq->slow)
+	if (!budget || cq->slow || daemon_here(cq->dev))
 		return 0;
 	end = start + budget;
 	do {

@@ -278,7 +278,8 @@ struct iwx_ipc_status {
 	uint32_t	users_guaranteed;	/* --users: each guaranteed 1/(2 x this) of each total */
 	uint64_t	bells_muted;		/* clients muted for ringing for nothing (doorbell.c) */
 	uint32_t	srqs, max_srqs;		/* shared receive queues; the most per client */
-	uint64_t	spins_stopped;		/* yields that found iwxd's CPU held (iwxd.c, spin()) */
+	uint64_t	spins_stopped;		/* yields that found iwxd's CPU held (serve.c, spin()) */
+	uint64_t	spins_shared;		/* posts from a client on iwxd's CPU: no spin for them */
 };
 
 /* LIST_USERS entry: what the clients of one uid hold, and what they left held (root's too). */
@@ -432,6 +433,9 @@ struct iwx_ipc_srq_shared {
 #define IWX_IPC_BELLS		(1u << 18)	/* bits: a client's queue pairs and CQs */
 struct iwx_ipc_bells {
 	uint32_t		need_wakeup;	/* daemon-written: it sleeps, write the eventfd */
+	/* whose CPU a spin would take: 1 + the CPU the daemon took this client's bells on, */
+	uint32_t		daemon_cpu;	/* ... daemon-written (0: not yet), */
+	uint32_t		client_cpu;	/* ... and the client rang from, client-written (0: not said) */
 	_Alignas(64) uint64_t	sum[IWX_IPC_BELLS / 64 / 64];	/* bit i of sum[j]: word 64j + i */
 	uint64_t		bits[IWX_IPC_BELLS / 64];
 };

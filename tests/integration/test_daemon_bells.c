@@ -156,3 +156,29 @@ Test(daemon_bells, beside_a_task_that_holds_its_cpu_iwxd_sleeps_rather_than_spin
 	cr_assert_gt(status_num(pair.sock[0], "spins_stopped"), 0,
 		     "after %lu rounds beside a task that holds its CPU, iwxd stopped spinning", i - 1);
 }
+
+/*
+ * A client on iwxd's own CPU: after its posts iwxd does not spin, as the client does not
+ * while it waits (a spin of either would take the CPU the other needs), and says so.
+ */
+Test(daemon_bells, a_client_on_iwxds_cpu_and_iwxd_do_not_spin_for_each_other)
+{
+	struct buf src = buf_new(&a, NULL, 4096, ALL_ACCESS, false);
+	struct buf back = buf_new(&a, NULL, 4096, ALL_ACCESS, false);
+	struct buf dst = buf_new(&b, NULL, 4096, ALL_ACCESS, false);
+	int cpu = sched_getcpu();
+	uint64_t before;
+	cpu_set_t one;
+
+	cr_assert_geq(cpu, 0);
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	cr_assert_eq(sched_setaffinity(0, sizeof(one), &one), 0, "this client on CPU %d", cpu);
+	cr_assert_eq(sched_setaffinity(pair.pid[0], sizeof(one), &one), 0, "daemon a on CPU %d", cpu);
+	write_and_read(&src, &dst, &back, 0);	/* iwxd a has taken a post on this CPU */
+	before = status_num(pair.sock[0], "spins_shared");
+	for (uint64_t i = 1; i <= ROUNDS / 10; i++)
+		write_and_read(&src, &dst, &back, i);
+	cr_assert_gt(status_num(pair.sock[0], "spins_shared"), before,
+		     "a's posts came from iwxd a's CPU: no spin for them");
+}
