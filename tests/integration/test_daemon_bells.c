@@ -82,14 +82,24 @@ static void write_and_read(const struct buf *src, const struct buf *dst, const s
 	cr_assert_eq(memcmp(back->p, src->p, 64), 0, "round %lu: the bytes read back", round);
 }
 
+/* write_and_read's buffers: a's source and read-back, b's destination. */
+struct bufs {
+	struct buf	src, back, dst;
+};
+
+static struct bufs bufs_new(void)
+{
+	return (struct bufs){ .src = buf_new(&a, NULL, 4096, ALL_ACCESS, false),
+			      .back = buf_new(&a, NULL, 4096, ALL_ACCESS, false),
+			      .dst = buf_new(&b, NULL, 4096, ALL_ACCESS, false) };
+}
+
 static void rounds_complete(void)
 {
-	struct buf src = buf_new(&a, NULL, 4096, ALL_ACCESS, false);
-	struct buf back = buf_new(&a, NULL, 4096, ALL_ACCESS, false);
-	struct buf dst = buf_new(&b, NULL, 4096, ALL_ACCESS, false);
+	struct bufs x = bufs_new();
 
 	for (uint64_t i = 0; i < ROUNDS; i++)
-		write_and_read(&src, &dst, &back, i);
+		write_and_read(&x.src, &x.dst, &x.back, i);
 }
 
 Test(daemon_bells, a_ringer_on_the_writers_daemon_does_not_starve_it)
@@ -131,24 +141,30 @@ static pid_t busy_on(int cpu)
 	return pid;
 }
 
-Test(daemon_bells, beside_a_task_that_holds_its_cpu_iwxd_sleeps_rather_than_spin)
+/* Daemon a (and this client too, if client) on the CPU this runs on: which. */
+static int daemon_a_here(bool client)
 {
-	struct buf src = buf_new(&a, NULL, 4096, ALL_ACCESS, false);
-	struct buf back = buf_new(&a, NULL, 4096, ALL_ACCESS, false);
-	struct buf dst = buf_new(&b, NULL, 4096, ALL_ACCESS, false);
 	int cpu = sched_getcpu();
 	cpu_set_t one;
-	uint64_t i;
 
 	cr_assert_geq(cpu, 0);
-	write_and_read(&src, &dst, &back, 0);
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
+	cr_assert(!client || sched_setaffinity(0, sizeof(one), &one) == 0, "this client on CPU %d", cpu);
 	cr_assert_eq(sched_setaffinity(pair.pid[0], sizeof(one), &one), 0, "daemon a on CPU %d", cpu);
-	busy = busy_on(cpu);
+	return cpu;
+}
+
+Test(daemon_bells, beside_a_task_that_holds_its_cpu_iwxd_sleeps_rather_than_spin)
+{
+	struct bufs x = bufs_new();
+	uint64_t i;
+
+	write_and_read(&x.src, &x.dst, &x.back, 0);
+	busy = busy_on(daemon_a_here(false));
 	cr_assert_gt(busy, 0);
 	for (i = 1; i <= BUSY_ROUNDS; i++) {
-		write_and_read(&src, &dst, &back, i);
+		write_and_read(&x.src, &x.dst, &x.back, i);
 		if (i % LOOK_EVERY == 0 && status_num(pair.sock[0], "spins_stopped") > 0)
 			break;
 	}
@@ -163,22 +179,14 @@ Test(daemon_bells, beside_a_task_that_holds_its_cpu_iwxd_sleeps_rather_than_spin
  */
 Test(daemon_bells, a_client_on_iwxds_cpu_and_iwxd_do_not_spin_for_each_other)
 {
-	struct buf src = buf_new(&a, NULL, 4096, ALL_ACCESS, false);
-	struct buf back = buf_new(&a, NULL, 4096, ALL_ACCESS, false);
-	struct buf dst = buf_new(&b, NULL, 4096, ALL_ACCESS, false);
-	int cpu = sched_getcpu();
+	struct bufs x = bufs_new();
 	uint64_t before;
-	cpu_set_t one;
 
-	cr_assert_geq(cpu, 0);
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	cr_assert_eq(sched_setaffinity(0, sizeof(one), &one), 0, "this client on CPU %d", cpu);
-	cr_assert_eq(sched_setaffinity(pair.pid[0], sizeof(one), &one), 0, "daemon a on CPU %d", cpu);
-	write_and_read(&src, &dst, &back, 0);	/* iwxd a has taken a post on this CPU */
+	daemon_a_here(true);
+	write_and_read(&x.src, &x.dst, &x.back, 0);	/* iwxd a has taken a post on this CPU */
 	before = status_num(pair.sock[0], "spins_shared");
 	for (uint64_t i = 1; i <= ROUNDS / 10; i++)
-		write_and_read(&src, &dst, &back, i);
+		write_and_read(&x.src, &x.dst, &x.back, i);
 	cr_assert_gt(status_num(pair.sock[0], "spins_shared"), before,
 		     "a's posts came from iwxd a's CPU: no spin for them");
 }
