@@ -659,6 +659,8 @@ static void tcp_receive(struct iwx_llp *llp)
 				llp->stats->rx_bytes += n;
 				if (iwx_mpa_rx_advance(t->rx, n) == -EPROTO)
 					rx_failed(t);
+				if ((size_t)n < want)
+					break;	/* drained (epoll(7)): what comes next raises an event */
 				continue;
 			}
 		} else {
@@ -666,7 +668,8 @@ static void tcp_receive(struct iwx_llp *llp)
 				engine_qp_lost(llp->qp, true);	/* cannot read on: an error of ours */
 				break;
 			}
-			n = recv(t->fd, t->stage, MIN(STAGE_LEN, limit), MSG_DONTWAIT);
+			want = MIN(STAGE_LEN, limit);
+			n = recv(t->fd, t->stage, want, MSG_DONTWAIT);
 			if (n > 0) {
 				llp->stats->rx_bytes += n;
 				t->stage_len = n;
@@ -676,6 +679,8 @@ static void tcp_receive(struct iwx_llp *llp)
 				 * staged (all are taken unless the stream failed)
 				 */
 				drain_stage(t);
+				if ((size_t)n < want)
+					break;
 				continue;
 			}
 		}
