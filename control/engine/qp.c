@@ -301,17 +301,22 @@ int engine_qp_post_recv(struct engine_qp *qp, const struct iwx_recv_wr *wr)
 	return ring_push(&qp->rq, wr);
 }
 
-int engine_qp_progress(struct engine_qp *qp, bool *want_write)
+int engine_qp_transmit(struct engine_qp *qp, bool *want_write)
 {
 	bool ww = false;
 
-	if (qp->state == ENGINE_QP_RTS)
-		qp->llp->ops->receive(qp->llp);
 	if (qp->state != ENGINE_QP_ERROR)
 		qp_transmit(qp, &ww);
 	if (want_write)
 		*want_write = ww;
 	return qp->state == ENGINE_QP_ERROR ? -ENOTCONN : 0;
+}
+
+int engine_qp_progress(struct engine_qp *qp, bool *want_write)
+{
+	if (qp->state == ENGINE_QP_RTS)
+		qp->llp->ops->receive(qp->llp);
+	return engine_qp_transmit(qp, want_write);
 }
 
 int engine_qp_poll(struct engine_qp *qp, struct iwx_wc *wc, int n)

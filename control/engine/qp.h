@@ -65,6 +65,13 @@ int engine_qp_post_recv(struct engine_qp *qp, const struct iwx_recv_wr *wr);
 int engine_qp_progress(struct engine_qp *qp, bool *want_write);
 
 /*
+ * engine_qp_progress without the receive: for a caller that watches the socket
+ * level-triggered and was told nothing, so that a receive would find nothing (one
+ * system call saved per message it posts).
+ */
+int engine_qp_transmit(struct engine_qp *qp, bool *want_write);
+
+/*
  * Take up to n completions. The queue pair keeps room for a completion of every
  * request it holds (send queue, those sent but not yet complete, receive queue), no
  * more: post nothing to it while completions wait, and they never overflow.

@@ -234,6 +234,7 @@ struct vqp {
 	struct iwx_llp		*llp;		/* ... its lower layer, MPA on TCP (the engine's) */
 	struct fp_follow	*fp;		/* followed by the fast path: its state (fastpath.c's) */
 	uint32_t		bell_sq, bell_rq;	/* the rings' producers at its last bell */
+	bool			posted;		/* ready because the client posted (doorbell.c) */
 	struct conn_sock	sock;		/* the stream once established (the engine's) */
 	bool			blocked;	/* waits for the socket or for room in a CQ */
 	bool			backlog;	/* the engine holds completions the CQs had no room for */

@@ -125,6 +125,7 @@ static bool take_word(struct iwxd *d, struct client *c, uint32_t w)
 			break;	/* the client's own noise: nothing of its is there */
 		if (c->bell[i].qp && vqp_posted_since(c->bell[i].qp)) {
 			work = true;
+			c->bell[i].qp->posted = true;
 			vqp_ready(d, c->bell[i].qp);
 		} else if (c->bell[i].cq) {
 			/* asked: the work may be done already (vqp_service saw the room), not the bell's fault */

@@ -33,6 +33,12 @@ struct transport {
 	bool		fast_path;
 	/* siw's first FPDU: held by an Initiator until the Responder's (vqp.c) */
 	bool		first_fpdu_hold;
+	/*
+	 * its sockets say readable for as long as they hold unread bytes (epoll, level-
+	 * triggered): a queue pair's service that only a post asked for sends without
+	 * reading first (vqp.c), and what it leaves unread is reported again
+	 */
+	bool		rx_level;
 	/* a set-up over it: the size of its struct, whose first member is the struct iwx_conn */
 	size_t		conn_size;
 

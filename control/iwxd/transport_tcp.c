@@ -95,6 +95,7 @@ const struct transport transport_tcp = {
 	.id = IWX_TRANSPORT_TCP,
 	.fast_path = true,
 	.first_fpdu_hold = true,
+	.rx_level = true,
 	.conn_size = sizeof(struct iwx_conn_tcp),
 	.usable = tcp_usable,
 	.connect = tcp_connect,

@@ -486,8 +486,11 @@ static bool rings_corrupt(const struct vqp *q)
 	return iwx_ring_ready(&q->sq) == UINT32_MAX || iwx_ring_ready(&q->rq) == UINT32_MAX;
 }
 
-/* The engine's turn. false once it is gone: the stream ended and its completions left. */
-static bool engine_turn(struct iwxd *d, struct vqp *q)
+/*
+ * The engine's turn; rx: read the socket first. false once it is gone: the stream ended
+ * and its completions left.
+ */
+static bool engine_turn(struct iwxd *d, struct vqp *q, bool rx)
 {
 	bool want_write = false;
 
@@ -504,7 +507,10 @@ static bool engine_turn(struct iwxd *d, struct vqp *q)
 		}
 		move_ring(q, true);	/* receives first: a Send for them may be in */
 		move_ring(q, false);
-		engine_qp_progress(q->eng, &want_write);
+		if (rx)
+			engine_qp_progress(q->eng, &want_write);
+		else
+			engine_qp_transmit(q->eng, &want_write);
 		/* the state says error before the first flushed completion can be seen */
 		if (engine_qp_get_state(q->eng) != ENGINE_QP_RTS && q->state == IWX_SHQ_RTS)
 			vqp_set_state(q, IWX_SHQ_ERROR);
@@ -572,6 +578,69 @@ void vqp_room(struct iwxd *d, struct client *c)
 	}
 }
 
+static void service(struct iwxd *d, struct vqp *q, bool rx)
+{
+	if (q->corrupt)
+		return;
+	if (rings_corrupt(q)) {
+		log_warn("client %u: qp %u: ring indices out of range: queue pair abandoned",
+			 q->owner->id, q->num);
+		q->corrupt = true;
+		conn_sock_interest(d, &q->sock, 0);
+		engine_stop(d, q, true);
+		vqp_set_state(q, IWX_SHQ_ERROR);
+		return;
+	}
+	if (q->eng && engine_turn(d, q, rx))
+		return;
+	if (q->state == IWX_SHQ_ERROR) {
+		/* flushed: each work queue's completions behind its own that wait, not the other's */
+		unpark(q, false);
+		unpark(q, true);
+		move_ring(q, true);
+		move_ring(q, false);
+	}
+}
+
+/* rx: read the socket too (every service but one only a post asked for: serve_posted). */
+static void serve(struct iwxd *d, struct vqp *q, bool rx)
+{
+	q->posted = false;
+	q->blocked = false;
+	q->wants_room = 0;
+	service(d, q, rx);
+	/*
+	 * Completions wait for room in the client's CQs, or work for room in the engine: the
+	 * client's poll rings a CQ's bell (vqp_room), the stream's progress runs on_stream. Room
+	 * the client made before it could see need_room is seen here (the fence pairs with
+	 * iwx_poll_cq's exchange of need_room after it consumed): no bell comes for it.
+	 */
+	if ((q->blocked || parked(q) || q->backlog) && !q->corrupt) {
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (((q->wants_room & ROOM_SEND) && iwx_ring_space(&q->scq->ring)) ||
+		    ((q->wants_room & ROOM_RECV) && iwx_ring_space(&q->rcq->ring)))
+			vqp_ready(d, q);
+		else if (!iwx_linked(&q->wait_link))
+			iwx_link_add_tail(&q->owner->room_wait, &q->wait_link);
+	}
+	rearm(d, q);	/* what it did may have set a deadline (a settle, a close, a lazy tick) */
+}
+
+void vqp_service(struct iwxd *d, struct vqp *q)
+{
+	serve(d, q, true);
+}
+
+/*
+ * A service only a post asked for (doorbell.c) sends without reading a socket that says
+ * whenever it is readable: the read would find nothing new, and costs a system call per
+ * message. Not a lazy one (fastpath.c), which says so only past its low-water mark.
+ */
+static void serve_posted(struct iwxd *d, struct vqp *q)
+{
+	serve(d, q, !q->posted || !q->sock.t || !q->sock.t->rx_level || fastpath_conn_due(q));
+}
+
 /*
  * Up to TURN_SHARE of c's ready queue pairs, oldest first: however much one client rings,
  * it delays the others by its share of a turn. What its services make ready waits for the
@@ -587,7 +656,7 @@ static void service_share(struct iwxd *d, struct client *c)
 		struct vqp *q = container_of(mine.next, struct vqp, ready_link);
 
 		iwx_link_del(&q->ready_link);
-		vqp_service(d, q);
+		serve_posted(d, q);
 	}
 	iwx_link_splice(&mine, &c->ready);
 	iwx_link_splice(&c->ready, &mine);
@@ -611,52 +680,6 @@ bool vqp_service_ready(struct iwxd *d)
 		service_share(d, c);
 	}
 	return true;
-}
-
-static void service(struct iwxd *d, struct vqp *q)
-{
-	if (q->corrupt)
-		return;
-	if (rings_corrupt(q)) {
-		log_warn("client %u: qp %u: ring indices out of range: queue pair abandoned",
-			 q->owner->id, q->num);
-		q->corrupt = true;
-		conn_sock_interest(d, &q->sock, 0);
-		engine_stop(d, q, true);
-		vqp_set_state(q, IWX_SHQ_ERROR);
-		return;
-	}
-	if (q->eng && engine_turn(d, q))
-		return;
-	if (q->state == IWX_SHQ_ERROR) {
-		/* flushed: each work queue's completions behind its own that wait, not the other's */
-		unpark(q, false);
-		unpark(q, true);
-		move_ring(q, true);
-		move_ring(q, false);
-	}
-}
-
-void vqp_service(struct iwxd *d, struct vqp *q)
-{
-	q->blocked = false;
-	q->wants_room = 0;
-	service(d, q);
-	/*
-	 * Completions wait for room in the client's CQs, or work for room in the engine: the
-	 * client's poll rings a CQ's bell (vqp_room), the stream's progress runs on_stream. Room
-	 * the client made before it could see need_room is seen here (the fence pairs with
-	 * iwx_poll_cq's exchange of need_room after it consumed): no bell comes for it.
-	 */
-	if ((q->blocked || parked(q) || q->backlog) && !q->corrupt) {
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		if (((q->wants_room & ROOM_SEND) && iwx_ring_space(&q->scq->ring)) ||
-		    ((q->wants_room & ROOM_RECV) && iwx_ring_space(&q->rcq->ring)))
-			vqp_ready(d, q);
-		else if (!iwx_linked(&q->wait_link))
-			iwx_link_add_tail(&q->owner->room_wait, &q->wait_link);
-	}
-	rearm(d, q);	/* what it did may have set a deadline (a settle, a close, a lazy tick) */
 }
 
 /* Start or abort what is due by now. */

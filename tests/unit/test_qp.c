@@ -213,6 +213,31 @@ Test(qp, send_with_gather_and_scatter)
 	no_wc(&B);
 }
 
+/* engine_qp_transmit sends what was posted and leaves what the socket holds unread. */
+Test(qp, transmit_sends_without_reading)
+{
+	char peek;
+
+	fill_pattern(A.buf, 64, 2);
+	fill_pattern(B.buf + 4096, 64, 3);
+	post_recv(&A, 1, 1024, 64);
+	post_recv(&B, 2, 0, 64);
+	post(&B, 3, IWX_WR_SEND, 4096, 64, 0, 0);
+	cr_assert_eq(engine_qp_transmit(B.qp, NULL), 0);	/* B's Send waits in A's socket */
+	post(&A, 4, IWX_WR_SEND, 0, 64, 0, 0);
+	cr_assert_eq(engine_qp_transmit(A.qp, NULL), 0);
+	cr_assert_eq(recv(A.fd, &peek, 1, MSG_PEEK | MSG_DONTWAIT), 1, "B's Send still unread");
+	cr_assert_eq(recv(B.fd, &peek, 1, MSG_PEEK | MSG_DONTWAIT), 1, "A's Send went out");
+	assert_wc(one_wc(&A), 4, IWX_WC_SEND, IWX_WC_SUCCESS);
+	no_wc(&A);	/* and took nothing in */
+	pump();
+	assert_wc(one_wc(&B), 3, IWX_WC_SEND, IWX_WC_SUCCESS);
+	assert_wc(one_wc(&B), 2, IWX_WC_RECV, IWX_WC_SUCCESS);
+	cr_assert_arr_eq(B.buf, A.buf, 64);
+	assert_wc(one_wc(&A), 1, IWX_WC_RECV, IWX_WC_SUCCESS);
+	cr_assert_arr_eq(A.buf + 1024, B.buf + 4096, 64);
+}
+
 Test(qp, write_then_send_sees_the_data)
 {
 	const uint32_t len = 3u << 20;
