@@ -196,7 +196,7 @@ static const struct {
 	TRAFFIC(fast_unrepaired),
 	TRAFFIC(tx_zc_calls), TRAFFIC(tx_zc_copied),
 	COUNTER(doorbells), COUNTER(wakeups), COUNTER(linger_full), COUNTER(bells_muted),
-	COUNTER(spins_stopped), COUNTER(spins_shared),
+	COUNTER(spins_stopped), COUNTER(spins_shared), COUNTER(cq_futex_wakes),
 };
 
 #define NCOUNTERS	(sizeof(counters) / sizeof(counters[0]))
@@ -504,6 +504,8 @@ static void print_traffic(const struct iwx_ipc_status *s)
 	     "and iwxd slept instead of spinning for a while", s->spins_stopped);
 	LINE("spins not made", "%" PRIu64 " posts of a client on iwxd's own CPU, after which "
 	     "neither spun", s->spins_shared);
+	LINE("futex wake-ups", "%" PRIu64 " completions that woke a client asleep on its CQ",
+	     s->cq_futex_wakes);
 }
 
 static void print_fast_path(const struct iwx_ipc_status *s)
@@ -947,7 +949,7 @@ static const struct admin_cmd counters_cmd = {
 	"tx_bytes, rx_bytes, tx_fpdus_aligned, placed_segments, fast_fpdus, fast_bytes,\n"
 	"fast_discards, fast_refuted, fast_unchecked, fast_unrepaired, tx_zc_calls,\n"
 	"tx_zc_copied, doorbells, wakeups, linger_full, bells_muted, spins_stopped,\n"
-	"spins_shared.\n",
+	"spins_shared, cq_futex_wakes.\n",
 	NULL,
 	show_counters,
 };

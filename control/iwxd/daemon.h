@@ -176,6 +176,7 @@ struct vcq {
 	uint32_t		id;
 	uint32_t		bell;		/* its bit in the owner's doorbells */
 	struct client		*owner;
+	struct iwxd		*d;		/* for vcq_push's counter */
 	struct iwx_ipc_cq_shared *sh;	/* mem's */
 	struct iwx_arena	mem;
 	size_t			map_size;

@@ -5,8 +5,11 @@
  * for the client to say it made room, and an eventfd write when the client armed it.
  */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -43,6 +46,7 @@ struct vcq *vcq_create(struct iwxd *d, struct client *c, uint32_t entries, int *
 	cq->id = loop_new_id(&d->loop);
 	iwx_ids_add(&d->ids, cq->id, KIND_CQ, cq);
 	cq->owner = c;
+	cq->d = d;
 	cq->next = d->cqs;
 	d->cqs = cq;
 	return cq;
@@ -73,13 +77,15 @@ void vcq_push(struct vcq *cq, const struct iwx_wc *wc)
 {
 	memcpy(iwx_ring_entry(&cq->ring, 0), wc, sizeof(*wc));
 	iwx_ring_produce(&cq->ring, 1);
-	/* armed by iwx_req_notify_cq: one wake-up, then the client arms again */
-	if (__atomic_exchange_n(&cq->sh->armed, 0, __ATOMIC_SEQ_CST)) {
-		uint64_t one = 1;
+	uint32_t armed = __atomic_exchange_n(&cq->sh->armed, 0, __ATOMIC_SEQ_CST);
+	uint64_t one = 1;
 
-		if (write(cq->owner->notify_fd, &one, sizeof(one)) < 0)
-			log_debug("client %u: notify: %m", cq->owner->id);
-	}
+	/* armed (ipc.h): one wake-up, then the client arms again */
+	if (armed == IWX_CQ_ARMED_FUTEX) {
+		syscall(SYS_futex, &cq->sh->armed, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+		cq->d->st.cq_futex_wakes++;
+	} else if (armed && write(cq->owner->notify_fd, &one, sizeof(one)) < 0)
+		log_debug("client %u: notify: %m", cq->owner->id);
 }
 
 void vcq_ask_room(struct vcq *cq)

@@ -65,6 +65,7 @@ struct iwx_device {
 	uint64_t		look_ms;	/* client_lost looks at the socket again then */
 	bool			ready;		/* ready_fd is set */
 	uint32_t		spin_us;	/* iwx_wait_cq polls this long before sleeping */
+	bool			cq_futex;	/* iwxd wakes a CQ's sleeper by futex (IWX_IPC_F_CQ_FUTEX) */
 	uint32_t		seq;
 	uint32_t		client_id;
 	uint8_t			*arena;

@@ -333,6 +333,7 @@ struct iwx_device *iwx_open(const struct iwx_open_opts *opts)
 	dev->notify_fd = fds[2];
 	dev->client_id = hello.client_id;
 	dev->arena_size = hello.arena_size;
+	dev->cq_futex = hello.features & IWX_IPC_F_CQ_FUTEX;
 	dev->limits = (struct iwx_device_limits){
 		.max_shared = hello.max_shared, .max_pds = hello.max_pds, .max_mrs = hello.max_mrs,
 		.max_cqs = hello.max_cqs, .max_qps = hello.max_qps, .max_srqs = hello.max_srqs,

@@ -4,11 +4,13 @@
  * polling touch only the shared rings; a doorbell is written only when iwxd sleeps.
  */
 #include <errno.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -332,6 +334,8 @@ void iwx_ack_comp(struct iwx_device *dev)
 	iwx_ack_comp_cqs(dev, NULL, 0);
 }
 
+#define FUTEX_SLICE_MS	100	/* a futex sleep looks at iwxd's socket this often */
+
 /* iwx_wait_cq's wait, once cq was found empty; *took says whether it took wake-ups off the device's eventfd. */
 static int wait_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc, int timeout_ms, bool *took)
 {
@@ -397,13 +401,60 @@ static int spin_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc, int timeout_ms, 
 	return k;
 }
 
+/*
+ * sleep_cq by futex (iwxd says it wakes so: IWX_IPC_F_CQ_FUTEX), while no arming of the
+ * application's is on cq: one system call to sleep, where poll and read of the eventfd are
+ * two. iwxd's socket is looked at every FUTEX_SLICE_MS (what it says waits there until
+ * then; iwxd's end is seen within a slice). -EAGAIN when the application armed cq meanwhile
+ * (another thread): the eventfd's wait is then the one.
+ */
+static int futex_sleep_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc, int timeout_ms)
+{
+	struct iwx_device *dev = cq->dev;
+	int64_t deadline = (int64_t)iwx_now_ms() + timeout_ms;
+	uint32_t mine = IWX_CQ_ARMED_FUTEX;
+	int k;
+
+	for (;;) {
+		uint32_t was = 0;
+		struct timespec ts;
+		int left;
+
+		if (!__atomic_compare_exchange_n(&cq->sh->armed, &was, IWX_CQ_ARMED_FUTEX, false,
+						 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) &&
+		    was != IWX_CQ_ARMED_FUTEX)
+			return -EAGAIN;
+		k = iwx_poll_cq(cq, n, wc);	/* after arming: one may have come before it */
+		if (k || dev->lost)
+			break;
+		left = timeout_ms < 0 ? FUTEX_SLICE_MS : (int)(deadline - (int64_t)iwx_now_ms());
+		if (left <= 0)
+			break;
+		left = left < FUTEX_SLICE_MS ? left : FUTEX_SLICE_MS;
+		ts = (struct timespec){ left / 1000, (long)(left % 1000) * 1000000 };
+		if (syscall(SYS_futex, &cq->sh->armed, FUTEX_WAIT, IWX_CQ_ARMED_FUTEX, &ts, NULL, 0) &&
+		    errno == ETIMEDOUT && client_pump(dev) == -ESHUTDOWN)
+			break;
+	}
+	/* withdraw the arming, unless iwxd took it */
+	__atomic_compare_exchange_n(&cq->sh->armed, &mine, 0, false, __ATOMIC_SEQ_CST,
+				    __ATOMIC_SEQ_CST);
+	if (!k && dev->lost)
+		k = iwx_poll_cq(cq, n, wc) ?: -ESHUTDOWN;
+	return k;
+}
+
 /* Arm cq, sleep until a completion comes (or timeout_ms), and withdraw the arming. */
 static int sleep_cq(struct iwx_cq *cq, int n, struct iwx_wc *wc, int timeout_ms)
 {
 	struct iwx_device *dev = cq->dev;
 	bool took = false;
 	uint64_t one = 1;
-	int k = wait_cq(cq, n, wc, timeout_ms, &took);
+	int k;
+
+	if (dev->cq_futex && !cq->app_armed && (k = futex_sleep_cq(cq, n, wc, timeout_ms)) != -EAGAIN)
+		return k;
+	k = wait_cq(cq, n, wc, timeout_ms, &took);
 
 	/* withdraw our own arming: its wake-up, if it came, is not the application's */
 	if (!cq->app_armed && !__atomic_exchange_n(&cq->sh->armed, 0, __ATOMIC_SEQ_CST)) {

@@ -88,8 +88,12 @@ struct iwx_ipc_hello {
 	uint64_t	max_shared;	/* bytes: arena and registered memory */
 	uint32_t	max_pds, max_mrs, max_cqs, max_qps;
 	uint32_t	max_qp_depth, max_cq_entries;
-	uint32_t	max_srqs, pad;
+	uint32_t	max_srqs;
+	uint32_t	features;	/* reply: IWX_IPC_F_* (an older iwxd: 0) */
 };
+
+/* iwxd wakes a CQ armed IWX_CQ_ARMED_FUTEX with FUTEX_WAKE on its armed word */
+#define IWX_IPC_F_CQ_FUTEX	1u
 
 struct iwx_ipc_id {		/* PD_ALLOC reply, PD_FREE, MR_DEREG, *_DESTROY, DISCONNECT, ... */
 	uint32_t	id;
@@ -280,6 +284,7 @@ struct iwx_ipc_status {
 	uint32_t	srqs, max_srqs;		/* shared receive queues; the most per client */
 	uint64_t	spins_stopped;		/* yields that found iwxd's CPU held (serve.c, spin()) */
 	uint64_t	spins_shared;		/* posts from a client on iwxd's CPU: no spin for them */
+	uint64_t	cq_futex_wakes;		/* completions that woke a client asleep on its CQ's word */
 };
 
 /* LIST_USERS entry: what the clients of one uid hold, and what they left held (root's too). */
@@ -411,10 +416,18 @@ struct iwx_ipc_qp_shared {
 	_Alignas(64) uint32_t	state;		/* enum iwx_shq_state, daemon-written */
 };
 
+/*
+ * A CQ's armed word: iwxd takes it at the next completion, then writes the notify eventfd
+ * (NOTIFY, or any other value but 0), or wakes the client sleeping on the word (FUTEX: one
+ * system call for the client's wait where poll and read of the eventfd are two).
+ */
+#define IWX_CQ_ARMED_NOTIFY	1u
+#define IWX_CQ_ARMED_FUTEX	2u
+
 /* A completion queue's memfd: this header, then entries struct iwx_wc. */
 struct iwx_ipc_cq_shared {
 	struct iwx_ring_ctl	ring;		/* daemon produces, client consumes */
-	_Alignas(64) uint32_t	armed;		/* client: notify on the next completion */
+	_Alignas(64) uint32_t	armed;		/* client: notify on the next completion (IWX_CQ_ARMED_*) */
 	uint32_t		need_room;	/* daemon: completions wait; ring after polling */
 };
 

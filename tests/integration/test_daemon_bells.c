@@ -3,13 +3,17 @@
  * A client that rings every doorbell without end (issue 27) does not starve another on
  * the same iwxd: the other's small operations keep completing, one after another, while
  * the ringer rings, and the ringer is muted for ringing for nothing, the other never.
- * What it costs in time is scripts/bench-bell.sh's to measure.
+ * What it costs in time is scripts/bench-bell.sh's to measure. And the spins and sleeps
+ * around a client's doorbells and waits.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +30,7 @@
 #define RINGER_QPS	1024	/* iwxd's --max-qps: every bell a client may have */
 #define BUSY_ROUNDS	2000	/* at most: until iwxd has said it stopped spinning */
 #define LOOK_EVERY	50	/* rounds between looks at its counter */
+#define ASLEEP_TRIES	5	/* a_sleeping_wait_is_woken_by_futex's, at most */
 #define ALL_ACCESS	(IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE | IWX_ACCESS_REMOTE_READ)
 
 static struct iwxd_pair pair;
@@ -189,4 +194,69 @@ Test(daemon_bells, a_client_on_iwxds_cpu_and_iwxd_do_not_spin_for_each_other)
 		write_and_read(&x.src, &x.dst, &x.back, i);
 	cr_assert_gt(status_num(pair.sock[0], "spins_shared"), before,
 		     "a's posts came from iwxd a's CPU: no spin for them");
+}
+
+/* What send_when_asleep needs: the thread that waits, and b's Send. */
+struct sleeper {
+	pid_t		tid;
+	struct buf	*msg;
+};
+
+/* Whether thread tid is blocked in futex(2) (/proc's syscall file: the call's number first). */
+static bool in_futex(pid_t tid)
+{
+	char path[64];
+	long nr = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	f = fopen(path, "r");
+	if (f && fscanf(f, "%ld", &nr) != 1)
+		nr = -1;
+	if (f)
+		fclose(f);
+	return nr == SYS_futex;
+}
+
+/* Once the waiting thread sleeps in futex(2) (or 5 s have gone), b sends a a message. */
+static void *send_when_asleep(void *arg)
+{
+	struct sleeper *z = arg;
+	struct iwx_send_wr w = { .wr_id = 9, .opcode = IWX_WR_SEND, .flags = IWX_WR_SIGNALED,
+				 .num_sge = 1, .sge = { sge_of(z->msg, 0, 64) } };
+
+	for (int ms = 0; ms < 5000 && !in_futex(z->tid); ms++)
+		usleep(1000);
+	return (void *)(intptr_t)iwx_post_send(b.qp, &w);
+}
+
+/*
+ * A client's iwx_wait_cq that sleeps sleeps on its CQ's word, and iwxd wakes it there
+ * (IWX_IPC_F_CQ_FUTEX), not through the eventfd. b sends only once this thread sleeps in
+ * futex(2); should that have been another futex of the thread's (the C library's), again.
+ */
+Test(daemon_bells, a_sleeping_wait_is_woken_by_futex)
+{
+	struct bufs x = bufs_new();
+	int64_t before = status_num(pair.sock[0], "cq_futex_wakes");
+	struct sleeper z = { .tid = gettid(), .msg = &x.dst };
+	int tries = 0;
+
+	do {
+		struct iwx_recv_wr r = { .wr_id = 8, .num_sge = 1, .sge = { sge_of(&x.back, 0, 64) } };
+		struct iwx_wc wc;
+		pthread_t t;
+		void *posted;
+
+		cr_assert_eq(iwx_post_recv(a.qp, &r), 0);
+		cr_assert_eq(pthread_create(&t, NULL, send_when_asleep, &z), 0);
+		cr_assert_eq(endpoint_wc(&a, &wc), 0, "a's receive completes");
+		cr_assert_eq(pthread_join(t, &posted), 0);
+		cr_assert_eq((intptr_t)posted, 0, "b posted its Send");
+		cr_assert(wc.wr_id == 8 && wc.status == IWX_WC_SUCCESS && wc.byte_len == 64);
+		cr_assert_eq(endpoint_wc(&b, &wc), 0, "b's Send completes");
+		cr_assert_eq(wc.wr_id, 9);
+	} while (++tries < ASLEEP_TRIES && status_num(pair.sock[0], "cq_futex_wakes") == before);
+	cr_assert_gt(status_num(pair.sock[0], "cq_futex_wakes"), before,
+		     "a's wait slept on its CQ, and iwxd a woke it there (%d tries)", tries);
 }
