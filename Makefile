@@ -336,7 +336,10 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(HEADERS) $(wildcard bpf/*.h)
 
 $(FASTPATH_OBJ): $(FASTPATH_HDRS)
 
-.SECONDARY: $(BPF_TEST_OBJ) $(BPF_FAULTS_OBJ) $(FASTPATH_OBJ) $(SCTP_XSK_OBJ) $(ARENAS_LIVE_OBJ) $(BUILD)/bpf/softirq_time.bpf.o
+# kept, objects and the test programs' skeletons alike: else make deletes them after each
+# build, and their tests rebuild every time
+.SECONDARY: $(BPF_TEST_OBJ) $(BPF_FAULTS_OBJ) $(FASTPATH_OBJ) $(SCTP_XSK_OBJ) $(ARENAS_LIVE_OBJ) \
+	    $(BUILD)/bpf/softirq_time.bpf.o $(BPF_TEST_SKEL) $(BPF_FAULTS_SKEL)
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@

@@ -934,7 +934,8 @@ static const struct admin_cmd status_cmd = {
 	"destroyed.\n",
 	"JSON keys: the fields of struct iwx_ipc_status (ipc/ipc.h), and socket, and\n"
 	"per_user: an array of {uid, clients, bytes, departed_bytes, departed, pds, mrs,\n"
-	"cqs, qps, listeners, maps, queued, lingering} (struct iwx_ipc_user_info), and\n"
+	"cqs, qps, srqs, listeners, maps, queued, lingering, fp_conns, fp_mems, fp_stags}\n"
+	"(struct iwx_ipc_user_info), and\n"
 	"aligned_pct (null when no FPDU was sent), fast_path: an array of {ifname, mode,\n"
 	"sctp_xsks}, and sctp: {bad_crc, placed_chunks, placed_bytes, xsk_rx, xsk_tx,\n"
 	"xsk_dropped, udp_dropped, no_path, paths}.\n",

@@ -317,7 +317,7 @@ int cm_connect(struct iwxd *d, struct client *c, const struct iwx_ipc_connect *r
 	if (!p)
 		return -ENOMEM;
 	opts_of(d, &req->param, &p->opts, p->pd);
-	err = t->usable(d);
+	err = t->usable ? t->usable(d) : 0;
 	if (!err)
 		err = t->connect(d, p, req);
 	if (!err)
@@ -398,7 +398,7 @@ int cm_listen(struct iwxd *d, struct client *c, struct iwx_ipc_listen *req)
 		return -EAFNOSUPPORT;
 	if (!t)
 		return -EINVAL;
-	err = t->usable(d);
+	err = t->usable ? t->usable(d) : 0;
 	if (!err)
 		err = client_room(d, c, LIMIT_LISTENERS);
 	if (!err)

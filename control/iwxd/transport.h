@@ -42,7 +42,7 @@ struct transport {
 	/* a set-up over it: the size of its struct, whose first member is the struct iwx_conn */
 	size_t		conn_size;
 
-	/* 0, or -EPROTONOSUPPORT when this iwxd runs without it */
+	/* 0, or -EPROTONOSUPPORT when this iwxd runs without it (NULL: always usable) */
 	int	(*usable)(const struct iwxd *d);
 
 	/* Set-up. p->conn started towards req->addr (p->opts filled): 0 or -errno. */

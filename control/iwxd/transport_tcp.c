@@ -15,12 +15,6 @@ static struct iwx_conn_tcp *tcp_of(struct pconn *p)
 	return container_of(p->conn, struct iwx_conn_tcp, conn);
 }
 
-static int tcp_usable(const struct iwxd *d)
-{
-	(void)d;
-	return 0;
-}
-
 static int tcp_connect(struct iwxd *d, struct pconn *p, const struct iwx_ipc_connect *req)
 {
 	(void)d;
@@ -97,7 +91,6 @@ const struct transport transport_tcp = {
 	.first_fpdu_hold = true,
 	.rx_level = true,
 	.conn_size = sizeof(struct iwx_conn_tcp),
-	.usable = tcp_usable,
 	.connect = tcp_connect,
 	.listen = tcp_listen,
 	.accept = tcp_accept,

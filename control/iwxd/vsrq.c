@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "daemon.h"
 #include "outbox.h"
