@@ -72,7 +72,7 @@ $(error debian/changelog's first line names no version)
 endif
 SOVERSION	:= 0
 FUZZ_SECONDS	?= 30
-TEST_FUZZ_SECONDS ?= 10
+TEST_FUZZ_SECONDS ?= 5
 
 ifeq ($(V),1)
 Q :=
