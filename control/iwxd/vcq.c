@@ -2,7 +2,9 @@
 /*
  * A client's completion queue in the daemon: a ring in memory shared with the client
  * (shared.c), which iwxd fills (vqp.c) and the client polls, with its bell (doorbell.c)
- * for the client to say it made room, and an eventfd write when the client armed it.
+ * for the client to say it made room, and a wake-up when the client armed it: a
+ * FUTEX_WAKE on the armed word for libiwx's own sleep, an eventfd write for an
+ * application's arming (ipc.h: IWX_CQ_ARMED_*).
  */
 #include <errno.h>
 #include <limits.h>
