@@ -158,11 +158,12 @@ static const struct {
 	{ IWX_ACCESS_LOCAL_WRITE, "lw" },
 	{ IWX_ACCESS_REMOTE_WRITE, "rw" },
 	{ IWX_ACCESS_REMOTE_READ, "rr" },
+	{ IWX_ACCESS_REMOTE_ATOMIC, "ra" },
 };
 
 #define NRIGHTS	(sizeof(access_rights) / sizeof(access_rights[0]))
 
-/* "lw rw rr", "--" in the place of a right not granted; bits we do not know in hex. */
+/* "lw rw rr ra", "--" in the place of a right not granted; bits we do not know in hex. */
 static const char *access_str(char *buf, size_t cap, uint8_t access)
 {
 	uint8_t known = 0;

@@ -17,7 +17,8 @@
 #define STAG_INDEX_MAX	((1u << STAG_INDEX_BITS) - 1)	/* index 0 is never used */
 #define STAG_INDEX(s)	((s) >> 8)
 #define STAG_KEY(s)	((s) & 0xffu)
-#define ACCESS_ALL	(IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE | IWX_ACCESS_REMOTE_READ)
+#define ACCESS_ALL	(IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE | IWX_ACCESS_REMOTE_READ | \
+			 IWX_ACCESS_REMOTE_ATOMIC)
 #define RANDOM_TRIES	64
 #define KIND		0	/* each table holds one kind of thing */
 

@@ -16,7 +16,7 @@ void qp_complete(struct engine_qp *qp, const struct iwx_wc *wc)
 	/* sized to hold every request held at once: the caller's part is in qp.h */
 	if (ring_push(&qp->cq, wc))
 		abort();
-	qp->rx_unpolled += wc->opcode == IWX_WC_RECV;
+	qp->rx_unpolled += iwx_wc_is_recv(wc->opcode);
 }
 
 static void complete_send_wr(struct engine_qp *qp, const struct iwx_send_wr *wr, uint8_t status,
@@ -52,13 +52,12 @@ void qp_retire(struct engine_qp *qp)
 	}
 }
 
-/* The oldest Read still waiting for its Response (Responses come in order). */
-struct inflight *qp_oldest_read(struct engine_qp *qp)
+struct inflight *qp_oldest_pending(struct engine_qp *qp, bool atomic)
 {
 	for (uint32_t i = 0; i < qp->inflight.n; i++) {
 		struct inflight *f = ring_at(&qp->inflight, i);
 
-		if (!f->done)
+		if (!f->done && iwx_wr_is_atomic(f->wr.opcode) == atomic)
 			return f;
 	}
 	return NULL;
@@ -78,7 +77,8 @@ static void flush_all(struct engine_qp *qp)
 				 sge_total(f->wr.sge, f->wr.num_sge) : 0);
 		ring_pop(&qp->inflight);
 	}
-	qp->reads_out = 0;
+	qp->reads_out = qp->atomics_out = 0;
+	qp->imm_pending = false;
 	while (qp->sq.n) {
 		complete_send_wr(qp, ring_at(&qp->sq, 0), IWX_WC_WR_FLUSH_ERR, 0);
 		ring_pop(&qp->sq);
@@ -91,7 +91,7 @@ static void flush_all(struct engine_qp *qp)
 		qp_complete(qp, &wc);
 		ring_pop(&qp->rq);
 	}
-	qp->reads_in.n = 0;
+	qp->reqs_in.n = 0;
 	qp->msg.active = false;
 }
 
@@ -127,7 +127,7 @@ static void sink_gone(struct engine_qp *qp, struct iwx_term_cause cause,
 	if (!seg || !seg->tagged || seg->opcode != IWX_OP_READ_RESP ||
 	    !iwx_cause_eq(cause, IWX_CAUSE_DDP_T(IWX_DDP_T_INVALID_STAG)))
 		return;	/* a Response beyond a sink that is still there: the peer's error */
-	f = qp_oldest_read(qp);
+	f = qp_oldest_pending(qp, false);
 	if (f && f->wr.sge[0].lkey == seg->stag) {
 		f->done = true;
 		f->status = IWX_WC_LOC_PROT_ERR;
@@ -205,7 +205,7 @@ static void start_stream(struct engine_qp *qp)
  * they are used, so an idle queue pair's rings take little memory however deep they are.
  */
 static int rings_init(struct engine_qp *qp, uint32_t sq, uint32_t rq, uint32_t cq, uint32_t inflight,
-		      uint32_t reads_in)
+		      uint32_t reqs_in)
 {
 	const struct {
 		struct ring	*r;
@@ -215,7 +215,7 @@ static int rings_init(struct engine_qp *qp, uint32_t sq, uint32_t rq, uint32_t c
 		{ &qp->rq, sizeof(struct iwx_recv_wr), rq },
 		{ &qp->cq, sizeof(struct iwx_wc), cq },
 		{ &qp->inflight, sizeof(struct inflight), inflight },
-		{ &qp->reads_in, sizeof(struct inbound_read), reads_in },
+		{ &qp->reqs_in, sizeof(struct inbound_req), reqs_in },
 	};
 	const size_t n = sizeof(rings) / sizeof(rings[0]), align = _Alignof(max_align_t);
 	size_t at[sizeof(rings) / sizeof(rings[0])], len = 0;
@@ -289,6 +289,8 @@ int engine_qp_post_send(struct engine_qp *qp, const struct iwx_send_wr *wr)
 		return -ENOTCONN;
 	if (!iwx_send_wr_valid(wr))	/* which also keeps out WR_INTERNAL */
 		return -EINVAL;
+	if (iwx_wr_is_rfc7306(wr->opcode) && !qp->agreed.rdmap_ext)
+		return -EOPNOTSUPP;	/* the peer did not agree to RFC 7306 */
 	return ring_push(&qp->sq, wr);
 }
 
@@ -326,7 +328,7 @@ int engine_qp_poll(struct engine_qp *qp, struct iwx_wc *wc, int n)
 	for (i = 0; i < n && qp->cq.n; i++) {
 		wc[i] = *(struct iwx_wc *)ring_at(&qp->cq, 0);
 		ring_pop(&qp->cq);
-		qp->rx_unpolled -= wc[i].opcode == IWX_WC_RECV;
+		qp->rx_unpolled -= iwx_wc_is_recv(wc[i].opcode);
 	}
 	return i;
 }
@@ -353,7 +355,7 @@ void engine_qp_shut_send(struct engine_qp *qp)
 
 bool engine_qp_tx_idle(const struct engine_qp *qp)
 {
-	return !qp->sq.n && !qp->msg.active && qp->llp->ops->tx_idle(qp->llp) && !qp->reads_in.n &&
+	return !qp->sq.n && !qp->msg.active && qp->llp->ops->tx_idle(qp->llp) && !qp->reqs_in.n &&
 	       !qp->term_pending;
 }
 
@@ -387,8 +389,8 @@ bool engine_qp_refers_to(const struct engine_qp *qp, const void *addr, size_t le
 	for (uint8_t i = 0; qp->msg.active && i < qp->msg.nsrc; i++)
 		if (span_within(&qp->msg.src[i], base, len))
 			return true;
-	for (uint32_t i = 0; i < qp->reads_in.n; i++)
-		if (span_within(&((const struct inbound_read *)ring_at(&qp->reads_in, i))->src,
+	for (uint32_t i = 0; i < qp->reqs_in.n; i++)
+		if (span_within(&((const struct inbound_req *)ring_at(&qp->reqs_in, i))->src,
 				base, len))
 			return true;
 	return qp->llp->ops->refers_to(qp->llp, base, len);

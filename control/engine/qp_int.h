@@ -67,26 +67,39 @@ struct span {
  */
 struct inflight {
 	struct iwx_send_wr	wr;
-	bool			done;		/* a Read is done when its Response is placed */
+	bool			done;		/* a Read or atomic is done when its Response is in */
 	uint8_t			status;
 	uint32_t		given;		/* tx_given once its last segment was given */
+	uint32_t		req_id;		/* an atomic's Request Identifier (RFC 7306 §5.2.1) */
 };
 
-/* A peer's Read Request being answered (RFC 5040 §5.2.1: in the order received). */
-struct inbound_read {
-	struct iwx_read_req	rr;
-	struct span		src;
+/*
+ * A peer's Read or Atomic Request being answered: in the order received, as they share
+ * queue 1 (RFC 5040 §5.2.1, RFC 7306 §5.2 and §7).
+ */
+struct inbound_req {
+	bool			atomic;
+	union {
+		struct iwx_read_req	rr;
+		struct iwx_atomic_req	ar;	/* its target is looked up again when its turn comes */
+	};
+	struct span		src;		/* what a Read reads */
 };
+
+/* A message built in the queue pair itself: the largest is a Terminate or an Atomic Request. */
+#define INLINE_MAX	(IWX_TERM_MAX_LEN > IWX_RDMAP_ATOMIC_REQ_LEN ? IWX_TERM_MAX_LEN : \
+			 IWX_RDMAP_ATOMIC_REQ_LEN)
 
 /* The message on its way out. */
 struct tx_msg {
 	bool			active;
 	bool			from_sq;	/* the head of the send queue */
 	bool			is_term;
+	bool			imm_next;	/* the Write of a Write with Immediate */
 	struct iwx_ddp_segmenter seg;
 	struct span		src[IWX_MAX_SGE];
 	uint8_t			nsrc;
-	uint8_t			inline_buf[IWX_TERM_MAX_LEN];
+	uint8_t			inline_buf[INLINE_MAX];
 };
 
 struct engine_qp {
@@ -104,13 +117,17 @@ struct engine_qp {
 	int			(*take_recv)(void *ctx, struct iwx_recv_wr *wr);	/* qp.h */
 	void			*recv_ctx;
 	struct ring		inflight;	/* struct inflight, in posting order */
-	uint32_t		reads_out;	/* Reads in inflight awaiting their Response */
-	struct ring		reads_in;	/* struct inbound_read: the peer's, to answer */
+	uint32_t		reads_out;	/* Reads and atomics in inflight awaiting their
+						   Response: ORD counts both (RFC 7306 §5.2) */
+	uint32_t		atomics_out;	/* ... the atomics: queue 3's buffers */
+	struct ring		reqs_in;	/* struct inbound_req: the peer's, to answer */
 
 	uint32_t		tx_msn[IWX_QN_COUNT];
 	uint32_t		rx_msn[IWX_QN_COUNT];	/* next MSN expected on each queue */
 
 	struct tx_msg		msg;
+	bool			imm_pending;	/* the send queue head's Write is given: its
+						   Immediate Data goes next */
 	uint32_t		tx_given;	/* messages whose last segment went to the LLP */
 	uint32_t		tx_sent;	/* ... and that it let go of (engine_qp_sent) */
 
@@ -133,14 +150,20 @@ struct engine_qp {
 	struct iwx_qp_stats stats;
 };
 
+/* The Terminate cause a buffer check's result names (proto/ddp_check.h). */
+static inline struct iwx_term_cause qp_cause_of_check(uint32_t r)
+{
+	return iwx_cause(IWX_CHECK_LAYER(r), IWX_CHECK_ETYPE(r), IWX_CHECK_ECODE(r));
+}
+
 /* Add a completion to the engine's CQ (room for it is always kept: qp.h). */
 void qp_complete(struct engine_qp *qp, const struct iwx_wc *wc);
 
 /* Complete requests from the head of inflight while they are done. */
 void qp_retire(struct engine_qp *qp);
 
-/* The oldest Read still waiting for its Response (Responses come in order). */
-struct inflight *qp_oldest_read(struct engine_qp *qp);
+/* The oldest Read (or atomic) still waiting for its Response (each kind's come in order). */
+struct inflight *qp_oldest_pending(struct engine_qp *qp, bool atomic);
 
 /* Stop for good, without a Terminate: every request flushes, the lower layer stops. */
 void qp_enter_error(struct engine_qp *qp, struct iwx_term_cause cause, bool local);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * The queue pair's receive side: where an arriving segment's payload goes (place), and
- * what the whole segment means (take): Sends into posted receives in MSN order, tagged
- * data into registered memory, the peer's Read Requests queued to answer, Read
- * Responses and Terminates (RFC 5040 §5-§7, RFC 5041 §7).
+ * what the whole segment means (take): Sends and Immediate Data into posted receives in
+ * MSN order, tagged data into registered memory, the peer's Read and Atomic Requests
+ * queued to answer, Read and Atomic Responses and Terminates (RFC 5040 §5-§7, RFC 5041
+ * §7, RFC 7306 §5-§6).
  */
 #include <errno.h>
 #include <sys/param.h>	/* MIN */
@@ -11,11 +12,6 @@
 #include "util/place_copy.h"
 
 #include "qp_int.h"
-
-static struct iwx_term_cause cause_of_check(uint32_t r)
-{
-	return iwx_cause(IWX_CHECK_LAYER(r), IWX_CHECK_ETYPE(r), IWX_CHECK_ECODE(r));
-}
 
 /* The receive buffer a Send of MSN msn goes to, if posted. */
 static const struct iwx_recv_wr *recv_wr_for(const struct engine_qp *qp, uint32_t msn)
@@ -77,7 +73,7 @@ int engine_qp_tagged_target(const struct engine_qp *qp, const struct iwx_ddp_seg
 				      seg->len);
 
 	if (r) {
-		*cause = cause_of_check(r);
+		*cause = qp_cause_of_check(r);
 		return -EPROTO;
 	}
 	*dst = seg->len ? mr->addr + (seg->to - mr->desc.base_to) : NULL;
@@ -102,6 +98,8 @@ int engine_qp_place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 	struct iwx_untagged_queue q;
 	uint32_t r, buf_len;
 
+	if (!qp->agreed.rdmap_ext && iwx_rdmap_check_rfc5040(seg, cause))
+		return -EPROTO;
 	if (seg->tagged) {
 		if (engine_qp_tagged_target(qp, seg, dst, cause))
 			return -EPROTO;
@@ -124,9 +122,11 @@ int engine_qp_place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 		if (!wr)
 			wr = take_posted_recv(qp, seg->msn);	/* from an SRQ, or posted since */
 		q.posted = qp->rq.n;
-		buf_len = wr ? sge_total(wr->sge, wr->num_sge) : 0;
+		/* Immediate Data takes a receive and writes nothing into it (RFC 7306 §6.3) */
+		buf_len = iwx_rdmap_opcode_imm(seg->opcode) ? IWX_RDMAP_IMM_LEN :
+			  wr ? sge_total(wr->sge, wr->num_sge) : 0;
 		r = iwx_check_untagged(&q, seg->msn, seg->mo, seg->len, buf_len);
-		if (!r && seg->len)
+		if (!r && seg->len && !iwx_rdmap_opcode_imm(seg->opcode))
 			*dst = recv_target(qp, wr, seg->mo, seg->len, &qp->rx_stag);
 		/* else the payload waits in the parser's buffer, to be scattered */
 		engine_qp_placing(qp, *dst, seg->len);
@@ -134,9 +134,16 @@ int engine_qp_place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 		break;
 	}
 	case IWX_QN_READ_REQ:
-		/* the Read Request queue holds IRD requests (RFC 5040 §5.2.2) */
-		q.posted = qp->agreed.ird > qp->reads_in.n ? qp->agreed.ird - qp->reads_in.n : 0;
-		r = iwx_check_untagged(&q, seg->msn, seg->mo, seg->len, IWX_RDMAP_READ_REQ_LEN);
+		/* it holds IRD Read and Atomic Requests (RFC 5040 §5.2.2, RFC 7306 §5.2) */
+		q.posted = qp->agreed.ird > qp->reqs_in.n ? qp->agreed.ird - qp->reqs_in.n : 0;
+		r = iwx_check_untagged(&q, seg->msn, seg->mo, seg->len,
+				       seg->opcode == IWX_OP_ATOMIC_REQ ? IWX_RDMAP_ATOMIC_REQ_LEN :
+				       IWX_RDMAP_READ_REQ_LEN);
+		break;
+	case IWX_QN_ATOMIC_RESP:
+		/* a buffer for each atomic awaiting its Response (RFC 7306 §5.2.2) */
+		q.posted = qp->atomics_out;
+		r = iwx_check_untagged(&q, seg->msn, seg->mo, seg->len, IWX_RDMAP_ATOMIC_RESP_LEN);
 		break;
 	default:
 		q.posted = 1;
@@ -144,7 +151,7 @@ int engine_qp_place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 		break;
 	}
 	if (r) {
-		*cause = cause_of_check(r);
+		*cause = qp_cause_of_check(r);
 		return -EPROTO;
 	}
 	return 0;
@@ -230,10 +237,82 @@ static void take_send(struct engine_qp *qp, const struct iwx_ddp_seg *seg)
 	qp->rx_msn[IWX_QN_SEND]++;
 }
 
+/* Immediate Data (RFC 7306 §6): place() found it a receive; its completion carries the bytes. */
+static void take_imm(struct engine_qp *qp, const struct iwx_ddp_seg *seg)
+{
+	const struct iwx_recv_wr *wr = recv_wr_for(qp, seg->msn);
+	struct iwx_term_cause cause;
+	uint64_t imm;
+
+	if (iwx_imm_decode(seg, &imm, &cause)) {
+		qp_fail(qp, cause, seg, NULL);
+		return;
+	}
+	struct iwx_wc wc = { .wr_id = wr->wr_id, .opcode = IWX_WC_RECV_IMM,
+			     .solicited = iwx_rdmap_opcode_solicited(seg->opcode),
+			     .imm_data = imm >> 32 };	/* verbs' 4 bytes: the first */
+
+	qp_complete(qp, &wc);
+	ring_pop(&qp->rq);
+	qp->rx_msn[IWX_QN_SEND]++;
+}
+
+/*
+ * An Atomic Request (RFC 7306 §5.2.1), checked now against its target so that the
+ * Terminate names its segment; run when its turn among the Responses comes (qp_tx.c).
+ */
+static void take_atomic_request(struct engine_qp *qp, const struct iwx_ddp_seg *seg)
+{
+	struct iwx_term_cause cause;
+	struct inbound_req in = { .atomic = true };
+	const struct iwx_region *mr;
+	uint32_t r;
+
+	if (iwx_atomic_req_decode(seg, &in.ar, &cause)) {
+		qp_fail(qp, cause, seg, NULL);
+		return;
+	}
+	mr = iwx_mem_lookup(qp->mem, in.ar.stag);
+	r = iwx_check_atomic_target(mr ? &mr->desc : NULL, in.ar.stag, qp->pd, in.ar.to);
+	if (r) {
+		qp_fail(qp, qp_cause_of_check(r), seg, NULL);
+		return;
+	}
+	ring_push(&qp->reqs_in, &in);	/* place() kept it within IRD */
+	qp->rx_msn[IWX_QN_READ_REQ]++;
+}
+
+/* The Response to our oldest atomic: its old value lands in the request's one sge. */
+static void take_atomic_response(struct engine_qp *qp, const struct iwx_ddp_seg *seg)
+{
+	struct inflight *f = qp_oldest_pending(qp, true);
+	struct iwx_atomic_resp resp;
+	struct iwx_term_cause cause;
+	struct span dst;
+
+	if (iwx_atomic_resp_decode(seg, &resp, &cause)) {
+		qp_fail(qp, cause, seg, NULL);
+		return;
+	}
+	if (!f || resp.req_id != f->req_id) {	/* place() made sure one awaits */
+		qp_fail(qp, IWX_CAUSE_RDMAP_OP(IWX_RDMAP_EC_UNSPECIFIED), seg, NULL);
+		return;
+	}
+	if (qp_resolve(qp, &f->wr.atomic.result, true, &dst))
+		f->status = IWX_WC_LOC_PROT_ERR;	/* deregistered since it was posted */
+	else
+		memcpy(dst.p, &resp.orig, sizeof(resp.orig));
+	f->done = true;
+	qp->reads_out--;
+	qp->atomics_out--;
+	qp->rx_msn[IWX_QN_ATOMIC_RESP]++;
+	qp_retire(qp);
+}
+
 static void take_read_request(struct engine_qp *qp, const struct iwx_ddp_seg *seg)
 {
 	struct iwx_term_cause cause;
-	struct inbound_read in = { 0 };
+	struct inbound_req in = { 0 };
 	const struct iwx_region *mr;
 	uint32_t r;
 
@@ -245,18 +324,18 @@ static void take_read_request(struct engine_qp *qp, const struct iwx_ddp_seg *se
 	r = iwx_check_read_source(mr ? &mr->desc : NULL, in.rr.src_stag, qp->pd, in.rr.src_to,
 				  in.rr.size);
 	if (r) {
-		qp_fail(qp, cause_of_check(r), seg, &in.rr);
+		qp_fail(qp, qp_cause_of_check(r), seg, &in.rr);
 		return;
 	}
 	if (in.rr.size)
 		in.src = qp_span_of(mr, in.rr.src_to, in.rr.size);
-	ring_push(&qp->reads_in, &in);	/* place() kept it within IRD */
+	ring_push(&qp->reqs_in, &in);	/* place() kept it within IRD */
 	qp->rx_msn[IWX_QN_READ_REQ]++;
 }
 
 static void take_read_response(struct engine_qp *qp, const struct iwx_ddp_seg *seg)
 {
-	struct inflight *f = qp_oldest_read(qp);
+	struct inflight *f = qp_oldest_pending(qp, false);
 
 	if (!f) {
 		qp_fail(qp, IWX_CAUSE_RDMAP_OP(IWX_RDMAP_EC_OPCODE), seg, NULL);
@@ -300,6 +379,16 @@ static bool term_names_sending_write(const struct engine_qp *qp, const struct iw
 	return seg.stag == wr->rkey && seg.to - wr->remote_addr <= sge_total(wr->sge, wr->num_sge);
 }
 
+/* Does the Terminate's copy of a DDP header name an Atomic Request (RFC 7306 §8.1)? */
+static bool term_names_atomic(const struct iwx_term *t)
+{
+	struct iwx_term_cause ignored;
+	struct iwx_ddp_seg seg;
+
+	return t->has_ddp_hdr && !iwx_ddp_decode(t->ddp_hdr, t->ddp_hdr_len, &seg, &ignored) &&
+	       seg.opcode == IWX_OP_ATOMIC_REQ;
+}
+
 static void take_terminate(struct engine_qp *qp, const struct iwx_ddp_seg *seg)
 {
 	struct iwx_term t;
@@ -309,8 +398,9 @@ static void take_terminate(struct engine_qp *qp, const struct iwx_ddp_seg *seg)
 		qp_enter_error(qp, cause, true);
 		return;
 	}
-	/* A Terminate about one of our Reads completes that Read with the error. */
-	struct inflight *f = t.has_rdma_hdr ? qp_oldest_read(qp) : NULL;
+	/* A Terminate about one of our Reads or atomics completes it with the error. */
+	struct inflight *f = t.has_rdma_hdr ? qp_oldest_pending(qp, false) :
+			     term_names_atomic(&t) ? qp_oldest_pending(qp, true) : NULL;
 
 	if (f) {
 		f->done = true;
@@ -349,6 +439,16 @@ int engine_qp_take(void *ctx, const struct iwx_ddp_seg *seg)
 		break;
 	case IWX_OP_READ_REQ:
 		take_read_request(qp, seg);
+		break;
+	case IWX_OP_ATOMIC_REQ:
+		take_atomic_request(qp, seg);
+		break;
+	case IWX_OP_ATOMIC_RESP:
+		take_atomic_response(qp, seg);
+		break;
+	case IWX_OP_IMM:
+	case IWX_OP_IMM_SE:
+		take_imm(qp, seg);
 		break;
 	case IWX_OP_TERMINATE:
 		take_terminate(qp, seg);

@@ -57,12 +57,12 @@ static inline __u32 iwx_check_tagged(const struct iwx_stag_desc *d, __u32 stag, 
 }
 
 /*
- * The Data Source side of a Read Request (RFC 5040 §5.2.1, §7.2): a zero-length
- * read checks nothing; otherwise STag valid, of this stream, readable, in bounds,
- * no wrap. Errors are RDMAP remote protection errors.
+ * Memory a peer's request reaches through an STag of ours, to read or to work on
+ * (RFC 5040 §7.2): nothing for zero bytes; otherwise STag valid, of this stream, with
+ * the right need, in bounds, no wrap. Errors are RDMAP remote protection errors.
  */
-static inline __u32 iwx_check_read_source(const struct iwx_stag_desc *d, __u32 stag, __u32 pd,
-					  __u64 to, __u32 len)
+static inline __u32 iwx_check_remote(const struct iwx_stag_desc *d, __u32 stag, __u32 pd,
+				     __u8 need, __u64 to, __u32 len)
 {
 	if (len == 0)
 		return IWX_CHECK_OK;
@@ -70,13 +70,27 @@ static inline __u32 iwx_check_read_source(const struct iwx_stag_desc *d, __u32 s
 		return IWX_CHECK(IWX_LAYER_RDMAP, IWX_RDMAP_ETYPE_REMOTE_PROT, IWX_RDMAP_EC_INVALID_STAG);
 	if (d->pd != pd)
 		return IWX_CHECK(IWX_LAYER_RDMAP, IWX_RDMAP_ETYPE_REMOTE_PROT, IWX_RDMAP_EC_STAG_NOT_ASSOC);
-	if (!(d->access & IWX_ACCESS_REMOTE_READ))
+	if (!(d->access & need))
 		return IWX_CHECK(IWX_LAYER_RDMAP, IWX_RDMAP_ETYPE_REMOTE_PROT, IWX_RDMAP_EC_ACCESS);
 	if (to + len < to)
 		return IWX_CHECK(IWX_LAYER_RDMAP, IWX_RDMAP_ETYPE_REMOTE_PROT, IWX_RDMAP_EC_TO_WRAP);
 	if (to < d->base_to || to - d->base_to > d->len || len > d->len - (to - d->base_to))
 		return IWX_CHECK(IWX_LAYER_RDMAP, IWX_RDMAP_ETYPE_REMOTE_PROT, IWX_RDMAP_EC_BASE_BOUNDS);
 	return IWX_CHECK_OK;
+}
+
+/* The Data Source side of a Read Request (RFC 5040 §5.2.1). */
+static inline __u32 iwx_check_read_source(const struct iwx_stag_desc *d, __u32 stag, __u32 pd,
+					  __u64 to, __u32 len)
+{
+	return iwx_check_remote(d, stag, pd, IWX_ACCESS_REMOTE_READ, to, len);
+}
+
+/* The target of an Atomic Request (RFC 7306 §5.2.1, §9); its alignment is the decoder's. */
+static inline __u32 iwx_check_atomic_target(const struct iwx_stag_desc *d, __u32 stag, __u32 pd,
+					    __u64 to)
+{
+	return iwx_check_remote(d, stag, pd, IWX_ACCESS_REMOTE_ATOMIC, to, IWX_RDMAP_ATOMIC_TARGET_LEN);
 }
 
 /* One untagged queue at the Data Sink: the buffers posted on it, in MSN order. */

@@ -34,7 +34,8 @@ ssize_t iwx_mpa_rr_encode(uint8_t *out, size_t cap, const struct iwx_mpa_rr_para
 	memcpy(hdr.key, p->reply ? IWX_MPA_KEY_REP : IWX_MPA_KEY_REQ, IWX_MPA_KEY_LEN);
 	hdr.flags = (p->markers ? IWX_MPA_FLAG_MARKERS : 0) | (p->crc ? IWX_MPA_FLAG_CRC : 0) |
 		    (p->reply && p->reject ? IWX_MPA_FLAG_REJECT : 0) |
-		    (p->enhanced ? IWX_MPA_FLAG_ENHANCED : 0);
+		    (p->enhanced ? IWX_MPA_FLAG_ENHANCED : 0) |
+		    (p->rdmap_ext ? IWX_MPA_FLAG_RDMAP_EXT : 0);
 	hdr.rev = p->rev;
 	hdr.pd_len = htons(pd_total);
 	memcpy(out, &hdr, sizeof(hdr));
@@ -81,6 +82,7 @@ ssize_t iwx_mpa_rr_decode(const uint8_t *buf, size_t len, bool want_reply,
 	p->markers = hdr.flags & IWX_MPA_FLAG_MARKERS;
 	p->crc = hdr.flags & IWX_MPA_FLAG_CRC;
 	p->reject = want_reply && (hdr.flags & IWX_MPA_FLAG_REJECT);
+	p->rdmap_ext = hdr.flags & IWX_MPA_FLAG_RDMAP_EXT;
 	p->rev = hdr.rev;
 	/* RFC 6581 §5: H means nothing in revision 1. */
 	p->enhanced = hdr.rev == IWX_MPA_REV2 && (hdr.flags & IWX_MPA_FLAG_ENHANCED);

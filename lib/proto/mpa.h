@@ -19,6 +19,7 @@ struct iwx_mpa_rr_params {
 	bool		reject;		/* R (reply only) */
 	uint8_t		rev;		/* 1 or 2 */
 	bool		enhanced;	/* H: RFC 6581 IRD/ORD lead the private data (rev 2) */
+	bool		rdmap_ext;	/* RFC 7306 offered (Request) or accepted (Reply): iwx's bit */
 	/* RFC 6581 fields, meaningful when enhanced */
 	uint16_t	ird, ord;
 	bool		p2p, rtr_send, rtr_write, rtr_read;

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* MPA set-up negotiation: revision, CRC, markers, IRD/ORD and RTR (RFC 5044 §7.1, RFC 6581). */
+/*
+ * MPA set-up negotiation: revision, CRC, markers, IRD/ORD and RTR (RFC 5044 §7.1, RFC 6581),
+ * and iwx's offer of RFC 7306 (wire.h, IWX_MPA_FLAG_RDMAP_EXT).
+ */
 #include <errno.h>
 #include <string.h>
 #include <sys/param.h>	/* MIN */
@@ -32,6 +35,7 @@ void iwx_mpa_setup_request(const struct iwx_mpa_local *l, const uint8_t *pd, uin
 	req->p2p = req->enhanced && l->p2p;
 	if (req->p2p)
 		set_rtr_bits(req, l->rtr);
+	req->rdmap_ext = l->rdmap_ext;
 	req->pd = pd;
 	req->pd_len = pd_len;
 }
@@ -75,6 +79,8 @@ int iwx_mpa_setup_reply(const struct iwx_mpa_local *l, const struct iwx_mpa_rr_p
 		}
 	}
 	rep->reject = reject;
+	rep->rdmap_ext = !reject && l->rdmap_ext && req->rdmap_ext;
+	out->rdmap_ext = rep->rdmap_ext;
 	out->mode = iwx_mpa_mode_of(rep, req);
 	out->enhanced = rep->enhanced;
 	out->ird = rep->enhanced ? rep->ird : l->ird;
@@ -101,6 +107,8 @@ int iwx_mpa_setup_accept(const struct iwx_mpa_local *l, const struct iwx_mpa_rr_
 	out->enhanced = rep->enhanced;
 	out->ird = l->ird;
 	out->ord = rep->enhanced ? MIN(l->ord, rep->ird) : l->ord;
+	/* a Reply's bit answers only an offer; a peer that sets it unasked keeps RFC 5040 */
+	out->rdmap_ext = req->rdmap_ext && rep->rdmap_ext;
 	if (rep->enhanced && req->p2p && rep->p2p) {
 		/* exactly one of the offered RTR types */
 		if (!rtr || (rtr & (rtr - 1)) || (rtr & ~rtr_bits(req))) {

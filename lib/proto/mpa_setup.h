@@ -26,6 +26,7 @@ struct iwx_mpa_local {
 	uint16_t	ird, ord;	/* inbound and outbound RDMA Read limits */
 	bool		p2p;		/* Initiator: ask for peer-to-peer mode */
 	uint8_t		rtr;		/* RTR types this side can send (Initiator) or take (Responder) */
+	bool		rdmap_ext;	/* offer (Initiator) or accept (Responder) RFC 7306 */
 };
 
 /* What both sides agreed, seen from this side. */
@@ -35,6 +36,7 @@ struct iwx_mpa_agreed {
 	bool		enhanced;	/* RFC 6581 IRD/ORD were exchanged */
 	uint16_t	ird, ord;	/* this side's, after negotiation */
 	uint8_t		rtr;		/* the one RTR type in use (peer-to-peer), or 0 */
+	bool		rdmap_ext;	/* RFC 7306's atomics and immediate data: both sides agreed */
 };
 
 /* The Request an Initiator sends; pd (the application's private data) is referenced. */

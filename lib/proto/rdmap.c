@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* RDMAP messages with headers of their own: Read Request (RFC 5040 §4.4), Terminate (§4.8). */
+/*
+ * RDMAP messages with headers of their own: Read Request (RFC 5040 §4.4), Terminate (§4.8),
+ * and RFC 7306's Atomic Request and Response (§5.2) and Immediate Data (§6).
+ */
 #include <endian.h>
 #include <errno.h>
 #include <string.h>
@@ -17,9 +20,27 @@ const char *iwx_rdmap_opcode_name(uint8_t opcode)
 		[IWX_OP_SEND_SE] = "Send with SE",
 		[IWX_OP_SEND_SE_INV] = "Send with SE and Invalidate",
 		[IWX_OP_TERMINATE] = "Terminate",
+		[IWX_OP_IMM] = "Immediate Data",
+		[IWX_OP_IMM_SE] = "Immediate Data with SE",
+		[IWX_OP_ATOMIC_REQ] = "Atomic Request",
+		[IWX_OP_ATOMIC_RESP] = "Atomic Response",
 	};
 
 	return opcode < IWX_OP_COUNT ? names[opcode] : "reserved";
+}
+
+int iwx_rdmap_check_rfc5040(const struct iwx_ddp_seg *seg, struct iwx_term_cause *cause)
+{
+	/* in iwx_ddp_check_seg's order: the queue number before the opcode */
+	if (!seg->tagged && seg->qn >= IWX_QN_COUNT_RFC5040) {
+		*cause = IWX_CAUSE_DDP_U(IWX_DDP_U_INVALID_QN);
+		return -EPROTO;
+	}
+	if (seg->opcode >= IWX_OP_COUNT_RFC5040) {
+		*cause = IWX_CAUSE_RDMAP_OP(IWX_RDMAP_EC_OPCODE);
+		return -EPROTO;
+	}
+	return 0;
 }
 
 void iwx_read_req_encode(uint8_t out[IWX_RDMAP_READ_REQ_LEN], const struct iwx_read_req *rr)
@@ -72,6 +93,110 @@ int iwx_read_req_decode(const struct iwx_ddp_seg *seg, struct iwx_read_req *rr,
 	rr->size = be32toh(h.size);
 	rr->src_stag = be32toh(h.src_stag);
 	rr->src_to = be64toh(h.src_to);
+	return 0;
+}
+
+void iwx_atomic_req_encode(uint8_t out[IWX_RDMAP_ATOMIC_REQ_LEN], const struct iwx_atomic_req *ar)
+{
+	struct iwx_rdmap_atomic_req h = {
+		.aop = htobe32(ar->aop & IWX_ATOMIC_AOP_MASK),
+		.req_id = htobe32(ar->req_id),
+		.stag = htobe32(ar->stag),
+		.to = htobe64(ar->to),
+		.add_swap = htobe64(ar->add_swap),
+		.add_swap_mask = htobe64(ar->add_swap_mask),
+		.compare = htobe64(ar->compare),
+		.compare_mask = htobe64(ar->compare_mask),
+	};
+
+	memcpy(out, &h, sizeof(h));
+}
+
+int iwx_atomic_req_decode(const struct iwx_ddp_seg *seg, struct iwx_atomic_req *ar,
+			  struct iwx_term_cause *cause)
+{
+	struct iwx_rdmap_atomic_req h;
+	int err = check_single_segment(seg, IWX_RDMAP_ATOMIC_REQ_LEN, cause);
+
+	if (err)
+		return err;
+	if (seg->len != IWX_RDMAP_ATOMIC_REQ_LEN) {
+		*cause = IWX_CAUSE_RDMAP_OP(IWX_RDMAP_EC_UNSPECIFIED);
+		return -EPROTO;
+	}
+	memcpy(&h, seg->payload, sizeof(h));
+	/* §5.2.1: the word's other 28 bits are reserved, ignored on receipt */
+	ar->aop = be32toh(h.aop) & IWX_ATOMIC_AOP_MASK;
+	ar->req_id = be32toh(h.req_id);
+	ar->stag = be32toh(h.stag);
+	ar->to = be64toh(h.to);
+	ar->add_swap = be64toh(h.add_swap);
+	ar->add_swap_mask = be64toh(h.add_swap_mask);
+	ar->compare = be64toh(h.compare);
+	ar->compare_mask = be64toh(h.compare_mask);
+	if (ar->aop != IWX_AOP_FETCH_ADD && ar->aop != IWX_AOP_CMP_SWAP) {
+		*cause = IWX_CAUSE_RDMAP_OP(IWX_RDMAP_EC_OPCODE);
+		return -EPROTO;
+	}
+	if (ar->to % IWX_RDMAP_ATOMIC_TARGET_LEN) {	/* §8.2 */
+		*cause = IWX_CAUSE_RDMAP_OP(IWX_RDMAP_EC_CATASTROPHIC_STREAM);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+uint64_t iwx_atomic_apply(const struct iwx_atomic_req *ar, uint64_t old)
+{
+	uint64_t m = ar->add_swap_mask;
+
+	if (ar->aop == IWX_AOP_CMP_SWAP)
+		return (old ^ ar->compare) & ar->compare_mask ? old : (old & ~m) | (ar->add_swap & m);
+	/*
+	 * §5.1.1: a carry never crosses a bit the mask sets. Add with those bits clear, so
+	 * that no carry leaves them; each of them is then the sum of its own bits and the
+	 * carry into it, an exclusive or.
+	 */
+	return ((old & ~m) + (ar->add_swap & ~m)) ^ ((old ^ ar->add_swap) & m);
+}
+
+void iwx_atomic_resp_encode(uint8_t out[IWX_RDMAP_ATOMIC_RESP_LEN], const struct iwx_atomic_resp *r)
+{
+	struct iwx_rdmap_atomic_resp h = { .req_id = htobe32(r->req_id), .orig = htobe64(r->orig) };
+
+	memcpy(out, &h, sizeof(h));
+}
+
+int iwx_atomic_resp_decode(const struct iwx_ddp_seg *seg, struct iwx_atomic_resp *r,
+			   struct iwx_term_cause *cause)
+{
+	struct iwx_rdmap_atomic_resp h;
+	int err = check_single_segment(seg, IWX_RDMAP_ATOMIC_RESP_LEN, cause);
+
+	if (err)
+		return err;
+	if (seg->len != IWX_RDMAP_ATOMIC_RESP_LEN) {
+		*cause = IWX_CAUSE_RDMAP_OP(IWX_RDMAP_EC_UNSPECIFIED);
+		return -EPROTO;
+	}
+	memcpy(&h, seg->payload, sizeof(h));
+	r->req_id = be32toh(h.req_id);
+	r->orig = be64toh(h.orig);
+	return 0;
+}
+
+int iwx_imm_decode(const struct iwx_ddp_seg *seg, uint64_t *imm, struct iwx_term_cause *cause)
+{
+	uint64_t be;
+	int err = check_single_segment(seg, IWX_RDMAP_IMM_LEN, cause);
+
+	if (err)
+		return err;
+	if (seg->len != IWX_RDMAP_IMM_LEN) {
+		*cause = IWX_CAUSE_RDMAP_OP(IWX_RDMAP_EC_UNSPECIFIED);
+		return -EPROTO;
+	}
+	memcpy(&be, seg->payload, sizeof(be));
+	*imm = be64toh(be);
 	return 0;
 }
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* RDMAP (RFC 5040): opcodes, the Read Request header and the Terminate message. */
+/*
+ * RDMAP (RFC 5040): opcodes, the Read Request header and the Terminate message; RFC 7306's
+ * Atomic Request and Response and Immediate Data.
+ */
 #ifndef IWX_RDMAP_H
 #define IWX_RDMAP_H
 
@@ -27,11 +30,20 @@ static inline bool iwx_rdmap_opcode_tagged(uint8_t opcode)
 	return opcode == IWX_OP_WRITE || opcode == IWX_OP_READ_RESP;
 }
 
-/* RFC 5040 Figure 4: the queue an untagged opcode must use. */
+/* RFC 5040 Figure 4, RFC 7306 §4.1: the queue an untagged opcode must use. */
 static inline uint32_t iwx_rdmap_opcode_qn(uint8_t opcode)
 {
-	return opcode == IWX_OP_READ_REQ ? IWX_QN_READ_REQ :
-	       opcode == IWX_OP_TERMINATE ? IWX_QN_TERMINATE : IWX_QN_SEND;
+	switch (opcode) {
+	case IWX_OP_READ_REQ:
+	case IWX_OP_ATOMIC_REQ:
+		return IWX_QN_READ_REQ;
+	case IWX_OP_TERMINATE:
+		return IWX_QN_TERMINATE;
+	case IWX_OP_ATOMIC_RESP:
+		return IWX_QN_ATOMIC_RESP;
+	default:
+		return IWX_QN_SEND;
+	}
 }
 
 static inline bool iwx_rdmap_opcode_has_inval(uint8_t opcode)
@@ -41,8 +53,19 @@ static inline bool iwx_rdmap_opcode_has_inval(uint8_t opcode)
 
 static inline bool iwx_rdmap_opcode_solicited(uint8_t opcode)
 {
-	return opcode == IWX_OP_SEND_SE || opcode == IWX_OP_SEND_SE_INV;
+	return opcode == IWX_OP_SEND_SE || opcode == IWX_OP_SEND_SE_INV || opcode == IWX_OP_IMM_SE;
 }
+
+static inline bool iwx_rdmap_opcode_imm(uint8_t opcode)
+{
+	return opcode == IWX_OP_IMM || opcode == IWX_OP_IMM_SE;
+}
+
+/*
+ * On a stream without RFC 7306, a segment that uses it (its opcodes, queue 3) is what
+ * RFC 5040 alone makes of it: -EPROTO with *cause an invalid queue number or opcode.
+ */
+int iwx_rdmap_check_rfc5040(const struct iwx_ddp_seg *seg, struct iwx_term_cause *cause);
 
 /* RFC 5040 §4.4 */
 struct iwx_read_req {
@@ -63,6 +86,53 @@ void iwx_read_req_encode(uint8_t out[IWX_RDMAP_READ_REQ_LEN], const struct iwx_r
  */
 int iwx_read_req_decode(const struct iwx_ddp_seg *seg, struct iwx_read_req *rr,
 			struct iwx_term_cause *cause);
+
+/* RFC 7306 §5.2.1: an Atomic Request, in host byte order. */
+struct iwx_atomic_req {
+	uint8_t		aop;		/* enum iwx_atomic_op */
+	uint32_t	req_id;
+	uint32_t	stag;
+	uint64_t	to;
+	uint64_t	add_swap, add_swap_mask;
+	uint64_t	compare, compare_mask;
+};
+
+void iwx_atomic_req_encode(uint8_t out[IWX_RDMAP_ATOMIC_REQ_LEN], const struct iwx_atomic_req *ar);
+
+/*
+ * Decode the Atomic Request a complete untagged segment on queue 1 carries. -EPROTO
+ * with *cause: a message other than one 52-byte segment (as a Read Request's), an
+ * AOpCode RFC 7306 does not define (invalid opcode), a target not 8-byte aligned
+ * (§8.2: catastrophic error, localized to the stream).
+ */
+int iwx_atomic_req_decode(const struct iwx_ddp_seg *seg, struct iwx_atomic_req *ar,
+			  struct iwx_term_cause *cause);
+
+/*
+ * RFC 7306 §5.1: the value the target takes, old before the operation. Fetch-Add adds
+ * each field the add mask's set bits end (a carry out of such a bit is lost; mask 0:
+ * one 64-bit add); Compare-and-Swap stores the swap bits under the swap mask when old
+ * equals compare under the compare mask.
+ */
+uint64_t iwx_atomic_apply(const struct iwx_atomic_req *ar, uint64_t old);
+
+/* RFC 7306 §5.2.2: an Atomic Response. */
+struct iwx_atomic_resp {
+	uint32_t	req_id;
+	uint64_t	orig;
+};
+
+void iwx_atomic_resp_encode(uint8_t out[IWX_RDMAP_ATOMIC_RESP_LEN], const struct iwx_atomic_resp *r);
+
+/* Decode the one 12-byte segment of an Atomic Response on queue 3; -EPROTO with *cause. */
+int iwx_atomic_resp_decode(const struct iwx_ddp_seg *seg, struct iwx_atomic_resp *r,
+			   struct iwx_term_cause *cause);
+
+/*
+ * Decode Immediate Data (RFC 7306 §6.3: exactly 8 bytes, one segment): the 8 bytes as a
+ * big-endian number, so that the first 4 (verbs' immediate) are its high half.
+ */
+int iwx_imm_decode(const struct iwx_ddp_seg *seg, uint64_t *imm, struct iwx_term_cause *cause);
 
 /* A Terminate message (RFC 5040 §4.8), decoded or to encode. */
 struct iwx_term {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * iWARP wire formats: MPA (RFC 5044, RFC 6581), DDP (RFC 5041) and RDMAP (RFC 5040),
- * and the SCTP DDP adaptation that carries DDP over SCTP instead of MPA
+ * iWARP wire formats: MPA (RFC 5044, RFC 6581), DDP (RFC 5041) and RDMAP (RFC 5040,
+ * with RFC 7306's atomics and immediate data), and the SCTP DDP adaptation that carries DDP over SCTP instead of MPA
  * (draft-otis-sctp-ddp-00, mapped as docs/ddp-over-sctp.md says).
  *
  * Shared by the BPF fast path and user space: no libc, only <linux/types.h>. Every
@@ -23,7 +23,12 @@
 #define IWX_MPA_FLAG_CRC	0x40	/* sender wants CRC32c (both directions if either asks) */
 #define IWX_MPA_FLAG_REJECT	0x20	/* reply only: connection rejected */
 #define IWX_MPA_FLAG_ENHANCED	0x10	/* RFC 6581 enhanced set-up, revision 2 only */
-#define IWX_MPA_FLAG_RESERVED	0x0f
+/*
+ * iwx's own use of a reserved bit (RFC 5044 §7.1: ignored on receipt), as siw used 0x08
+ * for its GSO: a Request offers RFC 7306, a Reply accepts it (docs/rfc7306.md).
+ */
+#define IWX_MPA_FLAG_RDMAP_EXT	0x01
+#define IWX_MPA_FLAG_RESERVED	0x0e
 
 #define IWX_MPA_REV1		1
 #define IWX_MPA_REV2		2
@@ -135,13 +140,16 @@ struct iwx_ddp_untagged_hdr {
 #define IWX_DDP_TAGGED_HDR_LEN		14
 #define IWX_DDP_UNTAGGED_HDR_LEN	18
 
-/* RFC 5040 §5: the untagged queues RDMAP uses. */
+/* RFC 5040 §5 and RFC 7306 §4.1: the untagged queues RDMAP uses. */
 enum iwx_ddp_qn {
-	IWX_QN_SEND		= 0,
-	IWX_QN_READ_REQ		= 1,
+	IWX_QN_SEND		= 0,	/* Sends, Immediate Data */
+	IWX_QN_READ_REQ		= 1,	/* Read Requests, Atomic Requests */
 	IWX_QN_TERMINATE	= 2,
-	IWX_QN_COUNT		= 3,
+	IWX_QN_ATOMIC_RESP	= 3,	/* RFC 7306 */
+	IWX_QN_COUNT		= 4,
 };
+
+#define IWX_QN_COUNT_RFC5040	3	/* the queues of a stream without RFC 7306 */
 
 /* ------------------------------------------------------------------- RDMAP */
 
@@ -161,8 +169,15 @@ enum iwx_rdmap_opcode {
 	IWX_OP_SEND_SE		= 5,
 	IWX_OP_SEND_SE_INV	= 6,
 	IWX_OP_TERMINATE	= 7,
-	IWX_OP_COUNT		= 8,
+	/* RFC 7306 §4.1, only where both sides agreed to it */
+	IWX_OP_IMM		= 8,	/* Immediate Data */
+	IWX_OP_IMM_SE		= 9,	/* Immediate Data with Solicited Event */
+	IWX_OP_ATOMIC_REQ	= 10,
+	IWX_OP_ATOMIC_RESP	= 11,
+	IWX_OP_COUNT		= 12,
 };
+
+#define IWX_OP_COUNT_RFC5040	8	/* the opcodes of a stream without RFC 7306 */
 
 /* RFC 5040 §4.4: follows the untagged DDP header of a Read Request, 28 bytes. */
 struct iwx_rdmap_read_req {
@@ -174,6 +189,40 @@ struct iwx_rdmap_read_req {
 } __attribute__((packed));
 
 #define IWX_RDMAP_READ_REQ_LEN	28
+
+/* RFC 7306 §5.1, Figure 5: the Atomic Request's operation (AOpCode), its first word's low nibble. */
+enum iwx_atomic_op {
+	IWX_AOP_FETCH_ADD	= 0,
+	IWX_AOP_CMP_SWAP	= 2,
+};
+
+#define IWX_ATOMIC_AOP_MASK	0x0000000f
+
+/* RFC 7306 §5.2.1, Figure 4: follows the untagged DDP header of an Atomic Request, 52 bytes. */
+struct iwx_rdmap_atomic_req {
+	__be32	aop;		/* reserved bits, then AOpCode in the low nibble */
+	__be32	req_id;
+	__be32	stag;
+	__be64	to;		/* 8-byte aligned (§8.2) */
+	__be64	add_swap;
+	__be64	add_swap_mask;
+	__be64	compare;
+	__be64	compare_mask;
+} __attribute__((packed));
+
+#define IWX_RDMAP_ATOMIC_REQ_LEN	52
+#define IWX_RDMAP_ATOMIC_TARGET_LEN	8	/* the bytes an operation works on, aligned to 8 */
+
+/* RFC 7306 §5.2.2, Figure 6 (the text's "32 bytes" notwithstanding): an Atomic Response, 12 bytes. */
+struct iwx_rdmap_atomic_resp {
+	__be32	req_id;		/* the Request Identifier it answers */
+	__be64	orig;		/* the target's value before the operation */
+} __attribute__((packed));
+
+#define IWX_RDMAP_ATOMIC_RESP_LEN	12
+
+/* RFC 7306 §6.2: an Immediate Data message carries 8 bytes and nothing else. */
+#define IWX_RDMAP_IMM_LEN	8
 
 /*
  * RFC 5040 §4.8: Terminate header. Byte 0 is Layer (high nibble) and EType (low
@@ -321,7 +370,7 @@ struct iwx_shim_rdmap_ctx {
 /* SCTP streams: set-up, then one per untagged queue (1 + QN), then tagged messages. */
 #define IWX_SHIM_STREAM_SETUP		0
 #define IWX_SHIM_STREAM_UNTAGGED	1
-#define IWX_SHIM_STREAM_TAGGED		(IWX_SHIM_STREAM_UNTAGGED + IWX_QN_COUNT)
+#define IWX_SHIM_STREAM_TAGGED		(IWX_SHIM_STREAM_UNTAGGED + IWX_QN_COUNT_RFC5040)
 #define IWX_SHIM_STREAMS		(IWX_SHIM_STREAM_TAGGED + 1)
 
 /* draft-otis-sctp-ddp §2.1 allows the null PPI; none is registered with IANA for this use. */

@@ -86,19 +86,34 @@ Test(ddp_decode, header_errors_name_the_rfc_terminate)
 	cr_assert_eq(iwx_ddp_decode(b, untagged(b, 0x41, 0x83, 0), &s, &c), -EPROTO);
 	assert_cause(c, IWX_LAYER_RDMAP, IWX_RDMAP_ETYPE_REMOTE_OP, IWX_RDMAP_EC_VERSION);
 	/* reserved opcode, and opcodes on the wrong buffer model */
-	cr_assert_eq(iwx_ddp_decode(b, untagged(b, 0x41, 0x48, 0), &s, &c), -EPROTO);
+	cr_assert_eq(iwx_ddp_decode(b, untagged(b, 0x41, 0x4c, 0), &s, &c), -EPROTO);
 	assert_cause(c, IWX_LAYER_RDMAP, IWX_RDMAP_ETYPE_REMOTE_OP, IWX_RDMAP_EC_OPCODE);
 	cr_assert_eq(iwx_ddp_decode(b, untagged(b, 0x41, 0x40, 0), &s, &c), -EPROTO);
 	assert_cause(c, IWX_LAYER_RDMAP, IWX_RDMAP_ETYPE_REMOTE_OP, IWX_RDMAP_EC_OPCODE);
 	untagged(b, 0xc1, 0x43, 0);
 	cr_assert_eq(iwx_ddp_decode(b, 14, &s, &c), -EPROTO);
 	assert_cause(c, IWX_LAYER_RDMAP, IWX_RDMAP_ETYPE_REMOTE_OP, IWX_RDMAP_EC_OPCODE);
-	/* QN 3 does not exist; a Send on the Read Request queue is on the wrong one */
+	/* QN 4 does not exist; a Send on the Read Request queue is on the wrong one */
+	cr_assert_eq(iwx_ddp_decode(b, untagged(b, 0x41, 0x43, 4), &s, &c), -EPROTO);
+	assert_cause(c, IWX_LAYER_DDP, IWX_DDP_ETYPE_UNTAGGED, IWX_DDP_U_INVALID_QN);
 	cr_assert_eq(iwx_ddp_decode(b, untagged(b, 0x41, 0x43, 3), &s, &c), -EPROTO);
 	assert_cause(c, IWX_LAYER_DDP, IWX_DDP_ETYPE_UNTAGGED, IWX_DDP_U_INVALID_QN);
 	cr_assert_eq(iwx_ddp_decode(b, untagged(b, 0x41, 0x43, 1), &s, &c), -EPROTO);
 	assert_cause(c, IWX_LAYER_DDP, IWX_DDP_ETYPE_UNTAGGED, IWX_DDP_U_INVALID_QN);
 	cr_assert_eq(iwx_ddp_decode(b, untagged(b, 0x41, 0x47, 2), &s, &c), 0);
+	/* RFC 7306 §4.1: Immediate Data on QN 0, Atomic Requests on 1, Responses on 3, untagged */
+	cr_assert_eq(iwx_ddp_decode(b, untagged(b, 0x41, 0x48, 0), &s, &c), 0);
+	cr_assert_eq(iwx_ddp_decode(b, untagged(b, 0x41, 0x49, 0), &s, &c), 0);
+	cr_assert_eq(iwx_ddp_decode(b, untagged(b, 0x41, 0x4a, 1), &s, &c), 0);
+	cr_assert_eq(iwx_ddp_decode(b, untagged(b, 0x41, 0x4b, 3), &s, &c), 0);
+	cr_assert_eq(iwx_ddp_decode(b, untagged(b, 0x41, 0x4a, 0), &s, &c), -EPROTO);
+	assert_cause(c, IWX_LAYER_DDP, IWX_DDP_ETYPE_UNTAGGED, IWX_DDP_U_INVALID_QN);
+	cr_assert_eq(iwx_ddp_decode(b, untagged(b, 0x41, 0x4b, 1), &s, &c), -EPROTO);
+	assert_cause(c, IWX_LAYER_DDP, IWX_DDP_ETYPE_UNTAGGED, IWX_DDP_U_INVALID_QN);
+	untagged(b, 0xc1, 0x48, 0);
+	cr_assert_eq(iwx_ddp_decode(b, 14, &s, &c), -EPROTO);
+	assert_cause(c, IWX_LAYER_RDMAP, IWX_RDMAP_ETYPE_REMOTE_OP, IWX_RDMAP_EC_OPCODE);
+	untagged(b, 0x41, 0x43, 0);
 	/* a ULPDU too short for its header: the MPA length is wrong */
 	cr_assert_eq(iwx_ddp_decode(b, 17, &s, &c), -EPROTO);
 	assert_cause(c, IWX_LAYER_LLP, IWX_MPA_ETYPE, IWX_MPA_EC_MARKER);
@@ -237,7 +252,7 @@ Test(ddp_segment, init_errors)
 
 	cr_assert_eq(iwx_ddp_segmenter_init(&s, &m, 18), -EINVAL);
 	cr_assert_eq(iwx_ddp_segmenter_init(&s, &m, 19), 0);
-	m.opcode = 9;
+	m.opcode = IWX_OP_COUNT;
 	cr_assert_eq(iwx_ddp_segmenter_init(&s, &m, 1000), -EINVAL);
 }
 

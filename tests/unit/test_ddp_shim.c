@@ -143,13 +143,13 @@ Test(ddp_shim, send_with_invalidate_header_bytes)
 
 Test(ddp_shim, streams)
 {
-	static const uint16_t want[IWX_OP_COUNT] = {
+	static const uint16_t want[IWX_OP_COUNT_RFC5040] = {	/* RFC 7306 is not used over SCTP */
 		[IWX_OP_WRITE] = 4, [IWX_OP_READ_REQ] = 2, [IWX_OP_READ_RESP] = 4,
 		[IWX_OP_SEND] = 1, [IWX_OP_SEND_INV] = 1, [IWX_OP_SEND_SE] = 1,
 		[IWX_OP_SEND_SE_INV] = 1, [IWX_OP_TERMINATE] = 3,
 	};
 
-	for (uint8_t op = 0; op < IWX_OP_COUNT; op++)
+	for (uint8_t op = 0; op < IWX_OP_COUNT_RFC5040; op++)
 		cr_assert_eq(iwx_shim_stream(op), want[op], "opcode %u", op);
 	cr_assert_eq(IWX_SHIM_STREAMS, 5);
 }
@@ -295,7 +295,7 @@ Test(ddp_shim, rdmap_and_ddp_errors_as_over_mpa)
 	assert_refused(b, anon(b, A, 28, 0x40, 0), PEER_TAG, opcode);
 	assert_refused(b, anon(b, A, 28, 0x42, 0), PEER_TAG, opcode);
 	assert_refused(b, anon(b, T, 20, 0x43, 0), PEER_TAG, opcode);
-	assert_refused(b, anon(b, A, 28, 0x48, 0), PEER_TAG, opcode);
+	assert_refused(b, anon(b, A, 28, 0x4c, 0), PEER_TAG, opcode);
 	/* QN 3 does not exist; a Send on the Read Request queue is on the wrong one */
 	assert_refused(b, anon(b, A, 28, 0x43, 3), PEER_TAG, qn);
 	assert_refused(b, anon(b, A, 28, 0x43, 1), PEER_TAG, qn);
@@ -341,7 +341,7 @@ Test(ddp_shim, max_payload)
 	cr_assert_eq(iwx_shim_max_payload(1 << 20, true), 65519 - 20);
 	cr_assert_eq(iwx_ddp_segmenter_init_payload(&sg, &m, iwx_shim_max_payload(28, false)),
 		     -EINVAL);
-	m.opcode = 9;
+	m.opcode = IWX_OP_COUNT;
 	cr_assert_eq(iwx_ddp_segmenter_init_payload(&sg, &m, 100), -EINVAL);
 }
 

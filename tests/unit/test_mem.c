@@ -157,7 +157,7 @@ Test(mem, argument_checks)
 {
 	uint32_t pd = pd_new(1);
 
-	cr_assert_eq(iwx_mem_reg(m, 1, pd, buf, 10, 0, 0x8), -EINVAL, "unknown access bit");
+	cr_assert_eq(iwx_mem_reg(m, 1, pd, buf, 10, 0, 0x10), -EINVAL, "unknown access bit");
 	cr_assert_eq(iwx_mem_reg(m, 1, pd, buf, 10, 0, 0xff), -EINVAL);
 	cr_assert_eq(iwx_mem_reg(m, 1, pd, buf, 10, UINT64_MAX - 9, RW), -EINVAL, "base_to + len wraps");
 	cr_assert_eq(iwx_mem_reg(m, 1, pd, buf, UINT64_MAX, 1, RW), -EINVAL);

@@ -18,6 +18,11 @@ Test(rdmap, opcode_table)
 		{ IWX_OP_SEND_SE, false, 0, "Send with SE" },
 		{ IWX_OP_SEND_SE_INV, false, 0, "Send with SE and Invalidate" },
 		{ IWX_OP_TERMINATE, false, 2, "Terminate" },
+		/* RFC 7306 §4.1 */
+		{ IWX_OP_IMM, false, 0, "Immediate Data" },
+		{ IWX_OP_IMM_SE, false, 0, "Immediate Data with SE" },
+		{ IWX_OP_ATOMIC_REQ, false, 1, "Atomic Request" },
+		{ IWX_OP_ATOMIC_RESP, false, 3, "Atomic Response" },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
@@ -27,7 +32,8 @@ Test(rdmap, opcode_table)
 		cr_assert_str_eq(iwx_rdmap_opcode_name(t[i].op), t[i].name);
 		cr_assert_eq(iwx_rdmap_ctrl(t[i].op), 0x40 | t[i].op);
 	}
-	cr_assert_str_eq(iwx_rdmap_opcode_name(8), "reserved");
+	cr_assert_str_eq(iwx_rdmap_opcode_name(12), "reserved");
+	cr_assert(iwx_rdmap_opcode_solicited(IWX_OP_IMM_SE) && !iwx_rdmap_opcode_solicited(IWX_OP_IMM));
 	cr_assert(iwx_rdmap_opcode_has_inval(IWX_OP_SEND_INV) && iwx_rdmap_opcode_has_inval(IWX_OP_SEND_SE_INV));
 	cr_assert(!iwx_rdmap_opcode_has_inval(IWX_OP_SEND));
 	cr_assert(iwx_rdmap_opcode_solicited(IWX_OP_SEND_SE) && !iwx_rdmap_opcode_solicited(IWX_OP_SEND_INV));
