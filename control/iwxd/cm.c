@@ -40,6 +40,7 @@ static void opts_of(const struct iwxd *d, const struct iwx_ipc_cm_param *p,
 	o->local.p2p = p->p2p;
 	/* an Initiator's RTR is one it can send; a Responder's, those it can take (RFC 6581 §6) */
 	o->local.rtr = IWX_RTR_WRITE | IWX_RTR_READ;
+	o->local.rdmap_ext = d->o.rfc7306;	/* over TCP; SCTP's set-up leaves it out */
 	o->pd_len = p->pd_len > IWX_IPC_PRIVDATA ? IWX_IPC_PRIVDATA : p->pd_len;
 	memcpy(pd, p->pd, o->pd_len);
 	o->pd = pd;

@@ -293,6 +293,7 @@ struct iwxd_opts {
 	gid_t		gid;		/* members may connect; (gid_t)-1: root only */
 	uid_t		owner;		/* iwxd's own user: its programs may connect */
 	bool		crc;		/* ask for CRC unless the application says otherwise */
+	bool		rfc7306;	/* offer and accept RFC 7306 (iwx peers only: wire.h) */
 	int		settle_ms;	/* initiator: hold the first FPDU this long (siw) */
 	int		timeout_ms;	/* TCP connect and each MPA frame of a set-up */
 	uint16_t	sctp_port;	/* UDP port of DDP over SCTP (RFC 6951); 0: none */

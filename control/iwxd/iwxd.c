@@ -35,6 +35,9 @@ static void usage(FILE *f)
 		"  -g, --group NAME      members of group NAME may use iwx (default: root and\n"
 		"                        iwxd's own user only)\n"
 		"      --no-crc          do not ask peers for the MPA CRC (applications may still)\n"
+		"      --no-rfc7306      neither offer nor accept RFC 7306 (atomics, immediate\n"
+		"                        data), which iwx agrees with iwx peers only, by a reserved\n"
+		"                        MPA flag bit (0x01) that other peers ignore\n"
 		"      --settle-ms MS    as connection initiator, hold what goes out for MS ms after\n"
 		"                        set-up, for peers like Linux's siw that miss an early FPDU,\n"
 		"                        unless the peer speaks first (default 200; an application\n"
@@ -146,6 +149,7 @@ int main(int argc, char **argv)
 	static const struct option fixed[] = {
 		{ "socket", required_argument, NULL, 's' }, { "group", required_argument, NULL, 'g' },
 		{ "no-crc", no_argument, NULL, 'n' }, { "settle-ms", required_argument, NULL, 'w' },
+		{ "no-rfc7306", no_argument, NULL, 'x' },
 		{ "timeout-ms", required_argument, NULL, 't' }, { "verbose", no_argument, NULL, 'v' },
 		{ "sctp-port", required_argument, NULL, 'u' },
 		{ "memlock", no_argument, NULL, 'l' },
@@ -158,7 +162,8 @@ int main(int argc, char **argv)
 	struct option longopts[sizeof(fixed) / sizeof(fixed[0]) + LIMIT_N + 1] = { 0 };
 	struct iwxd d = {
 		.o = { .socket = iwx_ipc_socket_path(NULL),
-		       .gid = (gid_t)-1, .crc = true, .settle_ms = 200, .timeout_ms = 10000,
+		       .gid = (gid_t)-1, .crc = true, .rfc7306 = true, .settle_ms = 200,
+		       .timeout_ms = 10000,
 		       .sctp_port = IWX_SCTP_PORT, .spin_us = SPIN_US, .fp_rcvbuf = FP_RCVBUF,
 		       .owner = geteuid() },
 		.loop.epfd = -1, .listen_w.fd = -1,
@@ -203,6 +208,9 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			d.o.crc = false;
+			break;
+		case 'x':
+			d.o.rfc7306 = false;
 			break;
 		case 'l':
 			d.o.memlock = true;

@@ -150,6 +150,7 @@ void outbox_event_of_conn(struct iwx_ipc_event *ev, const struct iwx_conn *conn)
 	ev->markers_tx = conn->agreed.mode.markers_tx;
 	ev->ird = conn->agreed.ird;
 	ev->ord = conn->agreed.ord;
+	ev->rfc7306 = conn->agreed.rdmap_ext;
 	ev->emss = conn->emss;
 	ev->local_addr = conn->local;
 	ev->peer_addr = conn->peer;

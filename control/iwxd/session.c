@@ -159,7 +159,7 @@ static int req_hello(struct iwxd *d, struct client *c, union request *r, struct 
 	h->max_cqs = d->o.max[LIMIT_CQS];
 	h->max_qps = d->o.max[LIMIT_QPS];
 	h->max_srqs = d->o.max[LIMIT_SRQS];
-	h->features = IWX_IPC_F_CQ_FUTEX;
+	h->features = IWX_IPC_F_CQ_FUTEX | (d->o.rfc7306 ? IWX_IPC_F_RFC7306 : 0);
 	h->max_qp_depth = IWX_IPC_MAX_QP_DEPTH;
 	h->max_cq_entries = IWX_IPC_MAX_CQ_ENTRIES;
 	out->fds[0] = c->arena.fd;

@@ -39,7 +39,7 @@ static void ask_room(struct vqp *q, struct vcq *cq)
 static void complete(struct vqp *q, struct iwx_wc *wc)
 {
 	wc->qp_num = q->num;
-	vcq_push(wc->opcode == IWX_WC_RECV ? q->rcq : q->scq, wc);
+	vcq_push(iwx_wc_is_recv(wc->opcode) ? q->rcq : q->scq, wc);
 }
 
 static struct vcq *cq_of(const struct vqp *q, bool recv)
@@ -91,7 +91,7 @@ static bool room_for_any(struct vqp *q)
 /* wc to its CQ, or to wait behind its work queue's; false when neither has room. */
 static bool deliver(struct vqp *q, struct iwx_wc *wc)
 {
-	bool recv = wc->opcode == IWX_WC_RECV;
+	bool recv = iwx_wc_is_recv(wc->opcode);
 	struct vqp_parked *p = &q->parked[recv];
 
 	if (!must_park(q, recv)) {
@@ -419,6 +419,7 @@ void vqp_established(struct iwxd *d, struct vqp *q, struct iwx_conn *conn, const
 	/* the peer's private data: an initiator's application learns the reply's here */
 	q->est.pd_len = conn->peer_pd_len;
 	memcpy(q->est.pd, conn->peer_pd, conn->peer_pd_len);
+	q->sh->rfc7306 = conn->agreed.rdmap_ext;	/* published with RTS, which libiwx reads first */
 	vqp_set_state(q, IWX_SHQ_RTS);
 	d->st.conns_established++;
 	outbox_event(d, q->owner, &q->est);
@@ -469,7 +470,8 @@ static void move_ring(struct vqp *q, bool recv)
 		if (err) {
 			/* malformed (the library checks, so a client of its own making) or flushed */
 			wc.wr_id = recv ? wr.r.wr_id : wr.s.wr_id;
-			wc.status = q->eng ? IWX_WC_LOC_PROT_ERR : IWX_WC_WR_FLUSH_ERR;
+			wc.status = !q->eng ? IWX_WC_WR_FLUSH_ERR :
+				    err == -EOPNOTSUPP ? IWX_WC_LOC_QP_OP_ERR : IWX_WC_LOC_PROT_ERR;
 			if (!recv)
 				wc.opcode = iwx_wc_opcode_of(wr.s.opcode);
 			if (!deliver(q, &wc)) {

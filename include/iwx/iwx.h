@@ -144,6 +144,12 @@ struct iwx_device_limits {
 };
 void iwx_device_limits(const struct iwx_device *dev, struct iwx_device_limits *lim);
 
+/*
+ * Does iwxd offer RFC 7306 (atomics, Write with Immediate) to its peers? Each connection
+ * then says whether its peer agreed (iwx_conn_info.rfc7306): only iwx peers do.
+ */
+bool iwx_device_rfc7306(const struct iwx_device *dev);
+
 /* ------------------------------------------------------- protection, memory */
 
 struct iwx_pd *iwx_alloc_pd(struct iwx_device *dev);
@@ -276,8 +282,10 @@ int iwx_query_qp(const struct iwx_qp *qp, struct iwx_qp_attr *attr);
 /*
  * Post one work request. 0, or -ENOBUFS when the queue is full (as many requests are
  * outstanding as its depth, see iwx_qp_init_attr: poll completions first), -EINVAL
- * malformed (too many sges, a Read without exactly one sink sge), -ENOTCONN a send
- * before the queue pair is connected, -ESHUTDOWN once iwxd has gone away (as
+ * malformed (too many sges, a Read without exactly one sink sge, an atomic without one
+ * 8-byte sge or with a target not 8-byte aligned), -ENOTCONN a send before the queue
+ * pair is connected, -EOPNOTSUPP an RFC 7306 operation on a connection whose peer did not
+ * agree to it (iwx_conn_info.rfc7306), -ESHUTDOWN once iwxd has gone away (as
  * iwx_poll_cq finds it). A malformed sge (outside
  * its region, no access) is found by the daemon and completes with
  * IWX_WC_LOC_PROT_ERR, terminating the stream as RFC 5040 §7.1 requires.
@@ -455,6 +463,7 @@ struct iwx_conn_info {
 	uint16_t		ird, ord;
 	uint32_t		emss;		/* effective MSS: one FPDU per TCP segment (SCTP: chunk) */
 	uint8_t			transport;	/* IWX_TRANSPORT_*: what carries it */
+	bool			rfc7306;	/* ESTABLISHED: atomics and immediate data agreed */
 	struct sockaddr_storage	local, peer;
 };
 

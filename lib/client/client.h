@@ -66,6 +66,7 @@ struct iwx_device {
 	bool			ready;		/* ready_fd is set */
 	uint32_t		spin_us;	/* iwx_wait_cq polls this long before sleeping */
 	bool			cq_futex;	/* iwxd wakes a CQ's sleeper by futex (IWX_IPC_F_CQ_FUTEX) */
+	bool			rfc7306;	/* iwxd offers RFC 7306 (IWX_IPC_F_RFC7306) */
 	uint32_t		seq;
 	uint32_t		client_id;
 	uint8_t			*arena;

@@ -334,6 +334,7 @@ struct iwx_device *iwx_open(const struct iwx_open_opts *opts)
 	dev->client_id = hello.client_id;
 	dev->arena_size = hello.arena_size;
 	dev->cq_futex = hello.features & IWX_IPC_F_CQ_FUTEX;
+	dev->rfc7306 = hello.features & IWX_IPC_F_RFC7306;
 	dev->limits = (struct iwx_device_limits){
 		.max_shared = hello.max_shared, .max_pds = hello.max_pds, .max_mrs = hello.max_mrs,
 		.max_cqs = hello.max_cqs, .max_qps = hello.max_qps, .max_srqs = hello.max_srqs,
@@ -453,6 +454,11 @@ size_t iwx_device_arena_size(const struct iwx_device *dev)
 	return dev->arena_size;
 }
 
+bool iwx_device_rfc7306(const struct iwx_device *dev)
+{
+	return dev->rfc7306;
+}
+
 void iwx_device_limits(const struct iwx_device *dev, struct iwx_device_limits *lim)
 {
 	*lim = dev->limits;
@@ -540,7 +546,8 @@ static void event_of(struct iwx_device *dev, const struct iwx_ipc_event *e, stru
 	ev->info = (struct iwx_conn_info){
 		.mpa_rev = e->mpa_rev, .crc = e->crc, .markers_rx = e->markers_rx,
 		.markers_tx = e->markers_tx, .ird = e->ird, .ord = e->ord, .emss = e->emss,
-		.transport = e->transport, .local = e->local_addr, .peer = e->peer_addr,
+		.transport = e->transport, .rfc7306 = e->rfc7306, .local = e->local_addr,
+		.peer = e->peer_addr,
 	};
 	if (ev->type == IWX_EVENT_DISCONNECTED)
 		ev->term = (struct iwx_term_info){

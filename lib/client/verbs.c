@@ -160,10 +160,10 @@ static uint64_t wq_post(struct work_queue *w, uint64_t wr_id)
 static void retire(struct iwx_device *dev, struct iwx_wc *wc)
 {
 	struct iwx_qp *q = qp_of(dev, wc->qp_num);
-	struct work_queue *w = !q ? NULL : wc->opcode == IWX_WC_RECV ? &q->rwq : &q->swq;
+	struct work_queue *w = !q ? NULL : iwx_wc_is_recv(wc->opcode) ? &q->rwq : &q->swq;
 	uint32_t seq = (uint32_t)wc->wr_id;
 
-	if (q && q->srq && wc->opcode == IWX_WC_RECV) {
+	if (q && q->srq && iwx_wc_is_recv(wc->opcode)) {
 		srq_retire(q->srq, wc);
 		return;
 	}
@@ -606,6 +606,8 @@ int iwx_post_send(struct iwx_qp *qp, const struct iwx_send_wr *wr)
 		return -ESHUTDOWN;	/* nothing would take it, or flush it */
 	if (s == IWX_QPS_INIT || s == IWX_QPS_CONNECTING)
 		return -ENOTCONN;
+	if (iwx_wr_is_rfc7306(wr->opcode) && !__atomic_load_n(&qp->sh->rfc7306, __ATOMIC_RELAXED))
+		return -EOPNOTSUPP;	/* the peer did not agree to RFC 7306 (iwxd checks again) */
 	if (wq_full(&qp->swq))
 		return -ENOBUFS;
 	e = iwx_ring_entry(&qp->sq, 0);
@@ -646,6 +648,8 @@ const char *iwx_wc_opcode_name(enum iwx_wc_opcode op)
 	static const char *const names[] = {
 		[IWX_WC_SEND] = "Send", [IWX_WC_RDMA_WRITE] = "RDMA Write",
 		[IWX_WC_RDMA_READ] = "RDMA Read", [IWX_WC_RECV] = "receive",
+		[IWX_WC_FETCH_ADD] = "Fetch-Add", [IWX_WC_CMP_SWAP] = "Compare-and-Swap",
+		[IWX_WC_RECV_IMM] = "receive of Immediate Data",
 	};
 
 	return (unsigned)op < sizeof(names) / sizeof(names[0]) ? names[op] : "unknown opcode";
@@ -662,6 +666,7 @@ const char *iwx_wc_status_name(enum iwx_wc_status s)
 		[IWX_WC_REM_INV_REQ_ERR] = "remote invalid request error",
 		[IWX_WC_FATAL_ERR] = "fatal error",
 		[IWX_WC_WR_FLUSH_ERR] = "flushed",
+		[IWX_WC_LOC_QP_OP_ERR] = "local queue pair operation error",
 	};
 
 	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "unknown status";

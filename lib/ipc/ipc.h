@@ -17,7 +17,7 @@
 #include "proto/qp_stats.h"
 #include <iwx/verbs.h>
 
-#define IWX_IPC_VERSION		15
+#define IWX_IPC_VERSION		16
 #ifndef IWX_DEFAULT_SOCKET	/* also in iwx/iwx.h, for applications */
 #define IWX_DEFAULT_SOCKET	"/run/iwx/iwxd.sock"
 #endif
@@ -94,6 +94,8 @@ struct iwx_ipc_hello {
 
 /* iwxd wakes a CQ armed IWX_CQ_ARMED_FUTEX with FUTEX_WAKE on its armed word */
 #define IWX_IPC_F_CQ_FUTEX	1u
+/* iwxd offers and accepts RFC 7306 (not --no-rfc7306): each connection says whether its peer did */
+#define IWX_IPC_F_RFC7306	2u
 
 struct iwx_ipc_id {		/* PD_ALLOC reply, PD_FREE, MR_DEREG, *_DESTROY, DISCONNECT, ... */
 	uint32_t	id;
@@ -227,6 +229,8 @@ struct iwx_ipc_event {
 	uint8_t			terminated, local, layer, etype, ecode;
 	uint8_t			step;		/* UNREACHABLE: where the set-up failed (IWX_IPC_STEP_*);
 						   layer, etype, ecode: the MPA error behind -EPROTO */
+	uint8_t			rfc7306;	/* ESTABLISHED: both sides agreed to RFC 7306 */
+	uint8_t			rsvd;
 	uint16_t		pd_len;
 	uint8_t			pd[IWX_IPC_PRIVDATA];
 	struct sockaddr_storage	local_addr, peer_addr;
@@ -414,6 +418,7 @@ enum iwx_shq_state {
 struct iwx_ipc_qp_shared {
 	struct iwx_ring_ctl	sq, rq;		/* client produces, daemon consumes */
 	_Alignas(64) uint32_t	state;		/* enum iwx_shq_state, daemon-written */
+	uint32_t		rfc7306;	/* daemon: RFC 7306 agreed (written before RTS) */
 };
 
 /*
