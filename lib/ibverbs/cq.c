@@ -11,6 +11,7 @@
  * It watches no epoll (libiwx's descriptors, not iwx_async_fd): the kernel bounds the
  * wake-up paths through nested epolls, which stopped a program at 249 channels.
  */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -138,6 +139,7 @@ static enum ibv_wc_status status_of(uint8_t s)
 	case IWX_WC_REM_OP_ERR:		return IBV_WC_REM_OP_ERR;
 	case IWX_WC_REM_INV_REQ_ERR:	return IBV_WC_REM_INV_REQ_ERR;
 	case IWX_WC_WR_FLUSH_ERR:	return IBV_WC_WR_FLUSH_ERR;
+	case IWX_WC_LOC_QP_OP_ERR:	return IBV_WC_LOC_QP_OP_ERR;
 	default:			return IBV_WC_FATAL_ERR;
 	}
 }
@@ -148,6 +150,9 @@ static enum ibv_wc_opcode opcode_of(uint8_t op)
 	case IWX_WC_RDMA_WRITE:	return IBV_WC_RDMA_WRITE;
 	case IWX_WC_RDMA_READ:	return IBV_WC_RDMA_READ;
 	case IWX_WC_RECV:	return IBV_WC_RECV;
+	case IWX_WC_FETCH_ADD:	return IBV_WC_FETCH_ADD;
+	case IWX_WC_CMP_SWAP:	return IBV_WC_COMP_SWAP;
+	case IWX_WC_RECV_IMM:	return IBV_WC_RECV_RDMA_WITH_IMM;
 	default:		return IBV_WC_SEND;
 	}
 }
@@ -162,6 +167,10 @@ static void wc_of(const struct iwx_wc *w, struct ibv_wc *wc)
 	if (w->with_inv) {
 		wc->wc_flags |= IBV_WC_WITH_INV;
 		wc->invalidated_rkey = w->invalidated_stag;
+	}
+	if (w->opcode == IWX_WC_RECV_IMM) {
+		wc->wc_flags |= IBV_WC_WITH_IMM;
+		wc->imm_data = htobe32(w->imm_data);	/* verbs keep it in network order */
 	}
 }
 

@@ -196,7 +196,8 @@ void iwxv_device_attr(struct iwxv_context *c, struct ibv_device_attr *a)
 	a->max_srq_sge = (int)l->max_sge;
 	a->max_qp_rd_atom = a->max_qp_init_rd_atom = (int)l->max_rd_atomic;
 	a->max_res_rd_atom = (int)(l->max_rd_atomic * l->max_qps);
-	a->atomic_cap = IBV_ATOMIC_NONE;
+	/* RFC 7306's atomics run in iwxd, atomic among themselves and with the CPU's (docs/rfc7306.md) */
+	a->atomic_cap = iwx_device_rfc7306(c->dev) ? IBV_ATOMIC_HCA : IBV_ATOMIC_NONE;
 	a->max_pkeys = 1;
 	a->phys_port_cnt = 1;
 }

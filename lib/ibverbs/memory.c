@@ -53,11 +53,11 @@ static int access_of(unsigned int access)
 {
 	/* atomics cannot be used on iWARP, so allowing them allows nothing; the optional
 	   bits (relaxed ordering) are hints a device may ignore */
-	unsigned int ignored = IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_OPTIONAL_RANGE;
+	unsigned int ignored = IBV_ACCESS_OPTIONAL_RANGE;
 	int a = 0;
 
 	if (access & ~(ignored | IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-		       IBV_ACCESS_REMOTE_READ))
+		       IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC))
 		return -1;	/* memory windows, zero-based, on-demand paging, ... */
 	if (access & IBV_ACCESS_LOCAL_WRITE)
 		a |= IWX_ACCESS_LOCAL_WRITE;
@@ -65,6 +65,8 @@ static int access_of(unsigned int access)
 		a |= IWX_ACCESS_REMOTE_WRITE;
 	if (access & IBV_ACCESS_REMOTE_READ)
 		a |= IWX_ACCESS_REMOTE_READ;
+	if (access & IBV_ACCESS_REMOTE_ATOMIC)
+		a |= IWX_ACCESS_REMOTE_ATOMIC;
 	return a;
 }
 

@@ -5,6 +5,7 @@
  * registered memory of the queue pair's own, so the application's buffer is free as
  * soon as the post returns.
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,10 +14,11 @@
 #include "util/pow2.h"
 #include "util/say_once.h"
 
-/* The send operations iwx carries (RFC 5040 §4: no immediate data, no atomics). */
+/* The send operations iwx carries: RFC 5040's, and RFC 7306's where the peer agrees. */
 #define SEND_OPS	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_INV | \
 			 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ | \
-			 IBV_QP_EX_WITH_LOCAL_INV)
+			 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+			 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 
 /*
  * The inline slots: 2 * depth, so that a post refused for a full queue overwrites none in
@@ -94,7 +96,7 @@ struct ibv_qp *iwxv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_att
 	}
 	if ((a->comp_mask & ~known) ||
 	    ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && (a->send_ops_flags & ~SEND_OPS)))
-		return iwxv_fail(EOPNOTSUPP);	/* RC over TCP alone: no imm, atomics */
+		return iwxv_fail(EOPNOTSUPP);	/* no Send with immediate, atomic write, TSO, ... */
 	if (a->cap.max_send_wr > c->lim.max_qp_depth || a->cap.max_recv_wr > c->lim.max_qp_depth ||
 	    a->cap.max_send_sge > IWX_MAX_SGE || a->cap.max_recv_sge > IWX_MAX_SGE ||
 	    a->cap.max_inline_data > IWXV_MAX_INLINE)
@@ -302,7 +304,7 @@ int iwxv_post_one(struct iwxv_qp *q, struct iwx_send_wr *w, bool inl, const stru
 		return EINVAL;
 	if (q->sig_all)
 		w->flags |= IWX_WR_SIGNALED;
-	if (inl && w->opcode != IWX_WR_READ) {
+	if (inl && w->opcode != IWX_WR_READ && !iwx_wr_is_atomic(w->opcode)) {
 		uint8_t *slot;
 		size_t total = 0;
 
@@ -352,8 +354,22 @@ static int send_wr_of(const struct ibv_send_wr *wr, struct iwx_send_wr *w)
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
 		return wr->opcode == IBV_WR_RDMA_READ && wr->num_sge != 1 ? EINVAL : 0;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:	/* RFC 7306 §6: a Write, then Immediate Data */
+		w->opcode = se ? IWX_WR_WRITE_IMM_SE : IWX_WR_WRITE_IMM;
+		w->remote_addr = wr->wr.rdma.remote_addr;
+		w->rkey = wr->wr.rdma.rkey;
+		w->imm_data = be32toh(wr->imm_data);
+		return 0;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		w->opcode = wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? IWX_WR_CMP_SWAP : IWX_WR_FETCH_ADD;
+		w->remote_addr = wr->wr.atomic.remote_addr;
+		w->rkey = wr->wr.atomic.rkey;
+		w->atomic.compare_add = wr->wr.atomic.compare_add;
+		w->atomic.swap = wr->wr.atomic.swap;
+		return 0;	/* one 8-byte sge, an aligned target: iwx_post_send checks */
 	default:
-		return EINVAL;	/* immediate data, atomics, binds: not iWARP's (RFC 5040) */
+		return EINVAL;	/* Send with immediate, binds: iWARP has no wire for them */
 	}
 }
 

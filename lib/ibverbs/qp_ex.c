@@ -4,6 +4,7 @@
  * batch, each ibv_wr_<op> begins a request that the ibv_wr_set_* that follow complete,
  * and ibv_wr_complete posts the batch. What iWARP cannot carry makes the batch fail.
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 
@@ -198,16 +199,22 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	return err;
 }
 
-/* What iWARP has no wire for: immediate data, atomics, memory windows, UD, XRC, TSO. */
+/* What iWARP has no wire for: Send with immediate, atomic write, memory windows, UD, XRC, TSO. */
 static void wr_unsupported(struct ibv_qp_ex *qpx)
 {
 	fail(qpx, EOPNOTSUPP);
 }
 
+/* RFC 7306 §6, where the peer agreed (else the batch fails EOPNOTSUPP at ibv_wr_complete) */
 static void wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, __be32 imm)
 {
-	(void)rkey, (void)addr, (void)imm;
-	wr_unsupported(qpx);
+	struct iwxv_pending *p = begin(qpx, solicited(qpx) ? IWX_WR_WRITE_IMM_SE : IWX_WR_WRITE_IMM);
+
+	if (p) {
+		p->w.rkey = rkey;
+		p->w.remote_addr = addr;
+		p->w.imm_data = be32toh(imm);
+	}
 }
 
 static void wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm)
@@ -216,17 +223,29 @@ static void wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm)
 	wr_unsupported(qpx);
 }
 
+/* RFC 7306 §5: the result's sge follows (ibv_wr_set_sge) */
+static void atomic(struct ibv_qp_ex *qpx, uint8_t opcode, uint32_t rkey, uint64_t addr,
+		   uint64_t compare_add, uint64_t swap)
+{
+	struct iwxv_pending *p = begin(qpx, opcode);
+
+	if (p) {
+		p->w.rkey = rkey;
+		p->w.remote_addr = addr;
+		p->w.atomic.compare_add = compare_add;
+		p->w.atomic.swap = swap;
+	}
+}
+
 static void wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, uint64_t cmp,
 			      uint64_t swap)
 {
-	(void)rkey, (void)addr, (void)cmp, (void)swap;
-	wr_unsupported(qpx);
+	atomic(qpx, IWX_WR_CMP_SWAP, rkey, addr, cmp, swap);
 }
 
 static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, uint64_t add)
 {
-	(void)rkey, (void)addr, (void)add;
-	wr_unsupported(qpx);
+	atomic(qpx, IWX_WR_FETCH_ADD, rkey, addr, add, 0);
 }
 
 static void wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, const void *v)

@@ -658,10 +658,11 @@ static int client(const char *addr)
 		      wc.opcode == IBV_WC_RDMA_WRITE, "the Write completed (through the channel)");
 	CHECK(!wait_wc(cch, cq, &wc) && wc.status == IBV_WC_SUCCESS && wc.wr_id == 2 &&
 		      wc.opcode == IBV_WC_SEND, "the Send completed");
-	/* an atomic is no iWARP operation: the batch fails, nothing is posted */
+	/* a Send with Immediate is no iWARP operation (RFC 7306 has none): the batch fails */
 	ibv_wr_start(qx);
-	ibv_wr_atomic_fetch_add(qx, w.rkey, w.addr, 1);
-	CHECK(ibv_wr_complete(qx) == EOPNOTSUPP, "ibv_wr_atomic_fetch_add: EOPNOTSUPP");
+	ibv_wr_send_imm(qx, htonl(1));
+	ibv_wr_set_inline_data(qx, done, sizeof(done));
+	CHECK(ibv_wr_complete(qx) == EOPNOTSUPP, "ibv_wr_send_imm: EOPNOTSUPP");
 
 	/* the server dies without a word: DISCONNECTED, and our receive flushed */
 	ev = expect(ch, RDMA_CM_EVENT_DISCONNECTED);
