@@ -2,8 +2,10 @@
 /*
  * iwx decode: the iWARP in a capture. For each TCP connection that opens with an MPA
  * Request and Reply (RFC 5044 §7.1, RFC 6581 §5), both directions go through the
- * library's receive parser; every DDP segment is printed in stream order, every
- * failure with the Terminate cause the parser gives.
+ * library's receive parser; every DDP segment is printed in stream order, with the
+ * header its RDMAP message carries (RFC 5040's Read Request and Terminate, RFC 7306's
+ * Atomic Request and Response and Immediate Data), every failure with the Terminate
+ * cause the parser gives.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -320,6 +322,7 @@ static void show_rr(struct side *s)
 		json_line_bool("c", flags & IWX_MPA_FLAG_CRC);
 		json_line_bool("r", flags & IWX_MPA_FLAG_REJECT);
 		json_line_bool("h", flags & IWX_MPA_FLAG_ENHANCED);
+		json_line_bool("rfc7306", flags & IWX_MPA_FLAG_RDMAP_EXT);
 		if (flags & IWX_MPA_FLAG_RESERVED)
 			printf(",\"reserved\":%u", flags & IWX_MPA_FLAG_RESERVED);
 		if (p->enhanced) {
@@ -338,6 +341,9 @@ static void show_rr(struct side *s)
 	printf("%-18s rev %u M %d C %d R %d H %d", p->reply ? "MPA Reply" : "MPA Request", p->rev,
 	       !!(flags & IWX_MPA_FLAG_MARKERS), !!(flags & IWX_MPA_FLAG_CRC),
 	       !!(flags & IWX_MPA_FLAG_REJECT), !!(flags & IWX_MPA_FLAG_ENHANCED));
+	/* iwx's bit: a Request offers RFC 7306, a Reply accepts it (wire.h) */
+	if (flags & IWX_MPA_FLAG_RDMAP_EXT)
+		printf(" RFC7306");
 	if (flags & IWX_MPA_FLAG_RESERVED)
 		printf(" Res 0x%x", flags & IWX_MPA_FLAG_RESERVED);
 	if (p->enhanced)
@@ -603,23 +609,178 @@ static const char *hdrct_str(const struct iwx_term *t, const char *sep, char buf
 	return buf;
 }
 
+/* The header of its own an RDMAP message carries after DDP's, decoded. */
+struct rdmap_hdr {
+	enum { H_NONE, H_READ_REQ, H_TERM, H_ATOMIC_REQ, H_ATOMIC_RESP, H_IMM } kind;
+	union {
+		struct iwx_read_req	rr;
+		struct iwx_term		t;
+		struct iwx_atomic_req	ar;
+		struct iwx_atomic_resp	resp;
+		uint64_t		imm;
+	};
+};
+
+/* Each header as an error names it: "malformed Read Request". */
+static const char *const hdr_names[] = {
+	[H_READ_REQ] = "Read Request", [H_TERM] = "Terminate", [H_ATOMIC_REQ] = "Atomic Request",
+	[H_ATOMIC_RESP] = "Atomic Response", [H_IMM] = "Immediate Data",
+};
+
+/*
+ * The header seg's opcode says it carries: -EPROTO with *bad when it is malformed. RFC
+ * 7306's are decoded whatever the MPA set-up agreed: decode shows what is on the wire.
+ */
+static int rdmap_hdr_decode(const struct iwx_ddp_seg *seg, struct rdmap_hdr *h,
+			    struct iwx_term_cause *bad)
+{
+	switch (seg->opcode) {
+	case IWX_OP_READ_REQ:
+		h->kind = H_READ_REQ;
+		return iwx_read_req_decode(seg, &h->rr, bad);
+	case IWX_OP_TERMINATE:
+		h->kind = H_TERM;
+		return iwx_term_decode(seg, &h->t, bad);
+	case IWX_OP_ATOMIC_REQ:
+		h->kind = H_ATOMIC_REQ;
+		return iwx_atomic_req_decode(seg, &h->ar, bad);
+	case IWX_OP_ATOMIC_RESP:
+		h->kind = H_ATOMIC_RESP;
+		return iwx_atomic_resp_decode(seg, &h->resp, bad);
+	case IWX_OP_IMM:
+	case IWX_OP_IMM_SE:
+		h->kind = H_IMM;
+		return iwx_imm_decode(seg, &h->imm, bad);
+	default:
+		h->kind = H_NONE;
+		return 0;
+	}
+}
+
+/* RFC 7306 Figure 5's names; a decoded request holds one of the two. */
+static const char *aop_name(uint8_t aop)
+{
+	return aop == IWX_AOP_CMP_SWAP ? "CmpSwap" : "FetchAdd";
+}
+
+/* The request's first operand, Add Data or Swap Data, and its mask (RFC 7306 §5.2.1). */
+static const char *aop_operand(uint8_t aop)
+{
+	return aop == IWX_AOP_CMP_SWAP ? "swap" : "add";
+}
+
+static void json_rdmap_hdr(const struct rdmap_hdr *h)
+{
+	const struct iwx_atomic_req *ar = &h->ar;
+	char hdrct[8];
+
+	switch (h->kind) {
+	case H_READ_REQ:
+		printf(",\"sink_stag\":\"0x%08" PRIx32 "\",\"sink_to\":\"0x%" PRIx64
+		       "\",\"size\":%" PRIu32 ",\"src_stag\":\"0x%08" PRIx32
+		       "\",\"src_to\":\"0x%" PRIx64 "\"",
+		       h->rr.sink_stag, h->rr.sink_to, h->rr.size, h->rr.src_stag, h->rr.src_to);
+		break;
+	case H_TERM:
+		json_line_cause(h->t.cause);
+		json_line_str("hdrct", hdrct_str(&h->t, "", hdrct));
+		break;
+	case H_ATOMIC_REQ:
+		json_line_str("atomic_op", aop_name(ar->aop));
+		printf(",\"req_id\":%" PRIu32 ",\"remote_stag\":\"0x%08" PRIx32
+		       "\",\"remote_to\":\"0x%" PRIx64 "\",\"%s_data\":\"0x%" PRIx64
+		       "\",\"%s_mask\":\"0x%" PRIx64 "\",\"compare_data\":\"0x%" PRIx64
+		       "\",\"compare_mask\":\"0x%" PRIx64 "\"",
+		       ar->req_id, ar->stag, ar->to, aop_operand(ar->aop), ar->add_swap,
+		       aop_operand(ar->aop), ar->add_swap_mask, ar->compare, ar->compare_mask);
+		break;
+	case H_ATOMIC_RESP:
+		printf(",\"orig_req_id\":%" PRIu32 ",\"orig_value\":\"0x%" PRIx64 "\"",
+		       h->resp.req_id, h->resp.orig);
+		break;
+	case H_IMM:
+		printf(",\"imm_data\":\"0x%016" PRIx64 "\"", h->imm);
+		break;
+	case H_NONE:
+		break;
+	}
+}
+
+/* A Terminate's cause, its header-control bits and the headers it copied. */
+static void add_term(struct sbuf *b, const struct iwx_term *t)
+{
+	char hdrct[8];
+
+	add_cause(b, t->cause);
+	if (t->has_seg_len || t->has_ddp_hdr || t->has_rdma_hdr)
+		add(b, " (%s)", hdrct_str(t, " ", hdrct));
+	if (t->has_ddp_hdr) {
+		struct iwx_ddp_seg about;
+		struct iwx_term_cause ignore;
+
+		/* the copied header may be the faulty one: show its fields whatever they say */
+		iwx_ddp_decode(t->ddp_hdr, t->ddp_hdr_len, &about, &ignore);
+		about.len = t->seg_len > t->ddp_hdr_len ? t->seg_len - t->ddp_hdr_len : 0;
+		add(b, ", about %s ", iwx_rdmap_opcode_name(about.opcode));
+		add_ddp(b, &about, t->has_seg_len);
+	}
+	if (t->has_rdma_hdr) {
+		struct iwx_ddp_seg rseg = { .payload = t->rdma_hdr, .len = IWX_RDMAP_READ_REQ_LEN,
+					    .last = true };
+		struct iwx_read_req about;
+		struct iwx_term_cause ignore;
+
+		if (!iwx_read_req_decode(&rseg, &about, &ignore)) {
+			add(b, ", Read Request ");
+			add_read_req(b, &about);
+		}
+	}
+}
+
+/* The text after the opcode's name: the header h, or else DDP's fields. */
+static void add_rdmap_hdr(struct sbuf *b, const struct rdmap_hdr *h, const struct iwx_ddp_seg *seg)
+{
+	const struct iwx_atomic_req *ar = &h->ar;
+
+	switch (h->kind) {
+	case H_READ_REQ:
+		add_read_req(b, &h->rr);
+		break;
+	case H_TERM:
+		add_term(b, &h->t);
+		return;
+	case H_ATOMIC_REQ:
+		add(b, "%s id %" PRIu32 " remote 0x%08" PRIx32 "@0x%" PRIx64 " %s 0x%" PRIx64
+		    " mask 0x%" PRIx64 ", compare 0x%" PRIx64 " mask 0x%" PRIx64, aop_name(ar->aop),
+		    ar->req_id, ar->stag, ar->to, aop_operand(ar->aop), ar->add_swap,
+		    ar->add_swap_mask, ar->compare, ar->compare_mask);
+		break;
+	case H_ATOMIC_RESP:
+		add(b, "id %" PRIu32 " original 0x%" PRIx64, h->resp.req_id, h->resp.orig);
+		break;
+	case H_IMM:
+		add(b, "data 0x%016" PRIx64, h->imm);
+		break;
+	case H_NONE:
+		add_ddp(b, seg, true);
+		return;
+	}
+	add(b, " MSN %" PRIu32, seg->msn);
+}
+
 static void show_segment(struct side *s, const struct iwx_ddp_seg *seg)
 {
 	const struct opts *o = &s->conn->dec->o;
 	uint64_t frame = s->conn->dec->frame;
 	struct iwx_term_cause bad;
-	struct iwx_read_req rr;
-	struct iwx_term t;
-	bool rr_ok = false, t_ok = false, malformed = false;
+	struct rdmap_hdr h;
+	bool malformed = rdmap_hdr_decode(seg, &h, &bad) != 0;
 	struct sbuf b = { .len = 0 };
-	char hdrct[8];
+	char what[64];
 
-	if (seg->opcode == IWX_OP_READ_REQ) {
-		rr_ok = !iwx_read_req_decode(seg, &rr, &bad);
-		malformed = !rr_ok;
-	} else if (seg->opcode == IWX_OP_TERMINATE) {
-		t_ok = !iwx_term_decode(seg, &t, &bad);
-		malformed = !t_ok;
+	if (malformed) {
+		snprintf(what, sizeof(what), "malformed %s", hdr_names[h.kind]);
+		h.kind = H_NONE;	/* shown as DDP's fields only */
 	}
 	if (!o->quiet && o->json) {
 		json_line_begin("segment", s->conn, s, frame);
@@ -636,58 +797,19 @@ static void show_segment(struct side *s, const struct iwx_ddp_seg *seg)
 				printf(",\"inval_stag\":\"0x%08" PRIx32 "\"", seg->inval_stag);
 		}
 		printf(",\"len\":%" PRIu32, seg->len);
-		if (rr_ok)
-			printf(",\"sink_stag\":\"0x%08" PRIx32 "\",\"sink_to\":\"0x%" PRIx64
-			       "\",\"size\":%" PRIu32 ",\"src_stag\":\"0x%08" PRIx32
-			       "\",\"src_to\":\"0x%" PRIx64 "\"",
-			       rr.sink_stag, rr.sink_to, rr.size, rr.src_stag, rr.src_to);
-		if (t_ok) {
-			json_line_cause(t.cause);
-			json_line_str("hdrct", hdrct_str(&t, "", hdrct));
-		}
+		json_rdmap_hdr(&h);
 		if (o->hex)
 			json_line_hex("payload", seg->payload, seg->len < HEX_MAX ? seg->len : HEX_MAX);
 		json_line_end();
 	} else if (!o->quiet) {
-		if (rr_ok) {
-			add_read_req(&b, &rr);
-			add(&b, " MSN %" PRIu32, seg->msn);
-		} else if (t_ok) {
-			add_cause(&b, t.cause);
-			if (t.has_seg_len || t.has_ddp_hdr || t.has_rdma_hdr)
-				add(&b, " (%s)", hdrct_str(&t, " ", hdrct));
-			if (t.has_ddp_hdr) {
-				struct iwx_ddp_seg about;
-				struct iwx_term_cause ignore;
-
-				/* the copied header may be the faulty one: show its fields whatever they say */
-				iwx_ddp_decode(t.ddp_hdr, t.ddp_hdr_len, &about, &ignore);
-				about.len = t.seg_len > t.ddp_hdr_len ? t.seg_len - t.ddp_hdr_len : 0;
-				add(&b, ", about %s ", iwx_rdmap_opcode_name(about.opcode));
-				add_ddp(&b, &about, t.has_seg_len);
-			}
-			if (t.has_rdma_hdr) {
-				struct iwx_ddp_seg rseg = { .payload = t.rdma_hdr, .len = IWX_RDMAP_READ_REQ_LEN,
-							    .last = true };
-				struct iwx_read_req about;
-				struct iwx_term_cause ignore;
-
-				if (!iwx_read_req_decode(&rseg, &about, &ignore)) {
-					add(&b, ", Read Request ");
-					add_read_req(&b, &about);
-				}
-			}
-		} else {
-			add_ddp(&b, seg, true);
-		}
+		add_rdmap_hdr(&b, &h, seg);
 		text_begin(s, frame);
 		printf("%-18s %s\n", iwx_rdmap_opcode_name(seg->opcode), b.s);
 		if (o->hex)
 			hex_dump(seg->payload, seg->len);
 	}
 	if (malformed)
-		report(s, true, seg->opcode == IWX_OP_READ_REQ ? "malformed Read Request" :
-			       "malformed Terminate", &bad, seg);
+		report(s, true, what, &bad, seg);
 }
 
 /*

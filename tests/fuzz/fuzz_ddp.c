@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target for the headers a peer chooses above MPA: DDP's (RFC 5041), RDMAP's
- * Read Request and Terminate (RFC 5040 §4.4, §4.8), and the SCTP adaptation's shim
+ * Read Request and Terminate (RFC 5040 §4.4, §4.8), RFC 7306's Atomic Request and
+ * Response (§5.2) and Immediate Data (§6), and the SCTP adaptation's shim
  * (proto/ddp_shim.h), each decoded from the same hostile bytes.
  *
  * Input: byte 0 picks the shim's peer indication (low 2 bits); the rest is one ULPDU for
@@ -14,9 +15,14 @@
  * - a Read Request or Terminate decoded from such a segment encodes to bytes that
  *   decode to it again, and a Terminate built about the segment (what iwx sends back)
  *   decodes to what was built;
+ * - an Atomic Request or Response decoded encodes to the bytes it came from (but for
+ *   the bits of a request's first word above AOpCode: reserved), Immediate Data is its
+ *   8 bytes; a request's operation (iwx_atomic_apply) holds §5.1's identities on
+ *   operands and old values the input chose;
  * - a shim chunk decoded gives the segment iwx_ddp_decode gives for its RFC 5041
  *   equivalent header (seg->hdr) and payload.
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -92,8 +98,87 @@ static int term_of(const uint8_t *p, size_t len, struct iwx_term *t, struct iwx_
 	return iwx_term_decode(&seg, t, c);
 }
 
-/* What RDMAP makes of a segment: its Read Request or Terminate, and the Terminate iwx
-   would send about it. */
+/*
+ * RFC 7306 §5.1 on the request's operands, against identities rather than a second
+ * implementation: an old value and its variations the input chose.
+ */
+static void atomic_identities(const struct iwx_atomic_req *ar, uint64_t old)
+{
+	struct iwx_atomic_req a = *ar;
+	/* the lowest field: bits 0 to the mask's lowest set bit (all 64 when none is) */
+	uint64_t m = ar->add_swap_mask, low = m ? m ^ (m - 1) : ~0ull;
+
+	if (ar->aop == IWX_AOP_CMP_SWAP) {
+		uint64_t swapped = (old & ~m) | (ar->add_swap & m);
+		uint64_t cmp = ar->compare;
+
+		/* §5.1.2: equal under the compare mask swaps, under the swap mask only */
+		CHECK(iwx_atomic_apply(ar, cmp) == ((cmp & ~m) | (ar->add_swap & m)));
+		if ((old ^ cmp) & ar->compare_mask)
+			CHECK(iwx_atomic_apply(ar, old) == old);
+		a.compare_mask = 0;
+		CHECK(iwx_atomic_apply(&a, old) == swapped);
+		return;
+	}
+	/* §5.1.1: the lowest field is a plain sum, its carry out lost */
+	CHECK(((iwx_atomic_apply(ar, old) ^ (old + ar->add_swap)) & low) == 0);
+	a.add_swap = 0;
+	CHECK(iwx_atomic_apply(&a, old) == old);	/* §1.1's probe changes nothing */
+	a = *ar;
+	a.add_swap_mask = 0;
+	CHECK(iwx_atomic_apply(&a, old) == old + ar->add_swap);
+	a.add_swap_mask = ~0ull;
+	CHECK(iwx_atomic_apply(&a, old) == (old ^ ar->add_swap));	/* 64 one-bit fields */
+}
+
+/* RFC 7306's headers in a segment: each decodes to what encodes back, or fails named. */
+static void rfc7306_hdrs(const struct iwx_ddp_seg *seg)
+{
+	uint8_t out[IWX_RDMAP_ATOMIC_REQ_LEN];
+	struct iwx_term_cause cause;
+	struct iwx_atomic_resp resp;
+	struct iwx_atomic_req ar;
+	uint64_t imm;
+	int rc;
+
+	if (seg->tagged)
+		return;
+	if (seg->opcode == IWX_OP_ATOMIC_REQ) {
+		rc = iwx_atomic_req_decode(seg, &ar, &cause);
+		if (rc) {
+			check_cause(rc, cause);
+			return;
+		}
+		iwx_atomic_req_encode(out, &ar);
+		/* §5.2.1: the first word's bits above AOpCode are reserved, sent as zeros */
+		CHECK(out[0] == 0 && out[1] == 0 && out[2] == 0 &&
+		      out[3] == (seg->payload[3] & IWX_ATOMIC_AOP_MASK));
+		CHECK(!memcmp(out + 4, seg->payload + 4, IWX_RDMAP_ATOMIC_REQ_LEN - 4));
+		CHECK(ar.to % IWX_RDMAP_ATOMIC_TARGET_LEN == 0);
+		atomic_identities(&ar, ar.compare);
+		atomic_identities(&ar, ar.to ^ ar.stag);
+	} else if (seg->opcode == IWX_OP_ATOMIC_RESP) {
+		rc = iwx_atomic_resp_decode(seg, &resp, &cause);
+		if (rc) {
+			check_cause(rc, cause);
+			return;
+		}
+		iwx_atomic_resp_encode(out, &resp);
+		CHECK(seg->len == IWX_RDMAP_ATOMIC_RESP_LEN);
+		CHECK(!memcmp(out, seg->payload, IWX_RDMAP_ATOMIC_RESP_LEN));
+	} else if (iwx_rdmap_opcode_imm(seg->opcode)) {
+		rc = iwx_imm_decode(seg, &imm, &cause);
+		if (rc) {
+			check_cause(rc, cause);
+			return;
+		}
+		imm = htobe64(imm);
+		CHECK(seg->len == IWX_RDMAP_IMM_LEN && !memcmp(&imm, seg->payload, sizeof(imm)));
+	}
+}
+
+/* What RDMAP makes of a segment: its Read Request, Terminate or RFC 7306 header, and the
+   Terminate iwx would send about it. */
 static void upper(const struct iwx_ddp_seg *seg)
 {
 	uint8_t out[IWX_TERM_MAX_LEN];
@@ -130,6 +215,7 @@ static void upper(const struct iwx_ddp_seg *seg)
 			same_term(&t, &t2);
 		}
 	}
+	rfc7306_hdrs(seg);
 	/* the Terminate iwx sends about this segment, for a cause of each layer */
 	iwx_term_init(&t, IWX_CAUSE_DDP_T(IWX_DDP_T_BASE_BOUNDS), seg, have_rr ? &rr : NULL);
 	CHECK(term_of(out, iwx_term_encode(out, &t), &t2, &cause) == 0);

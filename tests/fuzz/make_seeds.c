@@ -127,14 +127,26 @@ static size_t ulpdu(uint8_t *out, const struct iwx_ddp_msg *m, uint32_t off, boo
 static size_t sample_ulpdus(uint8_t u[][512], size_t len[])
 {
 	uint8_t pay[400], rr[IWX_RDMAP_READ_REQ_LEN], term[IWX_TERM_MAX_LEN];
+	uint8_t fa[IWX_RDMAP_ATOMIC_REQ_LEN], cs[IWX_RDMAP_ATOMIC_REQ_LEN];
+	uint8_t resp[IWX_RDMAP_ATOMIC_RESP_LEN];
 	struct iwx_read_req req = { .sink_stag = 0x1100, .sink_to = 0x1000, .size = 300,
 				    .src_stag = 0x2200, .src_to = 0x8000 };
+	struct iwx_atomic_req fetch_add = { .aop = IWX_AOP_FETCH_ADD, .req_id = 2, .stag = 0x3300,
+					    .to = 0x3008, .add_swap = 0xff,
+					    .add_swap_mask = 0x8080808080808080ull,
+					    .compare_mask = ~0ull };
+	struct iwx_atomic_req cmp_swap = { .aop = IWX_AOP_CMP_SWAP, .req_id = 3, .stag = 0x3300,
+					   .to = 0x3010, .add_swap = 0x1234, .add_swap_mask = ~0ull,
+					   .compare = 0x42, .compare_mask = 0xffff };
 	struct iwx_term t;
 	size_t n = 0;
 
 	for (size_t i = 0; i < sizeof(pay); i++)
 		pay[i] = i * 7;
 	iwx_read_req_encode(rr, &req);
+	iwx_atomic_req_encode(fa, &fetch_add);
+	iwx_atomic_req_encode(cs, &cmp_swap);
+	iwx_atomic_resp_encode(resp, &(struct iwx_atomic_resp){ .req_id = 2, .orig = 0x1122ull });
 	iwx_term_init(&t, IWX_CAUSE_DDP_T(IWX_DDP_T_BASE_BOUNDS), NULL, NULL);
 
 	len[n] = ulpdu(u[n], &(struct iwx_ddp_msg){ .opcode = IWX_OP_WRITE, .stag = 0x1234,
@@ -153,6 +165,17 @@ static size_t sample_ulpdus(uint8_t u[][512], size_t len[])
 		       0, true, pay, 0), n++;
 	len[n] = ulpdu(u[n], &(struct iwx_ddp_msg){ .opcode = IWX_OP_TERMINATE, .msn = 1 },
 		       0, true, term, iwx_term_encode(term, &t)), n++;
+	/* RFC 7306 */
+	len[n] = ulpdu(u[n], &(struct iwx_ddp_msg){ .opcode = IWX_OP_ATOMIC_REQ, .msn = 2 },
+		       0, true, fa, sizeof(fa)), n++;
+	len[n] = ulpdu(u[n], &(struct iwx_ddp_msg){ .opcode = IWX_OP_ATOMIC_REQ, .msn = 3 },
+		       0, true, cs, sizeof(cs)), n++;
+	len[n] = ulpdu(u[n], &(struct iwx_ddp_msg){ .opcode = IWX_OP_ATOMIC_RESP, .msn = 1 },
+		       0, true, resp, sizeof(resp)), n++;
+	len[n] = ulpdu(u[n], &(struct iwx_ddp_msg){ .opcode = IWX_OP_IMM, .msn = 3 },
+		       0, true, pay, IWX_RDMAP_IMM_LEN), n++;
+	len[n] = ulpdu(u[n], &(struct iwx_ddp_msg){ .opcode = IWX_OP_IMM_SE, .msn = 4 },
+		       0, true, pay + 8, IWX_RDMAP_IMM_LEN), n++;
 	return n;
 }
 

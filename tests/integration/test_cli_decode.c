@@ -687,6 +687,33 @@ static void add_fpdu(struct exchange *x, int d, struct iwx_mpa_tx *tx, const uin
 	x->len[d] += n;
 }
 
+/* An untagged message of direction d in one segment. */
+static void add_untagged(struct exchange *x, int d, struct iwx_mpa_tx *tx, uint8_t opcode,
+			 uint32_t msn, const void *body, uint32_t len)
+{
+	struct iwx_ddp_msg msg = { .opcode = opcode, .msn = msn, .len = len };
+	uint8_t hdr[IWX_DDP_UNTAGGED_HDR_LEN];
+
+	add_fpdu(x, d, tx, hdr, iwx_ddp_hdr_encode(hdr, &msg, 0, true), body, len);
+}
+
+/* x holding the MPA Request and Reply; tx: the framing each side then sends with. */
+static void start_exchange(struct exchange *x, const struct iwx_mpa_rr_params *req,
+			   const struct iwx_mpa_rr_params *rep, struct iwx_mpa_tx tx[2])
+{
+	struct iwx_mpa_mode mi = iwx_mpa_mode_of(req, rep), mr = iwx_mpa_mode_of(rep, req);
+
+	memset(x, 0, sizeof(*x));
+	for (int d = 0; d < 2; d++) {
+		ssize_t n = iwx_mpa_rr_encode(x->s[d], sizeof(x->s[d]), d ? rep : req);
+
+		cr_assert_gt(n, 0);
+		x->len[d] = x->setup[d] = n;
+	}
+	iwx_mpa_tx_init(&tx[0], &mi);
+	iwx_mpa_tx_init(&tx[1], &mr);
+}
+
 /*
  * Initiator: Send "hello", a 2000-byte RDMA Write in 4 segments, a Read Request.
  * Responder: the Read Response, a Send, a Terminate about the initiator's Send.
@@ -698,7 +725,6 @@ static void build_exchange(struct exchange *x, uint8_t rev, bool crc, bool m_ini
 					  .enhanced = rev == 2, .ird = 4, .ord = 4,
 					  .pd = pd, .pd_len = 7 };
 	struct iwx_mpa_rr_params rep = req;
-	struct iwx_mpa_mode mi, mr;
 	struct iwx_mpa_tx tx[2];
 	struct iwx_read_req rr = { .sink_stag = 0xabc00, .sink_to = 0x7000, .size = 100,
 				   .src_stag = 0xdef00, .src_to = 0x9000 };
@@ -711,21 +737,11 @@ static void build_exchange(struct exchange *x, uint8_t rev, bool crc, bool m_ini
 	uint32_t off, len;
 	size_t hl;
 
-	memset(x, 0, sizeof(*x));
 	pattern(data, sizeof(data), 7);
 	rep.reply = true;
 	rep.markers = m_resp;
 	rep.crc = false;	/* CRC is on if either side asks */
-	for (int d = 0; d < 2; d++) {
-		ssize_t n = iwx_mpa_rr_encode(x->s[d], sizeof(x->s[d]), d ? &rep : &req);
-
-		cr_assert_gt(n, 0);
-		x->len[d] = x->setup[d] = n;
-	}
-	mi = iwx_mpa_mode_of(&req, &rep);
-	mr = iwx_mpa_mode_of(&rep, &req);
-	iwx_mpa_tx_init(&tx[0], &mi);
-	iwx_mpa_tx_init(&tx[1], &mr);
+	start_exchange(x, &req, &rep, tx);
 
 	msg = (struct iwx_ddp_msg){ .opcode = IWX_OP_SEND, .msn = 1, .len = 5 };
 	hl = iwx_ddp_hdr_encode(hdr, &msg, 0, true);
@@ -739,26 +755,65 @@ static void build_exchange(struct exchange *x, uint8_t rev, bool crc, bool m_ini
 	while ((hl = iwx_ddp_segmenter_next(&sg, hdr, &off, &len)))
 		add_fpdu(x, 0, &tx[0], hdr, hl, data + off, len);
 
-	msg = (struct iwx_ddp_msg){ .opcode = IWX_OP_READ_REQ, .msn = 1,
-				    .len = IWX_RDMAP_READ_REQ_LEN };
-	hl = iwx_ddp_hdr_encode(hdr, &msg, 0, true);
 	iwx_read_req_encode(body, &rr);
-	add_fpdu(x, 0, &tx[0], hdr, hl, body, IWX_RDMAP_READ_REQ_LEN);
+	add_untagged(x, 0, &tx[0], IWX_OP_READ_REQ, 1, body, IWX_RDMAP_READ_REQ_LEN);
 
 	msg = (struct iwx_ddp_msg){ .opcode = IWX_OP_READ_RESP, .stag = rr.sink_stag,
 				    .to = rr.sink_to, .len = 100 };
 	hl = iwx_ddp_hdr_encode(hdr, &msg, 0, true);
 	add_fpdu(x, 1, &tx[1], hdr, hl, data, 100);
 
-	msg = (struct iwx_ddp_msg){ .opcode = IWX_OP_SEND_SE, .msn = 1, .len = 11 };
-	hl = iwx_ddp_hdr_encode(hdr, &msg, 0, true);
-	add_fpdu(x, 1, &tx[1], hdr, hl, "hello again", 11);
+	add_untagged(x, 1, &tx[1], IWX_OP_SEND_SE, 1, "hello again", 11);
 
 	iwx_term_init(&t, IWX_CAUSE_DDP_U(IWX_DDP_U_MSN_NO_BUF), &about, NULL);
-	len = iwx_term_encode(body, &t);
-	msg = (struct iwx_ddp_msg){ .opcode = IWX_OP_TERMINATE, .msn = 1, .len = len };
-	hl = iwx_ddp_hdr_encode(hdr, &msg, 0, true);
-	add_fpdu(x, 1, &tx[1], hdr, hl, body, len);
+	add_untagged(x, 1, &tx[1], IWX_OP_TERMINATE, 1, body, iwx_term_encode(body, &t));
+}
+
+/*
+ * RFC 7306's messages, iwx's MPA bit in both frames when ext. Initiator: a Fetch-Add
+ * and a Compare-and-Swap, a Write with Immediate Data, Immediate Data with SE, then
+ * two malformed: an Atomic Request of AOpCode 1 (reserved), Immediate Data of 4
+ * bytes. Responder: the two Atomic Responses.
+ */
+static void build_rfc7306(struct exchange *x, bool ext)
+{
+	static const uint8_t imm[2][IWX_RDMAP_IMM_LEN] = {
+		{ 1, 2, 3, 4, 5, 6, 7, 8 }, { 0xf0, 0xe1, 0xd2, 0xc3, 0xb4, 0xa5, 0x96, 0x87 },
+	};
+	struct iwx_mpa_rr_params req = { .rev = IWX_MPA_REV2, .crc = true, .enhanced = true,
+					  .ird = 4, .ord = 4, .rdmap_ext = ext };
+	struct iwx_mpa_rr_params rep = req;
+	struct iwx_atomic_req fa = { .aop = IWX_AOP_FETCH_ADD, .req_id = 7, .stag = 0x5500,
+				     .to = 0x8000, .add_swap = 5, .compare_mask = ~0ull };
+	struct iwx_atomic_req cs = { .aop = IWX_AOP_CMP_SWAP, .req_id = 8, .stag = 0x5500,
+				     .to = 0x8008, .add_swap = 0x2a, .add_swap_mask = ~0ull,
+				     .compare = 0xc0ffee, .compare_mask = 0xffffff };
+	struct iwx_atomic_req bad = { .aop = 1, .req_id = 9, .stag = 0x5500, .to = 0x8010 };
+	struct iwx_atomic_resp r7 = { .req_id = 7, .orig = 0x10 };
+	struct iwx_atomic_resp r8 = { .req_id = 8, .orig = 0x1234567890abcdefull };
+	uint8_t body[IWX_RDMAP_ATOMIC_REQ_LEN], hdr[IWX_DDP_TAGGED_HDR_LEN];
+	struct iwx_ddp_msg write = { .opcode = IWX_OP_WRITE, .stag = 0x6600, .to = 0x2000,
+				     .len = 16 };
+	struct iwx_mpa_tx tx[2];
+
+	rep.reply = true;
+	start_exchange(x, &req, &rep, tx);
+	iwx_atomic_req_encode(body, &fa);
+	add_untagged(x, 0, &tx[0], IWX_OP_ATOMIC_REQ, 1, body, IWX_RDMAP_ATOMIC_REQ_LEN);
+	iwx_atomic_req_encode(body, &cs);
+	add_untagged(x, 0, &tx[0], IWX_OP_ATOMIC_REQ, 2, body, IWX_RDMAP_ATOMIC_REQ_LEN);
+	add_fpdu(x, 0, &tx[0], hdr, iwx_ddp_hdr_encode(hdr, &write, 0, true), "sixteen bytes!!!",
+		 write.len);
+	add_untagged(x, 0, &tx[0], IWX_OP_IMM, 1, imm[0], IWX_RDMAP_IMM_LEN);
+	add_untagged(x, 0, &tx[0], IWX_OP_IMM_SE, 2, imm[1], IWX_RDMAP_IMM_LEN);
+	iwx_atomic_req_encode(body, &bad);
+	add_untagged(x, 0, &tx[0], IWX_OP_ATOMIC_REQ, 3, body, IWX_RDMAP_ATOMIC_REQ_LEN);
+	add_untagged(x, 0, &tx[0], IWX_OP_IMM, 3, imm[0], 4);
+
+	iwx_atomic_resp_encode(body, &r7);
+	add_untagged(x, 1, &tx[1], IWX_OP_ATOMIC_RESP, 1, body, IWX_RDMAP_ATOMIC_RESP_LEN);
+	iwx_atomic_resp_encode(body, &r8);
+	add_untagged(x, 1, &tx[1], IWX_OP_ATOMIC_RESP, 2, body, IWX_RDMAP_ATOMIC_RESP_LEN);
 }
 
 enum damage { NONE, REORDER, GAP };
@@ -1163,6 +1218,97 @@ Test(cli_decode, invalid_reply_is_an_mpa_error)
 		   "reply frame (layer 2, type 0, code 0x04)");
 	free(out);
 	unlink(c.path);
+	free(x);
+}
+
+/* RFC 7306 decoded from the wire, whether or not the MPA frames agreed to it. */
+Test(cli_decode, rfc7306_atomics_and_immediate_data)
+{
+	static const char *const lines[] = {
+		"192.0.2.1:40019 > 192.0.2.2:7174  Atomic Request     FetchAdd id 7 remote "
+		"0x00005500@0x8000 add 0x5 mask 0x0, compare 0x0 mask 0xffffffffffffffff MSN 1\n",
+		"192.0.2.1:40019 > 192.0.2.2:7174  Atomic Request     CmpSwap id 8 remote "
+		"0x00005500@0x8008 swap 0x2a mask 0xffffffffffffffff, compare 0xc0ffee mask 0xffffff "
+		"MSN 2\n",
+		"RDMA Write         STag 0x00006600 TO 0x2000 len 16 L\n",
+		"Immediate Data     data 0x0102030405060708 MSN 1\n",
+		"Immediate Data with SE data 0xf0e1d2c3b4a59687 MSN 2\n",
+		"Atomic Request     QN 1 MSN 3 MO 0 len 52 L\n",
+		"192.0.2.1:40019 > 192.0.2.2:7174  error: malformed Atomic Request: RDMAP remote "
+		"operation error: unexpected opcode (layer 0, type 2, code 0x06), "
+		"in Atomic Request QN 1 MSN 3 MO 0 len 52 L\n",
+		"error: malformed Immediate Data: RDMAP remote operation error: unspecified error "
+		"(layer 0, type 2, code 0xff), in Immediate Data QN 0 MSN 3 MO 0 len 4 L\n",
+		"192.0.2.2:7174 > 192.0.2.1:40019  Atomic Response    id 7 original 0x10 MSN 1\n",
+		"Atomic Response    id 8 original 0x1234567890abcdef MSN 2\n",
+		"initiator 7 FPDUs, 356 bytes (RDMA Write 1, Immediate Data 2, Immediate Data with SE 1, "
+		"Atomic Request 3), ",
+		"responder 2 FPDUs, 72 bytes (Atomic Response 2), ",
+		"; error: malformed Atomic Request: ",
+	};
+	static const char *const json[] = {
+		"\"opcode\":\"Atomic Request\",\"op\":10,\"tagged\":false,\"last\":true,\"qn\":1,"
+		"\"msn\":1,\"mo\":0,\"len\":52,\"atomic_op\":\"FetchAdd\",\"req_id\":7,"
+		"\"remote_stag\":\"0x00005500\",\"remote_to\":\"0x8000\",\"add_data\":\"0x5\","
+		"\"add_mask\":\"0x0\",\"compare_data\":\"0x0\",\"compare_mask\":\"0xffffffffffffffff\"}\n",
+		"\"msn\":2,\"mo\":0,\"len\":52,\"atomic_op\":\"CmpSwap\",\"req_id\":8,"
+		"\"remote_stag\":\"0x00005500\",\"remote_to\":\"0x8008\",\"swap_data\":\"0x2a\","
+		"\"swap_mask\":\"0xffffffffffffffff\",\"compare_data\":\"0xc0ffee\","
+		"\"compare_mask\":\"0xffffff\"}\n",
+		"\"opcode\":\"Immediate Data\",\"op\":8,\"tagged\":false,\"last\":true,\"qn\":0,"
+		"\"msn\":1,\"mo\":0,\"len\":8,\"imm_data\":\"0x0102030405060708\"}\n",
+		"\"op\":9,\"tagged\":false,\"last\":true,\"qn\":0,\"msn\":2,\"mo\":0,\"len\":8,"
+		"\"imm_data\":\"0xf0e1d2c3b4a59687\"}\n",
+		"\"msn\":3,\"mo\":0,\"len\":52}\n",
+		"\"what\":\"malformed Atomic Request\",\"layer\":0,\"etype\":2,\"ecode\":6,",
+		"\"what\":\"malformed Immediate Data\",\"layer\":0,\"etype\":2,\"ecode\":255,",
+		"\"opcode\":\"Atomic Response\",\"op\":11,\"tagged\":false,\"last\":true,\"qn\":3,"
+		"\"msn\":1,\"mo\":0,\"len\":12,\"orig_req_id\":7,\"orig_value\":\"0x10\"}\n",
+		"\"orig_req_id\":8,\"orig_value\":\"0x1234567890abcdef\"}\n",
+		"\"segments\":{\"RDMA Write\":1,\"Immediate Data\":2,\"Immediate Data with SE\":1,"
+		"\"Atomic Request\":3}}",
+		"\"segments\":{\"Atomic Response\":2}}",
+	};
+	struct exchange *x = malloc(sizeof(*x));
+	char want[160];
+	struct cap c;
+	int st;
+	char *out;
+
+	cr_assert_not_null(x);
+	for (int ext = 0; ext < 2; ext++) {
+		build_rfc7306(x, ext);
+		capture_cut(&c, 40019, x, x->fpdu_at[0], x->nfpdu[0], x->fpdu_at[1], x->nfpdu[1]);
+
+		out = decode("", c.path, &st);
+		cr_assert_eq(st, 1, "the malformed ones are errors:\n%s", out);
+		snprintf(want, sizeof(want), "MPA Request        rev 2 M 0 C 1 R 0 H 1%s IRD 4 ORD 4",
+			 ext ? " RFC7306" : "");
+		assert_has(out, want);
+		snprintf(want, sizeof(want), "MPA Reply          rev 2 M 0 C 1 R 0 H 1%s IRD 4 ORD 4",
+			 ext ? " RFC7306" : "");
+		assert_has(out, want);
+		for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+			assert_has(out, lines[i]);
+		free(out);
+
+		out = decode("--json", c.path, &st);
+		cr_assert_eq(st, 1, "%s", out);
+		for (int reply = 0; reply < 2; reply++) {
+			char *frame, *bit;
+
+			snprintf(want, sizeof(want), "{\"type\":\"mpa_%s\",", reply ? "reply" : "request");
+			frame = strstr(out, want);
+			bit = frame ? strstr(frame, "\"h\":true,") : NULL;
+			cr_assert_not_null(bit, "%s", out);
+			snprintf(want, sizeof(want), "\"h\":true,\"rfc7306\":%s,", ext ? "true" : "false");
+			cr_assert_eq(strncmp(bit, want, strlen(want)), 0, "%s", out);
+		}
+		for (size_t i = 0; i < sizeof(json) / sizeof(json[0]); i++)
+			assert_has(out, json[i]);
+		free(out);
+		unlink(c.path);
+	}
 	free(x);
 }
 

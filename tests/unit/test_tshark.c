@@ -2,10 +2,11 @@
 /*
  * Conformance against an independent decoder: build realistic iWARP exchanges with
  * the library (MPA set-up, Sends, segmented RDMA Write, Read Request and Response,
- * Terminate), write them as a TCP flow into a pcap, and check that tshark's
- * iwarp_mpa / iwarp_ddp_rdmap dissectors read back every field we meant to send,
- * call every CRC good, and raise no warning or error beyond the two that tshark 4.0
- * (which predates RFC 6581) raises on any revision-2 Request.
+ * Terminate; RFC 7306's Atomic Requests and Responses and Immediate Data), write them
+ * as a TCP flow into a pcap, and check that tshark's iwarp_mpa / iwarp_ddp_rdmap
+ * dissectors read back every field we meant to send, call every CRC good, and raise
+ * no warning or error beyond the two that tshark 4.0 (which predates RFC 6581) raises
+ * on any revision-2 Request.
  *
  * Set IWX_TSHARK_KEEP=DIR to keep each capture as DIR/<test name>.pcap.
  */
@@ -48,6 +49,7 @@ struct config {
 	bool		req_crc, rep_crc;
 	bool		req_markers, rep_markers;
 	bool		reject;
+	bool		rfc7306;	/* offered and accepted; its messages sent */
 };
 
 enum rec_kind { REC_REQ, REC_REP, REC_FPDU };
@@ -89,6 +91,10 @@ struct rec {
 	struct iwx_read_req	rreq;
 	bool			has_term;
 	struct term_exp		term;
+	bool			has_areq;
+	struct iwx_atomic_req	areq;
+	bool			has_aresp;
+	struct iwx_atomic_resp	aresp;
 };
 
 struct exchange {
@@ -124,6 +130,10 @@ static const struct config cfg_c = {
 };
 static const struct config cfg_d = {
 	.name = "rev1-reject", .rev = 1, .req_crc = true, .reject = true,
+};
+static const struct config cfg_e = {
+	.name = "rev2-crc-rfc7306", .rev = 2, .enhanced = true, .req_crc = true, .rep_crc = true,
+	.rfc7306 = true,
 };
 
 static const char req_pd[] = "iwx conformance: initiator private data";
@@ -163,7 +173,7 @@ static void mpa_frame(struct exchange *ex, enum pcapgen_dir dir, bool reply, boo
 
 	r->rr = (struct iwx_mpa_rr_params){
 		.reply = reply, .markers = markers, .crc = crc, .rev = c->rev,
-		.reject = reply && c->reject, .enhanced = c->enhanced,
+		.reject = reply && c->reject, .enhanced = c->enhanced, .rdmap_ext = c->rfc7306,
 		.pd = (const uint8_t *)pd, .pd_len = app_len,
 	};
 	snprintf(r->what, sizeof(r->what), "%s MPA %s", dir_name(dir),
@@ -368,10 +378,67 @@ static void ack(struct exchange *ex, enum pcapgen_dir dir)
 }
 
 /*
+ * RFC 7306, after the Read: a Fetch-Add and a Compare-and-Swap on queue 1 (MSN 2 and 3,
+ * after the Read Request), their Responses on queue 3, a Write with Immediate Data and
+ * Immediate Data with SE (the Initiator's next Send MSNs, from msn). Returns the MSN
+ * after them.
+ */
+static uint32_t send_rfc7306(struct exchange *ex, uint32_t msn)
+{
+	static const struct iwx_atomic_req areq[2] = {
+		{ .aop = IWX_AOP_FETCH_ADD, .req_id = 0x0a0b0c0d, .stag = 0x00c0ffee,
+		  .to = 0x0000000010000008ull, .add_swap = 0x0123456789abcdefull,
+		  .add_swap_mask = 0x8000000080000000ull, .compare_mask = ~0ull },
+		{ .aop = IWX_AOP_CMP_SWAP, .req_id = 0xfeedf00d, .stag = 0x00c0ffee,
+		  .to = 0x00007f0000002000ull, .add_swap = 0xfedcba9876543210ull,
+		  .add_swap_mask = 0x00ff00ff00ff00ffull, .compare = 0x1122334455667788ull,
+		  .compare_mask = 0xffffffff00000000ull },
+	};
+	static const struct iwx_atomic_resp aresp[2] = {
+		{ .req_id = 0x0a0b0c0d, .orig = 0x8877665544332211ull },
+		{ .req_id = 0xfeedf00d, .orig = 0x1122334455667788ull },
+	};
+	static const uint8_t imm[2][IWX_RDMAP_IMM_LEN] = {
+		{ 0xde, 0xad, 0xbe, 0xef, 0, 0, 0, 0 }, { 1, 2, 3, 4, 5, 6, 7, 8 },
+	};
+	static const char *const what[2] = { "Atomic Request FetchAdd", "Atomic Request CmpSwap" };
+	uint8_t hdr[IWX_RDMAP_ATOMIC_REQ_LEN];
+	struct iwx_ddp_msg m;
+	struct rec *r;
+
+	for (int i = 0; i < 2; i++) {
+		iwx_atomic_req_encode(hdr, &areq[i]);
+		m = (struct iwx_ddp_msg){ .opcode = IWX_OP_ATOMIC_REQ, .msn = 2 + i,
+					  .len = IWX_RDMAP_ATOMIC_REQ_LEN };
+		send_msg(ex, PCAPGEN_C2S, &m, hdr, what[i]);
+		r = &ex->recs[ex->nrecs - 1];
+		r->has_areq = true;
+		r->areq = areq[i];
+	}
+	for (int i = 0; i < 2; i++) {
+		iwx_atomic_resp_encode(hdr, &aresp[i]);
+		m = (struct iwx_ddp_msg){ .opcode = IWX_OP_ATOMIC_RESP, .msn = 1 + i,
+					  .len = IWX_RDMAP_ATOMIC_RESP_LEN };
+		send_msg(ex, PCAPGEN_S2C, &m, hdr, "Atomic Response");
+		r = &ex->recs[ex->nrecs - 1];
+		r->has_aresp = true;
+		r->aresp = aresp[i];
+	}
+	send_tagged(ex, PCAPGEN_C2S, IWX_OP_WRITE, 0x00c0ffee, 0x10000100, 64, "RDMA Write");
+	m = (struct iwx_ddp_msg){ .opcode = IWX_OP_IMM, .msn = msn++, .len = IWX_RDMAP_IMM_LEN };
+	send_msg(ex, PCAPGEN_C2S, &m, imm[0], "Immediate Data");
+	m = (struct iwx_ddp_msg){ .opcode = IWX_OP_IMM_SE, .msn = msn++, .len = IWX_RDMAP_IMM_LEN };
+	send_msg(ex, PCAPGEN_C2S, &m, imm[1], "Immediate Data with SE");
+	ack(ex, PCAPGEN_S2C);
+	return msn;
+}
+
+/*
  * The exchange: handshake, MPA set-up, then (unless rejected) Initiator Send, Send
  * with SE back, Send with Invalidate, a 5000-byte RDMA Write, a 2000-byte Send
- * with SE and Invalidate, a Read Request and its 3000-byte Read Response, an empty
- * Send the Responder has no buffer for, and the Responder's Terminate about it.
+ * with SE and Invalidate, a Read Request and its 3000-byte Read Response, RFC 7306's
+ * messages when cfg says so, an empty Send the Responder has no buffer for, and the
+ * Responder's Terminate about it.
  */
 static void build_exchange(struct exchange *ex, const struct config *cfg, const char *path,
 			   int corrupt)
@@ -453,6 +520,8 @@ static void build_exchange(struct exchange *ex, const struct config *cfg, const 
 	send_tagged(ex, PCAPGEN_S2C, IWX_OP_READ_RESP, rreq.sink_stag, rreq.sink_to, rreq.size,
 		    "Read Response");
 	ack(ex, PCAPGEN_C2S);
+	if (cfg->rfc7306)
+		msn = send_rfc7306(ex, msn);
 
 	send_plain(ex, PCAPGEN_C2S, IWX_OP_SEND, msn, 0, 0, "empty Send");
 	empty = &ex->recs[ex->nrecs - 1];
@@ -571,6 +640,19 @@ static void fail(struct report *rep, const char *fmt, ...)
 	X(F_TSEGLEN,	"iwarp_rdma.term_ddp_seg_len")			\
 	X(F_TDDPH,	"iwarp_rdma.term_ddp_h")			\
 	X(F_TRDMAH,	"iwarp_rdma.term_rdma_h")			\
+	X(F_A_RSVD,	"iwarp_rdma.atomic.reserved")			\
+	X(F_A_OP,	"iwarp_rdma.atomic.opcode")			\
+	X(F_A_REQID,	"iwarp_rdma.atomic.request_identifier")		\
+	X(F_A_STAG,	"iwarp_rdma.atomic.remote_stag")		\
+	X(F_A_TO,	"iwarp_rdma.atomic.remote_tagged_offset")	\
+	X(F_A_ADD,	"iwarp_rdma.atomic.add_data")			\
+	X(F_A_ADDMASK,	"iwarp_rdma.atomic.add_mask")			\
+	X(F_A_SWAP,	"iwarp_rdma.atomic.swap_data")			\
+	X(F_A_SWAPMASK,	"iwarp_rdma.atomic.swap_mask")			\
+	X(F_A_CMP,	"iwarp_rdma.atomic.compare_data")		\
+	X(F_A_CMPMASK,	"iwarp_rdma.atomic.compare_mask")		\
+	X(F_A_OREQID,	"iwarp_rdma.atomic.original_request_identifier") \
+	X(F_A_ORIG,	"iwarp_rdma.atomic.original_remote_data_value")	\
 	X(F_FRAGS,	"iwarp_rdma.send.fragment")			\
 	X(F_NFRAGS,	"iwarp_rdma.send.fragment.count")		\
 	X(F_REASM_LEN,	"iwarp_rdma.send.reassembled.length")		\
@@ -626,8 +708,9 @@ static void expect_row(const struct exchange *ex, const struct rec *r, struct ro
 		set_bool(w, F_M, r->rr.markers);
 		set_bool(w, F_C, r->rr.crc);
 		set_bool(w, F_R, r->rr.reject);
-		/* tshark 4.0 counts H among the reserved bits (0x1f) */
-		set(w, F_RES, "0x%02x", r->rr.enhanced ? IWX_MPA_FLAG_ENHANCED : 0);
+		/* tshark 4.0 counts H and iwx's RFC 7306 bit among the reserved bits (0x1f) */
+		set(w, F_RES, "0x%02x", (r->rr.enhanced ? IWX_MPA_FLAG_ENHANCED : 0) |
+					(r->rr.rdmap_ext ? IWX_MPA_FLAG_RDMAP_EXT : 0));
 		set(w, F_REV, "%u", r->rr.rev);
 		set(w, F_PDLEN, "%u", r->pd_len);
 		if (r->pd_len)
@@ -677,9 +760,10 @@ static void expect_row(const struct exchange *ex, const struct rec *r, struct ro
 				   inval >> 8, inval };
 
 		set_bytes(w, F_RSVDULP, ulp, sizeof(ulp));
+		/* RFC 7306's opcodes: tshark shows their RsvdULP, not the field within */
 		if (iwx_rdmap_opcode_has_inval(r->msg.opcode))
 			set(w, F_INVAL, "%u", inval);
-		else
+		else if (r->msg.opcode < IWX_OP_COUNT_RFC5040)
 			set(w, F_RDMA_RSVD, "00000000");
 	}
 	if (r->has_rreq) {
@@ -705,7 +789,32 @@ static void expect_row(const struct exchange *ex, const struct rec *r, struct ro
 		set_bytes(w, F_TSEGLEN, seglen, sizeof(seglen));
 		set_bytes(w, F_TDDPH, t->ddp_hdr, sizeof(t->ddp_hdr));
 	}
-	if (r->has_rreq || r->has_term)
+	if (r->has_areq) {
+		const struct iwx_atomic_req *a = &r->areq;
+		bool cs = a->aop == IWX_AOP_CMP_SWAP;
+
+		/* tshark 4.0 shows the masks in hex, the rest in decimal */
+		set(w, F_A_RSVD, "0");
+		set(w, F_A_OP, "%u", a->aop);
+		set(w, F_A_REQID, "%u", a->req_id);
+		set(w, F_A_STAG, "%u", a->stag);
+		set(w, F_A_TO, "%llu", (unsigned long long)a->to);
+		set(w, cs ? F_A_SWAP : F_A_ADD, "%llu", (unsigned long long)a->add_swap);
+		set(w, cs ? F_A_SWAPMASK : F_A_ADDMASK, "0x%016llx",
+		    (unsigned long long)a->add_swap_mask);
+		set(w, F_A_CMP, "%llu", (unsigned long long)a->compare);
+		set(w, F_A_CMPMASK, "0x%016llx", (unsigned long long)a->compare_mask);
+	}
+	if (r->has_aresp) {
+		set(w, F_A_OREQID, "%u", r->aresp.req_id);
+		set(w, F_A_ORIG, "%llu", (unsigned long long)r->aresp.orig);
+	}
+	/*
+	 * Wireshark's dissector does not know Immediate Data (opcodes 8 and 9, "Unknown"):
+	 * tshark checks its headers' fields above (opcode, QN, MSN, MO), not its 8 bytes.
+	 */
+	if (r->has_rreq || r->has_term || r->has_areq || r->has_aresp ||
+	    iwx_rdmap_opcode_imm(r->msg.opcode))
 		return;
 	if (tagged || r->nsegs == 1) {
 		if (r->len)
@@ -1022,6 +1131,11 @@ Test(tshark, rev1_crc_markers_both_ways)
 Test(tshark, rev1_rejected)
 {
 	conformance(&cfg_d);
+}
+
+Test(tshark, rev2_crc_rfc7306)
+{
+	conformance(&cfg_e);
 }
 
 /* The same exchange with one CRC byte flipped: the checker must say so. */
