@@ -4,11 +4,11 @@
 # pair between two network namespaces, an iwxd in each (as root). RDMA Writes, Reads and
 # Sends of 64 KiB, 1 MiB and 4 MiB with 8 outstanding (perftest -t 8, -o 8 for Reads;
 # bench_verbs -d 8), each for SECS seconds, the two alternating, RUNS times: medians and
-# the ratio perftest / bench_verbs. Then latency: ib_send_lat and ib_write_lat with 8
-# bytes (perftest's typical one-way time and its 99th percentile) beside half the
-# median round trip of an 8-byte Send ping-pong through libiwx and on a plain TCP
-# socket (alone with --latency-only); and 64 KiB Sends into
-# a shared receive queue (--use-srq) beside the same into the QP's own (alone with
+# the ratio perftest / bench_verbs. Then latency: ib_send_lat, ib_write_lat and
+# ib_read_lat with 8 bytes and ib_atomic_lat (RFC 7306) (perftest's typical one-way time
+# and its 99th percentile) beside half the median round trip of an 8-byte Send
+# ping-pong through libiwx and on a plain TCP socket (alone with --latency-only); and 64
+# KiB Sends into a shared receive queue (--use-srq) beside the same into the QP's own (alone with
 # --srq-only). With --fabric-only, libfabric's fi_pingpong (verbs, connected endpoints)
 # beside perftest's ib_send_lat, 64 bytes, daemons without the settle hold (both peers
 # are iwx: no siw Responder to wait for; README). With --rsockets-only, rdmacm-utils'
@@ -231,18 +231,22 @@ tcp_pingpong() {
 	wait "$spid" 2>/dev/null || true
 }
 
-# 8-byte one-way latency: perftest's ib_send_lat and ib_write_lat (typical, and its 99th
-# percentile: a poller that starves its iwxd shows there), beside half the median round
-# trip of a Send ping-pong through libiwx and of one on a TCP socket
+# 8-byte one-way latency: perftest's ib_send_lat, ib_write_lat, ib_read_lat and (RFC 7306)
+# ib_atomic_lat (typical, and its 99th percentile: a poller that starves its iwxd shows
+# there), beside half the median round trip of a Send ping-pong through libiwx and of one
+# on a TCP socket
 latency_compare() {
-	local t mode name
+	local t mode name size
 	echo
 	echo "| 8 bytes | one-way latency, median of runs (µs) | 99th percentile, median of runs (µs) | runs (typical; 99th) |"
 	echo "| --- | --- | --- | --- |"
-	for t in send write; do
+	for t in send write read atomic; do
 		: >"$out/l" && : >"$out/l99"
+		size="-s 8"
+		[ $t != atomic ] || size=	# an atomic's 8 bytes are its only size
 		for _ in $(seq "$runs"); do
-			perftest "ib_${t}_lat" -R -s 8 -n 20000
+			# shellcheck disable=SC2086
+			perftest "ib_${t}_lat" -R $size -n 20000
 			awk '$1 == 8 { print $5 }' "$out/pt.out" >>"$out/l"	# t_typical
 			awk '$1 == 8 { print $8 }' "$out/pt.out" >>"$out/l99"	# 99% percentile
 		done

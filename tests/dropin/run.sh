@@ -525,16 +525,20 @@ result $? "ib_send_lat, one side's iwxd stopped, 10 times: both sides exited wit
 # does an rstream server in b whose client was in a. The rstream is set up first: beside a
 # running perftest its set-up took long enough on a loaded machine for the perftest to end.
 rstream_up rs-iwxd
+before=$(conns)
 lb=$(listeners b)
 timeout 60 "$0" --on b ib_write_bw -R -D 20 >"$out/killed.srv" 2>&1 &
 spid=$!
 listening b "$lb"
 timeout 60 "$0" --on a ib_write_bw -R -D 20 "$B" >"$out/killed.cli" 2>&1 &
 cpid=$!
-for _ in $(seq 200); do	# under way: its table's header printed, the kill right after it
-	grep -q '#bytes' "$out/killed.cli" && break
+# under way: connected (iwxd b's log; perftest's own output is buffered in its file until
+# it exits), and a second to start writing: 19 s before its duration ends
+for _ in $(seq 200); do
+	[ "$(conns)" -gt "$before" ] && break
 	sleep 0.1
 done
+sleep 1
 kill -KILL "${pids[0]}"
 t0=$(date +%s%N)
 { wait "${pids[0]}"; } 2>/dev/null	# no "Killed" line
