@@ -699,9 +699,10 @@ static void json_conn(struct json *j, const void *e)
 		json_u64(j, "ird", c->ird);
 		json_u64(j, "ord", c->ord);
 		json_u64(j, "emss", c->emss);
+		json_bool(j, "rfc7306", c->rfc7306);
 	} else {
 		static const char *const keys[] = { "mpa_rev", "crc", "markers_rx", "markers_tx",
-						    "ird", "ord", "emss" };
+						    "ird", "ord", "emss", "rfc7306" };
 
 		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 			json_null(j, keys[i]);

@@ -116,6 +116,7 @@ static void list_conns(struct iwxd *d, struct listing *l)
 			.peer_addr = q->est.peer_addr, .transport = q->est.transport,
 			.ended = q->end_how, .term_layer = q->end_cause.layer,
 			.term_etype = q->end_cause.etype, .term_ecode = q->end_cause.ecode,
+			.rfc7306 = q->est.rfc7306,
 		};
 
 		vqp_stats(q, &e.traffic);

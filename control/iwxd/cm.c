@@ -187,9 +187,9 @@ static void pconn_done(struct iwxd *d, struct pconn *p)
 		answer(d, p, NULL, true);
 		return;
 	case IWX_CONN_ESTABLISHED:
-		log_info("qp %u: established over %s: MPA rev %u, CRC %s, IRD %u ORD %u", p->qp->num,
-			 c->ops->name, c->agreed.mode.rev,
-			 c->agreed.mode.crc ? "on" : "off", c->agreed.ird, c->agreed.ord);
+		log_info("qp %u: established over %s: MPA rev %u, CRC %s, IRD %u ORD %u%s", p->qp->num,
+			 c->ops->name, c->agreed.mode.rev, c->agreed.mode.crc ? "on" : "off",
+			 c->agreed.ird, c->agreed.ord, c->agreed.rdmap_ext ? ", RFC 7306" : "");
 		conn_sock_let_go(d, &p->sock, c);	/* the queue pair's now */
 		vqp_established(d, p->qp, c, p->sock.t);
 		break;

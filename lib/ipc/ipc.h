@@ -315,6 +315,8 @@ struct iwx_ipc_conn_info {
 	uint32_t		sctp_xdp;	/* SCTP: through an AF_XDP socket now, else UDP's */
 	uint8_t			ended;		/* IWX_CONN_END_*: how the stream ended, if it has */
 	uint8_t			term_layer, term_etype, term_ecode;	/* a Terminate's cause */
+	uint8_t			rfc7306;	/* both sides agreed to RFC 7306 */
+	uint8_t			rsvd[3];
 	struct sockaddr_storage	local_addr, peer_addr;
 	struct iwx_qp_stats	traffic;
 };

@@ -190,7 +190,7 @@ struct iwx_rdmap_read_req {
 
 #define IWX_RDMAP_READ_REQ_LEN	28
 
-/* RFC 7306 §5.1, Figure 5: the Atomic Request's operation (AOpCode), its first word's low nibble. */
+/* RFC 7306 §5.2.1, Figure 5: the Atomic Request's operation (AOpCode), its first word's low nibble. */
 enum iwx_atomic_op {
 	IWX_AOP_FETCH_ADD	= 0,
 	IWX_AOP_CMP_SWAP	= 2,

@@ -143,6 +143,7 @@ Test(cli_admin, conns_json)
 	cr_assert(strstr(out, "\"peer_addr\": \"" NETNS_B4 "\""), "%s", out);
 	cr_assert_eq(json_num(out, "mpa_rev"), 2, "%s", out);
 	cr_assert(strstr(out, "\"crc\": true"), "%s", out);
+	cr_assert(strstr(out, "\"rfc7306\": true"), "both iwxd agreed to RFC 7306: %s", out);
 	cr_assert_gt(json_num(out, "peer_port"), 0, "%s", out);
 	cr_assert_gt(json_num(out, "tx_fpdus"), 0, "%s", out);
 	cr_assert_geq(json_num(out, "tx_bytes"), SRC_LEN, "%s", out);
