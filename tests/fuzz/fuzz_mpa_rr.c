@@ -29,7 +29,8 @@
 static bool params_eq(const struct iwx_mpa_rr_params *a, const struct iwx_mpa_rr_params *b)
 {
 	if (a->reply != b->reply || a->markers != b->markers || a->crc != b->crc ||
-	    a->reject != b->reject || a->rev != b->rev || a->enhanced != b->enhanced)
+	    a->reject != b->reject || a->rev != b->rev || a->enhanced != b->enhanced ||
+	    a->rdmap_ext != b->rdmap_ext)
 		return false;
 	if (a->enhanced && (a->ird != b->ird || a->ord != b->ord || a->p2p != b->p2p ||
 			    a->rtr_send != b->rtr_send || a->rtr_write != b->rtr_write ||
@@ -103,6 +104,7 @@ static void check_decode(const uint8_t *data, size_t size, bool want_reply)
 	CHECK(p.crc == !!(flags & IWX_MPA_FLAG_CRC));
 	CHECK(p.reject == (want_reply && (flags & IWX_MPA_FLAG_REJECT)));
 	CHECK(p.enhanced == (rev == IWX_MPA_REV2 && (flags & IWX_MPA_FLAG_ENHANCED)));
+	CHECK(p.rdmap_ext == !!(flags & IWX_MPA_FLAG_RDMAP_EXT));	/* iwx's bit, either frame */
 	CHECK(p.pd_len + (p.enhanced ? V2_LEN : 0) == pd_total);
 	CHECK(p.pd == data + RR_HDR_LEN + (p.enhanced ? V2_LEN : 0));
 	if (p.enhanced) {
@@ -132,7 +134,7 @@ static void check_decode(const uint8_t *data, size_t size, bool want_reply)
 	CHECK(iwx_mpa_rr_encode(out, frame_len - 1, &p) == -ENOSPC);
 	e = iwx_mpa_rr_encode(out, sizeof(out), &p);
 	CHECK(e == r);
-	meaningful = IWX_MPA_FLAG_MARKERS | IWX_MPA_FLAG_CRC |
+	meaningful = IWX_MPA_FLAG_MARKERS | IWX_MPA_FLAG_CRC | IWX_MPA_FLAG_RDMAP_EXT |
 		     (want_reply ? IWX_MPA_FLAG_REJECT : 0) |
 		     (rev == IWX_MPA_REV2 ? IWX_MPA_FLAG_ENHANCED : 0);
 	CHECK(out[16] == (flags & meaningful));
@@ -164,7 +166,8 @@ static void check_encode(const uint8_t *data, size_t size)
 	p.rtr_send = data[0] & 0x40;
 	p.rtr_write = data[0] & 0x80;
 	p.rtr_read = data[1] & 0x80;
-	p.rev = data[1] & 0x7f;
+	p.rdmap_ext = data[1] & 0x40;
+	p.rev = data[1] & 0x3f;
 	p.ird = data[2] << 8 | data[3];
 	p.ord = data[4] << 8 | data[5];
 	p.pd_len = data[6] << 8 | data[7];
