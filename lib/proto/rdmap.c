@@ -29,20 +29,6 @@ const char *iwx_rdmap_opcode_name(uint8_t opcode)
 	return opcode < IWX_OP_COUNT ? names[opcode] : "reserved";
 }
 
-int iwx_rdmap_check_rfc5040(const struct iwx_ddp_seg *seg, struct iwx_term_cause *cause)
-{
-	/* in iwx_ddp_check_seg's order: the queue number before the opcode */
-	if (!seg->tagged && seg->qn >= IWX_QN_COUNT_RFC5040) {
-		*cause = IWX_CAUSE_DDP_U(IWX_DDP_U_INVALID_QN);
-		return -EPROTO;
-	}
-	if (seg->opcode >= IWX_OP_COUNT_RFC5040) {
-		*cause = IWX_CAUSE_RDMAP_OP(IWX_RDMAP_EC_OPCODE);
-		return -EPROTO;
-	}
-	return 0;
-}
-
 void iwx_read_req_encode(uint8_t out[IWX_RDMAP_READ_REQ_LEN], const struct iwx_read_req *rr)
 {
 	struct iwx_rdmap_read_req h = {
@@ -75,18 +61,27 @@ static int check_single_segment(const struct iwx_ddp_seg *seg, uint32_t buf_len,
 	return 0;
 }
 
+/* A header of exactly len bytes (Read Request, RFC 7306's three): one whole segment of it */
+static int check_exact_segment(const struct iwx_ddp_seg *seg, uint32_t len,
+			       struct iwx_term_cause *cause)
+{
+	int err = check_single_segment(seg, len, cause);
+
+	if (!err && seg->len != len) {
+		*cause = IWX_CAUSE_RDMAP_OP(IWX_RDMAP_EC_UNSPECIFIED);
+		err = -EPROTO;
+	}
+	return err;
+}
+
 int iwx_read_req_decode(const struct iwx_ddp_seg *seg, struct iwx_read_req *rr,
 			struct iwx_term_cause *cause)
 {
 	struct iwx_rdmap_read_req h;
-	int err = check_single_segment(seg, IWX_RDMAP_READ_REQ_LEN, cause);
+	int err = check_exact_segment(seg, IWX_RDMAP_READ_REQ_LEN, cause);
 
 	if (err)
 		return err;
-	if (seg->len != IWX_RDMAP_READ_REQ_LEN) {
-		*cause = IWX_CAUSE_RDMAP_OP(IWX_RDMAP_EC_UNSPECIFIED);
-		return -EPROTO;
-	}
 	memcpy(&h, seg->payload, sizeof(h));
 	rr->sink_stag = be32toh(h.sink_stag);
 	rr->sink_to = be64toh(h.sink_to);
@@ -116,14 +111,10 @@ int iwx_atomic_req_decode(const struct iwx_ddp_seg *seg, struct iwx_atomic_req *
 			  struct iwx_term_cause *cause)
 {
 	struct iwx_rdmap_atomic_req h;
-	int err = check_single_segment(seg, IWX_RDMAP_ATOMIC_REQ_LEN, cause);
+	int err = check_exact_segment(seg, IWX_RDMAP_ATOMIC_REQ_LEN, cause);
 
 	if (err)
 		return err;
-	if (seg->len != IWX_RDMAP_ATOMIC_REQ_LEN) {
-		*cause = IWX_CAUSE_RDMAP_OP(IWX_RDMAP_EC_UNSPECIFIED);
-		return -EPROTO;
-	}
 	memcpy(&h, seg->payload, sizeof(h));
 	/* §5.2.1: the word's other 28 bits are reserved, ignored on receipt */
 	ar->aop = be32toh(h.aop) & IWX_ATOMIC_AOP_MASK;
@@ -170,14 +161,10 @@ int iwx_atomic_resp_decode(const struct iwx_ddp_seg *seg, struct iwx_atomic_resp
 			   struct iwx_term_cause *cause)
 {
 	struct iwx_rdmap_atomic_resp h;
-	int err = check_single_segment(seg, IWX_RDMAP_ATOMIC_RESP_LEN, cause);
+	int err = check_exact_segment(seg, IWX_RDMAP_ATOMIC_RESP_LEN, cause);
 
 	if (err)
 		return err;
-	if (seg->len != IWX_RDMAP_ATOMIC_RESP_LEN) {
-		*cause = IWX_CAUSE_RDMAP_OP(IWX_RDMAP_EC_UNSPECIFIED);
-		return -EPROTO;
-	}
 	memcpy(&h, seg->payload, sizeof(h));
 	r->req_id = be32toh(h.req_id);
 	r->orig = be64toh(h.orig);
@@ -187,14 +174,10 @@ int iwx_atomic_resp_decode(const struct iwx_ddp_seg *seg, struct iwx_atomic_resp
 int iwx_imm_decode(const struct iwx_ddp_seg *seg, uint64_t *imm, struct iwx_term_cause *cause)
 {
 	uint64_t be;
-	int err = check_single_segment(seg, IWX_RDMAP_IMM_LEN, cause);
+	int err = check_exact_segment(seg, IWX_RDMAP_IMM_LEN, cause);
 
 	if (err)
 		return err;
-	if (seg->len != IWX_RDMAP_IMM_LEN) {
-		*cause = IWX_CAUSE_RDMAP_OP(IWX_RDMAP_EC_UNSPECIFIED);
-		return -EPROTO;
-	}
 	memcpy(&be, seg->payload, sizeof(be));
 	*imm = be64toh(be);
 	return 0;

@@ -6,6 +6,7 @@
 #ifndef IWX_RDMAP_H
 #define IWX_RDMAP_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -65,7 +66,20 @@ static inline bool iwx_rdmap_opcode_imm(uint8_t opcode)
  * On a stream without RFC 7306, a segment that uses it (its opcodes, queue 3) is what
  * RFC 5040 alone makes of it: -EPROTO with *cause an invalid queue number or opcode.
  */
-int iwx_rdmap_check_rfc5040(const struct iwx_ddp_seg *seg, struct iwx_term_cause *cause);
+static inline int iwx_rdmap_check_rfc5040(const struct iwx_ddp_seg *seg,
+					  struct iwx_term_cause *cause)
+{
+	/* in iwx_ddp_check_seg's order: the queue number before the opcode */
+	if (!seg->tagged && seg->qn >= IWX_QN_COUNT_RFC5040) {
+		*cause = IWX_CAUSE_DDP_U(IWX_DDP_U_INVALID_QN);
+		return -EPROTO;
+	}
+	if (seg->opcode >= IWX_OP_COUNT_RFC5040) {
+		*cause = IWX_CAUSE_RDMAP_OP(IWX_RDMAP_EC_OPCODE);
+		return -EPROTO;
+	}
+	return 0;
+}
 
 /* RFC 5040 §4.4 */
 struct iwx_read_req {
