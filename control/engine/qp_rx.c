@@ -118,15 +118,15 @@ int engine_qp_place(void *ctx, const struct iwx_ddp_seg *seg, uint8_t **dst,
 	switch (seg->qn) {
 	case IWX_QN_SEND: {
 		const struct iwx_recv_wr *wr = recv_wr_for(qp, seg->msn);
+		/* Immediate Data takes a receive and writes nothing into it (RFC 7306 §6.3) */
+		bool imm = iwx_rdmap_opcode_imm(seg->opcode);
 
 		if (!wr)
 			wr = take_posted_recv(qp, seg->msn);	/* from an SRQ, or posted since */
 		q.posted = qp->rq.n;
-		/* Immediate Data takes a receive and writes nothing into it (RFC 7306 §6.3) */
-		buf_len = iwx_rdmap_opcode_imm(seg->opcode) ? IWX_RDMAP_IMM_LEN :
-			  wr ? sge_total(wr->sge, wr->num_sge) : 0;
+		buf_len = imm ? IWX_RDMAP_IMM_LEN : wr ? sge_total(wr->sge, wr->num_sge) : 0;
 		r = iwx_check_untagged(&q, seg->msn, seg->mo, seg->len, buf_len);
-		if (!r && seg->len && !iwx_rdmap_opcode_imm(seg->opcode))
+		if (!r && seg->len && !imm)
 			*dst = recv_target(qp, wr, seg->mo, seg->len, &qp->rx_stag);
 		/* else the payload waits in the parser's buffer, to be scattered */
 		engine_qp_placing(qp, *dst, seg->len);
@@ -258,26 +258,34 @@ static void take_imm(struct engine_qp *qp, const struct iwx_ddp_seg *seg)
 }
 
 /*
- * An Atomic Request (RFC 7306 §5.2.1), checked now against its target so that the
- * Terminate names its segment; run when its turn among the Responses comes (qp_tx.c).
+ * A Read Request (RFC 5040 §4.4) or Atomic Request (RFC 7306 §5.2.1), checked now
+ * against its source or target so that the Terminate names its segment; answered when
+ * its turn among the Responses comes (qp_tx.c), where an atomic's target is looked up
+ * again.
  */
-static void take_atomic_request(struct engine_qp *qp, const struct iwx_ddp_seg *seg)
+static void take_request(struct engine_qp *qp, const struct iwx_ddp_seg *seg)
 {
+	struct inbound_req in = { .atomic = seg->opcode == IWX_OP_ATOMIC_REQ };
+	const struct iwx_stag_desc *d;
 	struct iwx_term_cause cause;
-	struct inbound_req in = { .atomic = true };
 	const struct iwx_region *mr;
 	uint32_t r;
 
-	if (iwx_atomic_req_decode(seg, &in.ar, &cause)) {
+	if (in.atomic ? iwx_atomic_req_decode(seg, &in.ar, &cause) :
+			iwx_read_req_decode(seg, &in.rr, &cause)) {
 		qp_fail(qp, cause, seg, NULL);
 		return;
 	}
-	mr = iwx_mem_lookup(qp->mem, in.ar.stag);
-	r = iwx_check_atomic_target(mr ? &mr->desc : NULL, in.ar.stag, qp->pd, in.ar.to);
+	mr = iwx_mem_lookup(qp->mem, in.atomic ? in.ar.stag : in.rr.src_stag);
+	d = mr ? &mr->desc : NULL;
+	r = in.atomic ? iwx_check_atomic_target(d, in.ar.stag, qp->pd, in.ar.to) :
+			iwx_check_read_source(d, in.rr.src_stag, qp->pd, in.rr.src_to, in.rr.size);
 	if (r) {
-		qp_fail(qp, qp_cause_of_check(r), seg, NULL);
+		qp_fail(qp, qp_cause_of_check(r), seg, in.atomic ? NULL : &in.rr);
 		return;
 	}
+	if (!in.atomic && in.rr.size)
+		in.src = qp_span_of(mr, in.rr.src_to, in.rr.size);
 	ring_push(&qp->reqs_in, &in);	/* place() kept it within IRD */
 	qp->rx_msn[IWX_QN_READ_REQ]++;
 }
@@ -307,30 +315,6 @@ static void take_atomic_response(struct engine_qp *qp, const struct iwx_ddp_seg 
 	qp->atomics_out--;
 	qp->rx_msn[IWX_QN_ATOMIC_RESP]++;
 	qp_retire(qp);
-}
-
-static void take_read_request(struct engine_qp *qp, const struct iwx_ddp_seg *seg)
-{
-	struct iwx_term_cause cause;
-	struct inbound_req in = { 0 };
-	const struct iwx_region *mr;
-	uint32_t r;
-
-	if (iwx_read_req_decode(seg, &in.rr, &cause)) {
-		qp_fail(qp, cause, seg, NULL);
-		return;
-	}
-	mr = iwx_mem_lookup(qp->mem, in.rr.src_stag);
-	r = iwx_check_read_source(mr ? &mr->desc : NULL, in.rr.src_stag, qp->pd, in.rr.src_to,
-				  in.rr.size);
-	if (r) {
-		qp_fail(qp, qp_cause_of_check(r), seg, &in.rr);
-		return;
-	}
-	if (in.rr.size)
-		in.src = qp_span_of(mr, in.rr.src_to, in.rr.size);
-	ring_push(&qp->reqs_in, &in);	/* place() kept it within IRD */
-	qp->rx_msn[IWX_QN_READ_REQ]++;
 }
 
 static void take_read_response(struct engine_qp *qp, const struct iwx_ddp_seg *seg)
@@ -438,10 +422,8 @@ int engine_qp_take(void *ctx, const struct iwx_ddp_seg *seg)
 		take_read_response(qp, seg);
 		break;
 	case IWX_OP_READ_REQ:
-		take_read_request(qp, seg);
-		break;
 	case IWX_OP_ATOMIC_REQ:
-		take_atomic_request(qp, seg);
+		take_request(qp, seg);
 		break;
 	case IWX_OP_ATOMIC_RESP:
 		take_atomic_response(qp, seg);
