@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # iwx against plain TCP over a veth pair between two network namespaces (as root), the
 # way applications use it: an iwxd in each namespace, and two programs on libiwx
-# (bench_verbs) moving 1 MiB RDMA Writes and Reads with 8 outstanding, 64 KiB Sends,
-# and an 8-byte Send ping-pong through them. Beside it, in the same session: the same
+# (bench_verbs) moving 1 MiB RDMA Writes, Writes with Immediate (RFC 7306) and Reads with
+# 8 outstanding, 64 KiB Sends, and an 8-byte Send ping-pong through them. Beside it, in the same session: the same
 # on the engine driven in-process, no daemon (bench_engine: what the daemon costs),
 # iperf3 with one stream (its large writes, then MSS-sized writes with TCP_NODELAY, the
 # engine's one send() per FPDU) and an 8-byte ping-pong on a TCP socket. Each
@@ -29,7 +29,7 @@
 # namespace's CPU per GiB received, the share of the payload the BPF programs placed, and
 # the receiving iwxd's system calls per MiB (perf stat, when it works here).
 #
-#   scripts/bench.sh                  # 3 runs of 3 s each: about 8 minutes
+#   scripts/bench.sh                  # 3 runs of 3 s each: about 9 minutes
 #   scripts/bench.sh -n 5 -t 5 --no-pin
 #   scripts/bench.sh --fastpath-only --plot
 #   scripts/bench.sh --guard          # the quick check: about a minute, exit 1 on a regression
@@ -530,7 +530,7 @@ echo "  ${where}iwxd" \
 cost_keys=(tx_own_ms_gib tx_side_ms_gib tx_cpu_ms_gib rx_own_ms_gib rx_side_ms_gib rx_cpu_ms_gib
 	rx_ns_ms_gib)
 msg_sizes=(64 4096 65536)
-modes="write read send pingpong"	# bench_verbs' and bench_engine's, each run
+modes="write write-imm read send pingpong"	# bench_verbs' and bench_engine's, each run
 [ "$pp_only" = 0 ] || modes=pingpong
 if [ "$fast_only" = 0 ] && [ "$guard" = 0 ]; then
 	for r in $(seq "$runs"); do
@@ -604,9 +604,10 @@ if [ "$fast_only" = 0 ] && [ "$guard" = 0 ]; then
 		row "iperf3, one stream" "$ip3 Gbit/s" 1.00 "" "" ""
 		v=$(median "$out/iperf3-mss.gbps")
 		row "iperf3, $emss-byte writes, TCP_NODELAY" "$v Gbit/s" "$(ratio "$v" "$ip3")" "" "" ""
-		for m in write read send; do
+		for m in write write-imm read send; do
 			case $m in
 			write) label="RDMA Write, 1 MiB, 8 outstanding" ;;
+			write-imm) label="RDMA Write with Immediate, 1 MiB, 8 outstanding" ;;
 			read) label="RDMA Read, 1 MiB, 8 outstanding" ;;
 			send) label="Send, 64 KiB, 8 outstanding" ;;
 			esac
@@ -619,6 +620,11 @@ if [ "$fast_only" = 0 ] && [ "$guard" = 0 ]; then
 	row "Send ping-pong, 8 bytes" "$v µs round trip" "$(ratio "$v" "$tcp")" "$e µs" \
 		"$(ratio "$e" "$tcp")" "$(aligned pingpong)"
 	row "TCP ping-pong, 8 bytes" "$tcp µs round trip" 1.00 "" "" ""
+	if [ "$pp_only" = 0 ]; then
+		row "… Write with Immediate / Write (median of each run's)" "" \
+			"$(ratio_med "$out/verbs-write-imm.gbps" "$out/verbs-write.gbps")" "" \
+			"$(ratio_med "$out/engine-write-imm.gbps" "$out/engine-write.gbps")" ""
+	fi
 	v=$(median "$out/verbs-pingpong.cpu_us_rt" 1) e=$(median "$out/engine-pingpong.cpu_us_rt" 1)
 	t=$(median "$out/tcp-pingpong.cpu_us_rt" 1)
 	row "… CPU per round trip, ping-pong / TCP's" "$v / $t µs" "$(ratio "$v" "$t")" "$e µs" \
@@ -687,7 +693,8 @@ if [ "$fast_only" = 0 ] && [ "$guard" = 0 ]; then
 
 	echo
 	echo "Runs:"
-	for f in iperf3.gbps iperf3-mss.gbps verbs-write.gbps engine-write.gbps verbs-read.gbps \
+	for f in iperf3.gbps iperf3-mss.gbps verbs-write.gbps engine-write.gbps \
+		verbs-write-imm.gbps engine-write-imm.gbps verbs-read.gbps \
 		engine-read.gbps verbs-send.gbps engine-send.gbps verbs-pingpong.rtt_us_median \
 		verbs-pingpong.rtt_us_p99 engine-pingpong.rtt_us_median engine-pingpong.rtt_us_p99 \
 		tcp-pingpong.rtt_us_median tcp-pingpong.rtt_us_p99 verbs-pingpong.cpu_us_rt \

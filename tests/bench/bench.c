@@ -11,9 +11,12 @@
  *   bench_X -c -a ADDR [-p PORT] [-D SOCKET] -m MODE [-S SIZE] [-t SECONDS] [-d DEPTH] [-N] [-M]
  *           [--llp LLP]
  *
- * MODE: write, read, send (SIZE bytes each, DEPTH outstanding, default 1 MiB, 64 KiB
+ * MODE: write, write-imm, read, send (SIZE bytes each, DEPTH outstanding, default 1 MiB, 64 KiB
  * for send, depth 8), pingpong, tcp-pingpong (SIZE 8), tcp-send (SIZE bytes each on a
- * TCP socket, 64 KiB by default, with the Sends' flow control: see server_tcp_send). -D names iwxd's socket and -A
+ * TCP socket, 64 KiB by default, with the Sends' flow control: see server_tcp_send).
+ * write-imm: RDMA Writes with Immediate Data (RFC 7306, both iwxds offering it), each
+ * taking one of the server's receives under the Sends' credits, its immediate data its
+ * number, which the server checks. -D names iwxd's socket and -A
  * the server's arena (bench_verbs only: a server allocates its buffers once the client
  * says what it wants, from an arena opened before). --llp sctp (bench_engine only, both
  * sides) runs the queue pair on the DDP adaptation over usrsctp (llp_sctp.c), SCTP in UDP
@@ -68,10 +71,22 @@
 #define NRECV_CTL	32	/* receives besides those for data Sends */
 #define ARENA_DEFAULT	(64u << 20)
 
-enum mode { M_WRITE, M_READ, M_SEND, M_PINGPONG, M_TCP_PINGPONG, M_TCP_SEND, M_COUNT };
+enum mode { M_WRITE, M_WRITE_IMM, M_READ, M_SEND, M_PINGPONG, M_TCP_PINGPONG, M_TCP_SEND,
+	    M_COUNT };
 static const char *const mode_names[M_COUNT] = {
-	"write", "read", "send", "pingpong", "tcp-pingpong", "tcp-send",
+	"write", "write-imm", "read", "send", "pingpong", "tcp-pingpong", "tcp-send",
 };
+
+/* Modes whose requests write the server's buffer; whose requests each take a receive there */
+static bool mode_writes(enum mode m)
+{
+	return m == M_WRITE || m == M_WRITE_IMM;
+}
+
+static bool mode_takes_receives(enum mode m)
+{
+	return m == M_SEND || m == M_WRITE_IMM;
+}
 
 enum msg_type { T_HELLO = 1, T_INFO, T_DATA, T_CREDIT, T_FIN, T_FINACK, T_PING, T_PONG };
 
@@ -220,6 +235,7 @@ static int send_msg(struct ep *e, uint32_t type, const uint64_t *v, int n, bool 
 
 static int server_hello(struct ep *e);
 static int server_recv(struct ep *e, const uint8_t *p, uint32_t len);
+static int server_imm(struct ep *e, uint32_t imm);
 static int client_recv(struct ep *e, const uint8_t *p, uint32_t len);
 
 static int on_wc(struct ep *e, const struct iwx_wc *wc)
@@ -251,8 +267,12 @@ static int on_wc(struct ep *e, const struct iwx_wc *wc)
 	case K_RECV:
 		if (idx >= e->nrecv)
 			return errf(-EPROTO, "completion of unknown receive %lu", (unsigned long)idx);
-		err = e->server ? server_recv(e, e->rbuf + idx * e->rlen, wc->byte_len) :
-				  client_recv(e, e->rbuf + idx * e->rlen, wc->byte_len);
+		if (wc->opcode == IWX_WC_RECV_IMM)
+			err = e->server ? server_imm(e, wc->imm_data) :
+					  errf(-EPROTO, "client: unexpected Immediate Data");
+		else
+			err = e->server ? server_recv(e, e->rbuf + idx * e->rlen, wc->byte_len) :
+					  client_recv(e, e->rbuf + idx * e->rlen, wc->byte_len);
 		/* the handlers copied what they need: the slot can take the next Send */
 		return err ? err : post_recv(e, idx);
 	}
@@ -353,13 +373,13 @@ static int server_hello(struct ep *e)
 	e->got_hello = true;
 
 	/* Send mode: twice depth receives for data (the client's credits), more for control */
-	data_recvs = mode == M_SEND ? 2 * e->depth : 0;
+	data_recvs = mode_takes_receives(mode) ? 2 * e->depth : 0;
 	ping_len = mode == M_PINGPONG || mode == M_SEND ? e->size : 0;
 	e->credit_every = e->depth / 2 ? e->depth / 2 : 1;
 	if ((err = make_slots(e, data_recvs + NRECV_CTL, max_u32(ping_len, sizeof(struct ctl)),
 			      max_u32(mode == M_PINGPONG ? e->size : 0, sizeof(struct ctl)))))
 		return err;
-	if (mode == M_WRITE || mode == M_READ) {
+	if (mode_writes(mode) || mode == M_READ) {
 		e->dlen = (uint64_t)e->size * e->depth;
 		e->data = buf_new(e, e->dlen, IWX_ACCESS_LOCAL_WRITE | IWX_ACCESS_REMOTE_WRITE |
 				  IWX_ACCESS_REMOTE_READ, &e->dstag);
@@ -386,6 +406,25 @@ static bool writes_landed(const struct ep *e, uint64_t msgs)
 	return true;
 }
 
+/* A data Send or Write with Immediate of len bytes arrived: its receive is reposted next */
+static int server_data(struct ep *e, uint64_t len)
+{
+	e->rx_msgs++;
+	e->rx_bytes += len;
+	if (e->rx_msgs % e->credit_every == 0)
+		return send_msg(e, T_CREDIT, &e->rx_msgs, 1, false);
+	return 0;
+}
+
+/* Immediate Data: the Write's number, in order (RFC 7306 §4: after the Write it ends) */
+static int server_imm(struct ep *e, uint32_t imm)
+{
+	if (e->mode != M_WRITE_IMM || imm != (uint32_t)e->rx_msgs)
+		return errf(-EPROTO, "server: Immediate Data %u, expected Write %lu", imm,
+			    (unsigned long)e->rx_msgs);
+	return server_data(e, e->size);
+}
+
 static int server_recv(struct ep *e, const uint8_t *p, uint32_t len)
 {
 	struct ctl m = { 0 };
@@ -394,12 +433,7 @@ static int server_recv(struct ep *e, const uint8_t *p, uint32_t len)
 	memcpy(&m, p, len < sizeof(m) ? len : sizeof(m));
 	switch (len >= 8 ? be32toh(m.type) : 0) {
 	case T_DATA:
-		e->rx_msgs++;
-		e->rx_bytes += len;
-		/* the caller reposts this receive right after: credit it */
-		if (e->rx_msgs % e->credit_every == 0)
-			return send_msg(e, T_CREDIT, &e->rx_msgs, 1, false);
-		return 0;
+		return server_data(e, len);
 	case T_PING:
 		m.type = htobe32(T_PONG);
 		return send_ctl(e, &m, len, false);
@@ -413,7 +447,7 @@ static int server_recv(struct ep *e, const uint8_t *p, uint32_t len)
 		return send_msg(e, T_FINACK, (uint64_t[]){ e->rx_msgs, e->rx_bytes, c.tx_fpdus,
 							   c.tx_fpdus_aligned, c.doorbells,
 							   c.wakeups, c.valid,
-							   e->mode == M_WRITE &&
+							   mode_writes(e->mode) &&
 							   !writes_landed(e, be64toh(m.v[0])) },
 				8, true);
 	}
@@ -513,10 +547,13 @@ static int post_data(struct ep *e)
 		.sge = { { (uintptr_t)(e->data + off), e->size, e->dstag } },
 		.remote_addr = e->raddr + off, .rkey = e->rkey,
 	};
+	static const enum iwx_wr_opcode ops[] = { [M_WRITE] = IWX_WR_WRITE,
+		[M_WRITE_IMM] = IWX_WR_WRITE_IMM, [M_READ] = IWX_WR_READ, [M_SEND] = IWX_WR_SEND };
 	int err;
 
-	wr.opcode = e->mode == M_WRITE ? IWX_WR_WRITE : e->mode == M_READ ? IWX_WR_READ :
-		    IWX_WR_SEND;
+	wr.opcode = ops[e->mode];
+	if (e->mode == M_WRITE_IMM)
+		wr.imm_data = (uint32_t)e->posted;
 	err = rdma_post_send(e->r, &wr);
 	if (err)
 		return errf(err, "posting a %s", mode_names[e->mode]);
@@ -527,7 +564,8 @@ static int post_data(struct ep *e)
 
 static bool may_post(const struct ep *e)
 {
-	return e->out < e->depth && (e->mode != M_SEND || e->posted < e->credits + e->credited);
+	return e->out < e->depth &&
+	       (!mode_takes_receives(e->mode) || e->posted < e->credits + e->credited);
 }
 
 static int run_pump(struct ep *e, uint64_t deadline_ns, const char *what)
@@ -605,13 +643,13 @@ static int client_stream(struct ep *e)
 		cpu1 = cpu_ns();
 	}
 	bytes = e->done * e->size;
-	if (e->mode == M_SEND && (be64toh(e->finack.v[0]) != e->done ||
+	if (mode_takes_receives(e->mode) && (be64toh(e->finack.v[0]) != e->done ||
 				  be64toh(e->finack.v[1]) != bytes))
-		return errf(-EIO, "the server received %lu Sends, %lu bytes, of %lu, %lu",
+		return errf(-EIO, "the server received %lu messages, %lu bytes, of %lu, %lu",
 			    (unsigned long)be64toh(e->finack.v[0]),
 			    (unsigned long)be64toh(e->finack.v[1]), (unsigned long)e->done,
 			    (unsigned long)bytes);
-	if (e->mode == M_WRITE && be64toh(e->finack.v[7]))
+	if (mode_writes(e->mode) && be64toh(e->finack.v[7]))
 		return errf(-EIO, "the server's buffer differs from what was written");
 	if (e->mode == M_READ)
 		for (uint64_t i = 0; i < (e->done < e->depth ? e->done : e->depth) * e->size; i++)
@@ -714,11 +752,11 @@ static int client_rdma(struct ep *e, const struct sockaddr_in *addr)
 	if ((err = send_msg(e, T_HELLO, (uint64_t[]){ e->size, e->depth, e->ms }, 3, false)) ||
 	    (err = wait_flag(e, &e->got_info, SETUP_MS, "the server's INFO")))
 		return err;
-	if ((e->mode == M_WRITE || e->mode == M_READ) && e->rbuf_len < e->dlen)
+	if ((mode_writes(e->mode) || e->mode == M_READ) && e->rbuf_len < e->dlen)
 		return errf(-EPROTO, "the server's buffer is %lu bytes, not %lu",
 			    (unsigned long)e->rbuf_len, (unsigned long)e->dlen);
-	if (e->mode == M_SEND && !e->credits)
-		return errf(-EPROTO, "the server posted no receives for Sends");
+	if (mode_takes_receives(e->mode) && !e->credits)
+		return errf(-EPROTO, "the server posted no receives for %s", mode_names[e->mode]);
 
 	return e->mode == M_PINGPONG ? client_pingpong(e) : client_stream(e);
 }
@@ -963,8 +1001,8 @@ static void usage(int status)
 		"                    [-m tcp-pingpong [-S SIZE] | -m tcp-send]\n"
 		"       bench_%s -c -a ADDR [-p PORT] [-D SOCKET] -m MODE [-S SIZE] [-t SECONDS]\n"
 		"                    [-d DEPTH] [-N] [-M] [--llp LLP] [-Z BYTES]\n"
-		"MODE: write, read, send, pingpong, tcp-pingpong, tcp-send\n"
-		"SIZE default: 1 MiB (write, read), 64 KiB (send, tcp-send), 8 (ping-pongs);\n"
+		"MODE: write, write-imm, read, send, pingpong, tcp-pingpong, tcp-send\n"
+		"SIZE default: 1 MiB (write, write-imm, read), 64 KiB (send, tcp-send), 8 (ping-pongs);\n"
 		"DEPTH 8 (up to %d); SECONDS 3.\n"
 		"-D: iwxd's socket, -A: the server's arena (default 64M): bench_verbs only\n"
 		"-N: ask for no MPA CRC (both sides must)\n"
@@ -1028,7 +1066,7 @@ int main(int argc, char **argv)
 	if (optind != argc || role < 0)
 		usage(2);
 	if (!size)
-		size = e.mode == M_WRITE || e.mode == M_READ ? 1 << 20 :
+		size = mode_writes(e.mode) || e.mode == M_READ ? 1 << 20 :
 		       e.mode == M_SEND || e.mode == M_TCP_SEND ? 64 << 10 : 8;
 	if (size < 8 || size > MAX_SIZE ||
 	    (role == 0 && (e.mode == M_COUNT || !addr.sin_addr.s_addr || seconds < 0.01 ||

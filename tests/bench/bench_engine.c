@@ -74,14 +74,14 @@ static struct rdma *rdma_new(const struct rdma_opts *o)
 	r->tcp.fd = -1;
 	r->copts = (struct iwx_conn_opts){
 		.local = { .rev = 2, .crc = !o->no_crc, .markers = o->markers, .ird = o->ird,
-			   .ord = o->ord },
+			   .ord = o->ord, .rdmap_ext = true },
 		.timeout_ms = o->timeout_ms,
 	};
 	r->attr = (struct engine_qp_attr){ .sq_depth = o->sq_depth, .rq_depth = o->rq_depth };
 	r->zerocopy_min = o->zerocopy_min;
 	r->sctp = o->llp && !strcmp(o->llp, "sctp");
-	if (r->sctp)	/* SCTP's CRC32c, and chunks have no markers */
-		r->copts.local.crc = r->copts.local.markers = false;
+	if (r->sctp)	/* SCTP's CRC32c, chunks have no markers, and no RFC 7306 over SCTP */
+		r->copts.local.crc = r->copts.local.markers = r->copts.local.rdmap_ext = false;
 	r->mem = iwx_mem_new();
 	pd = r->mem ? iwx_mem_pd_alloc(r->mem, OWNER) : -ENOMEM;
 	if (pd < 0) {
