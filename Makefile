@@ -522,7 +522,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(PROTO_SRCS) $(HEADERS)
 FUZZ_IPC_SRCS	:= $(filter-out control/iwxd/iwxd.c,$(DAEMON_SRCS)) $(ENGINE_SRCS) $(PROTO_SRCS) \
 		   $(IPC_SRCS) $(UTIL_SRCS)
 
-$(BUILD)/fuzz/fuzz_ipc: tests/fuzz/fuzz_ipc.c $(FUZZ_IPC_SRCS) $(wildcard control/*/*.h lib/*/*.h) \
+$(BUILD)/fuzz/fuzz_ipc: tests/fuzz/fuzz_ipc.c tests/fuzz/fuzz_ipc_input.h $(FUZZ_IPC_SRCS) $(wildcard control/*/*.h lib/*/*.h) \
 		$(HEADERS) $(FASTPATH_SKEL) $(SCTP_XSK_SKEL) $(ARENAS_LIVE_SKEL) $(CONFIG_H)
 	@mkdir -p $(@D)
 	$(call msg,FUZZ-CC,$@)
@@ -565,7 +565,7 @@ $(BUILD)/fuzz/fuzz_fastpath: tests/fuzz/fuzz_fastpath.c $(FUZZ_FASTPATH_SRCS) te
 SEEDS_BIN	:= $(BUILD)/fuzz/make_seeds
 SEEDS_DIR	:= $(BUILD)/fuzz/seeds
 
-$(SEEDS_BIN): tests/fuzz/make_seeds.c $(PROTO_A) $(HEADERS)
+$(SEEDS_BIN): tests/fuzz/make_seeds.c tests/fuzz/fuzz_ipc_input.h $(PROTO_A) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $< $(PROTO_A) $(LDLIBS_CORE)

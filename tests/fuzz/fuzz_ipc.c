@@ -19,11 +19,13 @@
  * replies, events and their descriptors are read and closed after each. Comparisons the
  * instrumented iwxd makes (the body's length for its op, HELLO's version) guide
  * libFuzzer to requests it takes; the seeds (make_seeds) are a client's usual ones.
- * A record of op OP_SHARED is not sent: its body (which: a byte, offset: 4 bytes, then
- * bytes) is written into the which-th (modulo) memory iwxd shared with the client (the
- * doorbells HELLO hands it, a CQ's, QP's or SRQ's rings), at offset (modulo its size),
- * and that memory's doorbell rung (its bit, the eventfd if iwxd sleeps): what a client
- * posts, or a hostile one scribbles.
+ * HELLO's version counts from the corpus's (fuzz_ipc_input.h), so that the corpus
+ * outlives a change of the IPC's version. A record of op FUZZ_IPC_OP_SHARED is not
+ * sent: its body (which: a byte, offset: 4 bytes, then bytes) is written into the
+ * which-th (modulo) memory iwxd shared with the client (the doorbells HELLO hands it, a
+ * CQ's, QP's or SRQ's rings), at offset (modulo its size), and that memory's doorbell
+ * rung (its bit, the eventfd if iwxd sleeps): what a client posts, or a hostile one
+ * scribbles.
  *
  * What must hold once the client has closed its socket, besides ASan's and UBSan's
  * silence: iwxd closes it (no client left) within a bound of turns, and its users hold
@@ -58,6 +60,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "fuzz_ipc_input.h"
 #include "ipc/fdpass.h"
 #include "ipc/ipc.h"
 #include "log.h"
@@ -193,7 +196,6 @@ static void up(void)
 
 #define MAX_IDS		64
 #define MAX_MAPS	16
-#define OP_SHARED	0xffff
 
 static uint32_t ids[MAX_IDS];	/* what iwxd handed this input's client, in order */
 static unsigned nids;
@@ -245,7 +247,7 @@ static void take_fds(const struct iwx_ipc_hdr *h, const uint8_t *body, int n, in
 		close(fds[k]);
 }
 
-/* OP_SHARED: bytes written into a shared memory, its doorbell rung. */
+/* FUZZ_IPC_OP_SHARED: bytes written into a shared memory, its doorbell rung. */
 static void scribble(const uint8_t *body, size_t len)
 {
 	struct shared *m;
@@ -476,6 +478,16 @@ static uint16_t get16(const uint8_t **p, const uint8_t *end)
 	return v;
 }
 
+/* HELLO's version word, as the input counts it, to the IPC's (fuzz_ipc_input.h) */
+static void hello_version(uint8_t *body)
+{
+	uint32_t v;
+
+	memcpy(&v, body, sizeof(v));
+	v += IWX_IPC_VERSION - FUZZ_IPC_CORPUS_VERSION;
+	memcpy(body, &v, sizeof(v));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t body[MAX_BODY];
@@ -506,7 +518,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (patch[i][0] * 4u + 4 <= len)
 				memcpy(body + patch[i][0] * 4u, &ids[patch[i][1] % nids], 4);
 		h.len = (uint32_t)len;
-		if (h.op == OP_SHARED)
+		if (h.op == IWX_IPC_HELLO && len >= sizeof(uint32_t))
+			hello_version(body);
+		if (h.op == FUZZ_IPC_OP_SHARED)
 			scribble(body, len);
 		else if (iwx_ipc_send(fd, &h, body, NULL, 0))
 			break;	/* iwxd hung up on it, or its socket is full */

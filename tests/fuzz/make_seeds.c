@@ -24,6 +24,8 @@
 #include "proto/mpa.h"
 #include "proto/rdmap.h"
 
+#include "fuzz_ipc_input.h"
+
 /* keep in step with fuzz_mpa_rx.c */
 #define F_CRC		0x01
 #define F_MARKERS	0x02
@@ -455,7 +457,7 @@ static void ipc_shared(struct buf *b, uint8_t which, uint32_t off, const void *p
 	body[0] = which;
 	memcpy(body + 1, &off, 4);
 	memcpy(body + 5, p, len);
-	ipc_req(b, 0xffff, body, (uint16_t)(5 + len), 0, NULL);
+	ipc_req(b, FUZZ_IPC_OP_SHARED, body, (uint16_t)(5 + len), 0, NULL);
 }
 
 /* A client's usual opening (HELLO, a PD, two CQs, a QP, a region, a listener and a
@@ -463,7 +465,7 @@ static void ipc_shared(struct buf *b, uint8_t which, uint32_t off, const void *p
 static void ipc_seed(bool undo)
 {
 	static struct buf b;
-	struct iwx_ipc_hello hello = { .version = IWX_IPC_VERSION, .arena_size = 1 << 20 };
+	struct iwx_ipc_hello hello = { .version = FUZZ_IPC_CORPUS_VERSION, .arena_size = 1 << 20 };
 	struct iwx_ipc_cq_create cq = { .entries = 16 };
 	struct iwx_ipc_qp_create qp = { .sq_depth = 16, .rq_depth = 16 };
 	struct iwx_ipc_srq_create srq = { .depth = 16 };
