@@ -482,6 +482,23 @@ static void key_of(const struct sockaddr_storage *peer, const struct sockaddr_st
 	}
 }
 
+/*
+ * Does q's connection receive into --fastpath-rcvbuf's fixed buffer? Not where its
+ * interface is attached at XDP: a veth's XDP hands TCP each 1448-byte segment in a buffer
+ * of a page, so that 4 MiB held 1.56 MB unread where at TC, as GRO made them, it held 4.08
+ * MB (2026-11-30); TCP's window, fixed with the buffer, promised more than that, and TCP
+ * dropped segments inside it (RcvQDrop) and stalled in retransmission timeouts.
+ */
+static bool fixed_rcvbuf(const struct fastpath *fp, const struct vqp *q)
+{
+	int ifindex = iface_of_addr(&q->est.local_addr);
+
+	for (uint32_t i = 0; i < fp->nifaces; i++)
+		if (fp->ifaces[i].ifindex == ifindex)
+			return fp->ifaces[i].mode != IWX_FP_MODE_XDP;
+	return true;
+}
+
 static void conn_add(struct iwxd *d, struct vqp *q)
 {
 	struct fastpath *fp = d->fp;
@@ -545,8 +562,9 @@ static void conn_add(struct iwxd *d, struct vqp *q)
 	}
 	fp->conns_warned = false;
 	/* SO_RCVBUFFORCE: beyond net.core.rmem_max, with CAP_NET_ADMIN (the fast path's) */
-	if (d->o.fp_rcvbuf && setsockopt(q->sock.w.fd, SOL_SOCKET, SO_RCVBUFFORCE, &d->o.fp_rcvbuf,
-					 sizeof(d->o.fp_rcvbuf)))
+	if (d->o.fp_rcvbuf && fixed_rcvbuf(fp, q) &&
+	    setsockopt(q->sock.w.fd, SOL_SOCKET, SO_RCVBUFFORCE, &d->o.fp_rcvbuf,
+		       sizeof(d->o.fp_rcvbuf)))
 		log_warn("qp %u: its receive buffer left to TCP, not --fastpath-rcvbuf's %u bytes: %s",
 			 q->num, d->o.fp_rcvbuf, strerror(errno));
 	fp->follows[slot] = (struct fp_follow){ .q = q, .slot = slot, .user = q->owner->user };

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* An interface's driver and receive steering, as the kernel reports them (iface_props.h). */
 #include <dirent.h>
+#include <ifaddrs.h>
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -24,6 +26,32 @@ bool iface_is_veth(int ifindex)
 	veth = !ioctl(fd, SIOCETHTOOL, &ifr) && !strcmp(info.driver, "veth");
 	close(fd);
 	return veth;
+}
+
+static bool same_addr(const struct sockaddr *a, const struct sockaddr_storage *b)
+{
+	if (a->sa_family != b->ss_family)
+		return false;
+	if (a->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return a->sa_family == AF_INET6 &&
+	       !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+		       &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
+}
+
+int iface_of_addr(const struct sockaddr_storage *addr)
+{
+	struct ifaddrs *all, *i;
+	int ifindex = 0;
+
+	if (getifaddrs(&all))
+		return 0;
+	for (i = all; i && !ifindex; i = i->ifa_next)
+		if (i->ifa_addr && same_addr(i->ifa_addr, addr))
+			ifindex = (int)if_nametoindex(i->ifa_name);
+	freeifaddrs(all);
+	return ifindex;
 }
 
 /* The first line of /sys/class/net/NAME/REL into buf; false when it cannot be read. */

@@ -7,6 +7,7 @@
 #define IWXD_IFACE_PROPS_H
 
 #include <stdbool.h>
+#include <sys/socket.h>
 
 /*
  * Is ifindex a veth? Its peer hands it TCP segments with their checksums unfinished
@@ -23,5 +24,8 @@ bool iface_is_veth(int ifindex);
  * would have copied on its own CPU. False when unknown (no /sys of this namespace).
  */
 bool iface_receives_on_sender(int ifindex, const char *name, bool xdp);
+
+/* The index of the interface holding the local address addr (a connection's), 0 if none. */
+int iface_of_addr(const struct sockaddr_storage *addr);
 
 #endif /* IWXD_IFACE_PROPS_H */

@@ -199,6 +199,26 @@ Test(fastpath, a_followed_connection_receives_into_a_bounded_buffer)
 	cr_assert_eq(rcvbuf_in(pair.ns.a), want, "a: rb %ld", rcvbuf_in(pair.ns.a));
 }
 
+/*
+ * Not at XDP, where each segment reaches TCP in a page-sized buffer: a fixed buffer there
+ * made TCP drop segments its window had let in, and stall (fastpath.c: fixed_rcvbuf).
+ */
+Test(fastpath_xdp, a_followed_connection_keeps_the_buffer_tcp_grows)
+{
+	struct iwx_fp_counters c;
+
+	cr_assert_eq(endpoint_connect(&a, &b, false, NULL), 0);
+	/* iwxd decides on the buffer before it follows the connection */
+	for (int i = 0; i < STALL_MS / 10 && (iwxd_pair_fp_counters(&pair, 0, IWX_FP_INFO_CONN, &c) ||
+					       iwxd_pair_fp_counters(&pair, 1, IWX_FP_INFO_CONN, &c)); i++)
+		usleep(10000);
+	cr_assert_eq(iwxd_pair_fp_counters(&pair, 1, IWX_FP_INFO_CONN, &c), 0, "b follows it");
+	cr_assert_eq(iwxd_pair_fp_counters(&pair, 0, IWX_FP_INFO_CONN, &c), 0, "a follows it");
+	cr_assert_gt(rcvbuf_in(pair.ns.b), 0);
+	cr_assert_neq(rcvbuf_in(pair.ns.b), 4l << 20, "b's buffer was fixed");
+	cr_assert_neq(rcvbuf_in(pair.ns.a), 4l << 20, "a's buffer was fixed");
+}
+
 /* A Send of 8 bytes from a to b with wr_id id, and b's completion of it. */
 static void send_after(uint64_t id)
 {
