@@ -416,7 +416,7 @@ static int server_data(struct ep *e, uint64_t len)
 	return 0;
 }
 
-/* Immediate Data: the Write's number, in order (RFC 7306 §4: after the Write it ends) */
+/* Immediate Data: its Write's number, in order (RFC 7306 §7: completed once that Write is placed) */
 static int server_imm(struct ep *e, uint32_t imm)
 {
 	if (e->mode != M_WRITE_IMM || imm != (uint32_t)e->rx_msgs)
