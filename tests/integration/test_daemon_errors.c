@@ -376,8 +376,8 @@ static struct iwx_send_wr bad_write(uint32_t rkey, const void *raddr)
 /*
  * A 1 MiB Write from a refused by b: the Terminate reaches a while it still sends, and
  * the Write completes with its cause. With the fast path on b, b's receive buffer is
- * fixed at 4 MiB from the start (iwxd --fastpath-rcvbuf): a may hand TCP the whole Write
- * before the Terminate comes, and a Write TCP holds whole has completed (RFC 5040 §5.5,
+ * fixed at 4 MiB from the start at TC (iwxd --fastpath-rcvbuf), and TCP's own at XDP: a
+ * may hand TCP the whole Write before the Terminate comes, and a Write TCP holds whole has completed (RFC 5040 §5.5,
  * rule 9); a then learns the cause from the event alone. Never flushed. true: the
  * completion carried the cause.
  */
