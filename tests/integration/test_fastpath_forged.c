@@ -196,10 +196,20 @@ static void inject(const struct faults_conf *c)
 	cr_assert_eq(faults_attach(&injector, pair.ns.a, pair.ns.dev[0], c), 0);
 }
 
-/* b holds every byte a's Write and Send carried, not the forged ones. */
+/* b holds every byte a's Write and Send carried, not the forged ones; if not, which. */
 static void expect_delivered(const struct raced *t)
 {
-	cr_assert_arr_eq(t->dst.p, t->src.p, LEN, "b holds what a wrote, not the forged bytes");
+	const uint8_t *got = t->dst.p, *want = t->src.p;
+	size_t first = LEN, last = 0, n = 0;
+
+	for (size_t i = 0; i < LEN; i++)
+		if (got[i] != want[i]) {
+			first = first == LEN ? i : first;
+			last = i;
+			n++;
+		}
+	cr_assert_eq(n, 0, "b holds what a wrote, not the forged bytes: %zu bytes differ, from %zu "
+		     "to %zu (the first 0x%02x, a wrote 0x%02x)", n, first, last, got[first], want[first]);
 	cr_assert_arr_eq(t->got.p, t->msg.p, SEND_LEN);
 }
 
