@@ -296,6 +296,7 @@ struct iwxd_opts {
 	bool		rfc7306;	/* offer and accept RFC 7306 (iwx peers only: wire.h) */
 	int		settle_ms;	/* initiator: hold the first FPDU this long (siw) */
 	int		timeout_ms;	/* TCP connect and each MPA frame of a set-up */
+	int		close_ms;	/* a graceful close waits this long for the peer's */
 	uint16_t	sctp_port;	/* UDP port of DDP over SCTP (RFC 6951); 0: none */
 	bool		memlock;	/* hold each client to its RLIMIT_MEMLOCK too (limits.c) */
 	int		spin_us;	/* after activity, turn this long without sleeping */

@@ -45,6 +45,8 @@ static void usage(FILE *f)
 		"      --timeout-ms MS   give up a connection set-up after MS ms (default 10000):\n"
 		"                        the TCP connect, each MPA frame; a request the\n"
 		"                        application has not answered in MS/2 ms is rejected\n"
+		"      --close-ms MS     abort a graceful close (iwx_disconnect) that the peer has\n"
+		"                        not answered with its own in MS ms (default 10000)\n"
 		"      --sctp-port PORT  UDP port of DDP over SCTP (SCTP in UDP, RFC 6951), on every\n"
 		"                        address, and where peers' iwxd are reached (default 9899;\n"
 		"                        0: no SCTP, and IWX_TRANSPORT_SCTP fails EPROTONOSUPPORT);\n"
@@ -153,6 +155,7 @@ int main(int argc, char **argv)
 		{ "no-crc", no_argument, NULL, 'n' }, { "settle-ms", required_argument, NULL, 'w' },
 		{ "no-rfc7306", no_argument, NULL, 'x' },
 		{ "timeout-ms", required_argument, NULL, 't' }, { "verbose", no_argument, NULL, 'v' },
+		{ "close-ms", required_argument, NULL, 'c' },
 		{ "sctp-port", required_argument, NULL, 'u' },
 		{ "memlock", no_argument, NULL, 'l' },
 		{ "spin-us", required_argument, NULL, 'y' },
@@ -165,7 +168,7 @@ int main(int argc, char **argv)
 	struct iwxd d = {
 		.o = { .socket = iwx_ipc_socket_path(NULL),
 		       .gid = (gid_t)-1, .crc = true, .rfc7306 = true, .settle_ms = 200,
-		       .timeout_ms = 10000,
+		       .timeout_ms = 10000, .close_ms = 10000,
 		       .sctp_port = IWX_SCTP_PORT, .spin_us = SPIN_US, .fp_rcvbuf = FP_RCVBUF,
 		       .owner = geteuid() },
 		.loop.epfd = -1, .listen_w.fd = -1,
@@ -228,6 +231,13 @@ int main(int argc, char **argv)
 			d.o.timeout_ms = strtol(optarg, &end, 10);
 			if (*end || d.o.timeout_ms < 1 || d.o.timeout_ms > 600000) {
 				fprintf(stderr, "iwxd: --timeout-ms takes 1 to 600000, not %s\n", optarg);
+				return 2;
+			}
+			break;
+		case 'c':
+			d.o.close_ms = strtol(optarg, &end, 10);
+			if (*end || !*optarg || d.o.close_ms < 1 || d.o.close_ms > 600000) {
+				fprintf(stderr, "iwxd: --close-ms takes 1 to 600000, not %s\n", optarg);
 				return 2;
 			}
 			break;

@@ -24,7 +24,6 @@
 
 #define ROOM_SEND	1	/* vqp.wants_room: room asked of the send CQ, */
 #define ROOM_RECV	2	/* ... of the receive CQ */
-#define CLOSE_MS	10000	/* a graceful close waits this long for the peer's */
 #define TURN_SHARE	64	/* queue pairs of one client serviced in a turn (issue 27) */
 
 static void on_stream(struct iwxd *d, struct watch *w, uint32_t events);
@@ -715,7 +714,7 @@ int vqp_disconnect(struct iwxd *d, struct vqp *q)
 		settle_end(d, q);	/* what was posted goes out before the FIN, now */
 	q->closing = true;
 	q->close_mark = __atomic_load_n(&q->sh->sq.prod, __ATOMIC_ACQUIRE);
-	q->close_ms = iwx_now_ms() + CLOSE_MS;
+	q->close_ms = iwx_now_ms() + (uint64_t)d->o.close_ms;	/* then abort (on_timer) */
 	vqp_service(d, q);
 	return 0;
 }

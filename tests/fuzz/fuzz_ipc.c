@@ -179,7 +179,7 @@ static void up(void)
 	start_helper();	/* before iwxd's threads and descriptors */
 	d = (struct iwxd){
 		.o = { .socket = sock_path, .gid = NOBODY, .crc = true, .timeout_ms = 1000,
-		       .sctp_port = 0, .owner = geteuid() },
+		       .close_ms = 1000, .sctp_port = 0, .owner = geteuid() },
 		.loop.epfd = -1, .listen_w.fd = -1,
 	};
 	for (int i = 0; i < LIMIT_N; i++)

@@ -26,7 +26,8 @@
 #define INFLIGHT	64	/* connects not yet established */
 #define MSG		64	/* one Send's bytes */
 #define POLL_MS		100
-#define SETUP_MS	(STALL_MS * 6)	/* iwxd's --timeout-ms: no set-up here may time out, however slow */
+#define SETUP_MS	(STALL_MS * 6)	/* iwxd's --timeout-ms and --close-ms: no set-up or close
+					   here may time out, however slow */
 
 static struct iwxd_pair pair;
 static struct endpoint a, b;		/* a device, PD and CQ on each daemon; no qp of their own */
@@ -59,8 +60,8 @@ static void up(void)
 	cr_assert_gt(rl.rlim_cur, N + 256, "a descriptor limit of %lu is too low for %d queue pairs",
 		     (unsigned long)rl.rlim_cur, N);
 	/* a client's queue pairs, and their rings' mappings in iwxd */
-	snprintf(args, sizeof(args), "--settle-ms 0 --timeout-ms %d --max-qps %d --max-maps %d",
-		 SETUP_MS, N, N + 64);
+	snprintf(args, sizeof(args), "--settle-ms 0 --timeout-ms %d --close-ms %d --max-qps %d "
+		 "--max-maps %d", SETUP_MS, SETUP_MS, N, N + 64);
 	cr_assert_eq(iwxd_pair_start(&pair, args), 0);
 	side_open(&a, 0);
 	side_open(&b, 1);
