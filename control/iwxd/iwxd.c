@@ -121,6 +121,22 @@ static void usage(FILE *f)
 		"every connection.\n");
 }
 
+/* --name's decimal value from min to max into *out; else a message and -1. */
+static int int_option(const char *name, const char *arg, long min, long max, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || *end || !*arg || v < min || v > max) {
+		fprintf(stderr, "iwxd: --%s takes %ld to %ld, not %s\n", name, min, max, arg);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
 /* A size (K, M or G after it) or a count (none) from 1 up to max; -1 for anything else. */
 static int parse_limit(const char *s, bool size, uint64_t max, uint64_t *out)
 {
@@ -175,9 +191,7 @@ int main(int argc, char **argv)
 	};
 	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]);
 	struct group *g;
-	char *end;
-	long port;
-	int c;
+	int port, c;
 
 	memcpy(longopts, fixed, sizeof(fixed));
 	for (int i = 0; i < LIMIT_N; i++) {
@@ -221,25 +235,16 @@ int main(int argc, char **argv)
 			d.o.memlock = true;
 			break;
 		case 'w':
-			d.o.settle_ms = strtol(optarg, &end, 10);
-			if (*end || d.o.settle_ms < 0 || d.o.settle_ms > 10000) {
-				fprintf(stderr, "iwxd: --settle-ms takes 0 to 10000, not %s\n", optarg);
+			if (int_option("settle-ms", optarg, 0, 10000, &d.o.settle_ms))
 				return 2;
-			}
 			break;
 		case 't':
-			d.o.timeout_ms = strtol(optarg, &end, 10);
-			if (*end || d.o.timeout_ms < 1 || d.o.timeout_ms > 600000) {
-				fprintf(stderr, "iwxd: --timeout-ms takes 1 to 600000, not %s\n", optarg);
+			if (int_option("timeout-ms", optarg, 1, 600000, &d.o.timeout_ms))
 				return 2;
-			}
 			break;
 		case 'c':
-			d.o.close_ms = strtol(optarg, &end, 10);
-			if (*end || !*optarg || d.o.close_ms < 1 || d.o.close_ms > 600000) {
-				fprintf(stderr, "iwxd: --close-ms takes 1 to 600000, not %s\n", optarg);
+			if (int_option("close-ms", optarg, 1, 600000, &d.o.close_ms))
 				return 2;
-			}
 			break;
 		case 'z': {
 			uint64_t v;
@@ -262,18 +267,12 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'y':
-			d.o.spin_us = strtol(optarg, &end, 10);
-			if (*end || !*optarg || d.o.spin_us < 0 || d.o.spin_us > 1000000) {
-				fprintf(stderr, "iwxd: --spin-us takes 0 to 1000000, not %s\n", optarg);
+			if (int_option("spin-us", optarg, 0, 1000000, &d.o.spin_us))
 				return 2;
-			}
 			break;
 		case 'u':
-			port = strtol(optarg, &end, 10);
-			if (*end || !*optarg || port < 0 || port > 65535) {
-				fprintf(stderr, "iwxd: --sctp-port takes 0 to 65535, not %s\n", optarg);
+			if (int_option("sctp-port", optarg, 0, 65535, &port))
 				return 2;
-			}
 			d.o.sctp_port = port;
 			break;
 		case 'v':
