@@ -425,7 +425,6 @@ test-asan: $(ASAN_BIN) $(ASAN_IWXD) $(CLI_BIN) $(VICTIM_BIN) $(IWXD_UNCHECKED)
 		IWX_TEST_KEEP_LOGS=$(abspath $(BUILD)/asan/logs) \
 		$(ASAN_BIN) --jobs $(TEST_JOBS) > $(BUILD)/asan/unit.log 2>&1; st=$$?; \
 	if [ $$st -ne 0 ] || grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' $(BUILD)/asan/unit.log; then \
-		grep -E -A25 'ERROR: (Address|Leak)Sanitizer|runtime error:|FAIL' $(BUILD)/asan/unit.log | head -80; \
 		tests/support/failed_logs.sh $(BUILD)/asan/unit.log $(BUILD)/asan/logs; \
 		grep -a "Synthesis:" $(BUILD)/asan/unit.log | tail -1; exit 1; \
 	fi; grep -a "Synthesis:" $(BUILD)/asan/unit.log | tail -1
@@ -450,7 +449,6 @@ test-fastpath: $(TEST_BIN) $(IWXD_BIN) $(CLI_BIN)
 		logs=$(BUILD)/tests/fastpath-$$mode-logs; rm -rf $$logs && mkdir -p $$logs; \
 		IWX_TEST_FASTPATH=$$mode IWX_TEST_KEEP_LOGS=$$(realpath $$logs) $(TEST_BIN) --jobs $(TEST_JOBS) \
 			--filter "$$filter" > $(BUILD)/tests/fastpath-$$mode.log 2>&1; st=$$?; \
-		grep -a -A12 'FAIL' $(BUILD)/tests/fastpath-$$mode.log | head -60; \
 		[ $$st -eq 0 ] || tests/support/failed_logs.sh $(BUILD)/tests/fastpath-$$mode.log $$logs; \
 		grep -a "Synthesis:" $(BUILD)/tests/fastpath-$$mode.log | tail -1; \
 		[ $$st -eq 0 ] || exit $$st; \

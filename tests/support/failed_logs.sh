@@ -1,10 +1,14 @@
 #!/bin/bash
-# The daemons' logs of each test that failed in a Criterion run: what they said, for a
-# failure in CI that nobody can run again (iwxd_pair.c keeps them, IWX_TEST_KEEP_LOGS).
+# What a failed Criterion run said, for a failure in CI that nobody can run again: each
+# failed assertion and test (Criterion prints an assertion's message before its [FAIL]),
+# each sanitizer report, then the daemons' logs of each failed test (iwxd_pair.c keeps
+# them, IWX_TEST_KEEP_LOGS).
 # usage: failed_logs.sh CRITERION_LOG LOG_DIR [LINES]
 set -u
 [ $# -ge 2 ] || { echo "usage: $0 CRITERION_LOG LOG_DIR [LINES]" >&2; exit 2; }
 lines=${3:-40}
+grep -a -E '^\[(----|FAIL)\]' "$1" | head -n 80
+grep -a -E -A25 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$1" | head -n 80
 grep -a -o '^\[FAIL\] [A-Za-z0-9_]*::[A-Za-z0-9_]*' "$1" | sed 's/^\[FAIL\] //' | sort -u |
 while read -r t; do
 	for f in "$2/$t".iwxd-*.log; do
