@@ -21,7 +21,6 @@
 #include "sctp_io.h"
 #include "serve.h"
 
-#define SPIN_US		100	/* --spin-us's default */
 #define OPT_LIMIT	256	/* getopt's value of the option of limit i: OPT_LIMIT + i */
 #define TRY_HELP	"Try 'iwxd --help' for more information.\n"
 
@@ -103,7 +102,7 @@ static void usage(FILE *f)
 		"path ('iwx attach' needs root) and its memory in memfds rather than BPF maps;\n"
 		"--group takes only a group of hers, and the default socket's directory needs\n"
 		"root: serve one of hers (-s, and IWX_SOCKET for the programs).\n",
-		IWX_DEFAULT_SOCKET, SPIN_US, USER_SHARE);
+		IWX_DEFAULT_SOCKET, IWXD_SPIN_US, USER_SHARE);
 	for (int i = 0; i < LIMIT_N; i++) {
 		char flag[32], dflt[48];
 
@@ -181,24 +180,16 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 	};
 	struct option longopts[sizeof(fixed) / sizeof(fixed[0]) + LIMIT_N + 1] = { 0 };
-	struct iwxd d = {
-		.o = { .socket = iwx_ipc_socket_path(NULL),
-		       .gid = (gid_t)-1, .crc = true, .rfc7306 = true, .settle_ms = 200,
-		       .timeout_ms = 10000, .close_ms = 10000,
-		       .sctp_port = IWX_SCTP_PORT, .spin_us = SPIN_US, .fp_rcvbuf = FP_RCVBUF,
-		       .owner = geteuid() },
-		.loop.epfd = -1, .listen_w.fd = -1,
-	};
+	struct iwxd d;
 	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]);
 	struct group *g;
 	int port, c;
 
+	serve_init(&d);
 	memcpy(longopts, fixed, sizeof(fixed));
-	for (int i = 0; i < LIMIT_N; i++) {
+	for (int i = 0; i < LIMIT_N; i++)
 		longopts[nfixed + i] = (struct option){ limits[i].flag, required_argument, NULL,
 							OPT_LIMIT + i };
-		d.o.max[i] = limits[i].dflt;
-	}
 	while ((c = getopt_long(argc, argv, "s:g:vhV", longopts, NULL)) != -1) {
 		if (c >= OPT_LIMIT && c < OPT_LIMIT + LIMIT_N) {
 			const struct limit_info *l = &limits[c - OPT_LIMIT];

@@ -154,6 +154,20 @@ static void raise_fd_limit(void)
 	log_info("open files: up to %llu", (unsigned long long)rl.rlim_cur);
 }
 
+void serve_init(struct iwxd *d)
+{
+	*d = (struct iwxd){
+		.o = { .socket = iwx_ipc_socket_path(NULL),
+		       .gid = (gid_t)-1, .crc = true, .rfc7306 = true, .settle_ms = 200,
+		       .timeout_ms = 10000, .close_ms = 10000,
+		       .sctp_port = IWX_SCTP_PORT, .spin_us = IWXD_SPIN_US, .fp_rcvbuf = FP_RCVBUF,
+		       .owner = geteuid() },
+		.loop.epfd = -1, .listen_w.fd = -1,
+	};
+	for (int i = 0; i < LIMIT_N; i++)
+		d->o.max[i] = limits[i].dflt;
+}
+
 int serve_setup(struct iwxd *d)
 {
 	sigset_t mask;

@@ -7,6 +7,12 @@
 
 struct iwxd;
 
+#define IWXD_SPIN_US	100	/* --spin-us's default */
+
+/* An iwxd as it runs with no options (serve_setup not yet called): main() reads its
+   command line over this, fuzz_ipc sets its own few. */
+void serve_init(struct iwxd *d);
+
 /* The socket at d->o.socket listening, capabilities dropped, the threads started: 0, or
    -1 with why on stderr and nothing left behind. */
 int serve_setup(struct iwxd *d);

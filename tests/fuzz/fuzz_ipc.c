@@ -177,13 +177,14 @@ static void up(void)
 	bring_up_lo();
 	snprintf(sock_path, sizeof(sock_path), "/tmp/iwx-fuzz-ipc-%d.sock", (int)getpid());
 	start_helper();	/* before iwxd's threads and descriptors */
-	d = (struct iwxd){
-		.o = { .socket = sock_path, .gid = NOBODY, .crc = true, .timeout_ms = 1000,
-		       .close_ms = 1000, .sctp_port = 0, .owner = geteuid() },
-		.loop.epfd = -1, .listen_w.fd = -1,
-	};
-	for (int i = 0; i < LIMIT_N; i++)
-		d.o.max[i] = limits[i].dflt;
+	serve_init(&d);
+	d.o.socket = sock_path;
+	d.o.gid = NOBODY;
+	d.o.timeout_ms = 1000;	/* set-ups and closes that wait for nobody end sooner */
+	d.o.close_ms = 1000;
+	d.o.settle_ms = 0;	/* no held FPDU (a timer): nothing here is siw */
+	d.o.spin_us = 0;	/* serve_turn never sleeps here */
+	d.o.sctp_port = 0;
 	d.o.max[LIMIT_ARENA] = ARENA_MAX;
 	d.o.max[LIMIT_ARENA_TOTAL] = ARENA_TOTAL;
 	limits_derive(d.o.max);
