@@ -16,9 +16,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
-#include "fastpath.h"
 #include "iwx_config.h"	/* made by the Makefile */
-#include "sctp_io.h"
 #include "serve.h"
 
 #define OPT_LIMIT	256	/* getopt's value of the option of limit i: OPT_LIMIT + i */
