@@ -13,8 +13,11 @@ grep -a -o '^\[FAIL\] [A-Za-z0-9_]*::[A-Za-z0-9_]*' "$1" | sed 's/^\[FAIL\] //' 
 while read -r t; do
 	for f in "$2/$t".iwxd-*.log; do
 		[ -e "$f" ] || continue
-		echo "---- $(basename "$f"): its warnings and errors, then its last lines"
-		grep -a -E ' (error|warning):|Terminate| qp [0-9]+: ' "$f" | tail -n "$lines"
+		echo "---- $(basename "$f"): its warnings and errors, its Terminates and queue pairs, its last lines"
+		grep -a -E ' (error|warning):' "$f" | tail -n "$lines"
+		echo "...."
+		grep -a -E 'Terminate| qp [0-9]+: ' "$f" | grep -a -v -E ' (error|warning):' |
+			tail -n "$lines"
 		echo "...."
 		tail -n 10 "$f"
 	done
