@@ -21,6 +21,7 @@
 #include "iwxd_pair.h"
 #include "raw_ipc.h"
 #include "stall.h"
+#include "util/clock.h"
 
 /* a daemon serving, an expected event: waits for an event, bounded only against a hang */
 #define START_MS	STALL_MS
@@ -78,13 +79,35 @@ static pid_t spawn(const char *ns, const char *sock, const char *log, const char
 	return pid;
 }
 
+/*
+ * The daemon at path answers a request: its loop runs. A connect alone succeeds once the
+ * socket listens, which is before iwxd has set up the rest (the fast path's programs: a
+ * second and more under ASan) and takes anyone in.
+ */
 static bool serving(const char *path)
 {
-	int fd = iwx_ipc_connect(path, 0);
+	struct iwx_ipc_status st;
+	int fd = iwx_ipc_connect(path, 1);
+	bool up;
 
-	if (fd >= 0)
-		close(fd);
-	return fd >= 0;
+	if (fd < 0)
+		return false;
+	up = !raw_call(fd, IWX_IPC_STATUS, NULL, 0, &st, sizeof(st), NULL, NULL);
+	close(fd);
+	return up;
+}
+
+/* Wait up to START_MS for daemon i, or both (i < 0), to serve. */
+static bool wait_serving(const struct iwxd_pair *p, int i)
+{
+	uint64_t end = iwx_now_ms() + START_MS;
+
+	do {
+		if ((i == 1 || serving(p->sock[0])) && (i == 0 || serving(p->sock[1])))
+			return true;
+		sleep_ms(10);
+	} while (iwx_now_ms() < end);
+	return false;
 }
 
 static void log_path(const struct iwxd_pair *p, int i, char *out, size_t cap)
@@ -176,11 +199,8 @@ int iwxd_pair_start(struct iwxd_pair *p, const char *args)
 			return -EAGAIN;
 		}
 	}
-	for (int t = 0; t < START_MS / 10; t++) {
-		if (serving(p->sock[0]) && serving(p->sock[1]))
-			return attach_asked(p);
-		sleep_ms(10);
-	}
+	if (wait_serving(p, -1))
+		return attach_asked(p);
 	iwxd_pair_stop(p);
 	return -ETIMEDOUT;
 }
@@ -347,12 +367,7 @@ int iwxd_pair_respawn(struct iwxd_pair *p, int i, const char *args)
 	p->pid[i] = spawn(i ? p->ns.b : p->ns.a, p->sock[i], log, args);
 	if (p->pid[i] < 0)
 		return -EAGAIN;
-	for (int t = 0; t < START_MS / 10; t++) {
-		if (serving(p->sock[i]))
-			return 0;
-		sleep_ms(10);
-	}
-	return -ETIMEDOUT;
+	return wait_serving(p, i) ? 0 : -ETIMEDOUT;
 }
 
 int iwxd_pair_reachable(const struct iwxd_pair *p)
