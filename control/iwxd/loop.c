@@ -1,20 +1,33 @@
 // SPDX-License-Identifier: MIT
 /* iwxd's event loop: epoll watches, the deadline of the timers, identifiers (loop.h). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "conn.h"
 #include "loop.h"
 #include "util/clock.h"
+#include "util/container_of.h"
 
 #define MAX_EVENTS	64
 
+static void run_first(struct iwxd *d, struct watch *w, uint32_t events);
+
 int loop_init(struct loop *l, bool (*id_in_use)(const struct loop *l, uint32_t id))
 {
+	int err;
+
 	l->id_in_use = id_in_use;
 	l->epfd = epoll_create1(EPOLL_CLOEXEC);
-	return l->epfd < 0 ? -errno : 0;
+	l->first_epfd = epoll_create1(EPOLL_CLOEXEC);
+	l->first_w = (struct watch){ .fd = l->first_epfd, .fn = run_first };
+	if (l->epfd < 0 || l->first_epfd < 0 || watch_add(l, &l->first_w, EPOLLIN)) {
+		err = -errno;
+		loop_fini(l);
+		return err;
+	}
+	return 0;
 }
 
 void loop_fini(struct loop *l)
@@ -24,30 +37,49 @@ void loop_fini(struct loop *l)
 	l->nheap = l->ntimers = l->heap_cap = 0;
 	if (l->epfd >= 0)
 		close(l->epfd);
-	l->epfd = -1;
+	if (l->first_epfd >= 0)
+		close(l->first_epfd);
+	l->epfd = l->first_epfd = -1;
+}
+
+static int epfd_of(const struct loop *l, const struct watch *w)
+{
+	return w->first ? l->first_epfd : l->epfd;
 }
 
 int watch_add(struct loop *l, struct watch *w, uint32_t events)
 {
 	struct epoll_event ev = { .events = events, .data.ptr = w };
 
+	w->first = false;
 	return epoll_ctl(l->epfd, EPOLL_CTL_ADD, w->fd, &ev) ? -errno : 0;
+}
+
+int watch_add_first(struct loop *l, struct watch *w, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = w };
+
+	w->first = true;
+	return epoll_ctl(l->first_epfd, EPOLL_CTL_ADD, w->fd, &ev) ? -errno : 0;
 }
 
 void watch_mod(struct loop *l, struct watch *w, uint32_t events)
 {
 	struct epoll_event ev = { .events = events, .data.ptr = w };
 
-	epoll_ctl(l->epfd, EPOLL_CTL_MOD, w->fd, &ev);
+	epoll_ctl(epfd_of(l, w), EPOLL_CTL_MOD, w->fd, &ev);
 }
 
 void watch_del(struct loop *l, struct watch *w)
 {
 	if (w->fd >= 0)
-		epoll_ctl(l->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+		epoll_ctl(epfd_of(l, w), EPOLL_CTL_DEL, w->fd, NULL);
 	for (int i = 0; i < l->batch_n; i++)
 		if (l->batch[i].data.ptr == w)
 			l->batch[i].data.ptr = NULL;
+	for (int i = 0; i < l->first_batch_n; i++)
+		if (l->first_batch[i].data.ptr == w)
+			l->first_batch[i].data.ptr = NULL;
 	for (struct watch **list = &l->ready; w->ready; list = &l->running) {
 		for (struct watch **p = list; *p; p = &(*p)->ready_next) {
 			if (*p == w) {
@@ -181,15 +213,42 @@ void loop_timers_run(struct loop *l, struct iwxd *d, uint64_t now)
 		loop_due(l, l->heap[0]->at_ms);
 }
 
+/* What watch_add_first's watches have ready, now. */
+static void dispatch_first(struct loop *l, struct iwxd *d)
+{
+	struct epoll_event ev[MAX_EVENTS];
+	int n = epoll_wait(l->first_epfd, ev, MAX_EVENTS, 0);
+
+	l->first_batch = ev;
+	l->first_batch_n = n > 0 ? n : 0;
+	for (int i = 0; i < l->first_batch_n; i++) {
+		struct watch *w = ev[i].data.ptr;
+
+		if (w)
+			w->fn(d, w, ev[i].events);
+	}
+	l->first_batch_n = 0;
+}
+
+static void run_first(struct iwxd *d, struct watch *w, uint32_t events)
+{
+	(void)events;
+	dispatch_first(container_of(w, struct loop, first_w), d);
+}
+
 int loop_dispatch(struct loop *l, struct iwxd *d, bool may_sleep)
 {
 	struct epoll_event ev[MAX_EVENTS];
 	uint64_t now = iwx_now_ms();
 	int timeout = may_sleep && !l->ready && l->due_ms > now ? (int)(l->due_ms - now) : 0;
-	int n = epoll_wait(l->epfd, ev, MAX_EVENTS, timeout);
+	int n;
 
+	if (l->behind)	/* first what must not wait, then the oldest of the rest */
+		dispatch_first(l, d);
+	n = epoll_wait(l->epfd, ev, MAX_EVENTS, timeout);
 	if (n < 0)
 		return -errno;
+	l->behind = n == MAX_EVENTS;
 	/* what is ready runs first; what that makes ready runs at the next dispatch */
 	l->running = l->ready;
 	l->ready = NULL;

@@ -21,6 +21,7 @@ struct watch {
 	int		fd;
 	void		(*fn)(struct iwxd *d, struct watch *w, uint32_t events);
 	bool		ready;		/* on the loop's ready list */
+	bool		first;		/* watch_add_first's */
 	struct watch	*ready_next;
 };
 
@@ -36,6 +37,9 @@ struct timer {
 
 struct loop {
 	int			epfd;
+	int			first_epfd;	/* watch_add_first's, itself watched (first_w) in epfd */
+	struct watch		first_w;
+	bool			behind;		/* the last wait had more ready than it took */
 	uint64_t		due_ms;		/* the earliest deadline asked for this turn */
 	struct timer		**heap;		/* the timers set, earliest first */
 	uint32_t		nheap, ntimers;	/* set; made (the heap has room for each) */
@@ -46,6 +50,8 @@ struct loop {
 	uint64_t		next_ident;
 	struct epoll_event	*batch;		/* the events being dispatched: watch_del scrubs them */
 	int			batch_n;
+	struct epoll_event	*first_batch;	/* ... and first_epfd's */
+	int			first_batch_n;
 	struct watch		*ready;		/* watch_ready's, to run at the next dispatch */
 	struct watch		*running;	/* ... those of this dispatch not run yet */
 };
@@ -55,6 +61,13 @@ int loop_init(struct loop *l, bool (*id_in_use)(const struct loop *l, uint32_t i
 void loop_fini(struct loop *l);
 
 int watch_add(struct loop *l, struct watch *w, uint32_t events);
+/*
+ * As watch_add, for what must not wait behind many others (the clients' sockets): epoll
+ * hands out what is ready oldest first, and a client's request that came after thousands
+ * of connections' events (all closing at once) waited for each of them. Once a wait takes
+ * fewer than were ready, these run first at the next dispatch.
+ */
+int watch_add_first(struct loop *l, struct watch *w, uint32_t events);
 void watch_mod(struct loop *l, struct watch *w, uint32_t events);
 /* Stop watching; also forget w's events not yet dispatched, as w is about to go. */
 void watch_del(struct loop *l, struct watch *w);

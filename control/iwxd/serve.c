@@ -162,7 +162,7 @@ void serve_init(struct iwxd *d)
 		       .timeout_ms = 10000, .close_ms = 10000,
 		       .sctp_port = IWX_SCTP_PORT, .spin_us = IWXD_SPIN_US, .fp_rcvbuf = FP_RCVBUF,
 		       .owner = geteuid() },
-		.loop.epfd = -1, .listen_w.fd = -1,
+		.loop.epfd = -1, .loop.first_epfd = -1, .listen_w.fd = -1,
 	};
 	for (int i = 0; i < LIMIT_N; i++)
 		d->o.max[i] = limits[i].dflt;
@@ -216,7 +216,8 @@ int serve_setup(struct iwxd *d)
 	}
 	/* serving from here: clients that connected meanwhile are accepted now */
 	d->listen_w.fn = session_accept;
-	if (watch_add(&d->loop, &d->listen_w, EPOLLIN) || watch_add(&d->loop, &d->signal_w, EPOLLIN))
+	if (watch_add_first(&d->loop, &d->listen_w, EPOLLIN) ||
+	    watch_add_first(&d->loop, &d->signal_w, EPOLLIN))
 		goto fail_sctp;
 	d->start_ms = iwx_now_ms();
 	return 0;

@@ -675,7 +675,7 @@ void session_accept(struct iwxd *d, struct watch *w, uint32_t events)
 		c->sock_w.fd = fd;
 		c->sock_w.fn = on_client;
 		outbox_init(c);
-		if (watch_add(&d->loop, &c->sock_w, EPOLLIN)) {
+		if (watch_add_first(&d->loop, &c->sock_w, EPOLLIN)) {
 			accept_pause(d, strerror(errno));
 			closer_close(&d->closer, fd);
 			if (c->user)

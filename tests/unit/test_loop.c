@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * iwxd's identifiers (control/iwxd/loop.c): the 32-bit ids that requests name queues,
- * listeners and connection requests by are never 0 and never one a live object holds,
- * past the counter's wrap too; a client's identity never repeats.
+ * iwxd's loop (control/iwxd/loop.c): the 32-bit ids that requests name queues, listeners
+ * and connection requests by are never 0 and never one a live object holds, past the
+ * counter's wrap too; a client's identity never repeats; timers run by deadline; what
+ * must not wait (watch_add_first) is served before a backlog of other events.
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "loop.h"
 
@@ -147,4 +150,62 @@ Test(loop, timers_run_by_deadline_however_many)
 		timer_fini(&l, &timers[i]);
 	}
 	cr_assert_eq(l.nheap, 0);
+}
+
+#define BACKLOG	512	/* connections, each ready (a close: readable until it goes): 8 waits' worth */
+
+static unsigned runs_backlog, runs_client, backlog_at_client;
+
+static void on_backlog(struct iwxd *d, struct watch *w, uint32_t events)
+{
+	(void)d, (void)w, (void)events;
+	runs_backlog++;
+}
+
+static void on_client(struct iwxd *d, struct watch *w, uint32_t events)
+{
+	uint64_t v;
+
+	(void)d, (void)events;
+	cr_assert_eq(read(w->fd, &v, sizeof(v)), (ssize_t)sizeof(v));
+	if (!runs_client++)
+		backlog_at_client = runs_backlog;
+}
+
+/*
+ * A client's request that comes after hundreds of connections' events is served within
+ * two dispatches, not after all of them (epoll hands out the oldest first: a client then
+ * waited for every connection closing at once, and its library gave up after 10 s).
+ */
+Test(loop, a_client_is_served_before_a_backlog_of_connections)
+{
+	static struct watch backlog[BACKLOG];
+	struct watch client = { .fn = on_client };
+	int dispatches = 0;
+
+	runs_backlog = runs_client = 0;
+	for (int i = 0; i < BACKLOG; i++) {
+		backlog[i] = (struct watch){ .fd = eventfd(1, EFD_CLOEXEC), .fn = on_backlog };
+		cr_assert_geq(backlog[i].fd, 0, "%m");
+		cr_assert_eq(watch_add(&l, &backlog[i], EPOLLIN), 0, "%m");
+	}
+	client.fd = eventfd(0, EFD_CLOEXEC);
+	cr_assert_eq(watch_add_first(&l, &client, EPOLLIN), 0, "%m");
+	cr_assert_eq(eventfd_write(client.fd, 1), 0);
+	while (!runs_client && dispatches++ < BACKLOG)
+		cr_assert_geq(loop_dispatch(&l, NULL, false), 0);
+	cr_assert_eq(runs_client, 1);
+	cr_assert_leq(dispatches, 2, "the client waited %d dispatches, behind %u connections' events",
+		      dispatches, backlog_at_client);
+	cr_assert_lt(backlog_at_client, BACKLOG);
+	/* and the backlog is served on, every one of them */
+	while (runs_backlog < 2 * BACKLOG && dispatches++ < 4 * BACKLOG)
+		cr_assert_geq(loop_dispatch(&l, NULL, false), 0);
+	cr_assert_geq(runs_backlog, 2 * BACKLOG, "each connection again and again (level-triggered)");
+	watch_del(&l, &client);
+	close(client.fd);
+	for (int i = 0; i < BACKLOG; i++) {
+		watch_del(&l, &backlog[i]);
+		close(backlog[i].fd);
+	}
 }
