@@ -82,7 +82,7 @@ dir=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/iwx
 out=$(inroot iwx exec --help) && grep -qF "then in $dir." <<< "$out" || fail "iwx exec does not look for the drop-ins in $dir"
 inroot iwxd -s /run/iwxd.sock > "$tmp/iwxd.log" 2>&1 &
 iwxd=$!
-for _ in $(seq 50); do [ -S "$root/run/iwxd.sock" ] && break; sleep 0.1; done
+for _ in $(seq 200); do [ -S "$root/run/iwxd.sock" ] && break; sleep 0.1; done	# bounded against a hang (20 s), not a pace
 inroot iwx exec -s /run/iwxd.sock -- ibv_devinfo > "$tmp/devinfo" 2>&1 &&
 	grep -q 'hca_id:.*iwx0' "$tmp/devinfo" ||
 	{ cat "$tmp/devinfo" "$tmp/iwxd.log"; fail "iwx exec ibv_devinfo on the packaged iwxd and drop-ins"; }

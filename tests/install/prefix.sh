@@ -19,7 +19,7 @@ command -v ibv_devinfo >/dev/null || { echo "prefix.sh: no ibv_devinfo (ibverbs-
 "$dir/sbin/iwxd" -s "$sock" --sctp-port 0 2>"$dir/iwxd.log" &
 pid=$!
 trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true' EXIT
-for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+for _ in $(seq 400); do [ -S "$sock" ] && break; sleep 0.05; done	# bounded against a hang (20 s), not a pace
 [ -S "$sock" ] || { cat "$dir/iwxd.log"; fail "the installed iwxd did not serve $sock"; }
 release=$(sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 out=$(timeout 30 "$dir/bin/iwx" exec -s "$sock" -- ibv_devinfo 2>&1) || fail "ibv_devinfo: $out"

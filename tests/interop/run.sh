@@ -136,7 +136,7 @@ rping_case() {
 sock=$out/iwxd.sock
 ip netns exec iwpeer "$iwxd" -s "$sock" -v >"$out/iwxd.log" 2>&1 &
 iwxd_pid=$!
-for _ in $(seq 100); do
+for _ in $(seq 400); do	# bounded against a hang (20 s), not a pace
 	grep -q "serving" "$out/iwxd.log" && break
 	kill -0 "$iwxd_pid" 2>/dev/null || break
 	sleep 0.05
