@@ -83,7 +83,7 @@ static pid_t spawn(const char *ns, const char *sock, const char *log, const char
 
 /*
  * The daemon at path answers a request: its loop runs. A connect alone succeeds once the
- * socket listens, which is before iwxd has set up the rest (the fast path's programs: a
+ * socket listens, which is before iwxd has set up the rest (its threads, usrsctp: a
  * second and more under ASan) and takes anyone in.
  */
 static bool serving(const char *path)
