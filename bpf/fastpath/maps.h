@@ -125,7 +125,7 @@ struct fpdu {
 	__u32	pd;			/* the connection's protection domain */
 	bool	markers;		/* the stream has MPA markers */
 	bool	ahead;			/* the packet came before bytes in front of it */
-	bool	completes;		/* out: a Read Response's last segment came */
+	bool	ends;			/* out: a message's last segment came (its end is iwxd's) */
 	__u32	end;			/* the end of the packet's payload */
 	/* out, without markers: its trailer and the next FPDU's header, read as one */
 	__u32	next_off;		/* where that header is in the packet (0: not read; a

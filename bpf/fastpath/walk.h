@@ -37,15 +37,18 @@ struct walk {
 	bool			island;		/* followed, not placed: after a gap (walk_packet) */
 	bool			bad;		/* a header that is not DDP/RDMAP */
 	bool			unplaced;	/* an FPDU was skipped that iwxd must read soon */
-	bool			completes;	/* a Read Response's last segment came */
+	bool			ends;		/* a message's last segment came: iwxd is rung for it */
 };
 
 static __always_inline void skip(struct walk *w, __u32 why)
 {
 	if (why >= IWX_FP_SKIP_N)
 		return;	/* not a reason: the bound the verifier needs on the counters' index */
-	/* a message's first segment can wait for iwxd's next read: nothing waits on it */
-	if (why != IWX_FP_SKIP_FIRST)
+	/*
+	 * A message's first segment can wait for iwxd's next read: nothing waits on it. Its
+	 * last rings for itself (ends), and iwxd reads it without leaving its low-water mark.
+	 */
+	if (why != IWX_FP_SKIP_FIRST && why != IWX_FP_SKIP_LAST)
 		w->unplaced = true;
 	w->s->c.skipped[why]++;
 	if (w->ifc)
@@ -181,12 +184,12 @@ static __always_inline long walk_one(__u32 i, struct walk *w, const bool markers
 		f->pd = w->conn->pd;
 		f->markers = markers;
 		f->ahead = w->ahead;
-		f->completes = false;
+		f->ends = false;
 		f->end = w->end;
 		verdict = !markers && !iwx_read_tail(f, &w->p->dp) ? IWX_FP_SKIP_HEADER :
 			  iwx_place_fpdu(s, w->ifc, &w->p->dp, f);
-		if (f->completes)
-			w->completes = true;
+		if (f->ends)
+			w->ends = true;
 	}
 	if (verdict != IWX_FP_PLACED)
 		skip(w, verdict);
@@ -447,15 +450,15 @@ static __always_inline void ring(struct iwx_fp_slot *s, __u32 bell, struct iwx_f
 
 /*
  * After the walk: a packet with bytes in the window that iwxd must read itself (any not
- * in a placed FPDU or a message's first segment), or that completes a Read, moves wake_seq
- * to its end and rings; for a Read's end only (whole), iwxd may stay lazy.
+ * in a placed FPDU or a message's first or last segment), or that ends a message, moves
+ * wake_seq to its end and rings; for a message's end only (whole), iwxd may stay lazy.
  */
 static __always_inline void wake_for(struct walk *w, __u32 seq, __u32 plen, bool whole)
 {
 	struct iwx_fp_slot *s = w->s;
 	__u32 end = seq + plen;
 
-	if (whole && !w->completes)
+	if (whole && !w->ends)
 		return;
 	if (!seq_before(w->win_lo, end))
 		return;	/* all old: nothing TCP will queue */

@@ -66,7 +66,7 @@ struct fp_follow {
 	struct user	*user;		/* q's owner's (shares.h) */
 	uint32_t	slot;
 	bool		lazy;		/* iwxd sleeps on the socket's low-water mark */
-	bool		rung_stay;	/* ... lazy, rung for a Read's end only */
+	bool		rung_stay;	/* ... lazy, rung for a message's end only */
 	uint32_t	head;		/* the slot's records written, at the last turn */
 	uint32_t	seen;		/* lazy: the engine's read position at the last tick */
 	uint64_t	tick_ms;	/* lazy: when it is looked at again */
@@ -324,7 +324,7 @@ static bool lazy_arm(struct fastpath *fp, struct vqp *q)
 
 /*
  * The programs rang for a slot: its queue pair reads what TCP has and will have; or, for a
- * packet that rang for a Read's end only, takes what there is and sleeps on (bells_ready).
+ * packet that rang for a message's end only, takes what there is and sleeps on (bells_ready).
  */
 static int bell(void *ctx, void *data, size_t size)
 {

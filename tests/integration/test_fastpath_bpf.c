@@ -951,7 +951,8 @@ TEST_BOTH(fastpath_bpf, a_lazy_iwxd_is_rung_for_what_it_must_read)
 
 /*
  * The last segment of a Read Response completes a Read: left to iwxd, as every message's
- * last, and iwxd rung for it, the bell not saying that it may stay lazy (it reads it).
+ * last, and iwxd rung for it; the packet holds nothing else for iwxd, so the bell says
+ * that it may stay lazy (it reads what TCP holds, without leaving its low-water mark).
  */
 TEST_BOTH(fastpath_bpf, the_end_of_a_read_response_rings)
 {
@@ -969,8 +970,43 @@ TEST_BOTH(fastpath_bpf, the_end_of_a_read_response_rings)
 	cr_assert_eq(slots[0].c.placed_fpdus, 0);
 	cr_assert_eq(skipped(IWX_FP_SKIP_LAST), 1);
 	cr_assert_eq(bells(&slot), 1);
-	cr_assert_eq((uint32_t)slot, 0, "slot 0: iwxd reads it");
+	cr_assert_eq((uint32_t)slot, 0 | IWX_FP_BELL_STAY, "slot 0: iwxd may stay lazy");
 	cr_assert_eq(slots[0].wake_seq, rcv_nxt + n);
+}
+
+/*
+ * A Write's last segment (a program may poll its last byte) rings too: placed FPDUs
+ * before it in the packet leave the bell's STAY; a Send beside it takes it away.
+ */
+TEST_BOTH(fastpath_bpf, the_end_of_a_write_rings_and_iwxd_may_stay_lazy)
+{
+	uint8_t buf[2048];
+	size_t n, m;
+	int slot = -1;
+
+	slots[0].lazy = 1;
+	slots[0].wake_seq = rcv_nxt;
+	in_flight(0);
+	n = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 500);
+	n += fpdu_tagged(buf + n, IWX_OP_WRITE, STAG, BASE_TO + 500, data + 500, 500);
+	mark_last(buf + n / 2);
+	send_fpdus(rcv_nxt, TCP_ACK, buf, n);
+	cr_assert_eq(slots[0].c.placed_fpdus, 1, "the Write's middle");
+	cr_assert_eq(skipped(IWX_FP_SKIP_LAST), 1);
+	cr_assert_eq(bells(&slot), 1, "its end rings");
+	cr_assert_eq((uint32_t)slot, 0 | IWX_FP_BELL_STAY, "slot 0: iwxd may stay lazy");
+	cr_assert_eq(slots[0].wake_seq, rcv_nxt + n);
+
+	/* the next Write's end with a Send behind it: iwxd must read the Send */
+	slots[0].lazy = 1;
+	m = fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO + 1000, data, 500);
+	m += fpdu_tagged(buf + m, IWX_OP_WRITE, STAG, BASE_TO + 1500, data + 500, 500);
+	mark_last(buf + m / 2);
+	m += fpdu_send(buf + m, IWX_OP_SEND, 0, 100);
+	send_fpdus(rcv_nxt + n, TCP_ACK, buf, m);
+	cr_assert_eq(bells(&slot), 1);
+	cr_assert_eq((uint32_t)slot, 0, "slot 0: iwxd reads what follows");
+	cr_assert_eq(slots[0].wake_seq, rcv_nxt + n + m);
 }
 
 /*
