@@ -40,8 +40,9 @@
  * the socket's SO_RCVLOWAT high and the slot's lazy flag, and the programs ring it (a
  * record in iwx_fp_bells) at the first packet it must read itself: one with bytes not
  * placed, or a message's last segment (LAST: a Read completes there, and a program may
- * poll a Write's last byte). A message's first segment (FIRST) alone does not ring: it
- * waits for iwxd's next read, as the placed FPDUs behind it do. wake_seq, where the last
+ * poll a Write's last byte; a message of one segment too). A message's first segment
+ * (FIRST) that is not its last does not ring: it waits for iwxd's next read, as the
+ * placed FPDUs behind it do. wake_seq, where the last
  * packet that rang ends, tells iwxd whether one came before it went lazy. A bell is the
  * slot's number, with IWX_FP_BELL_STAY when the packet rang for a message's end only (all
  * else in it placed, or a message's first segment): iwxd then takes what there is and

@@ -290,17 +290,16 @@ __noinline __u32 iwx_place_fpdu(struct iwx_fp_slot *s, struct iwx_fp_counters *i
 	check = iwx_check_tagged(&st->desc, stag, f->pd, need, to, len);
 	if (check)
 		return reason_of_check(check);
-	if (op == IWX_OP_READ_RESP && (f->hdr[2] & IWX_DDP_FLAG_LAST))
-		f->ends = true;	/* placed or not, its Read is iwxd's to complete now */
+	/* placed or not, a message's end is iwxd's now: a Read completes, a program may poll a
+	   Write's last byte (a message of one segment too) */
+	if (f->hdr[2] & IWX_DDP_FLAG_LAST)
+		f->ends = true;
 	if (!s->walk_cut.valid || stag != s->walk_cut.stag || to - s->walk_cut.to > s->walk_cut.slack)
 		return IWX_FP_SKIP_FIRST;
 	/* a program that polls a Write's last byte may write it as it lands: iwxd checks the
-	   CRC over TCP's bytes, never read back from memory, and places it after (issue 44);
-	   rung for it now, as for a Read's end */
-	if (f->hdr[2] & IWX_DDP_FLAG_LAST) {
-		f->ends = true;
+	   CRC over TCP's bytes, never read back from memory, and places it after (issue 44) */
+	if (f->hdr[2] & IWX_DDP_FLAG_LAST)
 		return IWX_FP_SKIP_LAST;
-	}
 	if (s->head - s->tail >= IWX_FP_RING)
 		return IWX_FP_SKIP_RING_FULL;
 	if (!markers_good(dp, f, IWX_MPA_HDR_LEN + ulen + pad + IWX_MPA_CRC_LEN))

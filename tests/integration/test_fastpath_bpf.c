@@ -1011,9 +1011,10 @@ TEST_BOTH(fastpath_bpf, the_end_of_a_write_rings_and_iwxd_may_stay_lazy)
 
 /*
  * A message's first segment, left to iwxd, does not wake it: it waits for iwxd's next
- * read like the placed FPDUs behind it. Unless it ends a Read Response: its Read completes.
+ * read like the placed FPDUs behind it. Unless it is also the message's last: a Read
+ * Response's completes its Read, and a program may poll a Write's last byte.
  */
-TEST_BOTH(fastpath_bpf, a_first_segment_rings_only_where_a_read_completes)
+TEST_BOTH(fastpath_bpf, a_first_segment_rings_only_where_its_message_ends)
 {
 	uint8_t buf[2048];
 	size_t n;
@@ -1038,6 +1039,16 @@ TEST_BOTH(fastpath_bpf, a_first_segment_rings_only_where_a_read_completes)
 	cr_assert_eq(bells(&slot), 1, "the Read completes with it");
 	cr_assert_eq((uint32_t)slot, 0 | IWX_FP_BELL_STAY, "slot 0: iwxd may stay lazy");
 	cr_assert_eq(slots[0].wake_seq, rcv_nxt + 2 * n);
+
+	/* a Write of one segment, its first and last */
+	slots[0].lazy = 1;
+	fpdu_tagged(buf, IWX_OP_WRITE, STAG, BASE_TO, data, 1000);
+	mark_last(buf);
+	send_fpdus(rcv_nxt + 2 * n, TCP_ACK, buf, n);
+	cr_assert_eq(skipped(IWX_FP_SKIP_FIRST), 3);
+	cr_assert_eq(bells(&slot), 1, "its last byte may be polled");
+	cr_assert_eq((uint32_t)slot, 0 | IWX_FP_BELL_STAY, "slot 0: iwxd may stay lazy");
+	cr_assert_eq(slots[0].wake_seq, rcv_nxt + 3 * n);
 }
 
 /* ------------------------------------------------------------------- markers */
