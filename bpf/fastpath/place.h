@@ -203,8 +203,7 @@ static __always_inline bool markers_good(const struct bpf_dynptr *dp, const stru
  * The pad and CRC of the FPDU f, without markers, into f->tail, read with the next FPDU's
  * header where the packet holds it whole (read_hdr takes that from there): each read
  * walks the packet's fragments, and this saves one an FPDU. Their length, 0 on failure.
- * Global, and called before iwx_place_fpdu rather than by it: the programs' calls share
- * 512 bytes of stack, which it nearly takes.
+ * Global: the programs' calls share 512 bytes of stack, and it takes none of its caller's.
  */
 __noinline __u32 iwx_read_tail(struct fpdu *f, const struct bpf_dynptr *dp)
 {
@@ -311,11 +310,16 @@ __noinline __u32 iwx_place_fpdu(struct iwx_fp_slot *s, struct iwx_fp_counters *i
 	r = &s->ring[s->head & (IWX_FP_RING - 1)];
 	r->seq = f->seq;
 	__builtin_memcpy(r->hdr, f->hdr, sizeof(r->hdr));
-	/* pad and CRC: without markers, read already (iwx_read_tail) */
-	if (!f->markers)
+	/*
+	 * Pad and CRC, read after the payload, whose copy has pulled their cache line in (read
+	 * first, they cost a miss an FPDU). The walk saw the FPDU end in the packet, so neither
+	 * read fails; were one to, the record's trailer is zeros, which iwxd judges against
+	 * TCP's bytes as it does any (the bytes placed are accounted for by the record).
+	 */
+	if (!f->markers && iwx_read_tail(f, dp))
 		__builtin_memcpy(r->trailer, f->tail, sizeof(r->trailer));	/* pad + 4 of them count */
-	else if (!iwx_read_marked_trailer(r, f, dp))
-		return IWX_FP_SKIP_HEADER;
+	else if (!f->markers || !iwx_read_marked_trailer(r, f, dp))
+		__builtin_memset(r->trailer, 0, sizeof(r->trailer));
 	r->trailer_len = pad + IWX_MPA_CRC_LEN;
 	r->accepted = 0;	/* unmarked (IWX_FP_ACC_TAG) */
 	__sync_fetch_and_add(&s->head, 1);	/* the record, then its publication */

@@ -186,8 +186,7 @@ static __always_inline long walk_one(__u32 i, struct walk *w, const bool markers
 		f->ahead = w->ahead;
 		f->ends = false;
 		f->end = w->end;
-		verdict = !markers && !iwx_read_tail(f, &w->p->dp) ? IWX_FP_SKIP_HEADER :
-			  iwx_place_fpdu(s, w->ifc, &w->p->dp, f);
+		verdict = iwx_place_fpdu(s, w->ifc, &w->p->dp, f);
 		if (f->ends)
 			w->ends = true;
 	}
