@@ -479,7 +479,7 @@ VERBS_CHECK	:= $(BUILD)/tests/verbs_check
 $(VERBS_CHECK): tests/dropin/verbs_check.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $< -libverbs -lrdmacm
+	$(Q)$(CC) $(IWX_CFLAGS) -o $@ $< -libverbs -lrdmacm -pthread
 
 # mpi_check (tests) and mpi_bench (scripts/bench-perftest.sh --mpi-only): Open MPI's ranks
 # over iwx, built where Open MPI's mpicc is (libopenmpi-dev)

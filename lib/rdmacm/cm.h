@@ -37,6 +37,8 @@ struct cm_channel {
 	int			own_fd;		/* eventfd: set while events are queued */
 	bool			own_set;
 	struct cm_event		*head, **tail;
+	unsigned		waiters;	/* threads in rdma_get_cm_event (cm.lock) */
+	bool			dead;		/* destroyed while one waited: kept for them */
 };
 
 struct cm_id {

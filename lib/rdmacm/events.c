@@ -59,16 +59,31 @@ struct rdma_event_channel *rdma_create_event_channel(void)
 	return &c->ch;
 }
 
+/*
+ * A thread may still wait in rdma_get_cm_event (rping 44's cm_thread does, while main
+ * destroys the channel and returns): rdma-core's waits on for good in its read(), for no
+ * event comes to a closed channel, and so does ours; the channel and its descriptors
+ * stay for it. Closed under it, the waiter would wake at the next reply iwxd sends to
+ * anyone, find the descriptor gone and fail, and rping exits 255.
+ */
 void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 {
 	struct cm_channel *c = (struct cm_channel *)channel;
+	bool waited;
 
+	pthread_mutex_lock(&cm.lock);
 	while (c->head) {
 		struct cm_event *e = c->head;
 
 		c->head = e->next;
 		free(e);
 	}
+	c->tail = &c->head;
+	waited = c->waiters > 0;
+	c->dead = waited;
+	pthread_mutex_unlock(&cm.lock);
+	if (waited)
+		return;
 	close(c->own_fd);
 	close(c->ch.fd);
 	free(c);
@@ -306,19 +321,32 @@ static bool nonblocking(int fd)
 	return fcntl(fd, F_GETFL) & O_NONBLOCK;
 }
 
+/* A waiter on a channel destroyed under it (rdma_destroy_event_channel), cm.lock held. */
+static _Noreturn void wait_for_good(void)
+{
+	pthread_mutex_unlock(&cm.lock);
+	for (;;)
+		pause();
+}
+
 int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event)
 {
 	struct cm_channel *c = (struct cm_channel *)channel;
+	struct cm_event *got = NULL;
+	int err = 0;
 
 	if (!event) {
 		errno = EINVAL;
 		return -1;
 	}
+	pthread_mutex_lock(&cm.lock);
+	c->waiters++;
 	for (;;) {
 		struct epoll_event e;
-		struct cm_event *got;
+		int n;
 
-		pthread_mutex_lock(&cm.lock);
+		if (c->dead)
+			wait_for_good();
 		cm_pump();
 		got = c->head;
 		if (got) {
@@ -326,19 +354,28 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 			if (!c->head)
 				c->tail = &c->head;
 			show_queued(c);
-		}
-		pthread_mutex_unlock(&cm.lock);
-		if (got) {
-			*event = &got->ev;
-			return 0;
+			break;
 		}
 		if (nonblocking(channel->fd)) {
-			errno = EAGAIN;
-			return -1;
+			err = EAGAIN;
+			break;
 		}
-		if (epoll_wait(channel->fd, &e, 1, -1) < 0)
-			return -1;	/* EINTR too, as rdma-core's read() of its fd */
+		/* woken by any reply iwxd sends this process, not only by this channel's events */
+		pthread_mutex_unlock(&cm.lock);
+		n = epoll_wait(channel->fd, &e, 1, -1);
+		err = errno;
+		pthread_mutex_lock(&cm.lock);
+		if (n < 0 && !c->dead)
+			break;	/* EINTR too, as rdma-core's read() of its fd */
 	}
+	c->waiters--;
+	pthread_mutex_unlock(&cm.lock);
+	if (!got) {
+		errno = err;
+		return -1;
+	}
+	*event = &got->ev;
+	return 0;
 }
 
 int rdma_ack_cm_event(struct rdma_cm_event *event)

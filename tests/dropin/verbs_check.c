@@ -15,7 +15,9 @@
  *     rdma_migrate_id to and from an id's own channel (libfabric's verbs provider);
  *   - rsockets' edges: no datagram rsocket (EOPNOTSUPP), a non-blocking rrecv with nothing
  *     there (EAGAIN), rpoll and rrecv once the peer has closed (POLLIN while its data is
- *     unread, then POLLHUP too; 0: end of stream).
+ *     unread, then POLLHUP too; 0: end of stream);
+ *   - a channel destroyed while a thread waits in rdma_get_cm_event (rping 44 does that as
+ *     it exits): the thread waits on, as on rdma-core's, and never fails.
  *
  *   verbs_check -s          the server (listens on PORT)
  *   verbs_check -c ADDR     the client
@@ -25,10 +27,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -527,6 +531,93 @@ static void rsocket_server(void)
 	CHECK(rsend(rs, "hello", 6, 0) == 6 && !rclose(rs) && !rclose(lrs), "rsend, rclose");
 }
 
+/* glibc's blocking calls as the kernel sees them (/proc/.../syscall) */
+#ifdef SYS_epoll_wait
+#define SYS_WAITING	SYS_epoll_wait
+#else
+#define SYS_WAITING	SYS_epoll_pwait
+#endif
+#ifdef SYS_pause
+#define SYS_PAUSED	SYS_pause
+#else
+#define SYS_PAUSED	SYS_ppoll
+#endif
+
+struct waiter {
+	struct rdma_event_channel *ch;
+	pid_t		tid;		/* set before it waits */
+	int		got, err;	/* what rdma_get_cm_event said, once returned is set */
+	int		returned;
+};
+
+static void *wait_event(void *arg)
+{
+	struct waiter *w = arg;
+	struct rdma_cm_event *ev;
+
+	__atomic_store_n(&w->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	w->got = rdma_get_cm_event(w->ch, &ev);
+	w->err = errno;
+	__atomic_store_n(&w->returned, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* The system call tid is blocked in (-1: running, or none), read from /proc. */
+static long blocked_in(pid_t tid)
+{
+	char path[64], buf[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	return buf[0] >= '0' && buf[0] <= '9' ? strtol(buf, NULL, 10) : -1;
+}
+
+/*
+ * A thread waits in rdma_get_cm_event; the channel and its id are destroyed under it, and
+ * iwxd's replies to this process come (registrations) until the thread has woken: it must
+ * wait on, not fail. Each wait ends on an event, bounded against a hang (20 s).
+ */
+static void destroyed_under_a_waiter(struct ibv_pd *pd)
+{
+	struct waiter w = { .ch = rdma_create_event_channel() };
+	struct rdma_cm_id *id = NULL;
+	pthread_t t;
+	uint8_t b[64];
+	long in = -1;
+	int n;
+
+	if (!w.ch || rdma_create_id(w.ch, &id, NULL, RDMA_PS_TCP) ||
+	    pthread_create(&t, NULL, wait_event, &w)) {
+		CHECK(0, "a waiter on a channel: %s", strerror(errno));
+		return;
+	}
+	pthread_detach(t);	/* it never returns, when all is well: exit ends it */
+	for (n = 0; n < 20000 && (!__atomic_load_n(&w.tid, __ATOMIC_ACQUIRE) ||
+				  blocked_in(w.tid) != SYS_WAITING); n++)
+		usleep(1000);
+	rdma_destroy_id(id);
+	rdma_destroy_event_channel(w.ch);
+	for (n = 0; n < 20000 && !__atomic_load_n(&w.returned, __ATOMIC_ACQUIRE) &&
+		    (in = blocked_in(w.tid)) != SYS_PAUSED; n++) {
+		struct ibv_mr *mr = ibv_reg_mr(pd, b, sizeof(b), IBV_ACCESS_LOCAL_WRITE);
+
+		if (mr)
+			ibv_dereg_mr(mr);
+		usleep(1000);
+	}
+	if (__atomic_load_n(&w.returned, __ATOMIC_ACQUIRE))
+		CHECK(0, "a waiter on a channel destroyed under it returned %d: %s", w.got,
+		      strerror(w.err));
+	else
+		CHECK(in == SYS_PAUSED, "a waiter on a channel destroyed under it waits on (%s)",
+		      in == SYS_PAUSED ? "woken, then paused" : "never woken");
+}
+
 static int client(const char *addr)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
@@ -673,6 +764,7 @@ static int client(const char *addr)
 	CHECK(!ibv_dereg_mr(mr) && same(buf, LEN, 11), "deregistered: the buffer keeps its data");
 	buf[0] = 1;	/* and is still ordinary, writable memory */
 	free(raw);
+	destroyed_under_a_waiter(pd);
 	rdma_destroy_qp(id);
 	rdma_destroy_id(id);
 	rdma_destroy_event_channel(ch);
