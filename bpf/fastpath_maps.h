@@ -42,12 +42,12 @@
  * placed, or a message's last segment (LAST: a Read completes there, and a program may
  * poll a Write's last byte; a message of one segment too). A message's first segment
  * (FIRST) that is not its last does not ring: it waits for iwxd's next read, as the
- * placed FPDUs behind it do. wake_seq, where the last
- * packet that rang ends, tells iwxd whether one came before it went lazy. A bell is the
- * slot's number, with IWX_FP_BELL_STAY when the packet rang for a message's end only (all
- * else in it placed, or a message's first segment): iwxd then takes what there is and
- * stays lazy (leaving its low-water mark at each message's end cost a 1 MiB Write three
- * or four system calls more).
+ * placed FPDUs behind it do. wake_seq, where the last packet that rang ends, tells iwxd
+ * whether one came before it went lazy. A bell is the slot's number, with
+ * IWX_FP_BELL_STAY when the packet rang for a message's end only (all else in it placed,
+ * or a message's first segment): iwxd then takes what there is and stays lazy (leaving
+ * its low-water mark at each message's end cost a 1 MiB Write three or four system calls
+ * more).
  */
 #ifndef IWX_FASTPATH_MAPS_H
 #define IWX_FASTPATH_MAPS_H

@@ -316,10 +316,10 @@ __noinline __u32 iwx_place_fpdu(struct iwx_fp_slot *s, struct iwx_fp_counters *i
 	 * read fails; were one to, the record's trailer is zeros, which iwxd judges against
 	 * TCP's bytes as it does any (the bytes placed are accounted for by the record).
 	 */
-	if (!f->markers && iwx_read_tail(f, dp))
-		__builtin_memcpy(r->trailer, f->tail, sizeof(r->trailer));	/* pad + 4 of them count */
-	else if (!f->markers || !iwx_read_marked_trailer(r, f, dp))
+	if (f->markers ? !iwx_read_marked_trailer(r, f, dp) : !iwx_read_tail(f, dp))
 		__builtin_memset(r->trailer, 0, sizeof(r->trailer));
+	else if (!f->markers)
+		__builtin_memcpy(r->trailer, f->tail, sizeof(r->trailer));	/* pad + 4 of them count */
 	r->trailer_len = pad + IWX_MPA_CRC_LEN;
 	r->accepted = 0;	/* unmarked (IWX_FP_ACC_TAG) */
 	__sync_fetch_and_add(&s->head, 1);	/* the record, then its publication */
